@@ -1,0 +1,1 @@
+//! Benchmarks crate: see benches/.

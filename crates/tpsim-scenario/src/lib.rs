@@ -1,0 +1,347 @@
+//! tpsim-scenario: the scenario format.
+//!
+//! Scenarios are TOML with explicit units, read strictly: an unknown key, a missing unit or a
+//! value of the wrong kind is an error that names the key, its line and what was expected.
+//! Reading happens in two passes, as in Shadow's configuration: [`parse`] checks *form* (serde
+//! with `deny_unknown_fields`), then [`validate`](validate::validate) checks *meaning* (node
+//! indices in range, reachable destinations, messages that fit the MTU ...) and reports every
+//! problem at once. [`json_schema`] exports the format for editors; the Rust types here are
+//! its single source of truth.
+//!
+//! Every field documents its unit and default. Defaults follow ns-2 where the reference
+//! studies used it (queue limit 50 packets) and the standards otherwise (MTU 1500 bytes).
+
+pub mod error;
+pub mod topology;
+pub mod units;
+pub mod validate;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use error::{Diagnostic, Locator, ScenarioError, Seg};
+pub use units::{Bytes, Duration, Rate};
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Run control: duration, seed, replications, packet-size convention.
+    pub simulation: Simulation,
+    /// What to record besides the result tables.
+    #[serde(default)]
+    pub output: Output,
+    /// The nodes.
+    pub nodes: Nodes,
+    /// Full-duplex point-to-point links.
+    #[serde(default)]
+    pub links: Vec<Link>,
+    /// Traffic: each flow is one transport association between two nodes.
+    #[serde(default)]
+    pub flows: Vec<Flow>,
+}
+
+/// Run control.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Simulation {
+    /// A short name for tables and reports.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Free text describing the scenario (shown, escaped, in reports).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Simulated time during which applications run, e.g. "10s".
+    pub duration: Duration,
+    /// Extra simulated time after `duration` during which no new application data is
+    /// generated but packets in flight may still arrive. Default "0s".
+    #[serde(default)]
+    pub drain: Duration,
+    /// Master seed of all random streams. Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Replications (runs with independent random streams). Default 1.
+    #[serde(default = "default_runs")]
+    pub runs: u32,
+    /// Packet-size convention: "standard" (payload + real headers) or "ns2" (the configured
+    /// size is the IP packet, as ns-2's UDP agent does). Default "standard".
+    #[serde(default)]
+    pub sizes: Sizes,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_runs() -> u32 {
+    1
+}
+
+/// Packet-size convention (DESIGN §3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Sizes {
+    /// Application payload + transport, IP and link headers of standard sizes.
+    #[default]
+    Standard,
+    /// ns-2: the configured packet size is the on-wire IP size for UDP/CBR; TCP adds 40 bytes;
+    /// wired links add no framing.
+    Ns2,
+}
+
+impl Sizes {
+    /// The wire crate's convention.
+    pub fn convention(self) -> tpsim_wire::SizeConvention {
+        match self {
+            Sizes::Standard => tpsim_wire::SizeConvention::Standard,
+            Sizes::Ns2 => tpsim_wire::SizeConvention::Ns2,
+        }
+    }
+}
+
+/// What to record besides the result tables.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    /// Record binned time series (goodput, queue length, delay). Default true.
+    #[serde(default = "yes")]
+    pub timeseries: bool,
+    /// Bin width of the time series. Default "1s".
+    #[serde(default = "default_bin")]
+    pub bin: Duration,
+    /// Write a pcap file for every link (see also `links[].pcap`). Default false.
+    #[serde(default)]
+    pub pcap: bool,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output { timeseries: true, bin: default_bin(), pcap: false }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_bin() -> Duration {
+    Duration(1_000_000_000)
+}
+
+/// The nodes of the scenario, numbered from 0.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Nodes {
+    /// Number of nodes (≥ 1).
+    pub count: u32,
+}
+
+/// A full-duplex point-to-point link: two independent directions, each with its own
+/// transmitter, DropTail queue and error model.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    /// The two node indices it joins. The "forward" direction runs from the first to the second.
+    pub nodes: [u32; 2],
+    /// Transmission rate of each direction, e.g. "256kbps".
+    pub rate: Rate,
+    /// Propagation delay, e.g. "50ms".
+    pub delay: Duration,
+    /// DropTail queue limit of each direction, packets, including the one being transmitted
+    /// (as ns-2's `Queue limit_`). Default 50.
+    #[serde(default = "default_queue")]
+    pub queue: u32,
+    /// IP MTU of both interfaces. Default "1500B".
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    /// Bernoulli packet loss probability of each direction, in [0, 1). Default 0.
+    #[serde(default)]
+    pub loss: f64,
+    /// Indices (from 0, in order of transmission) of packets to lose in the forward
+    /// direction, for tests.
+    #[serde(default)]
+    pub drop_forward: Vec<u64>,
+    /// Same for the reverse direction.
+    #[serde(default)]
+    pub drop_reverse: Vec<u64>,
+    /// Write `pcap/link<i>.pcap` with every packet put on this link. Default false.
+    #[serde(default)]
+    pub pcap: bool,
+}
+
+fn default_queue() -> u32 {
+    50
+}
+fn default_mtu() -> Bytes {
+    Bytes(tpsim_wire::DEFAULT_MTU as u64)
+}
+
+/// Transport protocols. Only those marked implemented can run today; the others are
+/// accepted by the schema so that scenarios and sweeps can name them, and refused by
+/// validation with a clear message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// UDP (RFC 768). Implemented.
+    Udp,
+    /// TCP NewReno (RFC 6582). Not yet implemented.
+    Tcp,
+    /// TCP NewReno (RFC 6582). Not yet implemented.
+    TcpNewreno,
+    /// TCP Reno (RFC 5681). Not yet implemented.
+    TcpReno,
+    /// TCP Tahoe. Not yet implemented.
+    TcpTahoe,
+    /// SCTP (RFC 9260). Not yet implemented.
+    Sctp,
+    /// TFRC (RFC 5348). Not yet implemented.
+    Tfrc,
+    /// DCCP (RFC 4340). Not yet implemented.
+    Dccp,
+}
+
+impl Transport {
+    /// The name used in scenarios and result tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
+            Transport::TcpNewreno => "tcp-newreno",
+            Transport::TcpReno => "tcp-reno",
+            Transport::TcpTahoe => "tcp-tahoe",
+            Transport::Sctp => "sctp",
+            Transport::Tfrc => "tfrc",
+            Transport::Dccp => "dccp",
+        }
+    }
+    /// Whether the engine implements it yet.
+    pub fn implemented(self) -> bool {
+        matches!(self, Transport::Udp)
+    }
+}
+
+/// One flow: a transport association between two nodes and the application driving it.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// Sending node index.
+    pub src: u32,
+    /// Receiving node index (for "voip", the other party, which sends back too).
+    pub dst: u32,
+    /// Transport protocol.
+    pub transport: Transport,
+    /// The application.
+    pub app: App,
+}
+
+/// Application kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AppKind {
+    /// Constant bit rate: `size` bytes every `interval` (or at `rate`), src → dst.
+    Cbr,
+    /// Two-way CBR ("VoIP-like"): the same stream in both directions of the flow.
+    Voip,
+    /// Bulk transfer of `bytes` (or unlimited), as fast as the transport allows.
+    Bulk,
+}
+
+/// Inter-arrival process of a CBR application.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Exactly `interval` apart.
+    #[default]
+    Periodic,
+    /// Exponential inter-arrival times of mean `interval` (a Poisson process).
+    Poisson,
+}
+
+/// An application. Which keys apply depends on `kind` (validation says which are missing or
+/// out of place).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct App {
+    /// "cbr", "voip" or "bulk".
+    pub kind: AppKind,
+    /// Message size (cbr, voip; under `sizes = "ns2"` the IP packet size), or the size of each
+    /// write (bulk, default "1000B").
+    #[serde(default)]
+    pub size: Option<Bytes>,
+    /// Time between messages (cbr, voip). Give `interval` or `rate`, not both.
+    #[serde(default)]
+    pub interval: Option<Duration>,
+    /// Sending rate (cbr, voip): interval = size · 8 / rate.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// Inter-arrival process (cbr). Default "periodic".
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// Total bytes to transfer (bulk); absent means unlimited.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    /// Time of the first message. Default "0s".
+    #[serde(default)]
+    pub start: Duration,
+    /// Time after which no message is generated. Default: the end of `simulation.duration`.
+    #[serde(default)]
+    pub stop: Option<Duration>,
+}
+
+/// Reads a scenario's form: TOML syntax, known keys, value types and units. Does not check
+/// meaning; see [`load`].
+///
+/// # Errors
+/// A [`ScenarioError`] whose diagnostic names the key and line.
+pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
+    let loc = Locator::new(text);
+    if let Err(e) = toml_edit::ImDocument::parse(text) {
+        let (line, column) = e.span().map(|r| error::line_col(text, r.start)).unwrap_or((0, 0));
+        let msg = e.message().trim().to_string();
+        return Err(ScenarioError {
+            source: source.to_string(),
+            diagnostics: vec![Diagnostic { path: String::new(), line, column, message: format!("malformed TOML: {msg}") }],
+        });
+    }
+    toml::from_str::<Scenario>(text).map_err(|e| {
+        let (path, line, column) = match e.span() {
+            Some(r) => {
+                let p = loc.path_at(r.start);
+                let (l, c) = error::line_col(text, r.start);
+                (error::path_string(&p), l, c)
+            }
+            None => (String::new(), 0, 0),
+        };
+        ScenarioError {
+            source: source.to_string(),
+            diagnostics: vec![Diagnostic { path, line, column, message: e.message().trim().to_string() }],
+        }
+    })
+}
+
+/// Reads and validates a scenario.
+///
+/// # Errors
+/// A [`ScenarioError`] listing every problem found, each with its key and line.
+pub fn load(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
+    let sc = parse(text, source)?;
+    let loc = Locator::new(text);
+    let diags = validate::validate(&sc, &loc);
+    if diags.is_empty() {
+        Ok(sc)
+    } else {
+        Err(ScenarioError { source: source.to_string(), diagnostics: diags })
+    }
+}
+
+/// The JSON Schema (draft 7) of the scenario format, pretty-printed.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Scenario);
+    serde_json::to_string_pretty(&schema).expect("schema serializes")
+}
+
+impl Scenario {
+    /// The scenario with every default filled in, as JSON (units in canonical form: ns, bps,
+    /// B). Used for reports and for the content hash of stored runs.
+    pub fn resolved_json(&self) -> String {
+        serde_json::to_string(self).expect("scenario serializes")
+    }
+}

@@ -1,0 +1,172 @@
+//! The meaning checks of a scenario (the second pass after [`crate::parse`]).
+
+use crate::error::{Diagnostic, Locator, Seg};
+use crate::topology::Paths;
+use crate::{AppKind, Arrivals, Scenario};
+use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+
+fn k(s: &str) -> Seg {
+    Seg::Key(s.to_string())
+}
+
+/// The largest UDP message that fits an IP MTU of `mtu` bytes.
+pub fn max_udp_message(sizes: SizeConvention, mtu: u32) -> u32 {
+    match sizes {
+        SizeConvention::Standard => mtu.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN),
+        SizeConvention::Ns2 => mtu,
+    }
+}
+
+/// Every meaning error of `sc`, in file order of the keys concerned.
+pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
+    let mut d: Vec<Diagnostic> = Vec::new();
+    let mut err = |path: Vec<Seg>, msg: String| d.push(loc.diag(&path, msg));
+    let sim = &sc.simulation;
+    if sim.duration.0 == 0 {
+        err(vec![k("simulation"), k("duration")], "expected a duration greater than 0".into());
+    }
+    if sim.runs < 1 {
+        err(vec![k("simulation"), k("runs")], "expected at least 1 run".into());
+    }
+    if sc.output.timeseries && sc.output.bin.0 == 0 {
+        err(vec![k("output"), k("bin")], "expected a bin width greater than 0".into());
+    }
+    let n = sc.nodes.count;
+    if n < 1 {
+        err(vec![k("nodes"), k("count")], "expected at least 1 node".into());
+    }
+    let node_ok = |i: u32| i < n;
+    let mut links_ok = true;
+    for (i, l) in sc.links.iter().enumerate() {
+        let p = |f: &str| vec![k("links"), Seg::Index(i), k(f)];
+        for (j, &node) in l.nodes.iter().enumerate() {
+            if !node_ok(node) {
+                links_ok = false;
+                let mut path = p("nodes");
+                path.push(Seg::Index(j));
+                err(path, format!("node index {node} out of range: expected 0..{} (nodes.count = {n})", n.saturating_sub(1)));
+            }
+        }
+        if l.nodes[0] == l.nodes[1] {
+            links_ok = false;
+            err(p("nodes"), format!("a link joins two different nodes, found [{0}, {0}]", l.nodes[0]));
+        }
+        if l.rate.0 == 0 {
+            err(p("rate"), "expected a rate greater than 0".into());
+        }
+        if l.queue < 1 {
+            err(p("queue"), "expected a queue limit of at least 1 packet".into());
+        }
+        if !(68..=65535).contains(&l.mtu.0) {
+            err(p("mtu"), format!("expected an MTU between 68B and 65535B, found {}B", l.mtu.0));
+        }
+        if !(l.loss.is_finite() && (0.0..1.0).contains(&l.loss)) {
+            err(p("loss"), format!("expected a loss probability in [0, 1), found {}", l.loss));
+        }
+    }
+    let paths = if links_ok && n >= 1 { Some(Paths::compute(n, &sc.links)) } else { None };
+    let dur = sim.duration.0;
+    for (i, f) in sc.flows.iter().enumerate() {
+        let p = |f: &str| vec![k("flows"), Seg::Index(i), k(f)];
+        let pa = |f: &str| vec![k("flows"), Seg::Index(i), k("app"), k(f)];
+        let mut ends_ok = true;
+        for (name, v) in [("src", f.src), ("dst", f.dst)] {
+            if !node_ok(v) {
+                ends_ok = false;
+                err(p(name), format!("node index {v} out of range: expected 0..{} (nodes.count = {n})", n.saturating_sub(1)));
+            }
+        }
+        if ends_ok && f.src == f.dst {
+            ends_ok = false;
+            err(p("dst"), format!("a flow needs two different nodes, found src = dst = {}", f.src));
+        }
+        if !f.transport.implemented() {
+            err(
+                p("transport"),
+                format!("transport \"{}\" is not implemented yet; implemented: \"udp\"", f.transport.name()),
+            );
+        }
+        let a = &f.app;
+        match a.kind {
+            AppKind::Cbr | AppKind::Voip => {
+                match a.size {
+                    None => err(pa("kind"), format!("a {} application needs `size`, e.g. size = \"128B\"", kind_name(a.kind))),
+                    Some(s) if s.0 == 0 => err(pa("size"), "expected a size greater than 0".into()),
+                    _ => {}
+                }
+                match (a.interval, a.rate) {
+                    (None, None) => err(pa("kind"), format!("a {} application needs `interval` or `rate`", kind_name(a.kind))),
+                    (Some(_), Some(_)) => err(pa("rate"), "give `interval` or `rate`, not both".into()),
+                    (Some(iv), None) if iv.0 == 0 => err(pa("interval"), "expected an interval greater than 0".into()),
+                    (None, Some(r)) if r.0 == 0 => err(pa("rate"), "expected a rate greater than 0".into()),
+                    _ => {}
+                }
+                if a.bytes.is_some() {
+                    err(pa("bytes"), format!("`bytes` applies to bulk applications, not {}", kind_name(a.kind)));
+                }
+            }
+            AppKind::Bulk => {
+                for (name, present) in [("interval", a.interval.is_some()), ("rate", a.rate.is_some())] {
+                    if present {
+                        err(pa(name), format!("`{name}` does not apply to a bulk application"));
+                    }
+                }
+                if a.arrivals != Arrivals::Periodic {
+                    err(pa("arrivals"), "`arrivals` does not apply to a bulk application".into());
+                }
+                if f.transport == crate::Transport::Udp {
+                    err(
+                        p("transport"),
+                        "a bulk application needs a transport with flow control (tcp, sctp, ...); over udp use kind = \"cbr\"".into(),
+                    );
+                }
+            }
+        }
+        if a.start.0 >= dur && dur > 0 {
+            err(pa("start"), format!("the application starts at {}s, not before the end of the simulation ({}s)", a.start.secs(), sim.duration.secs()));
+        }
+        if let Some(stop) = a.stop {
+            if stop.0 <= a.start.0 {
+                err(pa("stop"), format!("expected stop ({}s) after start ({}s)", stop.secs(), a.start.secs()));
+            } else if stop.0 > dur {
+                err(pa("stop"), format!("expected stop ({}s) at most simulation.duration ({}s)", stop.secs(), sim.duration.secs()));
+            }
+        }
+        if let (Some(paths), true) = (&paths, ends_ok) {
+            let dirs: &[(u32, u32)] = if a.kind == AppKind::Voip { &[(f.src, f.dst), (f.dst, f.src)] } else { &[(f.src, f.dst)] };
+            for &(s, t) in dirs {
+                if !paths.reachable(s, t) {
+                    err(p("dst"), format!("node {t} is unreachable from node {s}: no path of links joins them"));
+                    break;
+                }
+                let mtu = paths.path_links(s, t).iter().map(|&l| sc.links[l as usize].mtu.0 as u32).min().unwrap_or(u32::MAX);
+                if f.transport == crate::Transport::Udp {
+                    if let Some(size) = a.size {
+                        let max = max_udp_message(sim.sizes.convention(), mtu);
+                        if size.0 > max as u64 {
+                            err(
+                                pa("size"),
+                                format!(
+                                    "a UDP message of {}B does not fit the path MTU of {mtu}B from node {s} to node {t} (at most {max}B with sizes = \"{}\"); UDP does not fragment",
+                                    size.0,
+                                    if sim.sizes == crate::Sizes::Ns2 { "ns2" } else { "standard" }
+                                ),
+                            );
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    d.sort_by_key(|x| (x.line, x.column));
+    d
+}
+
+fn kind_name(k: AppKind) -> &'static str {
+    match k {
+        AppKind::Cbr => "cbr",
+        AppKind::Voip => "voip",
+        AppKind::Bulk => "bulk",
+    }
+}

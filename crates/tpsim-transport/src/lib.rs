@@ -1,0 +1,198 @@
+//! tpsim-transport: transport protocols as sans-IO state machines.
+//!
+//! Every transport offers the same message-oriented surface, so that one application runs
+//! unchanged over UDP, TCP, SCTP, TFRC and DCCP (DESIGN §4):
+//!
+//! * application input: [`Socket::send`] hands over a [`Message`] (an id, a length in bytes
+//!   and the time the application created it);
+//! * network input: [`Socket::on_segment`] with a received [`Segment`];
+//! * outputs, polled in this order after every input: [`Socket::poll_transmit`] (segments to
+//!   send), [`Socket::poll_event`] (messages delivered to the application), and
+//!   [`Socket::poll_timeout`] (the next deadline, for [`Socket::on_timeout`]).
+//!
+//! Nothing here reads a clock or touches the event queue: `now` comes in with every call.
+//! Built-in transports are dispatched through the [`Socket`] enum (no virtual calls on the
+//! hot path). Only UDP exists so far.
+
+pub mod udp;
+
+use tpsim_core::SimTime;
+use tpsim_wire::{IpProtocol, SizeConvention, UdpRepr};
+
+pub use udp::UdpSocket;
+
+/// One application message, as it travels through a transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// Sequence number of the message within its flow direction, from 0.
+    pub id: u64,
+    /// Application bytes.
+    pub len: u32,
+    /// When the application handed the message to the transport.
+    pub created: SimTime,
+}
+
+/// A transport header, typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum L4Header {
+    /// A UDP datagram carrying one whole message.
+    Udp(UdpRepr),
+}
+
+impl L4Header {
+    /// The IP protocol number of this header.
+    pub fn protocol(&self) -> IpProtocol {
+        match self {
+            L4Header::Udp(_) => IpProtocol::Udp,
+        }
+    }
+}
+
+/// A segment (datagram, packet) as a transport emits or receives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Transport header.
+    pub header: L4Header,
+    /// Application payload bytes carried.
+    pub payload_len: u32,
+    /// Size of the whole IP packet on the wire, bytes (depends on the [`SizeConvention`]).
+    pub ip_len: u32,
+    /// The message this segment carries, for message-preserving transports (UDP).
+    pub message: Option<Message>,
+    /// When the message's first byte was first transmitted (for `net_delay_mean_s`).
+    pub first_tx: SimTime,
+}
+
+/// What a transport tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportEvent {
+    /// A whole message was delivered to the receiving application.
+    Delivered {
+        /// The message.
+        message: Message,
+        /// When its first byte was first transmitted by the sender.
+        first_tx: SimTime,
+    },
+}
+
+/// Why a message was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// The message does not fit the path MTU and the transport does not segment
+    /// (UDP, TFRC, DCCP: a scenario error, caught at validation).
+    TooLarge {
+        /// Largest message accepted, bytes.
+        max: u32,
+    },
+    /// The send buffer is full; try again later.
+    BufferFull,
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::TooLarge { max } => write!(f, "message larger than {max} bytes"),
+            SendError::BufferFull => write!(f, "send buffer full"),
+        }
+    }
+}
+
+/// Counters every transport keeps (collected once at the end of a run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TransportStats {
+    /// Segments handed to IP, including retransmissions.
+    pub tx_segments: u64,
+    /// Segments received from IP.
+    pub rx_segments: u64,
+    /// Retransmitted segments.
+    pub retransmissions: u64,
+    /// Pure acknowledgement or feedback segments sent.
+    pub ack_segments: u64,
+}
+
+/// Configuration shared by all transports.
+#[derive(Clone, Copy, Debug)]
+pub struct SocketConfig {
+    /// Local port.
+    pub local_port: u16,
+    /// Remote port.
+    pub remote_port: u16,
+    /// Packet-size convention of the scenario.
+    pub sizes: SizeConvention,
+    /// Path MTU (largest IP packet), bytes.
+    pub mtu: u32,
+}
+
+/// A transport endpoint of any built-in kind.
+#[derive(Debug)]
+pub enum Socket {
+    /// UDP (RFC 768).
+    Udp(UdpSocket),
+}
+
+impl Socket {
+    /// Hands an application message to the transport.
+    #[inline]
+    pub fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError> {
+        match self {
+            Socket::Udp(s) => s.send(now, msg),
+        }
+    }
+    /// Whether the transport would accept a message of `len` bytes now (for bulk senders).
+    #[inline]
+    pub fn can_send(&self, len: u32) -> bool {
+        match self {
+            Socket::Udp(s) => s.can_send(len),
+        }
+    }
+    /// Processes a segment received from the network.
+    #[inline]
+    pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
+        match self {
+            Socket::Udp(s) => s.on_segment(now, seg),
+        }
+    }
+    /// Processes a timer expiry; safe to call spuriously.
+    #[inline]
+    pub fn on_timeout(&mut self, now: SimTime) {
+        match self {
+            Socket::Udp(s) => s.on_timeout(now),
+        }
+    }
+    /// The next segment to send, if any.
+    #[inline]
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        match self {
+            Socket::Udp(s) => s.poll_transmit(now),
+        }
+    }
+    /// The next event for the application, if any.
+    #[inline]
+    pub fn poll_event(&mut self) -> Option<TransportEvent> {
+        match self {
+            Socket::Udp(s) => s.poll_event(),
+        }
+    }
+    /// The next deadline at which [`Socket::on_timeout`] must be called.
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        match self {
+            Socket::Udp(s) => s.poll_timeout(),
+        }
+    }
+    /// Counters so far.
+    #[inline]
+    pub fn stats(&self) -> TransportStats {
+        match self {
+            Socket::Udp(s) => s.stats(),
+        }
+    }
+    /// Messages accepted by the transport but not yet handed to IP.
+    #[inline]
+    pub fn buffered_messages(&self) -> u64 {
+        match self {
+            Socket::Udp(s) => s.buffered_messages(),
+        }
+    }
+}
