@@ -1,1 +1,51 @@
-//! placeholder
+//! tpsim-engine: one simulation run as a single-threaded, deterministic event loop.
+//!
+//! [`run`] takes a validated [`Scenario`](tpsim_scenario::Scenario) and [`RunOptions`]
+//! (seed, replication index, pcap directory) and returns a [`RunResult`]: the flows table (one
+//! row per flow direction), the network row and the binned time series. Only this crate
+//! knows about events; protocols are sans-IO state machines in their own crates.
+//!
+//! Modelled: nodes with interfaces (one IPv4 address each), full-duplex point-to-point
+//! links (rate, propagation delay, DropTail queue, error model), static shortest-path
+//! routes of prefix → (interface, next hop), TTL, UDP, CBR/Poisson/two-way applications.
+//! No ARP: next hops are resolved directly.
+
+pub mod device;
+pub mod metrics;
+pub mod packet;
+pub mod trace;
+pub mod world;
+
+pub use metrics::{DropReason, FlowRow, NetworkRow, RunResult, SeriesTable};
+pub use world::{RunOptions, World};
+
+/// What can go wrong while running a valid scenario.
+#[derive(Debug)]
+pub enum EngineError {
+    /// Writing a trace file failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Io(e) => write!(f, "trace output failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl From<std::io::Error> for EngineError {
+    fn from(e: std::io::Error) -> Self {
+        EngineError::Io(e)
+    }
+}
+
+/// Builds, runs and collects one run of a validated scenario.
+///
+/// # Errors
+/// [`EngineError::Io`] if a requested pcap file cannot be written.
+pub fn run(sc: &tpsim_scenario::Scenario, opts: &RunOptions) -> Result<RunResult, EngineError> {
+    world::run_world(sc, opts)
+}

@@ -145,8 +145,9 @@ pub struct Link {
     pub rate: Rate,
     /// Propagation delay, e.g. "50ms".
     pub delay: Duration,
-    /// DropTail queue limit of each direction, packets, including the one being transmitted
-    /// (as ns-2's `Queue limit_`). Default 50.
+    /// DropTail queue limit of each direction: packets waiting to be transmitted, not counting
+    /// the one on the wire (as ns-2's `Queue limit_` and ns-3's `DropTailQueue MaxSize`).
+    /// Default 50.
     #[serde(default = "default_queue")]
     pub queue: u32,
     /// IP MTU of both interfaces. Default "1500B".

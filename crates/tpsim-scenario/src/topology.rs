@@ -11,6 +11,8 @@ pub struct Paths {
     n: usize,
     /// `next[src * n + dst]` = (link index, neighbour) of the first hop, if reachable.
     next: Vec<Option<(u32, u32)>>,
+    /// `dist[src * n + dst]` = hop count, `u32::MAX` if unreachable.
+    dist: Vec<u32>,
 }
 
 impl Paths {
@@ -27,11 +29,13 @@ impl Paths {
             }
         }
         let mut next = vec![None; n * n];
+        let mut dist = vec![u32::MAX; n * n];
         let mut seen = vec![false; n];
         let mut queue = std::collections::VecDeque::with_capacity(n);
         for dst in 0..n {
             seen.fill(false);
             seen[dst] = true;
+            dist[dst * n + dst] = 0;
             queue.clear();
             queue.push_back(dst as u32);
             while let Some(u) = queue.pop_front() {
@@ -40,12 +44,13 @@ impl Paths {
                         seen[v as usize] = true;
                         // v reaches dst through u over `link`.
                         next[v as usize * n + dst] = Some((link, u));
+                        dist[v as usize * n + dst] = dist[u as usize * n + dst] + 1;
                         queue.push_back(v);
                     }
                 }
             }
         }
-        Paths { n, next }
+        Paths { n, next, dist }
     }
 
     /// (link index, neighbour) of the first hop from `src` towards `dst`.
@@ -70,6 +75,11 @@ impl Paths {
             }
         }
         out
+    }
+
+    /// Hop count from `src` to `dst` (`u32::MAX` if unreachable).
+    pub fn distance(&self, src: u32, dst: u32) -> u32 {
+        self.dist.get(src as usize * self.n + dst as usize).copied().unwrap_or(u32::MAX)
     }
 
     /// Whether `dst` can be reached from `src`.

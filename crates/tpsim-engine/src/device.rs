@@ -1,0 +1,128 @@
+//! Network devices. One abstraction covers point-to-point links and (later) radios: a
+//! device belongs to one interface, accepts packets from IP with [`Device`]-specific
+//! queueing, and hands received packets back to IP. Built-in kinds are an enum, so the hot
+//! path has no virtual calls.
+
+use crate::packet::PacketId;
+use std::collections::VecDeque;
+use tpsim_core::{RngStream, SimDuration, SimTime};
+
+/// A DropTail FIFO: packets waiting for the transmitter (the one on the wire is not in it).
+pub struct DropTail {
+    q: VecDeque<PacketId>,
+    limit: usize,
+}
+
+impl DropTail {
+    /// An empty queue that holds at most `limit` waiting packets.
+    pub fn new(limit: usize) -> Self {
+        DropTail { q: VecDeque::with_capacity(limit.min(4096)), limit }
+    }
+    /// Appends `p`, or gives it back if the queue is full (tail drop).
+    #[inline]
+    pub fn push(&mut self, p: PacketId) -> Result<(), PacketId> {
+        if self.q.len() >= self.limit {
+            Err(p)
+        } else {
+            self.q.push_back(p);
+            Ok(())
+        }
+    }
+    /// Removes the head.
+    #[inline]
+    pub fn pop(&mut self) -> Option<PacketId> {
+        self.q.pop_front()
+    }
+    /// Waiting packets.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    /// Whether nothing waits.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    /// Iterates the waiting packets.
+    pub fn iter(&self) -> impl Iterator<Item = &PacketId> {
+        self.q.iter()
+    }
+}
+
+/// Link error model of one direction: explicit packet indices, then Bernoulli loss.
+pub struct ErrorModel {
+    /// Loss probability.
+    pub loss: f64,
+    /// Sorted indices (in transmission order, from 0) of packets to lose.
+    pub drop_list: Vec<u64>,
+    cursor: usize,
+    rng: RngStream,
+}
+
+impl ErrorModel {
+    /// A model with Bernoulli `loss`, the explicit `drop_list` and its own random stream.
+    pub fn new(loss: f64, mut drop_list: Vec<u64>, rng: RngStream) -> Self {
+        drop_list.sort_unstable();
+        drop_list.dedup();
+        ErrorModel { loss, drop_list, cursor: 0, rng }
+    }
+
+    /// Whether the packet with transmission index `idx` (increasing by one per call) is lost.
+    /// The random stream is drawn once per packet whenever `loss > 0`, whatever the drop list
+    /// says, so that the Bernoulli draws do not depend on it.
+    #[inline]
+    pub fn lose(&mut self, idx: u64) -> bool {
+        let random = self.loss > 0.0 && self.rng.bernoulli(self.loss);
+        while self.cursor < self.drop_list.len() && self.drop_list[self.cursor] < idx {
+            self.cursor += 1;
+        }
+        let listed = self.drop_list.get(self.cursor) == Some(&idx);
+        listed || random
+    }
+}
+
+/// One direction of a full-duplex point-to-point link.
+pub struct P2pDevice {
+    /// Interface this device belongs to.
+    pub iface: u32,
+    /// The device at the other end.
+    pub peer: u32,
+    /// Link index in the scenario.
+    pub link: u32,
+    /// 0 for the forward direction (nodes[0] → nodes[1]), 1 for reverse.
+    pub direction: u8,
+    /// Transmission rate, bit/s.
+    pub rate_bps: u64,
+    /// Propagation delay.
+    pub delay: SimDuration,
+    /// Link framing added to each IP packet, bytes.
+    pub framing: u32,
+    /// Waiting packets.
+    pub queue: DropTail,
+    /// The packet being serialized, if any.
+    pub on_wire: Option<PacketId>,
+    /// Error model.
+    pub errors: ErrorModel,
+    /// Packets that finished serialization (index for the error model).
+    pub tx_count: u64,
+    /// Index of this link's pcap writer, if traced.
+    pub pcap: Option<u32>,
+    /// Queue-length integral bookkeeping: last time the length changed.
+    pub q_changed: SimTime,
+}
+
+/// A network device of any kind.
+pub enum Device {
+    /// One direction of a point-to-point link.
+    P2p(P2pDevice),
+}
+
+impl Device {
+    /// The interface the device belongs to.
+    #[inline]
+    pub fn iface(&self) -> u32 {
+        match self {
+            Device::P2p(d) => d.iface,
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! Per-flow statistics and the result rows (definitions: docs/metrics.md, DESIGN §5).
+
+use tpsim_core::SimTime;
+
+/// Drop reasons. Every dropped packet has exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum DropReason {
+    /// Interface queue full.
+    Queue = 0,
+    /// Unicast retry limit reached (802.11).
+    MacRetry = 1,
+    /// Flushed from a queue when its next hop was declared broken.
+    LinkBreak = 2,
+    /// No route (or route discovery failed / buffer timeout).
+    NoRoute = 3,
+    /// TTL reached zero.
+    Ttl = 4,
+    /// Broadcast data not received (collision or below threshold).
+    Phy = 5,
+    /// Node out of energy.
+    Energy = 6,
+    /// Lost to a link's error model (Bernoulli loss or explicit drop list).
+    LinkError = 7,
+}
+
+/// Number of drop reasons.
+pub const N_DROP_REASONS: usize = 8;
+
+impl DropReason {
+    /// All reasons, in column order.
+    pub const ALL: [DropReason; N_DROP_REASONS] = [
+        DropReason::Queue,
+        DropReason::MacRetry,
+        DropReason::LinkBreak,
+        DropReason::NoRoute,
+        DropReason::Ttl,
+        DropReason::Phy,
+        DropReason::Energy,
+        DropReason::LinkError,
+    ];
+    /// The column name (`drops_<reason>`).
+    pub fn column(self) -> &'static str {
+        match self {
+            DropReason::Queue => "drops_queue",
+            DropReason::MacRetry => "drops_mac_retry",
+            DropReason::LinkBreak => "drops_link_break",
+            DropReason::NoRoute => "drops_no_route",
+            DropReason::Ttl => "drops_ttl",
+            DropReason::Phy => "drops_phy",
+            DropReason::Energy => "drops_energy",
+            DropReason::LinkError => "drops_link_error",
+        }
+    }
+}
+
+/// Statistics of one flow direction, updated on the hot path with plain arithmetic.
+#[derive(Default)]
+pub struct DirStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub first_send: Option<SimTime>,
+    pub last_rx: SimTime,
+    /// Delays of delivered messages, ns, in delivery order.
+    pub delays_ns: Vec<u64>,
+    pub delay_sum_ns: u128,
+    pub net_delay_sum_ns: u128,
+    pub ipdv_sum_ns: u128,
+    pub prev_delay_ns: Option<u64>,
+    /// RFC 3550 §6.4.1 jitter estimate, in ns (f64 state as the RFC's running average).
+    pub jitter_rfc3550_ns: f64,
+    /// Unique-delivery bitmap indexed by message id.
+    pub seen: Vec<u64>,
+    pub dropped_segments: u64,
+}
+
+impl DirStats {
+    /// Marks message `id` delivered; false if it already was (a duplicate).
+    #[inline]
+    pub fn first_delivery(&mut self, id: u64) -> bool {
+        let w = (id / 64) as usize;
+        if w >= self.seen.len() {
+            self.seen.resize(w + 1 + self.seen.len() / 2, 0);
+        }
+        let bit = 1u64 << (id % 64);
+        let fresh = self.seen[w] & bit == 0;
+        self.seen[w] |= bit;
+        fresh
+    }
+
+    /// Records a delivery of `len` bytes with end-to-end delay `delay_ns` and network delay
+    /// `net_delay_ns` at time `now`.
+    #[inline]
+    pub fn on_delivery(&mut self, now: SimTime, len: u32, delay_ns: u64, net_delay_ns: u64) {
+        self.rx_packets += 1;
+        self.rx_bytes += len as u64;
+        self.last_rx = now;
+        self.delays_ns.push(delay_ns);
+        self.delay_sum_ns += delay_ns as u128;
+        self.net_delay_sum_ns += net_delay_ns as u128;
+        if let Some(prev) = self.prev_delay_ns {
+            let d = delay_ns.abs_diff(prev);
+            self.ipdv_sum_ns += d as u128;
+            // RFC 3550 §6.4.1: J += (|D(i-1,i)| - J) / 16.
+            self.jitter_rfc3550_ns += (d as f64 - self.jitter_rfc3550_ns) / 16.0;
+        }
+        self.prev_delay_ns = Some(delay_ns);
+    }
+}
+
+/// Nearest-rank percentile: the smallest sample such that at least `p`% of the samples are
+/// ≤ it (`sorted` ascending, non-empty).
+pub fn nearest_rank(sorted: &[u64], p: f64) -> u64 {
+    let n = sorted.len();
+    let rank = libm::ceil(p / 100.0 * n as f64) as usize;
+    sorted[rank.clamp(1, n) - 1]
+}
+
+/// One row of the flows table (one flow direction of one run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRow {
+    pub flow: u32,
+    pub direction: &'static str,
+    pub src: u32,
+    pub dst: u32,
+    pub transport: &'static str,
+    pub app: &'static str,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub pdr: Option<f64>,
+    pub loss_rate: Option<f64>,
+    pub goodput_kbps: Option<f64>,
+    pub delay_mean_s: Option<f64>,
+    pub delay_p50_s: Option<f64>,
+    pub delay_p95_s: Option<f64>,
+    pub delay_max_s: Option<f64>,
+    pub net_delay_mean_s: Option<f64>,
+    pub segment_loss_rate: Option<f64>,
+    pub jitter_ipdv_s: Option<f64>,
+    pub jitter_rfc3550_s: Option<f64>,
+    pub rtt_mean_s: Option<f64>,
+    pub retransmissions: u64,
+    pub ack_packets: u64,
+    pub ack_overhead: Option<f64>,
+    pub tx_segments: u64,
+    pub rx_segments: u64,
+    pub dropped_segments: u64,
+    pub in_flight_segments: u64,
+    pub buffered_packets: u64,
+}
+
+/// The network table's row of one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetworkRow {
+    pub routing_packets: u64,
+    pub normalized_routing_load: Option<f64>,
+    pub mac_frames: u64,
+    pub mac_load: Option<f64>,
+    pub drops: [u64; N_DROP_REASONS],
+    pub routing_drops: u64,
+    pub jain_fairness: Option<f64>,
+    pub data_delivered: u64,
+    pub events: u64,
+}
+
+/// Long-format time series: one row per (series, owner, bin).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SeriesTable {
+    /// "goodput_kbps", "delay_mean_s" or "queue_packets".
+    pub series: Vec<&'static str>,
+    /// Flow index (flow series) or `None`.
+    pub flow: Vec<Option<u32>>,
+    /// Link index (queue series) or `None`.
+    pub link: Vec<Option<u32>>,
+    /// "fwd" / "rev".
+    pub direction: Vec<&'static str>,
+    /// Start of the bin, s.
+    pub time_s: Vec<f64>,
+    /// The value (`None` where undefined, e.g. no delivery in a delay bin).
+    pub value: Vec<Option<f64>>,
+}
+
+/// Everything one run produces.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub flows: Vec<FlowRow>,
+    pub network: NetworkRow,
+    pub timeseries: SeriesTable,
+    /// Wall-clock seconds spent in the event loop (not part of the deterministic tables).
+    pub engine_seconds: f64,
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²) of `xs` (`None` if empty or all zero).
+pub fn jain(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if s2 == 0.0 {
+        None
+    } else {
+        Some(s * s / (xs.len() as f64 * s2))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_matches_definition() {
+        let v = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+        assert_eq!(nearest_rank(&v, 50.0), 5);
+        assert_eq!(nearest_rank(&v, 95.0), 10);
+        assert_eq!(nearest_rank(&v, 100.0), 10);
+        assert_eq!(nearest_rank(&[7], 50.0), 7);
+    }
+
+    #[test]
+    fn jain_bounds() {
+        assert_eq!(jain(&[1.0, 1.0, 1.0]), Some(1.0));
+        assert!((jain(&[1.0, 0.0]).unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(jain(&[]), None);
+    }
+
+    #[test]
+    fn duplicate_deliveries_are_detected() {
+        let mut s = DirStats::default();
+        assert!(s.first_delivery(0));
+        assert!(s.first_delivery(1000));
+        assert!(!s.first_delivery(1000));
+        assert!(!s.first_delivery(0));
+    }
+}

@@ -1,0 +1,94 @@
+//! Packets in flight, kept in an arena and referred to by [`PacketId`].
+//!
+//! A packet is allocated once when a transport emits it and freed when it is delivered or
+//! dropped; slots are reused, so the steady state allocates nothing. Each slot has a reference
+//! count so that a frame heard by several receivers (a radio channel) is shared, not copied.
+
+use tpsim_transport::Segment;
+use tpsim_wire::Ipv4Repr;
+
+/// Index of a packet in the [`PacketArena`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PacketId(pub u32);
+
+/// Flow direction index for packets that belong to no flow (none yet: routing later).
+pub const NO_DIR: u32 = u32::MAX;
+
+/// A network-layer packet.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// IPv4 header (TTL is decremented per hop).
+    pub ip: Ipv4Repr,
+    /// Transport segment.
+    pub seg: Segment,
+    /// Flow direction the packet's data belongs to ([`NO_DIR`] for none).
+    pub dir: u32,
+}
+
+/// Arena of packets with reference counts.
+#[derive(Default)]
+pub struct PacketArena {
+    slots: Vec<Packet>,
+    refs: Vec<u32>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl PacketArena {
+    /// Stores `p` with one reference.
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            self.refs[i as usize] = 1;
+            PacketId(i)
+        } else {
+            self.slots.push(p);
+            self.refs.push(1);
+            PacketId(self.slots.len() as u32 - 1)
+        }
+    }
+
+    /// Adds a reference (one more receiver holds the packet).
+    #[inline]
+    pub fn share(&mut self, id: PacketId) -> PacketId {
+        self.refs[id.0 as usize] += 1;
+        id
+    }
+
+    /// Drops one reference; frees the slot at zero.
+    #[inline]
+    pub fn release(&mut self, id: PacketId) {
+        let r = &mut self.refs[id.0 as usize];
+        debug_assert!(*r > 0, "double free of packet {}", id.0);
+        *r -= 1;
+        if *r == 0 {
+            self.free.push(id.0);
+            self.live -= 1;
+        }
+    }
+
+    /// The packet.
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id.0 as usize]
+    }
+
+    /// The packet, mutably (only while a single holder has it).
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        debug_assert_eq!(self.refs[id.0 as usize], 1, "mutating a shared packet");
+        &mut self.slots[id.0 as usize]
+    }
+
+    /// Number of live packets.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Live packets (for end-of-run accounting).
+    pub fn iter_live(&self) -> impl Iterator<Item = &Packet> {
+        self.slots.iter().zip(&self.refs).filter(|(_, r)| **r > 0).map(|(p, _)| p)
+    }
+}

@@ -1,0 +1,761 @@
+//! The world: nodes, interfaces, devices, transport endpoints and applications, driven by
+//! one event loop.
+//!
+//! Protocols never see the queue or the clock: the world feeds them inputs with `now`,
+//! polls their outputs in a fixed order (`poll_transmit`, `poll_event`, `poll_timeout`) and
+//! schedules what they ask for. Everything is owned by index (no `Rc<RefCell<..>>`).
+
+use crate::device::{Device, DropTail, ErrorModel, P2pDevice};
+use crate::metrics::{jain, nearest_rank, DirStats, DropReason, FlowRow, NetworkRow, RunResult, SeriesTable, N_DROP_REASONS};
+use crate::packet::{Packet, PacketArena, PacketId, NO_DIR};
+use crate::trace::PcapTracer;
+use crate::EngineError;
+use std::net::Ipv4Addr;
+use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
+use tpsim_scenario::topology::Paths;
+use tpsim_scenario::{AppKind, Arrivals, Scenario};
+use tpsim_transport::{L4Header, Message, Socket, SocketConfig, TransportEvent, UdpSocket};
+use tpsim_wire::ip::DEFAULT_TTL;
+use tpsim_wire::Ipv4Repr;
+
+/// What happens at an instant. Small and `Copy`; packets live in the arena.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A traffic generator produces its next message.
+    AppSend { gen: u32 },
+    /// A device finished serializing the packet on its wire.
+    TxEnd { dev: u32 },
+    /// A packet reaches the receiving device `dev` (after propagation).
+    Arrive { dev: u32, pkt: PacketId },
+    /// A transport endpoint's deadline (skipped if `gen` is stale).
+    SocketTimer { ep: u32, gen: u32 },
+}
+
+/// A route: destination prefix → (interface, next hop).
+#[derive(Clone, Copy, Debug)]
+struct Route {
+    net: u32,
+    mask: u32,
+    iface: u32,
+    #[allow(dead_code)] // resolved directly (no ARP); kept for traces and multi-access links
+    next_hop: Ipv4Addr,
+}
+
+struct Node {
+    ifaces: Vec<u32>,
+    addrs: Vec<u32>,
+    routes: Vec<Route>,
+    /// (local port, endpoint index).
+    ports: Vec<(u16, u32)>,
+    ident: u16,
+}
+
+struct Interface {
+    node: u32,
+    addr: Ipv4Addr,
+    device: u32,
+}
+
+struct Endpoint {
+    node: u32,
+    local: Ipv4Addr,
+    remote: Ipv4Addr,
+    socket: Socket,
+    /// Direction whose data this endpoint sends.
+    tx_dir: u32,
+    /// Direction whose data this endpoint receives.
+    rx_dir: u32,
+    timer_gen: u32,
+    timer_at: SimTime,
+}
+
+#[derive(Clone, Copy)]
+enum GenKind {
+    Periodic { interval: SimDuration },
+    Poisson { mean_s: f64 },
+}
+
+struct Generator {
+    dir: u32,
+    ep: u32,
+    kind: GenKind,
+    size: u32,
+    start: SimTime,
+    stop: SimTime,
+    count: u64,
+    rng: RngStream,
+}
+
+struct Dir {
+    flow: u32,
+    direction: &'static str,
+    src: u32,
+    dst: u32,
+    transport: &'static str,
+    app: &'static str,
+    tx_ep: u32,
+    /// When the application stops generating.
+    stop: SimTime,
+    stats: DirStats,
+    tx_segments: u64,
+    rx_segments: u64,
+}
+
+struct Series {
+    bin: u64,
+    n_bins: usize,
+    /// [dir][bin] bytes delivered.
+    rx_bytes: Vec<Vec<u64>>,
+    /// [dir][bin] (sum of delays ns, count).
+    delay: Vec<Vec<(u128, u64)>>,
+    /// [dev][bin] ∫ waiting packets dt, packet·ns.
+    q_area: Vec<Vec<f64>>,
+}
+
+/// One simulation run.
+pub struct World {
+    now: SimTime,
+    queue: EventQueue<Event>,
+    end_run: SimTime,
+    nodes: Vec<Node>,
+    ifaces: Vec<Interface>,
+    devices: Vec<Device>,
+    packets: PacketArena,
+    endpoints: Vec<Endpoint>,
+    gens: Vec<Generator>,
+    dirs: Vec<Dir>,
+    drops: [u64; N_DROP_REASONS],
+    mac_frames: u64,
+    series: Option<Series>,
+    pcap: PcapTracer,
+}
+
+/// Per-run options that are not part of the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Master seed (normally the scenario's `simulation.seed`).
+    pub seed: u64,
+    /// Replication index, from 0.
+    pub run: u64,
+    /// Where to write pcap files (`None`: no pcap even if the scenario asks).
+    pub pcap_dir: Option<std::path::PathBuf>,
+}
+
+fn link_addr(link: u32, end: u8) -> Ipv4Addr {
+    // Link i is the subnet 10.(i / 256).(i % 256).0/24; its ends are .1 and .2.
+    Ipv4Addr::new(10, ((link >> 8) & 0xff) as u8, (link & 0xff) as u8, 1 + end)
+}
+
+impl World {
+    /// Builds the world of one run of a validated scenario.
+    ///
+    /// # Errors
+    /// [`EngineError::Io`] if a pcap file cannot be created.
+    pub fn build(sc: &Scenario, opts: &RunOptions) -> Result<World, EngineError> {
+        let sizes = sc.simulation.sizes.convention();
+        let n = sc.nodes.count as usize;
+        let key = |kind, owner_id, module| RngStream::new(StreamKey { seed: opts.seed, run: opts.run, kind, owner_id, module });
+        let mut nodes: Vec<Node> =
+            (0..n).map(|_| Node { ifaces: Vec::new(), addrs: Vec::new(), routes: Vec::new(), ports: Vec::new(), ident: 0 }).collect();
+        let mut ifaces = Vec::new();
+        let mut devices = Vec::new();
+        let mut pcap = PcapTracer::default();
+        let dur = SimTime(sc.simulation.duration.0);
+        let end_run = dur + sc.simulation.drain.sim();
+
+        // Interfaces and devices: link i has interfaces 2i (at nodes[0]) and 2i+1, and
+        // devices 2i (forward) and 2i+1 (reverse), each device on its own interface.
+        for (i, l) in sc.links.iter().enumerate() {
+            let i = i as u32;
+            let trace = match (&opts.pcap_dir, l.pcap || sc.output.pcap) {
+                (Some(dir), true) => Some(pcap.open(dir, i, sizes)?),
+                _ => None,
+            };
+            for end in 0..2u8 {
+                let node = l.nodes[end as usize];
+                let iface = ifaces.len() as u32;
+                let addr = link_addr(i, end);
+                ifaces.push(Interface { node, addr, device: iface });
+                nodes[node as usize].ifaces.push(iface);
+                nodes[node as usize].addrs.push(u32::from(addr));
+                let drop_list = if end == 0 { l.drop_forward.clone() } else { l.drop_reverse.clone() };
+                devices.push(Device::P2p(P2pDevice {
+                    iface,
+                    peer: iface ^ 1,
+                    link: i,
+                    direction: end,
+                    rate_bps: l.rate.0,
+                    delay: l.delay.sim(),
+                    framing: sizes.p2p_framing(),
+                    queue: DropTail::new(l.queue as usize),
+                    on_wire: None,
+                    errors: ErrorModel::new(l.loss, drop_list, key(OwnerKind::Interface, iface as u64, Module::ErrorModel)),
+                    tx_count: 0,
+                    pcap: trace,
+                    q_changed: SimTime::ZERO,
+                }));
+            }
+        }
+
+        // Static shortest-path routes: one per link subnet, towards the nearer end of it.
+        let paths = Paths::compute(sc.nodes.count, &sc.links);
+        let iface_on = |node: u32, link: u32| -> u32 { if sc.links[link as usize].nodes[0] == node { 2 * link } else { 2 * link + 1 } };
+        for u in 0..n as u32 {
+            let mut routes = Vec::with_capacity(sc.links.len());
+            for (j, l) in sc.links.iter().enumerate() {
+                let j = j as u32;
+                let net = u32::from(link_addr(j, 0)) & 0xffff_ff00;
+                if l.nodes.contains(&u) {
+                    let mine = iface_on(u, j);
+                    routes.push(Route { net, mask: 0xffff_ff00, iface: mine, next_hop: ifaces[(mine ^ 1) as usize].addr });
+                    continue;
+                }
+                let (d0, d1) = (paths.distance(u, l.nodes[0]), paths.distance(u, l.nodes[1]));
+                let target = if d1 < d0 { l.nodes[1] } else { l.nodes[0] };
+                if let Some((link, nbr)) = paths.next_hop(u, target) {
+                    let mine = iface_on(u, link);
+                    let _ = nbr;
+                    routes.push(Route { net, mask: 0xffff_ff00, iface: mine, next_hop: ifaces[(mine ^ 1) as usize].addr });
+                }
+            }
+            // Connected routes first, then by link order: deterministic and all /24.
+            nodes[u as usize].routes = routes;
+        }
+
+        let mut world = World {
+            now: SimTime::ZERO,
+            queue: EventQueue::with_capacity(1024),
+            end_run,
+            nodes,
+            ifaces,
+            devices,
+            packets: PacketArena::default(),
+            endpoints: Vec::new(),
+            gens: Vec::new(),
+            dirs: Vec::new(),
+            drops: [0; N_DROP_REASONS],
+            mac_frames: 0,
+            series: None,
+            pcap,
+        };
+
+        // Flows: endpoint A at src, B at dst; a voip flow has a reverse direction B → A.
+        for (fi, f) in sc.flows.iter().enumerate() {
+            let fi = fi as u32;
+            let remote_b = world.primary_addr(f.dst);
+            let local_a = world.source_addr(f.src, remote_b);
+            let (port_a, port_b) = (49152u16.wrapping_add(fi as u16), 1024u16.wrapping_add(fi as u16));
+            let mtu_ab = min_mtu(sc, &paths, f.src, f.dst);
+            let mtu_ba = min_mtu(sc, &paths, f.dst, f.src);
+            let two_way = f.app.kind == AppKind::Voip;
+            let d_fwd = world.dirs.len() as u32;
+            let d_rev = if two_way { d_fwd + 1 } else { NO_DIR };
+            let ep_a = world.endpoints.len() as u32;
+            let ep_b = ep_a + 1;
+            let mk = |local_port, remote_port, mtu| {
+                Socket::Udp(UdpSocket::new(SocketConfig { local_port, remote_port, sizes, mtu }))
+            };
+            world.endpoints.push(Endpoint {
+                node: f.src,
+                local: local_a,
+                remote: remote_b,
+                socket: mk(port_a, port_b, mtu_ab),
+                tx_dir: d_fwd,
+                rx_dir: d_rev,
+                timer_gen: 0,
+                timer_at: SimTime::NEVER,
+            });
+            world.endpoints.push(Endpoint {
+                node: f.dst,
+                local: remote_b,
+                remote: local_a,
+                socket: mk(port_b, port_a, mtu_ba),
+                tx_dir: d_rev,
+                rx_dir: d_fwd,
+                timer_gen: 0,
+                timer_at: SimTime::NEVER,
+            });
+            world.nodes[f.src as usize].ports.push((port_a, ep_a));
+            world.nodes[f.dst as usize].ports.push((port_b, ep_b));
+            let app = match f.app.kind {
+                AppKind::Cbr => "cbr",
+                AppKind::Voip => "voip",
+                AppKind::Bulk => "bulk",
+            };
+            let start = SimTime(f.app.start.0);
+            let stop = SimTime(f.app.stop.map(|s| s.0).unwrap_or(dur.0));
+            let size = f.app.size.map(|s| s.0 as u32).unwrap_or(1000);
+            let interval = match (f.app.interval, f.app.rate) {
+                (Some(iv), _) => iv.sim(),
+                (None, Some(r)) => SimDuration::from_secs_f64(size as f64 * 8.0 / r.0 as f64),
+                (None, None) => SimDuration::ZERO,
+            };
+            let kind = match f.app.arrivals {
+                Arrivals::Periodic => GenKind::Periodic { interval },
+                Arrivals::Poisson => GenKind::Poisson { mean_s: interval.as_secs_f64() },
+            };
+            let directions: &[(u32, u32, u32, u32, &'static str, Module)] = if two_way {
+                &[(d_fwd, ep_a, f.src, f.dst, "fwd", Module::Traffic), (d_rev, ep_b, f.dst, f.src, "rev", Module::TrafficReverse)]
+            } else {
+                &[(d_fwd, ep_a, f.src, f.dst, "fwd", Module::Traffic)]
+            };
+            for &(dir, ep, s, d, name, module) in directions {
+                debug_assert_eq!(dir as usize, world.dirs.len());
+                world.dirs.push(Dir {
+                    flow: fi,
+                    direction: name,
+                    src: s,
+                    dst: d,
+                    transport: f.transport.name(),
+                    app,
+                    tx_ep: ep,
+                    stop,
+                    stats: DirStats::default(),
+                    tx_segments: 0,
+                    rx_segments: 0,
+                });
+                let gen = world.gens.len() as u32;
+                let mut rng = key(OwnerKind::Flow, fi as u64, module);
+                let first = match kind {
+                    GenKind::Periodic { .. } => start,
+                    GenKind::Poisson { mean_s } => start + SimDuration::from_secs_f64(rng.exponential(mean_s)),
+                };
+                world.gens.push(Generator { dir, ep, kind, size, start, stop, count: 0, rng });
+                if first < stop {
+                    world.queue.push(first, Event::AppSend { gen });
+                }
+            }
+        }
+
+        if sc.output.timeseries {
+            let bin = sc.output.bin.0.max(1);
+            let n_bins = end_run.0.div_ceil(bin).max(1) as usize;
+            world.series = Some(Series {
+                bin,
+                n_bins,
+                rx_bytes: vec![vec![0; n_bins]; world.dirs.len()],
+                delay: vec![vec![(0, 0); n_bins]; world.dirs.len()],
+                q_area: vec![vec![0.0; n_bins]; world.devices.len()],
+            });
+        }
+        Ok(world)
+    }
+
+    fn primary_addr(&self, node: u32) -> Ipv4Addr {
+        self.nodes[node as usize].ifaces.first().map(|&i| self.ifaces[i as usize].addr).unwrap_or(Ipv4Addr::UNSPECIFIED)
+    }
+
+    /// The source address for packets from `node` to `dst`: the address of the outgoing
+    /// interface of the route (RFC 1122 §3.3.4.3).
+    fn source_addr(&self, node: u32, dst: Ipv4Addr) -> Ipv4Addr {
+        match self.lookup(node, dst) {
+            Some(r) => self.ifaces[r as usize].addr,
+            None => self.primary_addr(node),
+        }
+    }
+
+    /// Longest-prefix match in `node`'s table: the outgoing interface.
+    #[inline]
+    fn lookup(&self, node: u32, dst: Ipv4Addr) -> Option<u32> {
+        let d = u32::from(dst);
+        let mut best: Option<&Route> = None;
+        for r in &self.nodes[node as usize].routes {
+            if d & r.mask == r.net && best.map_or(true, |b| r.mask > b.mask) {
+                best = Some(r);
+            }
+        }
+        best.map(|r| r.iface)
+    }
+
+    /// Runs the event loop to the end of the run (duration + drain).
+    pub fn run(&mut self) {
+        while let Some(t) = self.queue.peek_time() {
+            if t > self.end_run {
+                break;
+            }
+            let (t, ev) = self.queue.pop().expect("peeked");
+            self.now = t;
+            match ev {
+                Event::AppSend { gen } => self.on_app_send(gen),
+                Event::TxEnd { dev } => self.on_tx_end(dev),
+                Event::Arrive { dev, pkt } => self.on_arrive(dev, pkt),
+                Event::SocketTimer { ep, gen } => {
+                    let e = &mut self.endpoints[ep as usize];
+                    if e.timer_gen == gen {
+                        e.timer_at = SimTime::NEVER;
+                        e.socket.on_timeout(t);
+                        self.pump(ep);
+                    }
+                }
+            }
+        }
+        self.now = self.end_run;
+    }
+
+    /// Events executed so far.
+    pub fn events(&self) -> u64 {
+        self.queue.popped()
+    }
+
+    fn on_app_send(&mut self, gen: u32) {
+        let now = self.now;
+        let g = &mut self.gens[gen as usize];
+        if now >= g.stop {
+            return;
+        }
+        let msg = Message { id: g.count, len: g.size, created: now };
+        g.count += 1;
+        let next = match g.kind {
+            GenKind::Periodic { interval } => g.start + SimDuration(interval.0.saturating_mul(g.count)),
+            GenKind::Poisson { mean_s } => now + SimDuration::from_secs_f64(g.rng.exponential(mean_s)),
+        };
+        let (dir, ep, stop) = (g.dir, g.ep, g.stop);
+        if next < stop {
+            self.queue.push(next, Event::AppSend { gen });
+        }
+        if self.endpoints[ep as usize].socket.send(now, msg).is_ok() {
+            let s = &mut self.dirs[dir as usize].stats;
+            s.tx_packets += 1;
+            s.tx_bytes += msg.len as u64;
+            s.first_send.get_or_insert(now);
+        }
+        self.pump(ep);
+    }
+
+    /// Moves a transport endpoint's outputs where they belong, in the fixed order
+    /// poll_transmit, poll_event, poll_timeout.
+    fn pump(&mut self, ep: u32) {
+        let now = self.now;
+        loop {
+            let e = &mut self.endpoints[ep as usize];
+            let Some(seg) = e.socket.poll_transmit(now) else { break };
+            let node = e.node;
+            let dir = if seg.message.is_some() { e.tx_dir } else { NO_DIR };
+            let n = &mut self.nodes[node as usize];
+            n.ident = n.ident.wrapping_add(1);
+            let ip = Ipv4Repr {
+                src: e.local,
+                dst: e.remote,
+                protocol: seg.header.protocol(),
+                ttl: DEFAULT_TTL,
+                ident: n.ident,
+                total_len: seg.ip_len.min(u16::MAX as u32) as u16,
+            };
+            if dir != NO_DIR {
+                self.dirs[dir as usize].tx_segments += 1;
+            }
+            let id = self.packets.alloc(Packet { ip, seg, dir });
+            self.ip_output(node, id);
+        }
+        while let Some(ev) = self.endpoints[ep as usize].socket.poll_event() {
+            match ev {
+                TransportEvent::Delivered { message, first_tx } => {
+                    let dir = self.endpoints[ep as usize].rx_dir;
+                    if dir != NO_DIR {
+                        self.on_delivered(dir, message, first_tx);
+                    }
+                }
+            }
+        }
+        let e = &mut self.endpoints[ep as usize];
+        if let Some(t) = e.socket.poll_timeout() {
+            if t != e.timer_at {
+                e.timer_gen = e.timer_gen.wrapping_add(1);
+                e.timer_at = t;
+                let gen = e.timer_gen;
+                self.queue.push(t.max(now), Event::SocketTimer { ep, gen });
+            }
+        }
+    }
+
+    fn on_delivered(&mut self, dir: u32, m: Message, first_tx: SimTime) {
+        let now = self.now;
+        let s = &mut self.dirs[dir as usize].stats;
+        if !s.first_delivery(m.id) {
+            return;
+        }
+        let delay = now.saturating_since(m.created).0;
+        s.on_delivery(now, m.len, delay, now.saturating_since(first_tx).0);
+        if let Some(sr) = &mut self.series {
+            let b = ((now.0 / sr.bin) as usize).min(sr.n_bins - 1);
+            sr.rx_bytes[dir as usize][b] += m.len as u64;
+            let c = &mut sr.delay[dir as usize][b];
+            c.0 += delay as u128;
+            c.1 += 1;
+        }
+    }
+
+    /// Sends a packet originating at (or forwarded by) `node` out of the interface of its route.
+    fn ip_output(&mut self, node: u32, id: PacketId) {
+        let dst = self.packets.get(id).ip.dst;
+        match self.lookup(node, dst) {
+            Some(iface) => {
+                let dev = self.ifaces[iface as usize].device;
+                self.device_enqueue(dev, id);
+            }
+            None => self.drop_packet(id, DropReason::NoRoute),
+        }
+    }
+
+    fn device_enqueue(&mut self, dev: u32, id: PacketId) {
+        let now = self.now;
+        match &mut self.devices[dev as usize] {
+            Device::P2p(d) => {
+                if d.on_wire.is_none() {
+                    self.start_tx(dev, id);
+                    return;
+                }
+                if let Some(sr) = &mut self.series {
+                    q_touch(sr, dev, d, now);
+                }
+                if let Err(id) = d.queue.push(id) {
+                    self.drop_packet(id, DropReason::Queue);
+                }
+            }
+        }
+    }
+
+    fn start_tx(&mut self, dev: u32, id: PacketId) {
+        let now = self.now;
+        let Device::P2p(d) = &mut self.devices[dev as usize];
+        let p = self.packets.get(id);
+        let bits = (p.seg.ip_len as u64 + d.framing as u64) * 8;
+        let tx = SimDuration::serialization(bits, d.rate_bps);
+        d.on_wire = Some(id);
+        self.mac_frames += 1;
+        if let Some(t) = d.pcap {
+            self.pcap.write(t, now, p);
+        }
+        self.queue.push(now + tx, Event::TxEnd { dev });
+    }
+
+    fn on_tx_end(&mut self, dev: u32) {
+        let now = self.now;
+        let Device::P2p(d) = &mut self.devices[dev as usize];
+        let id = d.on_wire.take().expect("TxEnd without a packet on the wire");
+        let idx = d.tx_count;
+        d.tx_count += 1;
+        let lost = d.errors.lose(idx);
+        let (peer, delay) = (d.peer, d.delay);
+        if let Some(sr) = &mut self.series {
+            q_touch(sr, dev, d, now);
+        }
+        let next = d.queue.pop();
+        if lost {
+            self.drop_packet(id, DropReason::LinkError);
+        } else {
+            self.queue.push(now + delay, Event::Arrive { dev: peer, pkt: id });
+        }
+        if let Some(n) = next {
+            self.start_tx(dev, n);
+        }
+    }
+
+    fn on_arrive(&mut self, dev: u32, id: PacketId) {
+        let node = self.ifaces[self.devices[dev as usize].iface() as usize].node;
+        self.ip_input(node, id);
+    }
+
+    fn ip_input(&mut self, node: u32, id: PacketId) {
+        let dst = u32::from(self.packets.get(id).ip.dst);
+        if self.nodes[node as usize].addrs.contains(&dst) {
+            self.local_deliver(node, id);
+            return;
+        }
+        // Forwarding: RFC 791 §3.2 / RFC 1812 §5.3.1 — decrement TTL, discard at zero.
+        let p = self.packets.get_mut(id);
+        p.ip.ttl = p.ip.ttl.saturating_sub(1);
+        if p.ip.ttl == 0 {
+            self.drop_packet(id, DropReason::Ttl);
+        } else {
+            self.ip_output(node, id);
+        }
+    }
+
+    fn local_deliver(&mut self, node: u32, id: PacketId) {
+        let p = *self.packets.get(id);
+        self.packets.release(id);
+        let port = match p.seg.header {
+            L4Header::Udp(h) => h.dst_port,
+        };
+        let Some(&(_, ep)) = self.nodes[node as usize].ports.iter().find(|(pt, _)| *pt == port) else {
+            // No socket bound: not a network drop (cannot happen for validated scenarios).
+            return;
+        };
+        if p.dir != NO_DIR {
+            self.dirs[p.dir as usize].rx_segments += 1;
+        }
+        self.endpoints[ep as usize].socket.on_segment(self.now, &p.seg);
+        self.pump(ep);
+    }
+
+    fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
+        self.drops[reason as usize] += 1;
+        let dir = self.packets.get(id).dir;
+        if dir != NO_DIR {
+            self.dirs[dir as usize].stats.dropped_segments += 1;
+        }
+        self.packets.release(id);
+    }
+
+    /// The result tables of the run (call after [`World::run`]).
+    pub fn results(&mut self, engine_seconds: f64) -> Result<RunResult, EngineError> {
+        self.pcap.finish()?;
+        let end = self.end_run;
+        let mut in_flight = vec![0u64; self.dirs.len()];
+        for p in self.packets.iter_live() {
+            if p.dir != NO_DIR {
+                in_flight[p.dir as usize] += 1;
+            }
+        }
+        let ns = 1e-9;
+        let mut flows = Vec::with_capacity(self.dirs.len());
+        let mut goodputs = Vec::with_capacity(self.dirs.len());
+        let mut delivered = 0u64;
+        for (i, d) in self.dirs.iter_mut().enumerate() {
+            let s = &mut d.stats;
+            let frac = |a: u64, b: u64| if b > 0 { Some(a as f64 / b as f64) } else { None };
+            let pdr = frac(s.rx_packets, s.tx_packets);
+            let goodput = s.first_send.and_then(|t0| {
+                let t1 = d.stop.min(end);
+                let active = t1.saturating_since(t0).as_secs_f64();
+                if active > 0.0 {
+                    Some(s.rx_bytes as f64 * 8.0 / 1000.0 / active)
+                } else {
+                    None
+                }
+            });
+            s.delays_ns.sort_unstable();
+            let have = s.rx_packets > 0;
+            let mean = |sum: u128| if have { Some(sum as f64 / s.rx_packets as f64 * ns) } else { None };
+            let ipdv = if s.rx_packets > 1 { Some(s.ipdv_sum_ns as f64 / (s.rx_packets - 1) as f64 * ns) } else { None };
+            let buffered = self.endpoints[d.tx_ep as usize].socket.buffered_messages();
+            delivered += d.rx_segments;
+            if let Some(g) = goodput {
+                goodputs.push(g);
+            }
+            flows.push(FlowRow {
+                flow: d.flow,
+                direction: d.direction,
+                src: d.src,
+                dst: d.dst,
+                transport: d.transport,
+                app: d.app,
+                tx_packets: s.tx_packets,
+                tx_bytes: s.tx_bytes,
+                rx_packets: s.rx_packets,
+                rx_bytes: s.rx_bytes,
+                pdr,
+                loss_rate: pdr.map(|p| 1.0 - p),
+                goodput_kbps: goodput,
+                delay_mean_s: mean(s.delay_sum_ns),
+                delay_p50_s: have.then(|| nearest_rank(&s.delays_ns, 50.0) as f64 * ns),
+                delay_p95_s: have.then(|| nearest_rank(&s.delays_ns, 95.0) as f64 * ns),
+                delay_max_s: s.delays_ns.last().map(|&m| m as f64 * ns),
+                net_delay_mean_s: mean(s.net_delay_sum_ns),
+                segment_loss_rate: frac(d.rx_segments, d.tx_segments).map(|r| 1.0 - r),
+                jitter_ipdv_s: ipdv,
+                jitter_rfc3550_s: (s.rx_packets > 1).then(|| s.jitter_rfc3550_ns * ns),
+                rtt_mean_s: None,
+                retransmissions: 0,
+                ack_packets: 0,
+                ack_overhead: frac(0, d.tx_segments),
+                tx_segments: d.tx_segments,
+                rx_segments: d.rx_segments,
+                dropped_segments: s.dropped_segments,
+                in_flight_segments: in_flight[i],
+                buffered_packets: buffered,
+            });
+        }
+        let network = NetworkRow {
+            routing_packets: 0,
+            normalized_routing_load: (delivered > 0).then_some(0.0),
+            mac_frames: self.mac_frames,
+            mac_load: (delivered > 0).then(|| self.mac_frames as f64 / delivered as f64),
+            drops: self.drops,
+            routing_drops: 0,
+            jain_fairness: jain(&goodputs),
+            data_delivered: delivered,
+            events: self.queue.popped(),
+        };
+        let timeseries = self.series_table();
+        Ok(RunResult { flows, network, timeseries, engine_seconds })
+    }
+
+    fn series_table(&mut self) -> SeriesTable {
+        let end = self.end_run;
+        let mut t = SeriesTable::default();
+        let Some(sr) = &mut self.series else { return t };
+        for (dev, d) in self.devices.iter_mut().enumerate() {
+            let Device::P2p(p) = d;
+            q_touch(sr, dev as u32, p, end);
+        }
+        let bin_len = |b: usize| -> f64 {
+            let start = b as u64 * sr.bin;
+            ((start + sr.bin).min(end.0).saturating_sub(start)).max(1) as f64 * 1e-9
+        };
+        for (i, d) in self.dirs.iter().enumerate() {
+            for b in 0..sr.n_bins {
+                let time_s = (b as u64 * sr.bin) as f64 * 1e-9;
+                t.series.push("goodput_kbps");
+                t.flow.push(Some(d.flow));
+                t.link.push(None);
+                t.direction.push(d.direction);
+                t.time_s.push(time_s);
+                t.value.push(Some(sr.rx_bytes[i][b] as f64 * 8.0 / 1000.0 / bin_len(b)));
+                let (sum, cnt) = sr.delay[i][b];
+                t.series.push("delay_mean_s");
+                t.flow.push(Some(d.flow));
+                t.link.push(None);
+                t.direction.push(d.direction);
+                t.time_s.push(time_s);
+                t.value.push((cnt > 0).then(|| sum as f64 / cnt as f64 * 1e-9));
+            }
+        }
+        for (dev, d) in self.devices.iter().enumerate() {
+            let Device::P2p(p) = d;
+            for b in 0..sr.n_bins {
+                t.series.push("queue_packets");
+                t.flow.push(None);
+                t.link.push(Some(p.link));
+                t.direction.push(if p.direction == 0 { "fwd" } else { "rev" });
+                t.time_s.push((b as u64 * sr.bin) as f64 * 1e-9);
+                t.value.push(Some(sr.q_area[dev][b] * 1e-9 / bin_len(b)));
+            }
+        }
+        t
+    }
+}
+
+/// Adds `len × (now − last change)` to the queue-length integral, split across bins.
+fn q_touch(sr: &mut Series, dev: u32, d: &mut P2pDevice, now: SimTime) {
+    let len = d.queue.len() as f64;
+    let mut t = d.q_changed.0;
+    d.q_changed = now;
+    if len == 0.0 {
+        return;
+    }
+    let row = &mut sr.q_area[dev as usize];
+    while t < now.0 {
+        let b = (t / sr.bin) as usize;
+        if b >= sr.n_bins {
+            break;
+        }
+        let bin_end = ((b as u64 + 1) * sr.bin).min(now.0);
+        row[b] += len * (bin_end - t) as f64;
+        t = bin_end;
+    }
+}
+
+fn min_mtu(sc: &Scenario, paths: &Paths, s: u32, d: u32) -> u32 {
+    paths.path_links(s, d).iter().map(|&l| sc.links[l as usize].mtu.0 as u32).min().unwrap_or(tpsim_wire::DEFAULT_MTU)
+}
+
+/// Convenience: build, run and collect one run.
+pub fn run_world(sc: &Scenario, opts: &RunOptions) -> Result<RunResult, EngineError> {
+    let mut w = World::build(sc, opts)?;
+    let t0 = std::time::Instant::now();
+    w.run();
+    let secs = t0.elapsed().as_secs_f64();
+    w.results(secs)
+}
