@@ -608,7 +608,7 @@ impl World {
                 in_flight[p.dir as usize] += 1;
             }
         }
-        let ns = 1e-9;
+        let ns = 1e9;
         let mut flows = Vec::with_capacity(self.dirs.len());
         let mut goodputs = Vec::with_capacity(self.dirs.len());
         let mut delivered = 0u64;
@@ -627,8 +627,8 @@ impl World {
             });
             s.delays_ns.sort_unstable();
             let have = s.rx_packets > 0;
-            let mean = |sum: u128| if have { Some(sum as f64 / s.rx_packets as f64 * ns) } else { None };
-            let ipdv = if s.rx_packets > 1 { Some(s.ipdv_sum_ns as f64 / (s.rx_packets - 1) as f64 * ns) } else { None };
+            let mean = |sum: u128| if have { Some(sum as f64 / s.rx_packets as f64 / ns) } else { None };
+            let ipdv = if s.rx_packets > 1 { Some(s.ipdv_sum_ns as f64 / (s.rx_packets - 1) as f64 / ns) } else { None };
             let buffered = self.endpoints[d.tx_ep as usize].socket.buffered_messages();
             delivered += d.rx_segments;
             if let Some(g) = goodput {
@@ -649,13 +649,13 @@ impl World {
                 loss_rate: pdr.map(|p| 1.0 - p),
                 goodput_kbps: goodput,
                 delay_mean_s: mean(s.delay_sum_ns),
-                delay_p50_s: have.then(|| nearest_rank(&s.delays_ns, 50.0) as f64 * ns),
-                delay_p95_s: have.then(|| nearest_rank(&s.delays_ns, 95.0) as f64 * ns),
-                delay_max_s: s.delays_ns.last().map(|&m| m as f64 * ns),
+                delay_p50_s: have.then(|| nearest_rank(&s.delays_ns, 50.0) as f64 / ns),
+                delay_p95_s: have.then(|| nearest_rank(&s.delays_ns, 95.0) as f64 / ns),
+                delay_max_s: s.delays_ns.last().map(|&m| m as f64 / ns),
                 net_delay_mean_s: mean(s.net_delay_sum_ns),
                 segment_loss_rate: frac(d.rx_segments, d.tx_segments).map(|r| 1.0 - r),
                 jitter_ipdv_s: ipdv,
-                jitter_rfc3550_s: (s.rx_packets > 1).then(|| s.jitter_rfc3550_ns * ns),
+                jitter_rfc3550_s: (s.rx_packets > 1).then(|| s.jitter_rfc3550_ns / ns),
                 rtt_mean_s: None,
                 retransmissions: 0,
                 ack_packets: 0,

@@ -1,1 +1,126 @@
-//! placeholder
+//! PyO3 glue only: scenario text in, plain columns out. The Python package `tpsim` builds
+//! DataFrames, files and figures from what these functions return.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use tpsim_engine::{DropReason, RunOptions, RunResult};
+use tpsim_scenario::ScenarioError as RsScenarioError;
+
+create_exception!(_tpsim, ScenarioError, PyValueError, "A scenario that cannot be read or is not valid.");
+
+fn scenario_err(py: Python<'_>, e: RsScenarioError) -> PyErr {
+    let err = ScenarioError::new_err(e.to_string());
+    let diags = PyList::empty(py);
+    for d in &e.diagnostics {
+        let item = PyDict::new(py);
+        let _ = item.set_item("path", &d.path);
+        let _ = item.set_item("line", d.line);
+        let _ = item.set_item("column", d.column);
+        let _ = item.set_item("message", &d.message);
+        let _ = diags.append(item);
+    }
+    let _ = err.value(py).setattr("diagnostics", diags);
+    let _ = err.value(py).setattr("source", &e.source);
+    err
+}
+
+/// Reads and validates a scenario; returns it with every default resolved, as JSON.
+///
+/// Raises `ScenarioError` (a `ValueError`) with `.diagnostics`: a list of
+/// `{path, line, column, message}`.
+#[pyfunction]
+#[pyo3(signature = (text, source = "<string>"))]
+fn resolve(py: Python<'_>, text: &str, source: &str) -> PyResult<String> {
+    tpsim_scenario::load(text, source).map(|s| s.resolved_json()).map_err(|e| scenario_err(py, e))
+}
+
+/// Runs one replication of a scenario and returns its tables as plain columns.
+///
+/// Returns a dict: `flows` (dict of equal-length lists, one entry per flow direction),
+/// `network` (dict of scalars), `timeseries` (dict of lists, long format) and
+/// `engine_seconds` (wall time of the event loop, s). The GIL is released while the engine
+/// runs. Raises `ScenarioError` for an invalid scenario and `RuntimeError` for a failure
+/// inside the engine (an I/O error writing pcap, or an engine bug).
+#[pyfunction]
+#[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None))]
+fn run(py: Python<'_>, text: &str, source: &str, seed: Option<u64>, run: u64, pcap_dir: Option<String>) -> PyResult<PyObject> {
+    let sc = tpsim_scenario::load(text, source).map_err(|e| scenario_err(py, e))?;
+    let opts = RunOptions { seed: seed.unwrap_or(sc.simulation.seed), run, pcap_dir: pcap_dir.map(Into::into) };
+    let out = py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| tpsim_engine::run(&sc, &opts))));
+    match out {
+        Ok(Ok(r)) => to_py(py, &r),
+        Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(PyRuntimeError::new_err(format!("internal engine error (a tpsim bug, please report it): {msg}")))
+        }
+    }
+}
+
+/// The JSON Schema of the scenario format.
+#[pyfunction]
+fn json_schema() -> String {
+    tpsim_scenario::json_schema()
+}
+
+macro_rules! columns {
+    ($py:expr, $dict:expr, $rows:expr, $($field:ident),* $(,)?) => {
+        $( $dict.set_item(stringify!($field), $rows.iter().map(|r| r.$field.clone()).collect::<Vec<_>>())?; )*
+    };
+}
+
+fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
+    let out = PyDict::new(py);
+    let flows = PyDict::new(py);
+    let rows = &r.flows;
+    columns!(
+        py, flows, rows, flow, direction, src, dst, transport, app, tx_packets, tx_bytes, rx_packets, rx_bytes, pdr,
+        loss_rate, goodput_kbps, delay_mean_s, delay_p50_s, delay_p95_s, delay_max_s, net_delay_mean_s,
+        segment_loss_rate, jitter_ipdv_s, jitter_rfc3550_s, rtt_mean_s, retransmissions, ack_packets, ack_overhead,
+        tx_segments, rx_segments, dropped_segments, in_flight_segments, buffered_packets
+    );
+    out.set_item("flows", flows)?;
+    let n = &r.network;
+    let net = PyDict::new(py);
+    net.set_item("routing_packets", n.routing_packets)?;
+    net.set_item("normalized_routing_load", n.normalized_routing_load)?;
+    net.set_item("mac_frames", n.mac_frames)?;
+    net.set_item("mac_load", n.mac_load)?;
+    for reason in DropReason::ALL {
+        net.set_item(reason.column(), n.drops[reason as usize])?;
+    }
+    net.set_item("routing_drops", n.routing_drops)?;
+    net.set_item("jain_fairness", n.jain_fairness)?;
+    net.set_item("data_delivered", n.data_delivered)?;
+    net.set_item("events", n.events)?;
+    out.set_item("network", net)?;
+    let t = &r.timeseries;
+    let ts = PyDict::new(py);
+    ts.set_item("series", &t.series)?;
+    ts.set_item("flow", &t.flow)?;
+    ts.set_item("link", &t.link)?;
+    ts.set_item("direction", &t.direction)?;
+    ts.set_item("time_s", &t.time_s)?;
+    ts.set_item("value", &t.value)?;
+    out.set_item("timeseries", ts)?;
+    out.set_item("engine_seconds", r.engine_seconds)?;
+    Ok(out.into())
+}
+
+/// The compiled engine module of tpsim.
+#[pymodule]
+fn _tpsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(json_schema, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,5 @@
+"""``python -m tpsim`` is the ``tpsim`` command."""
+
+from .cli import main
+
+main()

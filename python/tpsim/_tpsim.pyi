@@ -1,0 +1,24 @@
+"""Type stubs of the compiled engine module (PyO3)."""
+
+from typing import Any, Optional
+
+__version__: str
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be read or is not valid."""
+
+    diagnostics: list[dict[str, Any]]
+    source: str
+
+def resolve(text: str, source: str = "<string>") -> str:
+    """Validates a scenario; returns it with all defaults resolved, as JSON.
+
+    Raises ScenarioError."""
+
+def run(text: str, source: str = "<string>", seed: Optional[int] = None, run: int = 0, pcap_dir: Optional[str] = None) -> dict[str, Any]:
+    """Runs one replication; returns {flows, network, timeseries, engine_seconds} as plain columns.
+
+    Raises ScenarioError, RuntimeError."""
+
+def json_schema() -> str:
+    """JSON Schema of the scenario format."""

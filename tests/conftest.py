@@ -1,0 +1,54 @@
+"""Shared helpers for the Python tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Runs ``python -m tpsim ARGS`` and returns the completed process (text output)."""
+    return subprocess.run([sys.executable, "-m", "tpsim", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def require_tool(name: str) -> str:
+    """The path of an external tool; skips locally if missing, fails under CI (where .ci/run
+    installs it)."""
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is not installed; .ci/run must install it")
+        pytest.skip(f"{name} not installed")
+    return path
+
+
+def one_link(sizes: str = "standard", app: str = '{ kind = "cbr", size = "128B", interval = "20ms" }', link_extra: str = "", duration: str = "10s", extra: str = "") -> str:
+    """A two-node, one-link scenario (256 kbit/s, 50 ms) with one UDP flow 0 -> 1."""
+    return f"""
+[simulation]
+duration = "{duration}"
+sizes = "{sizes}"
+{extra}
+[nodes]
+count = 2
+
+[[links]]
+nodes = [0, 1]
+rate = "256kbps"
+delay = "50ms"
+{link_extra}
+
+[[flows]]
+src = 0
+dst = 1
+transport = "udp"
+app = {app}
+"""

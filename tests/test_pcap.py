@@ -1,0 +1,30 @@
+"""tshark reads tpsim's UDP pcap with no malformed packet and no bad checksum."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import cli, one_link, require_tool
+
+
+@pytest.mark.parametrize("sizes", ["standard", "ns2"])
+def test_tshark_finds_no_malformed_packets_or_bad_checksums(sizes, tmp_path):
+    tshark = require_tool("tshark")
+    f = tmp_path / "s.toml"
+    f.write_text(one_link(sizes, app='{ kind = "voip", size = "160B", interval = "20ms" }', link_extra="pcap = true", duration="2s"))
+    p = cli("run", str(f), "-o", str(tmp_path / "o"), "--pcap")
+    assert p.returncode == 0, p.stderr
+    pcap = tmp_path / "o" / "pcap" / "run0" / "link0.pcap"
+    fields = subprocess.run(
+        [tshark, "-r", str(pcap), "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+         "-T", "fields", "-E", "separator=,", "-e", "ip.checksum.status", "-e", "udp.checksum.status", "-e", "_ws.malformed", "-e", "frame.protocols"],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()
+    assert len(fields) == 200  # 100 messages each way in 2 s
+    malformed = [l for l in fields if l.split(",")[2]]
+    bad_ip = [l for l in fields if l.split(",")[0] != "1"]  # 1 = Good
+    bad_udp = [l for l in fields if l.split(",")[1] != "1"]
+    assert (len(malformed), len(bad_ip), len(bad_udp)) == (0, 0, 0)
+    assert all(l.endswith("ip:udp:data") for l in fields), fields[:3]
