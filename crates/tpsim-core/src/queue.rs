@@ -10,14 +10,14 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 struct Entry<E> {
-    time: SimTime,
-    seq: u64,
+    /// `time << 64 | seq`: orders by time, then insertion order, in one comparison.
+    key: u128,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -30,7 +30,7 @@ impl<E> Ord for Entry<E> {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest (time, seq) first.
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -68,23 +68,24 @@ impl<E> EventQueue<E> {
         assert!(time >= self.now, "event scheduled in the past: {time} < now {}", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry { key: ((time.0 as u128) << 64) | seq as u128, event });
     }
 
     /// Removes and returns the earliest event, advancing the queue's clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let e = self.heap.pop()?;
-        debug_assert!(e.time >= self.now);
-        self.now = e.time;
+        let time = SimTime((e.key >> 64) as u64);
+        debug_assert!(time >= self.now);
+        self.now = time;
         self.popped += 1;
-        Some((e.time, e.event))
+        Some((time, e.event))
     }
 
     /// The time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
     }
 
     /// The time of the last popped event (zero before the first pop).

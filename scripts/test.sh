@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs everything the tests need on a fresh machine (Python, pip, Rust and a C toolchain
+# assumed) and runs every Rust and Python test. Used by .ci/run; run it yourself the same way:
+#     ./scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# System tools the tests drive: tshark (pcap dissection checks).
+need=()
+command -v tshark >/dev/null 2>&1 || need+=(tshark)
+if [ ${#need[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+echo "== Rust tests"
+cargo test --quiet
+
+echo "== Python package (builds the engine with maturin)"
+python3 -m pip install --quiet ".[test]"
+
+echo "== Python tests"
+set +e
+python3 -m pytest -q
+rc=$?
+set -e
+if [ "$rc" = 5 ]; then
+    echo "pytest collected no tests: that is a broken suite, not a pass" >&2
+fi
+exit "$rc"
