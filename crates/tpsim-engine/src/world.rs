@@ -455,6 +455,8 @@ impl World {
                         self.on_delivered(dir, message, first_tx);
                     }
                 }
+                // Byte streams and connection events arrive with TCP (not built yet).
+                TransportEvent::DeliveredBytes { .. } | TransportEvent::Connected | TransportEvent::Closed => {}
             }
         }
         let e = &mut self.endpoints[ep as usize];

@@ -61,18 +61,45 @@ pub struct Segment {
     pub message: Option<Message>,
     /// When the message's first byte was first transmitted (for `net_delay_mean_s`).
     pub first_tx: SimTime,
+    /// For byte-stream transports (TCP): the application bytes this segment carries, as
+    /// offsets in the stream (0 = first application byte, SYN/FIN not counted). The engine
+    /// uses it to know when each message's first byte is first sent.
+    pub stream: Option<StreamData>,
+}
+
+/// Application bytes carried by a byte-stream segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamData {
+    /// Stream offset of the first byte carried (0 = first application byte).
+    pub offset: u64,
+    /// Number of application bytes carried.
+    pub len: u32,
+    /// Whether any of these bytes were sent before (a retransmission).
+    pub retransmission: bool,
 }
 
 /// What a transport tells the application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransportEvent {
-    /// A whole message was delivered to the receiving application.
+    /// A whole message was delivered to the receiving application (message-preserving
+    /// transports: UDP, SCTP, DCCP, TFRC).
     Delivered {
         /// The message.
         message: Message,
         /// When its first byte was first transmitted by the sender.
         first_tx: SimTime,
     },
+    /// Byte-stream transports (TCP): the application has now received, in order, every
+    /// stream byte below `upto` (cumulative; 0 = first application byte). The engine maps this
+    /// to the messages whose last byte is below `upto`.
+    DeliveredBytes {
+        /// One past the last in-order byte delivered.
+        upto: u64,
+    },
+    /// The connection is established (TCP: handshake complete).
+    Connected,
+    /// The connection is closed (both FINs acknowledged, or reset).
+    Closed,
 }
 
 /// Why a message was refused.

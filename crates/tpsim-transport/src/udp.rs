@@ -72,6 +72,7 @@ impl UdpSocket {
             ip_len: self.cfg.sizes.udp_ip_len(msg.len),
             message: Some(msg),
             first_tx: now,
+            stream: None,
         })
     }
 
