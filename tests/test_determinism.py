@@ -20,7 +20,7 @@ def test_same_seed_gives_byte_identical_tables_and_another_seed_differs(tmp_path
     f.write_text(RANDOM)
     dirs = []
     for name, seed in [("a", "5"), ("b", "5"), ("c", "6")]:
-        p = cli("run", str(f), "-o", str(tmp_path / name), "--seed", seed)
+        p = cli("run", str(f), "-o", str(tmp_path / name), "--seed", seed, "--no-report")
         assert p.returncode == 0, p.stderr
         dirs.append(tmp_path / name)
     for table in ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]:

@@ -14,9 +14,9 @@ def test_tshark_finds_no_malformed_packets_or_bad_checksums(sizes, tmp_path):
     tshark = require_tool("tshark")
     f = tmp_path / "s.toml"
     f.write_text(one_link(sizes, app='{ kind = "voip", size = "160B", interval = "20ms" }', link_extra="pcap = true", duration="2s"))
-    p = cli("run", str(f), "-o", str(tmp_path / "o"), "--pcap")
+    p = cli("run", str(f), "-o", str(tmp_path / "o"), "--pcap", "--no-report")
     assert p.returncode == 0, p.stderr
-    pcap = tmp_path / "o" / "pcap" / "run0" / "link0.pcap"
+    pcap = tmp_path / "o" / "pcap" / "p0-run0" / "link0.pcap"
     fields = subprocess.run(
         [tshark, "-r", str(pcap), "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
          "-T", "fields", "-E", "separator=,", "-e", "ip.checksum.status", "-e", "udp.checksum.status", "-e", "_ws.malformed", "-e", "frame.protocols"],

@@ -12,8 +12,8 @@ Metric definitions: docs/metrics.md.
 """
 
 from ._tpsim import ScenarioError, __version__
-from .api import run
+from .api import RunFailure, SweepFailed, plan, run
 from .results import Results
 from .scenario import Scenario, json_schema, load
 
-__all__ = ["ScenarioError", "Scenario", "Results", "load", "run", "json_schema", "__version__"]
+__all__ = ["ScenarioError", "Scenario", "Results", "RunFailure", "SweepFailed", "load", "plan", "run", "json_schema", "__version__"]

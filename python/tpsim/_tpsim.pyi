@@ -22,3 +22,14 @@ def run(text: str, source: str = "<string>", seed: Optional[int] = None, run: in
 
 def json_schema() -> str:
     """JSON Schema of the scenario format."""
+
+def apply_overrides(text: str, overrides_json: str, source: str = "<string>", drop_sweep: bool = True) -> str:
+    """Returns the scenario text with [path, value] overrides set (and [sweep] dropped).
+
+    Raises ScenarioError."""
+
+def _panic_for_tests() -> None:
+    """Raises RuntimeError from a caught Rust panic (tests only)."""
+
+def bundled_scenarios() -> list[tuple[str, str]]:
+    """(file name, text) of the reference study scenarios compiled into the package."""

@@ -15,14 +15,14 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 import polars as pl
 
 #: Identifier columns of the flows table (everything else is a metric).
-FLOW_KEYS = ["run", "seed", "flow", "direction", "src", "dst", "transport", "app"]
-#: Identifier columns of the network table.
-NETWORK_KEYS = ["run", "seed"]
+FLOW_KEYS = ["point", "run", "seed", "flow", "direction", "src", "dst", "transport", "app"]
+#: Identifier columns of the network table (before the swept parameters' columns).
+NETWORK_KEYS = ["point", "run", "seed"]
 
 
 def _atomic(path: Path, write: Callable[[Path], Any]) -> None:
@@ -46,14 +46,10 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def _t_quantile_975(df: int) -> float:
-    """Two-sided 95% Student t quantile for ``df`` degrees of freedom."""
-    try:
-        from scipy import stats  # optional: exact quantiles
+    """Two-sided 95% Student t quantile t(0.975, df) (scipy.stats)."""
+    from scipy import stats
 
-        return float(stats.t.ppf(0.975, df))
-    except ImportError:  # pragma: no cover - scipy is a test dependency
-        table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
-        return table.get(df, 1.96 + 2.4 / df)
+    return float(stats.t.ppf(0.975, df))
 
 
 def summarize(flows: pl.DataFrame, network: pl.DataFrame, point_keys: Iterable[str] = ()) -> pl.DataFrame:
@@ -113,34 +109,51 @@ class Results:
             are deterministic).
     """
 
-    def __init__(self, flows: pl.DataFrame, network: pl.DataFrame, timeseries: pl.DataFrame, engine_seconds: list[float]):
+    def __init__(
+        self,
+        flows: pl.DataFrame,
+        network: pl.DataFrame,
+        timeseries: pl.DataFrame,
+        engine_seconds: list[float],
+        param_keys: Optional[list[str]] = None,
+    ):
         self.flows = flows
         self.network = network
         self.timeseries = timeseries
         self.engine_seconds = engine_seconds
+        #: Swept keys (columns of every table, after ``point``); empty without a sweep.
+        self.param_keys: list[str] = list(param_keys or [])
+        #: The sweep points (set by :func:`tpsim.run`).
+        self.points: list = []
+        #: The base scenario (set by :func:`tpsim.run`).
+        self.base: Any = None
 
     @classmethod
-    def from_runs(cls, runs: list[dict[str, Any]]) -> "Results":
-        """Builds the tables from engine outputs; each dict has ``run``, ``seed`` and the
-        engine's ``flows``/``network``/``timeseries`` columns. Rows are sorted by (run, flow,
-        direction) whatever order the runs come in."""
-        runs = sorted(runs, key=lambda r: r["run"])
+    def from_runs(cls, runs: list[dict[str, Any]], param_keys: Optional[list[str]] = None) -> "Results":
+        """Builds the tables from engine outputs; each dict has ``run``, ``seed``, optionally
+        ``point`` and ``params`` (swept key -> value), and the engine's
+        ``flows``/``network``/``timeseries`` columns. Rows are sorted by (point, run, flow,
+        direction) whatever order the runs come in, so the tables do not depend on how many
+        workers produced them."""
+        keys = list(param_keys or [])
+        runs = sorted(runs, key=lambda r: (r.get("point", 0), r["run"]))
         flows, nets, series = [], [], []
         for r in runs:
+            ident = {"point": r.get("point", 0), **{k: r.get("params", {}).get(k) for k in keys}, "run": r["run"], "seed": r["seed"]}
             n = len(r["flows"]["flow"])
-            f = pl.DataFrame({"run": [r["run"]] * n, "seed": [r["seed"]] * n, **r["flows"]}, strict=False)
-            flows.append(f)
-            nets.append(pl.DataFrame({"run": [r["run"]], "seed": [r["seed"]], **{k: [v] for k, v in r["network"].items()}}, strict=False))
+            flows.append(pl.DataFrame({**{k: [v] * n for k, v in ident.items()}, **r["flows"]}, strict=False))
+            nets.append(pl.DataFrame({**{k: [v] for k, v in ident.items()}, **{k: [v] for k, v in r["network"].items()}}, strict=False))
             m = len(r["timeseries"]["series"])
-            series.append(pl.DataFrame({"run": [r["run"]] * m, "seed": [r["seed"]] * m, **r["timeseries"]}, strict=False))
-        flows_df = _normalize(pl.concat(flows, how="vertical_relaxed")).sort(["run", "flow", "direction"]) if flows else pl.DataFrame()
-        net_df = _normalize(pl.concat(nets, how="vertical_relaxed")).sort(["run"]) if nets else pl.DataFrame()
-        ts_df = _normalize(pl.concat(series, how="vertical_relaxed")) if series else pl.DataFrame()
-        return cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs])
+            series.append(pl.DataFrame({**{k: [v] * m for k, v in ident.items()}, **r["timeseries"]}, strict=False))
+        flows_df = _normalize(pl.concat(flows, how="vertical_relaxed"), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if flows else pl.DataFrame()
+        net_df = _normalize(pl.concat(nets, how="vertical_relaxed"), keys).sort(["point", "run"], maintain_order=True) if nets else pl.DataFrame()
+        ts_df = _normalize(pl.concat(series, how="vertical_relaxed"), keys) if series else pl.DataFrame()
+        return cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys)
 
     def summary(self) -> pl.DataFrame:
-        """Mean, std and 95% CI of every metric over the runs (see :func:`summarize`)."""
-        return summarize(self.flows, self.network)
+        """Mean, std and 95% CI of every metric over the runs of each sweep point (see
+        :func:`summarize`)."""
+        return summarize(self.flows, self.network, ["point", *self.param_keys])
 
     def write(self, directory: Union[str, Path]) -> Path:
         """Writes every table into ``directory`` (created if needed), each file atomically."""
@@ -155,11 +168,15 @@ class Results:
         return d
 
 
-def _normalize(df: pl.DataFrame) -> pl.DataFrame:
-    """Fixed dtypes so tables are identical whatever the values (all-null columns included)."""
+def _normalize(df: pl.DataFrame, param_keys: Iterable[str] = ()) -> pl.DataFrame:
+    """Fixed dtypes so tables are identical whatever the values (all-null columns included);
+    swept parameters keep their own type."""
     casts = []
+    params = set(param_keys)
     for name, dtype in df.schema.items():
-        if name in ("run", "flow", "src", "dst", "link"):
+        if name in params:
+            casts.append(pl.col(name))
+        elif name in ("point", "run", "flow", "src", "dst", "link"):
             casts.append(pl.col(name).cast(pl.UInt32))
         elif name == "seed":
             casts.append(pl.col(name).cast(pl.UInt64))

@@ -53,15 +53,48 @@ fn run(py: Python<'_>, text: &str, source: &str, seed: Option<u64>, run: u64, pc
     match out {
         Ok(Ok(r)) => to_py(py, &r),
         Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(PyRuntimeError::new_err(format!("internal engine error (a tpsim bug, please report it): {msg}")))
-        }
+        Err(panic) => Err(PyRuntimeError::new_err(format!(
+            "internal engine error (a tpsim bug, please report it): {}",
+            panic_message(&panic)
+        ))),
     }
+}
+
+/// Returns `text` with `overrides` (a JSON list of `[dotted path, value]` pairs) set, and
+/// without its `[sweep]` table if `drop_sweep`. Comments and layout elsewhere are kept.
+///
+/// Raises `ScenarioError` for a path that does not exist in the file or malformed TOML.
+#[pyfunction]
+#[pyo3(signature = (text, overrides_json, source = "<string>", drop_sweep = true))]
+fn apply_overrides(py: Python<'_>, text: &str, overrides_json: &str, source: &str, drop_sweep: bool) -> PyResult<String> {
+    let pairs: Vec<(String, serde_json::Value)> =
+        serde_json::from_str(overrides_json).map_err(|e| PyValueError::new_err(format!("overrides must be a JSON list of [path, value] pairs: {e}")))?;
+    tpsim_scenario::apply_overrides(text, source, &pairs, drop_sweep).map_err(|e| scenario_err(py, e))
+}
+
+/// Panics inside the engine boundary, to test that a Rust panic reaches Python as a
+/// `RuntimeError` and never as a crash. Not part of the API.
+#[pyfunction]
+fn _panic_for_tests() -> PyResult<()> {
+    match catch_unwind(|| -> () { panic!("deliberate test panic") }) {
+        Ok(()) => Ok(()),
+        Err(p) => Err(PyRuntimeError::new_err(format!("internal engine error (a tpsim bug, please report it): {}", panic_message(&p)))),
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// The reference study scenarios compiled into the package: a list of (file name, text), so
+/// that `tpsim study` works from any directory.
+#[pyfunction]
+fn bundled_scenarios() -> Vec<(&'static str, &'static str)> {
+    vec![("study-d-wired-voip.toml", include_str!("../../../scenarios/study-d-wired-voip.toml"))]
 }
 
 /// The JSON Schema of the scenario format.
@@ -122,5 +155,8 @@ fn _tpsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
+    m.add_function(wrap_pyfunction!(bundled_scenarios, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

@@ -39,6 +39,13 @@ pub struct Scenario {
     /// Traffic: each flow is one transport association between two nodes.
     #[serde(default)]
     pub flows: Vec<Flow>,
+    /// Parameter sweep: each key is the dotted path of a scenario key (array elements by
+    /// index, e.g. `"flows.0.app.interval"`), each value the list of values it takes. The
+    /// sweep runs every combination (a grid), `simulation.runs` replications each. Expanded
+    /// by the Python front end ([`apply_overrides`] per point); the engine never sees it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, Vec<serde_json::Value>>>")]
+    pub sweep: Option<toml::Table>,
 }
 
 /// Run control.
@@ -331,6 +338,135 @@ pub fn load(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
     } else {
         Err(ScenarioError { source: source.to_string(), diagnostics: diags })
     }
+}
+
+/// Parses a dotted key path (`flows.0.app.interval`) into segments; numbers are array
+/// indices.
+pub fn parse_path(path: &str) -> Vec<Seg> {
+    path.split('.')
+        .map(|p| match p.parse::<usize>() {
+            Ok(i) => Seg::Index(i),
+            Err(_) => Seg::Key(p.to_string()),
+        })
+        .collect()
+}
+
+/// Returns `text` with each `(path, value)` of `overrides` set (inserting keys that are
+/// absent, e.g. an optional `app.stop`), and without its `[sweep]` table if `drop_sweep`.
+/// Formatting and comments elsewhere are preserved, so line numbers of untouched keys stay.
+///
+/// # Errors
+/// A [`ScenarioError`] if the text is not TOML, or a path does not lead to a table or array
+/// element of the file (`unknown key`), or a value cannot be represented in TOML.
+pub fn apply_overrides(
+    text: &str,
+    source: &str,
+    overrides: &[(String, serde_json::Value)],
+    drop_sweep: bool,
+) -> Result<String, ScenarioError> {
+    let fail = |path: &str, message: String| ScenarioError {
+        source: source.to_string(),
+        diagnostics: vec![Diagnostic { path: path.to_string(), line: 0, column: 0, message }],
+    };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| fail("", format!("malformed TOML: {}", e.message())))?;
+    if drop_sweep {
+        doc.as_table_mut().remove("sweep");
+    }
+    for (path, value) in overrides {
+        let segs = parse_path(path);
+        let v = json_to_toml(value).ok_or_else(|| fail(path, format!("value {value} cannot be written in TOML")))?;
+        set_path(doc.as_item_mut(), &segs, v).map_err(|m| fail(path, m))?;
+    }
+    Ok(doc.to_string())
+}
+
+fn json_to_toml(v: &serde_json::Value) -> Option<toml_edit::Value> {
+    use serde_json::Value as J;
+    Some(match v {
+        J::Bool(b) => (*b).into(),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => i.into(),
+            None => n.as_f64()?.into(),
+        },
+        J::String(s) => s.as_str().into(),
+        J::Array(a) => {
+            let mut arr = toml_edit::Array::new();
+            for e in a {
+                arr.push(json_to_toml(e)?);
+            }
+            toml_edit::Value::Array(arr)
+        }
+        J::Object(o) => {
+            let mut t = toml_edit::InlineTable::new();
+            for (k, e) in o {
+                t.insert(k, json_to_toml(e)?);
+            }
+            toml_edit::Value::InlineTable(t)
+        }
+        J::Null => return None,
+    })
+}
+
+fn set_path(item: &mut toml_edit::Item, segs: &[Seg], v: toml_edit::Value) -> Result<(), String> {
+    use toml_edit::Item;
+    let Some((first, rest)) = segs.split_first() else { return Err("empty key path".into()) };
+    let missing = || format!("unknown key: no `{}` here", error::path_string(std::slice::from_ref(first)));
+    match (item, first) {
+        (Item::Table(t), Seg::Key(k)) => {
+            if rest.is_empty() {
+                let decor = t.get(k).and_then(|i| i.as_value()).map(|old| old.decor().clone());
+                let mut v = v;
+                if let Some(d) = decor {
+                    *v.decor_mut() = d;
+                }
+                t.insert(k, Item::Value(v));
+                Ok(())
+            } else {
+                set_path(t.get_mut(k).ok_or_else(missing)?, rest, v)
+            }
+        }
+        (Item::ArrayOfTables(a), Seg::Index(i)) => {
+            let t = a.get_mut(*i).ok_or_else(missing)?;
+            if rest.is_empty() {
+                return Err("cannot replace a whole table".into());
+            }
+            let mut item = Item::Table(std::mem::take(t));
+            let r = set_path(&mut item, rest, v);
+            if let Item::Table(back) = item {
+                *t = back;
+            }
+            r
+        }
+        (Item::Value(val), _) => set_value(val, segs, v),
+        _ => Err(missing()),
+    }
+}
+
+fn set_value(val: &mut toml_edit::Value, segs: &[Seg], v: toml_edit::Value) -> Result<(), String> {
+    use toml_edit::Value;
+    let Some((first, rest)) = segs.split_first() else { return Err("empty key path".into()) };
+    let missing = || format!("unknown key: no `{}` here", error::path_string(std::slice::from_ref(first)));
+    let slot: &mut Value = match (val, first) {
+        (Value::InlineTable(t), Seg::Key(k)) => {
+            if rest.is_empty() {
+                t.insert(k, v);
+                return Ok(());
+            }
+            t.get_mut(k).ok_or_else(missing)?
+        }
+        (Value::Array(a), Seg::Index(i)) => {
+            if rest.is_empty() {
+                if *i >= a.len() {
+                    return Err(missing());
+                }
+                a.replace(*i, v);
+                return Ok(());
+            }
+            a.get_mut(*i).ok_or_else(missing)?
+        }
+        _ => return Err(missing()),
+    };
+    set_value(slot, rest, v)
 }
 
 /// The JSON Schema (draft 7) of the scenario format, pretty-printed.

@@ -159,8 +159,42 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             }
         }
     }
+    if let Some(sweep) = &sc.sweep {
+        let mut plain = sc.clone();
+        plain.sweep = None;
+        let tree = serde_json::to_value(&plain).unwrap_or_default();
+        for (key, values) in sweep {
+            let path = vec![k("sweep"), k(key)];
+            if !path_exists(&tree, &crate::parse_path(key)) {
+                err(path.clone(), format!("unknown sweep key `{key}`: no such key in this scenario (write array elements by index, e.g. \"flows.0.app.interval\")"));
+            }
+            match values.as_array() {
+                Some(a) if !a.is_empty() => {}
+                Some(_) => err(path, "expected a non-empty list of values".into()),
+                None => err(path, format!("expected a list of values, found {}", values.type_str())),
+            }
+        }
+    }
     d.sort_by_key(|x| (x.line, x.column));
     d
+}
+
+fn path_exists(tree: &serde_json::Value, path: &[Seg]) -> bool {
+    let mut node = tree;
+    for seg in path {
+        node = match (node, seg) {
+            (serde_json::Value::Object(o), Seg::Key(k)) => match o.get(k) {
+                Some(n) => n,
+                None => return false,
+            },
+            (serde_json::Value::Array(a), Seg::Index(i)) => match a.get(*i) {
+                Some(n) => n,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    true
 }
 
 fn kind_name(k: AppKind) -> &'static str {

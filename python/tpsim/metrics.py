@@ -1,0 +1,61 @@
+"""Short definitions of every result column, for reports and ``tpsim plot``.
+
+The full definitions are in docs/metrics.md; a test checks that every column the engine
+produces has an entry here and a row there.
+"""
+
+from __future__ import annotations
+
+#: column -> (unit, definition)
+METRICS: dict[str, tuple[str, str]] = {
+    "tx_packets": ("messages", "messages the sending application handed to the transport"),
+    "tx_bytes": ("bytes", "bytes the sending application handed to the transport"),
+    "rx_packets": ("messages", "unique messages delivered to the receiving application"),
+    "rx_bytes": ("bytes", "unique bytes delivered to the receiving application"),
+    "pdr": ("ratio", "rx_packets / tx_packets"),
+    "loss_rate": ("ratio", "1 - pdr"),
+    "goodput_kbps": ("kbit/s", "rx_bytes * 8 / 1000 / active time (first send to the earliest of stop, end of run, last byte delivered)"),
+    "delay_mean_s": ("s", "mean of delivery time - time the application handed the message to the transport"),
+    "delay_p50_s": ("s", "nearest-rank median of the message delays"),
+    "delay_p95_s": ("s", "nearest-rank 95th percentile of the message delays"),
+    "delay_max_s": ("s", "largest message delay"),
+    "net_delay_mean_s": ("s", "mean of delivery time - first transmission of the message's first byte"),
+    "segment_loss_rate": ("ratio", "1 - transport packets received / transport packets sent"),
+    "jitter_ipdv_s": ("s", "mean |D_i - D_(i-1)| of consecutive delivered messages' one-way delays (RFC 3393 IPDV)"),
+    "jitter_rfc3550_s": ("s", "RFC 3550 section 6.4.1 interarrival jitter estimate at the end of the run"),
+    "rtt_mean_s": ("s", "mean of the transport's RTT samples (reliable transports)"),
+    "retransmissions": ("packets", "transport-level retransmitted packets"),
+    "ack_packets": ("packets", "pure acknowledgement/feedback packets sent by the receiver"),
+    "ack_overhead": ("ratio", "ack_packets / tx_segments"),
+    "tx_segments": ("packets", "transport packets sent with this direction's data, retransmissions included"),
+    "rx_segments": ("packets", "transport packets of this direction's data received by the destination transport"),
+    "dropped_segments": ("packets", "this direction's data packets dropped in the network"),
+    "in_flight_segments": ("packets", "this direction's data packets in a queue or on a link at the end"),
+    "buffered_packets": ("messages", "messages accepted by the transport but not sent at the end"),
+    "routing_packets": ("packets", "routing control packets transmitted, every hop counted"),
+    "normalized_routing_load": ("ratio", "routing_packets / data_delivered"),
+    "mac_frames": ("frames", "link-layer frames transmitted (point-to-point: every packet put on a wire)"),
+    "mac_load": ("ratio", "mac_frames / data_delivered"),
+    "drops_queue": ("packets", "data packets dropped by a full interface queue"),
+    "drops_mac_retry": ("packets", "data packets dropped at the unicast retry limit"),
+    "drops_link_break": ("packets", "data packets flushed when their next hop broke"),
+    "drops_no_route": ("packets", "data packets without a route"),
+    "drops_ttl": ("packets", "data packets whose TTL reached zero"),
+    "drops_phy": ("packets", "broadcast data not received (collision or below threshold)"),
+    "drops_energy": ("packets", "data packets lost to a depleted node"),
+    "drops_link_error": ("packets", "data packets lost to a link error model"),
+    "routing_drops": ("packets", "routing control packets dropped"),
+    "jain_fairness": ("index", "Jain's index of the flow directions' goodput"),
+    "data_delivered": ("packets", "data packets received by destination transports"),
+    "events": ("events", "events executed by the engine"),
+}
+
+#: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).
+HEADLINE_FLOW_METRICS = ["goodput_kbps", "pdr", "delay_mean_s", "delay_p95_s", "jitter_ipdv_s", "segment_loss_rate"]
+HEADLINE_NETWORK_METRICS = ["mac_frames", "drops_queue"]
+
+
+def label(metric: str) -> str:
+    """Axis label: the column name with its unit."""
+    unit = METRICS.get(metric, ("", ""))[0]
+    return f"{metric} [{unit}]" if unit else metric

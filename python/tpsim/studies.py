@@ -1,0 +1,45 @@
+"""The reference studies (STUDIES.md) shipped as scenario files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+from . import _tpsim
+from .scenario import Scenario, load
+
+#: short name -> (scenario file name, one-line description)
+STUDIES: dict[str, tuple[str, str]] = {
+    "d": ("study-d-wired-voip.toml", "Study D: transport protocols on a wired VoIP link (ns-2.35); UDP so far"),
+}
+
+
+def scenario_dirs() -> list[Path]:
+    """Where study scenarios are looked up first, in order: ``$TPSIM_SCENARIOS`` and
+    ``./scenarios`` (a checkout); the copies compiled into the package come last."""
+    dirs = []
+    if os.environ.get("TPSIM_SCENARIOS"):
+        dirs.append(Path(os.environ["TPSIM_SCENARIOS"]))
+    dirs.append(Path.cwd() / "scenarios")
+    return dirs
+
+
+def find(name: str) -> Optional[Scenario]:
+    """The scenario of study ``name`` (``d``, ``study-d`` or the file's stem), or None.
+
+    Raises:
+        ScenarioError: if the file found is not a valid scenario.
+    """
+    key = name.lower().removeprefix("study-").removeprefix("study_")
+    files = [STUDIES[key][0]] if key in STUDIES else [f"{name}.toml", name]
+    for d in scenario_dirs():
+        for f in files:
+            p = d / f
+            if p.is_file():
+                return load(p)
+    bundled = dict(_tpsim.bundled_scenarios())
+    for f in files:
+        if f in bundled:
+            return Scenario(bundled[f], f"<tpsim>/scenarios/{f}")
+    return None

@@ -1,0 +1,213 @@
+"""Sweeps, statistics, parallel and distributed runs, resumption, figures and the report."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from scipy import stats
+
+import tpsim
+from conftest import ROOT, cli, one_link
+
+TABLES = ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]
+
+# Random enough that replications differ: Poisson arrivals into a lossy link with a small queue.
+SWEPT = one_link(
+    app='{ kind = "cbr", size = "200B", interval = "10ms", arrivals = "poisson" }',
+    link_extra="loss = 0.02\nqueue = 4",
+    duration="5s",
+    extra="runs = 10",
+) + """
+[sweep]
+"links.0.rate" = ["128kbps", "256kbps"]
+"flows.0.app.interval" = ["4ms", "6ms", "8ms", "12ms", "20ms"]
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    f = tmp_path / name
+    f.write_text(text)
+    return f
+
+
+def test_sweep_summary_matches_scipy(tmp_path):
+    f = write(tmp_path, SWEPT)
+    p = cli("run", str(f), "-o", str(tmp_path / "o"), "--no-report", "-j", "2")
+    assert p.returncode == 0, p.stderr
+    flows = pl.read_csv(tmp_path / "o" / "flows.csv")
+    summary = pl.read_csv(tmp_path / "o" / "summary.csv")
+    assert flows["point"].n_unique() == 10 and flows.height == 10 * 10
+    assert {"links.0.rate", "flows.0.app.interval"} <= set(flows.columns)
+    checked = 0
+    for (point,), g in flows.group_by(["point"], maintain_order=True):
+        for metric in ["goodput_kbps", "delay_mean_s", "pdr", "rx_packets"]:
+            vals = g[metric].to_list()
+            n = len(vals)
+            mean = sum(vals) / n
+            sd = stats.tstd(vals)
+            half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+            row = summary.filter((pl.col("point") == point) & (pl.col("table") == "flows") & (pl.col("metric") == metric)).row(0, named=True)
+            assert row["n"] == 10
+            assert row["mean"] == pytest.approx(mean, rel=1e-12)
+            assert row["std"] == pytest.approx(sd, rel=1e-9)
+            assert row["ci95_low"] == pytest.approx(mean - half, rel=1e-9, abs=1e-12)
+            assert row["ci95_high"] == pytest.approx(mean + half, rel=1e-9, abs=1e-12)
+            checked += 1
+    assert checked == 40
+    # The sweep really varied the scenario: a slower link delivers less.
+    by_rate = flows.group_by("links.0.rate").agg(pl.col("goodput_kbps").mean()).sort("links.0.rate")
+    assert by_rate["goodput_kbps"][0] < by_rate["goodput_kbps"][1]
+
+
+def test_jobs_1_and_2_give_byte_identical_tables(tmp_path):
+    f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 3"))
+    for j in ["1", "2"]:
+        p = cli("run", str(f), "-o", str(tmp_path / f"j{j}"), "-j", j, "--no-report")
+        assert p.returncode == 0, p.stderr
+    for t in TABLES:
+        assert (tmp_path / "j1" / t).read_bytes() == (tmp_path / "j2" / t).read_bytes(), t
+
+
+def test_a_failing_run_is_reported_and_a_rerun_completes_only_it(tmp_path):
+    f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 3"))
+    ref = tmp_path / "ref"
+    assert cli("run", str(f), "-o", str(ref), "--no-report").returncode == 0
+    out = tmp_path / "o"
+    env = dict(os.environ, TPSIM_TEST_FAIL_RUN="7:2")
+    p = subprocess.run([sys.executable, "-m", "tpsim", "run", str(f), "-o", str(out), "-j", "2", "--no-report"], capture_output=True, text=True, env=env)
+    assert p.returncode == 1, p.stderr
+    assert "1 of 30 runs failed" in p.stderr
+    assert "point 7" in p.stderr and "seed 1, run 2" in p.stderr and '"flows.0.app.interval" = "8ms"' not in p.stderr
+    assert 'flows.0.app.interval = "8ms"' in p.stderr and 'links.0.rate = "256kbps"' in p.stderr
+    assert len(list((out / "runs").glob("*.json"))) == 29
+    assert not (out / "flows.csv").exists()
+    p = cli("run", str(f), "-o", str(out), "--no-report")
+    assert p.returncode == 0, p.stderr
+    assert "ran 1, reused 29" in p.stdout
+    for t in TABLES:
+        assert (out / t).read_bytes() == (ref / t).read_bytes(), t
+
+
+def test_sigint_then_rerun_completes_only_the_rest(tmp_path):
+    # Runs long enough (~0.1-0.3 s each) that the interrupt lands mid-sweep.
+    text = one_link(app='{ kind = "cbr", size = "100B", interval = "1ms", arrivals = "poisson" }', link_extra="rate = \"100Mbps\"".replace("rate", "#"), duration="400s", extra="runs = 12").replace('rate = "256kbps"', 'rate = "10Mbps"')
+    text = text.replace("[output]", "") + "\n[output]\ntimeseries = false\n"
+    f = write(tmp_path, text)
+    out = tmp_path / "o"
+    proc = subprocess.Popen([sys.executable, "-m", "tpsim", "run", str(f), "-o", str(out), "-j", "1", "--no-report", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list((out / "runs").glob("*.json"))) < 3:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr
+    done = len(list((out / "runs").glob("*.json")))
+    assert 3 <= done < 12, done
+    assert not (out / "flows.csv").exists()
+    p = cli("run", str(f), "-o", str(out), "--no-report")
+    assert p.returncode == 0, p.stderr
+    assert f"ran {12 - done}, reused {done}" in p.stdout
+    ref = tmp_path / "ref"
+    assert cli("run", str(f), "-o", str(ref), "--no-report").returncode == 0
+    for t in TABLES:
+        assert (out / t).read_bytes() == (ref / t).read_bytes(), t
+
+
+def test_changed_scenario_never_reuses_stale_runs(tmp_path):
+    f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 2"))
+    out = tmp_path / "o"
+    assert cli("run", str(f), "-o", str(out), "--no-report").returncode == 0
+    f.write_text(f.read_text().replace("loss = 0.02", "loss = 0.03"))
+    p = cli("run", str(f), "-o", str(out), "--no-report")
+    assert "ran 20, reused 0" in p.stdout, p.stdout
+
+
+def test_dask_local_cluster_gives_the_local_results(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 2"))
+    assert cli("run", str(f), "-o", str(tmp_path / "local"), "--no-report").returncode == 0
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", scheduler_port=0, dashboard_address=None) as cluster:
+        p = cli("run", str(f), "-o", str(tmp_path / "dask"), "--scheduler", cluster.scheduler_address, "--no-report")
+    assert p.returncode == 0, p.stderr
+    for t in TABLES:
+        assert (tmp_path / "local" / t).read_bytes() == (tmp_path / "dask" / t).read_bytes(), t
+
+
+@pytest.mark.parametrize(
+    "args, what",
+    [
+        (["--sweep", "flows.0.app.intervall=1ms,2ms"], "unknown key `flows.0.app.intervall`"),
+        (["--sweep", "flows.0.app.interval="], "non-empty list"),
+        (["--set", "links.3.rate=1Mbps"], "unknown key `links.3.rate`"),
+        (["--runs", "0"], "--runs must be at least 1"),
+        (["--sweep", "flows.0.app.size=99999B"], "sweep point 0"),
+    ],
+)
+def test_bad_sweep_input_fails_before_any_run(tmp_path, args, what):
+    f = write(tmp_path, one_link())
+    p = cli("run", str(f), "-o", str(tmp_path / "o"), *args)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert what in p.stderr, p.stderr
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "sweep, what",
+    [('"flows.0.app.bogus" = [1, 2]', "unknown sweep key `flows.0.app.bogus`"), ('"flows.0.app.interval" = []', "non-empty list")],
+)
+def test_bad_sweep_table_names_key_and_line(tmp_path, sweep, what):
+    text = one_link() + f"\n[sweep]\n{sweep}\n"
+    f = write(tmp_path, text)
+    p = cli("validate", str(f))
+    assert p.returncode == 2
+    line = len(text.splitlines())
+    assert f"s.toml:{line}:" in p.stderr and what in p.stderr, p.stderr
+
+
+def test_rust_panic_becomes_runtime_error():
+    with pytest.raises(RuntimeError, match="internal engine error"):
+        tpsim._tpsim._panic_for_tests()
+
+
+def test_python_api_sweep_and_plot(tmp_path):
+    res = tpsim.run(tpsim.Scenario(one_link(extra='drain = "1s"')), runs=2, sweep=[("flows.0.app.size", ["64B", "128B"])], jobs=1)
+    assert res.param_keys == ["flows.0.app.size"]
+    assert res.flows.select("point", "flows.0.app.size").unique(maintain_order=True).rows() == [(0, "64B"), (1, "128B")]
+    s = res.summary().filter((pl.col("metric") == "delay_mean_s"))
+    # exact delays: (size + 28 + 2) * 8 / 256 kbit/s + 50 ms
+    assert s["mean"].to_list() == pytest.approx([(64 + 30) * 8 / 256000 + 0.05, (128 + 30) * 8 / 256000 + 0.05])
+    from tpsim.plot import metric_figure, save
+
+    paths = save(metric_figure(res.flows, "delay_mean_s", "flows.0.app.size"), tmp_path / "fig")
+    assert [p.suffix for p in paths] == [".png", ".svg"] and all(p.stat().st_size > 1000 for p in paths)
+
+
+def test_plot_command_draws_custom_figures(tmp_path):
+    f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 2"))
+    assert cli("run", str(f), "-o", str(tmp_path / "o"), "--no-report").returncode == 0
+    p = cli("plot", str(tmp_path / "o"), "--metric", "pdr", "--x", "flows.0.app.interval", "--hue", "links.0.rate")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "o" / "figures" / "custom-pdr.png").stat().st_size > 1000
+    p = cli("plot", str(tmp_path / "o"), "--series", "queue_packets", "--point", "3", "--run", "1")
+    assert p.returncode == 0, p.stderr
+    p = cli("plot", str(tmp_path / "o"), "--metric", "nonsense")
+    assert p.returncode == 2 and "no column" in p.stderr
+
+
+def test_study_list_and_run(tmp_path):
+    p = cli("study", "--list", cwd=ROOT)
+    assert p.returncode == 0 and "study-d-wired-voip.toml" in p.stdout
+    p = cli("study", "d", "-o", str(tmp_path / "d"), cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "d" / "report.html").is_file() and (tmp_path / "d" / "flows.csv").is_file()
+    p = cli("study", "nope", cwd=ROOT)
+    assert p.returncode == 2 and "no study" in p.stderr
