@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh machine (Python, pip, Rust and a C toolchain
-# assumed) and runs every Rust and Python test. Used by .ci/run; run it yourself the same way:
+# assumed; Debian packages come from apt) and runs every Rust and Python test. Used by .ci/run; run it yourself the same way:
 #     ./scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# System tools the tests drive: tshark (pcap dissection checks).
+# System tools the tests drive: tshark (pcap dissection checks), Chromium and its driver
+# (the HTML report is loaded in a headless browser).
 need=()
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 if [ ${#need[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" = 0 ] || sudo="sudo"
