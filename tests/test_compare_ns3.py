@@ -1,0 +1,203 @@
+"""benches/compare_ns3.py: the document writing and formatting (always), the tpsim side of
+its scenario (always), and the whole harness against ns-3 (only with TPSIM_NS3_BENCH=1,
+because it builds ns-3 programs: CI must not)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tpsim
+from conftest import ROOT
+
+HARNESS = ROOT / "benches" / "compare_ns3.py"
+
+
+def _load_harness():
+    spec = importlib.util.spec_from_file_location("compare_ns3", HARNESS)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["compare_ns3"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+cmp = _load_harness()
+
+
+# ---------------------------------------------------------------- document markers
+
+
+def test_section_is_appended_with_its_title_when_the_markers_are_absent():
+    doc = "# Benchmarks\n\nSome text.\n"
+    out = cmp.replace_section(doc, "TABLE")
+    assert out.startswith(doc)
+    assert out[len(doc):] == f"\n{cmp.SECTION_TITLE}\n\n{cmp.BEGIN}\nTABLE\n{cmp.END}\n"
+
+
+def test_only_the_text_between_the_markers_changes_and_twice_is_the_same():
+    before = "# B\n\nintro\n\n## tpsim and ns-3 side by side\n\n"
+    after = "\n\n## Later section\n\nkept as is\n"
+    doc = f"{before}{cmp.BEGIN}\nold table\n{cmp.END}{after}"
+    out = cmp.replace_section(doc, "new table\n")
+    assert out == f"{before}{cmp.BEGIN}\nnew table\n{cmp.END}{after}"
+    assert cmp.replace_section(out, "new table\n") == out
+
+
+@pytest.mark.parametrize("doc", [f"x\n{cmp.BEGIN}\ny\n", f"x\n{cmp.END}\ny\n", f"{cmp.END}\n{cmp.BEGIN}\n"])
+def test_a_lone_or_misordered_marker_is_an_error(doc):
+    with pytest.raises(ValueError, match="marker"):
+        cmp.replace_section(doc, "T")
+
+
+def test_write_doc_keeps_blocks_of_scenarios_not_rerun_and_leaves_no_temporary_file(tmp_path):
+    path = tmp_path / "benchmarks.md"
+    path.write_text("# Benchmarks\n\nhand-written\n", encoding="utf-8")
+    a = cmp.BLOCK.format(key="a") + "\n### a\n\nfirst a\n"
+    b = cmp.BLOCK.format(key="b") + "\n### b\n\nfirst b\n"
+    cmp.write_doc(path, "header 1", {"a": a, "b": b}, ["a", "b"])
+    a2 = cmp.BLOCK.format(key="a") + "\n### a\n\nsecond a\n"
+    cmp.write_doc(path, "header 2", {"a": a2}, ["a", "b"])
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# Benchmarks\n\nhand-written\n\n## tpsim and ns-3 side by side\n\n")
+    section = cmp.current_section(text)
+    assert "header 2" in section and "header 1" not in section
+    assert "second a" in section and "first a" not in section
+    assert "first b" in section and section.index("second a") < section.index("first b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["benchmarks.md"]
+
+
+def test_the_real_document_has_at_most_one_section():
+    text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert text.count(cmp.BEGIN) == text.count(cmp.END) <= 1
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def test_number_formats():
+    assert cmp.fmt_sig(1.7149) == "1.71"
+    assert cmp.fmt_sig(0.011923) == "0.0119"
+    assert cmp.fmt_sig(235_660.0) == "236,000"
+    assert cmp.fmt_sig(0.0) == "0"
+    assert cmp.fmt_sig(None) == "—"
+    assert cmp.fmt_rate(25_160_000) == "25.2 M"
+    assert cmp.fmt_rate(234_785) == "235 k"
+    assert cmp.fmt_int(99_990) == "99,990"
+    assert cmp.spread([3.0, 1.0, 2.0], cmp.fmt_sig) == "2.00 (1.00–3.00)"
+    assert cmp.spread([5.0, 5.0], cmp.fmt_int) == "5"
+    assert cmp.spread([5.0, 5.0], cmp.fmt_sig, always=True) == "5.00 (5.00–5.00)"
+    assert cmp.spread([None], cmp.fmt_sig) == "—"
+    assert cmp.ratio([1.0, 2.0, 3.0], [4.0, 4.0, 4.0]) == 0.5
+
+
+def _tpsim_record(seed, loop, wall, rss_kb, rx=493):
+    flow = {"tx_packets": 495, "rx_packets": rx, "rx_bytes": rx * 128, "delay_mean_s": 0.0549375,
+            "jitter_ipdv_s": 0.0, "goodput_kbps": 50.0}
+    return {"side": "tpsim", "seed": seed, "command": "tpsim.run('x.toml', seed=1)", "measured_at": "2026-01-01T00:00:00+00:00",
+            "process_wall_s": wall, "peak_rss_kb": rss_kb, "user_s": 0.3, "sys_s": 0.1, "cached": False,
+            "output": {"engine_seconds": loop, "tpsim_version": "0.1.0",
+                       "flows": [dict(flow), dict(flow)], "network": {"events": 2966, "mac_frames": 990}}}
+
+
+def _ns3_record(seed, loop, wall, rss_kb, cached=False, rx=986):
+    fm = {"tx_pkts": 990, "rx_pkts": rx, "pdr": rx / 990, "mean_delay_s": 0.0549375, "mean_jitter_s": 0.0,
+          "rx_bytes_ip": rx * 156, "sum_flow_thr_kbps": 124.0}
+    return {"side": "ns-3", "seed": seed, "command": "s5_wired_voip --transport=udp --seed=1 --run=1",
+            "measured_at": "2025-12-31T10:00:00+00:00", "process_wall_s": wall, "peak_rss_kb": rss_kb,
+            "user_s": 0.05, "sys_s": 0.01, "cached": cached,
+            "output": {"wall_run_s": loop, "events": 3980, "app_rx_bytes": rx * 128, "mac_frames_tx": 0, "flowmon": fm}}
+
+
+def _render(tp_rx=493):
+    bench = cmp.BENCHMARKS["wired-udp"]
+    runs = {
+        "tpsim": [_tpsim_record(1, 0.002, 0.5, 60 * 1024, tp_rx), _tpsim_record(2, 0.001, 0.4, 62 * 1024, tp_rx),
+                  _tpsim_record(3, 0.003, 0.6, 61 * 1024, tp_rx)],
+        "ns-3": [_ns3_record(1, 0.02, 0.06, 20 * 1024, cached=True), _ns3_record(2, 0.01, 0.05, 20 * 1024, cached=True),
+                 _ns3_record(3, 0.03, 0.07, 20 * 1024, cached=True)],
+    }
+    ctx = {"sim_time_s": 10.0, "date": "2026-01-01 00:00 UTC",
+           "machine": {"cores": 2, "cpu": "Test CPU", "os": "Linux", "python": "3.11", "load1": 0.5}}
+    return cmp.render_scenario(bench, runs, ctx)
+
+
+def _row(md, label):
+    rows = [line for line in md.splitlines() if line.startswith(f"| {label}")]
+    assert len(rows) == 1, label
+    return [c.strip() for c in rows[0].strip("|").split("|")]
+
+
+def test_scenario_block_has_timings_over_seeds_ratios_and_metrics_side_by_side():
+    md = _render()
+    assert md.startswith(cmp.BLOCK.format(key="wired-udp") + "\n### `wired-udp`: ")
+    assert "10.0 s simulated" in md and "Test CPU" in md and "3 seed(s) per side (1, 2, 3)" in md
+    assert "cache for 3 of 3 seeds (measured 2025-12-31)" in md
+    loop = _row(md, "event-loop wall time")
+    assert loop[1:] == ["0.00200 (0.00100–0.00300)", "0.0200 (0.0100–0.0300)", "0.100"]
+    assert _row(md, "process wall time")[1:] == ["0.500 (0.400–0.600)", "0.0600 (0.0500–0.0700)", "8.33"]
+    assert _row(md, "peak RSS, MB")[1:3] == ["61.0 (60.0–62.0)", "20.0 (20.0–20.0)"]
+    assert _row(md, "events executed")[1:] == ["2,966", "3,980", "0.745"]
+    # 0.002 s / 986 delivered packets; 0.02 s / 986.
+    assert _row(md, "event-loop time per delivered packet")[1:3] == ["2.03 (1.01–3.04)", "20.3 (10.1–30.4)"]
+    assert "MAC frame" not in md  # wired: not meaningful
+    assert _row(md, "packets sent")[1:3] == ["990", "990"]
+    assert _row(md, "packets delivered")[1:3] == ["986", "986"]
+    assert _row(md, "mean one-way delay, ms")[1:3] == ["54.9375", "54.9375"]
+    # ns-3 goodput = FlowMonitor throughput x app bytes / IP bytes = 124 x 128/156.
+    assert _row(md, "goodput, kbit/s")[1:3] == ["100.000", f"{124 * 128 / 156:.3f}"]
+    assert "Differences above 0.1%:** goodput" in md
+    assert "10.0× as fast" in md
+
+
+def test_a_metric_mismatch_is_flagged():
+    md = _render(tp_rx=400)
+    assert "packets delivered (800 vs 986" in md
+    assert "PDR (" in md
+
+
+# ---------------------------------------------------------------- the tpsim side of wired-udp
+
+
+def test_wired_udp_scenario_matches_the_ns3_program_on_a_short_run():
+    """The benchmark scenario under the --quick overrides: the counts and delay s5_wired_voip
+    gives for --simTime=10 (ns-3 README: 990 sent, 986 received, 54.9 ms)."""
+    bench = cmp.BENCHMARKS["wired-udp"]
+    res = tpsim.run(ROOT / bench.tpsim_scenario, seed=1, set=list(bench.quick_tpsim_set))
+    assert res.flows["tx_packets"].to_list() == [495, 495]
+    assert res.flows["rx_packets"].to_list() == [493, 493]
+    assert all(abs(d - (158 * 8 / 256_000 + 0.050)) < 1e-12 for d in res.flows["delay_mean_s"].to_list())
+    assert len(res.engine_seconds) == 1 and res.engine_seconds[0] > 0
+
+
+# ---------------------------------------------------------------- end to end (opt-in)
+
+
+@pytest.mark.skipif(os.environ.get("TPSIM_NS3_BENCH") != "1", reason="set TPSIM_NS3_BENCH=1 to build and run ns-3")
+def test_quick_run_end_to_end(tmp_path):
+    """Builds (or reuses) the venv and s5_wired_voip in benches/.cache, runs both sides for
+    10 simulated seconds and writes the section into a copy of the document."""
+    doc = tmp_path / "benchmarks.md"
+    original = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    doc.write_text(original, encoding="utf-8")
+    p = subprocess.run([sys.executable, str(HARNESS), "--quick", "--fresh-ns3", "--doc", str(doc)],
+                       capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, p.stderr[-3000:]
+    text = doc.read_text(encoding="utf-8")
+    section = cmp.current_section(text)
+    assert "### `wired-udp`" in section and "10.0 s simulated" in section
+    assert _row(section, "packets sent")[1:3] == ["990", "990"]
+    assert _row(section, "packets delivered")[1:3] == ["986", "986"]
+    assert _row(section, "mean one-way delay, ms")[1:3] == ["54.9375", "54.9375"]
+    # Outside the section the document is unchanged.
+    b = original.find(cmp.BEGIN)
+    if b != -1:
+        assert text[:b] == original[:b]
+        assert text[text.find(cmp.END):] == original[original.find(cmp.END):]
+    else:
+        assert text.startswith(original)
