@@ -28,3 +28,29 @@ def test_tshark_finds_no_malformed_packets_or_bad_checksums(sizes, tmp_path):
     bad_udp = [l for l in fields if l.split(",")[1] != "1"]
     assert (len(malformed), len(bad_ip), len(bad_udp)) == (0, 0, 0)
     assert all(l.endswith("ip:udp:data") for l in fields), fields[:3]
+
+
+@pytest.mark.parametrize("sizes", ["standard", "ns2"])
+def test_tshark_reads_tcp_pcap_without_anomalies(sizes, tmp_path):
+    tshark = require_tool("tshark")
+    f = tmp_path / "s.toml"
+    text = one_link(sizes, app='{ kind = "bulk", bytes = "200kB", size = "1000B" }', link_extra="pcap = true\nqueue = 1000", duration="30s").replace('transport = "udp"', 'transport = "tcp"')
+    text += '\n[[flows]]\nsrc = 1\ndst = 0\ntransport = "tcp-reno"\napp = { kind = "voip", size = "160B", interval = "20ms", stop = "5s" }\n'
+    f.write_text(text)
+    p = cli("run", str(f), "-o", str(tmp_path / "o"), "--pcap", "--no-report")
+    assert p.returncode == 0, p.stderr
+    pcap = tmp_path / "o" / "pcap" / "p0-run0" / "link0.pcap"
+    out = subprocess.run(
+        [tshark, "-r", str(pcap), "-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE",
+         "-T", "fields", "-E", "separator=,", "-e", "ip.checksum.status", "-e", "tcp.checksum.status", "-e", "_ws.malformed",
+         "-e", "tcp.analysis.ack_lost_segment", "-e", "tcp.analysis.lost_segment", "-e", "tcp.analysis.retransmission", "-e", "tcp.flags.syn"],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()
+    rows = [l.split(",") for l in out]
+    assert len(rows) > 300
+    assert sum(1 for r in rows if r[0] != "1") == 0, "bad IP checksums"
+    assert sum(1 for r in rows if r[1] != "1") == 0, "bad TCP checksums"
+    assert sum(1 for r in rows if r[2]) == 0, "malformed packets"
+    assert sum(1 for r in rows if r[3]) == 0, "ACKed unseen segment"
+    assert sum(1 for r in rows if r[4] or r[5]) == 0, "lost or retransmitted segments on a lossless link"
+    assert sum(1 for r in rows if r[6] == "1") == 4  # SYN and SYN-ACK of both connections

@@ -22,22 +22,29 @@ def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path):
     for name in ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]:
         assert (out / name).is_file(), name
     flows = pl.read_parquet(out / "flows.parquet")
-    # voip is two-way: one row per run x flow x direction.
-    assert flows.height == 2 * 2
-    assert flows.select("run", "flow", "direction").rows() == [(0, 0, "fwd"), (0, 0, "rev"), (1, 0, "fwd"), (1, 0, "rev")]
+    # Two transports (the study's sweep) x 2 runs; voip is two-way: one row per direction.
+    assert flows.height == 2 * 2 * 2
+    assert flows.select("point", "flows.0.transport", "run", "flow", "direction").rows() == [
+        (p, t, r, 0, d) for p, t in [(0, "udp"), (1, "tcp")] for r in (0, 1) for d in ("fwd", "rev")
+    ]
     for col in ["run", "seed", "flow", "src", "dst", "transport", "app", "tx_packets", "rx_packets", "pdr", "goodput_kbps", "delay_mean_s", "jitter_ipdv_s", "jitter_rfc3550_s"]:
         assert col in flows.columns, col
     assert pl.read_csv(out / "flows.csv").height == flows.height
     net = pl.read_parquet(out / "network.parquet")
-    assert net.height == 2 and "mac_frames" in net.columns and "drops_queue" in net.columns
-    # 495 messages each way (0.1 s .. 9.98 s every 20 ms), all delivered at exactly 54 ms.
-    assert flows["tx_packets"].to_list() == [495] * 4
-    assert flows["rx_packets"].to_list() == [495] * 4
-    assert all(abs(d - 0.054) < 1e-9 for d in flows["delay_mean_s"].to_list())
+    assert net.height == 4 and "mac_frames" in net.columns and "drops_queue" in net.columns
+    # 495 messages each way (0.1 s .. 9.98 s every 20 ms), all delivered; over UDP at exactly
+    # 54 ms, over TCP a little later (40-byte headers, segments that carry several messages).
+    assert flows["tx_packets"].to_list() == [495] * 8
+    assert flows["rx_packets"].to_list() == [495] * 8
+    udp = flows.filter(pl.col("transport") == "udp")
+    assert all(abs(d - 0.054) < 1e-9 for d in udp["delay_mean_s"].to_list())
+    tcp = flows.filter(pl.col("transport") == "tcp")
+    assert all(d > 0.054 for d in tcp["delay_mean_s"].to_list())
+    assert all(r > 0.1 for r in tcp["rtt_mean_s"].to_list())
     ts = pl.read_parquet(out / "timeseries.parquet")
-    assert set(ts["series"].unique()) == {"goodput_kbps", "delay_mean_s", "queue_packets"}
+    assert set(ts["series"].unique()) == {"goodput_kbps", "delay_mean_s", "queue_packets", "cwnd_bytes", "ssthresh_bytes", "srtt_s"}
     summary = pl.read_csv(out / "summary.csv")
-    row = summary.filter((pl.col("metric") == "rx_packets") & (pl.col("direction") == "fwd"))
+    row = summary.filter((pl.col("metric") == "rx_packets") & (pl.col("direction") == "fwd") & (pl.col("point") == 1))
     assert row["n"].item() == 2 and row["mean"].item() == 495.0
 
 

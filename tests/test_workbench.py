@@ -27,7 +27,7 @@ SWEPT = one_link(
     extra="runs = 10",
 ) + """
 [sweep]
-"links.0.rate" = ["128kbps", "256kbps"]
+"flows.0.transport" = ["udp", "tcp"]
 "flows.0.app.interval" = ["4ms", "6ms", "8ms", "12ms", "20ms"]
 """
 
@@ -45,7 +45,8 @@ def test_sweep_summary_matches_scipy(tmp_path):
     flows = pl.read_csv(tmp_path / "o" / "flows.csv")
     summary = pl.read_csv(tmp_path / "o" / "summary.csv")
     assert flows["point"].n_unique() == 10 and flows.height == 10 * 10
-    assert {"links.0.rate", "flows.0.app.interval"} <= set(flows.columns)
+    assert {"flows.0.transport", "flows.0.app.interval"} <= set(flows.columns)
+    assert flows["transport"].unique().sort().to_list() == ["tcp", "udp"]
     checked = 0
     for (point,), g in flows.group_by(["point"], maintain_order=True):
         for metric in ["goodput_kbps", "delay_mean_s", "pdr", "rx_packets"]:
@@ -62,9 +63,10 @@ def test_sweep_summary_matches_scipy(tmp_path):
             assert row["ci95_high"] == pytest.approx(mean + half, rel=1e-9, abs=1e-12)
             checked += 1
     assert checked == 40
-    # The sweep really varied the scenario: a slower link delivers less.
-    by_rate = flows.group_by("links.0.rate").agg(pl.col("goodput_kbps").mean()).sort("links.0.rate")
-    assert by_rate["goodput_kbps"][0] < by_rate["goodput_kbps"][1]
+    # The sweep really varied the scenario: TCP retransmits what the lossy link drops, UDP not.
+    by_t = flows.group_by("transport").agg(pl.col("retransmissions").sum(), pl.col("dropped_segments").sum()).sort("transport")
+    assert by_t["retransmissions"].to_list()[0] > 0 and by_t["retransmissions"].to_list()[1] == 0
+    assert all(d > 0 for d in by_t["dropped_segments"].to_list())
 
 
 def test_jobs_1_and_2_give_byte_identical_tables(tmp_path):
@@ -86,7 +88,7 @@ def test_a_failing_run_is_reported_and_a_rerun_completes_only_it(tmp_path):
     assert p.returncode == 1, p.stderr
     assert "1 of 30 runs failed" in p.stderr
     assert "point 7" in p.stderr and "seed 1, run 2" in p.stderr and '"flows.0.app.interval" = "8ms"' not in p.stderr
-    assert 'flows.0.app.interval = "8ms"' in p.stderr and 'links.0.rate = "256kbps"' in p.stderr
+    assert 'flows.0.app.interval = "8ms"' in p.stderr and 'flows.0.transport = "tcp"' in p.stderr
     assert len(list((out / "runs").glob("*.json"))) == 29
     assert not (out / "flows.csv").exists()
     p = cli("run", str(f), "-o", str(out), "--no-report")
@@ -194,7 +196,7 @@ def test_python_api_sweep_and_plot(tmp_path):
 def test_plot_command_draws_custom_figures(tmp_path):
     f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 2"))
     assert cli("run", str(f), "-o", str(tmp_path / "o"), "--no-report").returncode == 0
-    p = cli("plot", str(tmp_path / "o"), "--metric", "pdr", "--x", "flows.0.app.interval", "--hue", "links.0.rate")
+    p = cli("plot", str(tmp_path / "o"), "--metric", "pdr", "--x", "flows.0.app.interval", "--hue", "flows.0.transport")
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "o" / "figures" / "custom-pdr.png").stat().st_size > 1000
     p = cli("plot", str(tmp_path / "o"), "--series", "queue_packets", "--point", "3", "--run", "1")

@@ -9,18 +9,38 @@ use tpsim_engine::{RunOptions, World};
 const SCENARIO: &str = include_str!("../../scenarios/study-d-wired-voip.toml");
 
 fn study_d(c: &mut Criterion) {
-    let text = SCENARIO.replace("duration = \"10s\"", "duration = \"1000s\"").replace("stop = \"10s\"", "stop = \"1000s\"");
+    let text = SCENARIO
+        .replace("duration = \"10s\"", "duration = \"1000s\"")
+        .replace("stop = \"10s\"", "stop = \"1000s\"");
     let mut g = c.benchmark_group("study_d_udp_1000s");
     g.sample_size(20);
     for timeseries in [false, true] {
         let t = text.replace("timeseries = true", &format!("timeseries = {timeseries}"));
         let sc = tpsim_scenario::load(&t, "study-d").expect("valid scenario");
-        let mut probe = World::build(&sc, &RunOptions { seed: 1, run: 0, pcap_dir: None }).unwrap();
+        let mut probe = World::build(
+            &sc,
+            &RunOptions {
+                seed: 1,
+                run: 0,
+                pcap_dir: None,
+            },
+        )
+        .unwrap();
         probe.run();
         g.throughput(Throughput::Elements(probe.events()));
         g.bench_function(if timeseries { "with_timeseries" } else { "no_timeseries" }, |b| {
             b.iter_batched(
-                || World::build(&sc, &RunOptions { seed: 1, run: 0, pcap_dir: None }).unwrap(),
+                || {
+                    World::build(
+                        &sc,
+                        &RunOptions {
+                            seed: 1,
+                            run: 0,
+                            pcap_dir: None,
+                        },
+                    )
+                    .unwrap()
+                },
                 |mut w| {
                     w.run();
                     w

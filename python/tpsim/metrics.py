@@ -25,6 +25,9 @@ METRICS: dict[str, tuple[str, str]] = {
     "jitter_rfc3550_s": ("s", "RFC 3550 section 6.4.1 interarrival jitter estimate at the end of the run"),
     "rtt_mean_s": ("s", "mean of the transport's RTT samples (reliable transports)"),
     "retransmissions": ("packets", "transport-level retransmitted packets"),
+    "rto_timeouts": ("events", "retransmission-timer expiries that retransmitted (TCP, RFC 6298 section 5.4)"),
+    "fast_retransmits": ("events", "fast retransmits after duplicate ACKs (TCP, RFC 5681 section 3.2)"),
+    "rto_s": ("s", "the sender's retransmission timeout at the end of the run, without backoff (TCP)"),
     "ack_packets": ("packets", "pure acknowledgement/feedback packets sent by the receiver"),
     "ack_overhead": ("ratio", "ack_packets / tx_segments"),
     "tx_segments": ("packets", "transport packets sent with this direction's data, retransmissions included"),
@@ -49,6 +52,9 @@ METRICS: dict[str, tuple[str, str]] = {
     "data_delivered": ("packets", "data packets received by destination transports"),
     "events": ("events", "events executed by the engine"),
 }
+
+#: Time series of TCP senders (binned output, sampled at the start of each bin).
+TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s"}
 
 #: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).
 HEADLINE_FLOW_METRICS = ["goodput_kbps", "pdr", "delay_mean_s", "delay_p95_s", "jitter_ipdv_s", "segment_loss_rate"]

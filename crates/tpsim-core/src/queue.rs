@@ -56,7 +56,12 @@ impl<E> EventQueue<E> {
 
     /// An empty queue with room for `cap` pending events before it reallocates.
     pub fn with_capacity(cap: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(cap), next_seq: 0, now: SimTime::ZERO, popped: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(cap),
+            next_seq: 0,
+            now: SimTime::ZERO,
+            popped: 0,
+        }
     }
 
     /// Schedules `event` at `time`.
@@ -65,10 +70,17 @@ impl<E> EventQueue<E> {
     /// If `time` is earlier than the time of the last popped event (time never goes back).
     #[inline]
     pub fn push(&mut self, time: SimTime, event: E) {
-        assert!(time >= self.now, "event scheduled in the past: {time} < now {}", self.now);
+        assert!(
+            time >= self.now,
+            "event scheduled in the past: {time} < now {}",
+            self.now
+        );
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { key: ((time.0 as u128) << 64) | seq as u128, event });
+        self.heap.push(Entry {
+            key: ((time.0 as u128) << 64) | seq as u128,
+            event,
+        });
     }
 
     /// Removes and returns the earliest event, advancing the queue's clock to its time.

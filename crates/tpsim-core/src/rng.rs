@@ -102,7 +102,9 @@ pub struct RngStream {
 impl RngStream {
     /// The stream identified by `key`.
     pub fn new(key: StreamKey) -> Self {
-        RngStream { inner: Xoshiro256PlusPlus::seed_from_u64(key.derive()) }
+        RngStream {
+            inner: Xoshiro256PlusPlus::seed_from_u64(key.derive()),
+        }
     }
 
     /// 64 uniformly random bits.
@@ -142,7 +144,13 @@ mod tests {
     use super::*;
 
     fn key(owner_id: u64, module: Module) -> StreamKey {
-        StreamKey { seed: 1, run: 0, kind: OwnerKind::Flow, owner_id, module }
+        StreamKey {
+            seed: 1,
+            run: 0,
+            kind: OwnerKind::Flow,
+            owner_id,
+            module,
+        }
     }
 
     #[test]
@@ -154,8 +162,12 @@ mod tests {
 
     #[test]
     fn same_key_same_stream_and_keys_differ() {
-        let a: Vec<u64> = (0..4).scan(RngStream::new(key(3, Module::Traffic)), |r, _| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..4).scan(RngStream::new(key(3, Module::Traffic)), |r, _| Some(r.next_u64())).collect();
+        let a: Vec<u64> = (0..4)
+            .scan(RngStream::new(key(3, Module::Traffic)), |r, _| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .scan(RngStream::new(key(3, Module::Traffic)), |r, _| Some(r.next_u64()))
+            .collect();
         assert_eq!(a, b);
         for other in [key(4, Module::Traffic), key(3, Module::ErrorModel)] {
             assert_ne!(RngStream::new(other).next_u64(), a[0]);

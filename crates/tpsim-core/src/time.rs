@@ -149,7 +149,10 @@ mod tests {
     #[test]
     fn serialization_time_is_exact_for_whole_nanoseconds() {
         // 128 B at 256 kbit/s = 4 ms exactly.
-        assert_eq!(SimDuration::serialization(128 * 8, 256_000), SimDuration::from_millis(4));
+        assert_eq!(
+            SimDuration::serialization(128 * 8, 256_000),
+            SimDuration::from_millis(4)
+        );
         // 1 bit at 3 bit/s = 333333333.33 ns, rounded up.
         assert_eq!(SimDuration::serialization(1, 3), SimDuration(333_333_334));
     }

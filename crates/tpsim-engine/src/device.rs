@@ -16,7 +16,10 @@ pub struct DropTail {
 impl DropTail {
     /// An empty queue that holds at most `limit` waiting packets.
     pub fn new(limit: usize) -> Self {
-        DropTail { q: VecDeque::with_capacity(limit.min(4096)), limit }
+        DropTail {
+            q: VecDeque::with_capacity(limit.min(4096)),
+            limit,
+        }
     }
     /// Appends `p`, or gives it back if the queue is full (tail drop).
     #[inline]
@@ -64,7 +67,12 @@ impl ErrorModel {
     pub fn new(loss: f64, mut drop_list: Vec<u64>, rng: RngStream) -> Self {
         drop_list.sort_unstable();
         drop_list.dedup();
-        ErrorModel { loss, drop_list, cursor: 0, rng }
+        ErrorModel {
+            loss,
+            drop_list,
+            cursor: 0,
+            rng,
+        }
     }
 
     /// Whether the packet with transmission index `idx` (increasing by one per call) is lost.

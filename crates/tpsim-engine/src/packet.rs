@@ -89,6 +89,10 @@ impl PacketArena {
 
     /// Live packets (for end-of-run accounting).
     pub fn iter_live(&self) -> impl Iterator<Item = &Packet> {
-        self.slots.iter().zip(&self.refs).filter(|(_, r)| **r > 0).map(|(p, _)| p)
+        self.slots
+            .iter()
+            .zip(&self.refs)
+            .filter(|(_, r)| **r > 0)
+            .map(|(p, _)| p)
     }
 }

@@ -57,6 +57,20 @@ impl PcapTracer {
                     h.emit(&ip, payload, &mut b[l4..]);
                 }
             }
+            L4Header::Tcp(h) => {
+                let tcp_len = total - IPV4_HEADER_LEN as usize;
+                // Under `ns2` sizes the IP length counts no TCP options: trace the SYN without.
+                let h = if tcp_len < h.header_len() as usize {
+                    h.without_options()
+                } else {
+                    h
+                };
+                let hl = h.header_len() as usize;
+                if tcp_len >= hl {
+                    // The payload bytes are zeros, as for UDP.
+                    h.emit(&ip, vec_zeros(tcp_len - hl), &mut b[l4..]);
+                }
+            }
         }
         if let Err(e) = w.write_packet(now.as_nanos(), b) {
             self.error.get_or_insert(e);

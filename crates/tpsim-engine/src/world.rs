@@ -6,15 +6,20 @@
 //! schedules what they ask for. Everything is owned by index (no `Rc<RefCell<..>>`).
 
 use crate::device::{Device, DropTail, ErrorModel, P2pDevice};
-use crate::metrics::{jain, nearest_rank, DirStats, DropReason, FlowRow, NetworkRow, RunResult, SeriesTable, N_DROP_REASONS};
+use crate::metrics::{
+    jain, nearest_rank, DirStats, DropReason, FlowRow, NetworkRow, RunResult, SeriesTable, N_DROP_REASONS,
+};
 use crate::packet::{Packet, PacketArena, PacketId, NO_DIR};
 use crate::trace::PcapTracer;
 use crate::EngineError;
+use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
 use tpsim_scenario::topology::Paths;
 use tpsim_scenario::{AppKind, Arrivals, Scenario};
-use tpsim_transport::{L4Header, Message, Socket, SocketConfig, TransportEvent, UdpSocket};
+use tpsim_scenario::{TcpOptions, Transport};
+use tpsim_transport::tcp::{LossRecovery, Open};
+use tpsim_transport::{Message, Segment, Socket, SocketConfig, TcpConfig, TcpSocket, TransportEvent, UdpSocket};
 use tpsim_wire::ip::DEFAULT_TTL;
 use tpsim_wire::Ipv4Repr;
 
@@ -29,6 +34,8 @@ enum Event {
     Arrive { dev: u32, pkt: PacketId },
     /// A transport endpoint's deadline (skipped if `gen` is stale).
     SocketTimer { ep: u32, gen: u32 },
+    /// A connection-oriented endpoint opens (TCP active open: its SYN goes out).
+    Open { ep: u32 },
 }
 
 /// A route: destination prefix → (interface, next hop).
@@ -67,12 +74,44 @@ struct Endpoint {
     rx_dir: u32,
     timer_gen: u32,
     timer_at: SimTime,
+    /// A bulk generator feeding this endpoint whenever its send buffer has room.
+    bulk_gen: Option<u32>,
 }
 
 #[derive(Clone, Copy)]
 enum GenKind {
-    Periodic { interval: SimDuration },
-    Poisson { mean_s: f64 },
+    Periodic {
+        interval: SimDuration,
+    },
+    Poisson {
+        mean_s: f64,
+    },
+    /// Writes `size`-byte messages whenever the transport accepts them; `remaining` bytes
+    /// (`None`: unlimited).
+    Bulk {
+        remaining: Option<u64>,
+    },
+}
+
+/// Message boundaries of a byte-stream direction (TCP): the transport only reports bytes, so
+/// the engine maps stream offsets back to the application's messages.
+#[derive(Default)]
+struct StreamTrack {
+    /// Messages written and not yet delivered, in stream order.
+    pending: VecDeque<PendingMsg>,
+    /// Stream bytes written by the application so far.
+    written: u64,
+    /// Stream bytes below this offset have been transmitted at least once.
+    sent_upto: u64,
+    /// Index in `pending` of the first message whose first byte has not been sent yet.
+    unsent: usize,
+}
+
+struct PendingMsg {
+    start: u64,
+    end: u64,
+    msg: Message,
+    first_tx: SimTime,
 }
 
 struct Generator {
@@ -99,6 +138,12 @@ struct Dir {
     stats: DirStats,
     tx_segments: u64,
     rx_segments: u64,
+    /// Byte-stream message tracking (TCP); `None` for message transports.
+    stream: Option<StreamTrack>,
+    /// Total bytes of a finite transfer.
+    total: Option<u64>,
+    /// When the last byte of a finite transfer was delivered.
+    done_at: Option<SimTime>,
 }
 
 struct Series {
@@ -110,6 +155,13 @@ struct Series {
     delay: Vec<Vec<(u128, u64)>>,
     /// [dev][bin] ∫ waiting packets dt, packet·ns.
     q_area: Vec<Vec<f64>>,
+    /// [dir][bin] (cwnd bytes, ssthresh bytes or None, srtt s or None) of the sending TCP,
+    /// sampled at the start of each bin (empty rows for non-TCP directions).
+    tcp: Vec<Vec<(f64, Option<f64>, Option<f64>)>>,
+    /// Next bin start at which TCP state is sampled.
+    next_sample: SimTime,
+    /// Bins sampled so far.
+    sampled: usize,
 }
 
 /// One simulation run.
@@ -154,9 +206,24 @@ impl World {
     pub fn build(sc: &Scenario, opts: &RunOptions) -> Result<World, EngineError> {
         let sizes = sc.simulation.sizes.convention();
         let n = sc.nodes.count as usize;
-        let key = |kind, owner_id, module| RngStream::new(StreamKey { seed: opts.seed, run: opts.run, kind, owner_id, module });
-        let mut nodes: Vec<Node> =
-            (0..n).map(|_| Node { ifaces: Vec::new(), addrs: Vec::new(), routes: Vec::new(), ports: Vec::new(), ident: 0 }).collect();
+        let key = |kind, owner_id, module| {
+            RngStream::new(StreamKey {
+                seed: opts.seed,
+                run: opts.run,
+                kind,
+                owner_id,
+                module,
+            })
+        };
+        let mut nodes: Vec<Node> = (0..n)
+            .map(|_| Node {
+                ifaces: Vec::new(),
+                addrs: Vec::new(),
+                routes: Vec::new(),
+                ports: Vec::new(),
+                ident: 0,
+            })
+            .collect();
         let mut ifaces = Vec::new();
         let mut devices = Vec::new();
         let mut pcap = PcapTracer::default();
@@ -175,10 +242,18 @@ impl World {
                 let node = l.nodes[end as usize];
                 let iface = ifaces.len() as u32;
                 let addr = link_addr(i, end);
-                ifaces.push(Interface { node, addr, device: iface });
+                ifaces.push(Interface {
+                    node,
+                    addr,
+                    device: iface,
+                });
                 nodes[node as usize].ifaces.push(iface);
                 nodes[node as usize].addrs.push(u32::from(addr));
-                let drop_list = if end == 0 { l.drop_forward.clone() } else { l.drop_reverse.clone() };
+                let drop_list = if end == 0 {
+                    l.drop_forward.clone()
+                } else {
+                    l.drop_reverse.clone()
+                };
                 devices.push(Device::P2p(P2pDevice {
                     iface,
                     peer: iface ^ 1,
@@ -189,7 +264,11 @@ impl World {
                     framing: sizes.p2p_framing(),
                     queue: DropTail::new(l.queue as usize),
                     on_wire: None,
-                    errors: ErrorModel::new(l.loss, drop_list, key(OwnerKind::Interface, iface as u64, Module::ErrorModel)),
+                    errors: ErrorModel::new(
+                        l.loss,
+                        drop_list,
+                        key(OwnerKind::Interface, iface as u64, Module::ErrorModel),
+                    ),
                     tx_count: 0,
                     pcap: trace,
                     q_changed: SimTime::ZERO,
@@ -199,7 +278,13 @@ impl World {
 
         // Static shortest-path routes: one per link subnet, towards the nearer end of it.
         let paths = Paths::compute(sc.nodes.count, &sc.links);
-        let iface_on = |node: u32, link: u32| -> u32 { if sc.links[link as usize].nodes[0] == node { 2 * link } else { 2 * link + 1 } };
+        let iface_on = |node: u32, link: u32| -> u32 {
+            if sc.links[link as usize].nodes[0] == node {
+                2 * link
+            } else {
+                2 * link + 1
+            }
+        };
         for u in 0..n as u32 {
             let mut routes = Vec::with_capacity(sc.links.len());
             for (j, l) in sc.links.iter().enumerate() {
@@ -207,7 +292,12 @@ impl World {
                 let net = u32::from(link_addr(j, 0)) & 0xffff_ff00;
                 if l.nodes.contains(&u) {
                     let mine = iface_on(u, j);
-                    routes.push(Route { net, mask: 0xffff_ff00, iface: mine, next_hop: ifaces[(mine ^ 1) as usize].addr });
+                    routes.push(Route {
+                        net,
+                        mask: 0xffff_ff00,
+                        iface: mine,
+                        next_hop: ifaces[(mine ^ 1) as usize].addr,
+                    });
                     continue;
                 }
                 let (d0, d1) = (paths.distance(u, l.nodes[0]), paths.distance(u, l.nodes[1]));
@@ -215,7 +305,12 @@ impl World {
                 if let Some((link, nbr)) = paths.next_hop(u, target) {
                     let mine = iface_on(u, link);
                     let _ = nbr;
-                    routes.push(Route { net, mask: 0xffff_ff00, iface: mine, next_hop: ifaces[(mine ^ 1) as usize].addr });
+                    routes.push(Route {
+                        net,
+                        mask: 0xffff_ff00,
+                        iface: mine,
+                        next_hop: ifaces[(mine ^ 1) as usize].addr,
+                    });
                 }
             }
             // Connected routes first, then by link order: deterministic and all /24.
@@ -252,29 +347,46 @@ impl World {
             let d_rev = if two_way { d_fwd + 1 } else { NO_DIR };
             let ep_a = world.endpoints.len() as u32;
             let ep_b = ep_a + 1;
-            let mk = |local_port, remote_port, mtu| {
-                Socket::Udp(UdpSocket::new(SocketConfig { local_port, remote_port, sizes, mtu }))
+            let start = SimTime(f.app.start.0);
+            let tcp_cfg = tcp_config(f.transport, f.tcp.as_ref());
+            let mk = |local_port, remote_port, mtu, open| {
+                let cfg = SocketConfig {
+                    local_port,
+                    remote_port,
+                    sizes,
+                    mtu,
+                };
+                match f.transport {
+                    Transport::Udp => Socket::Udp(UdpSocket::new(cfg)),
+                    _ => Socket::Tcp(TcpSocket::new(cfg, tcp_cfg, open, start)),
+                }
             };
             world.endpoints.push(Endpoint {
                 node: f.src,
                 local: local_a,
                 remote: remote_b,
-                socket: mk(port_a, port_b, mtu_ab),
+                socket: mk(port_a, port_b, mtu_ab, Open::Active),
                 tx_dir: d_fwd,
                 rx_dir: d_rev,
                 timer_gen: 0,
                 timer_at: SimTime::NEVER,
+                bulk_gen: None,
             });
             world.endpoints.push(Endpoint {
                 node: f.dst,
                 local: remote_b,
                 remote: local_a,
-                socket: mk(port_b, port_a, mtu_ba),
+                socket: mk(port_b, port_a, mtu_ba, Open::Passive),
                 tx_dir: d_rev,
                 rx_dir: d_fwd,
                 timer_gen: 0,
                 timer_at: SimTime::NEVER,
+                bulk_gen: None,
             });
+            if f.transport.is_tcp() {
+                // The client opens when its application starts (before the first write).
+                world.queue.push(start, Event::Open { ep: ep_a });
+            }
             world.nodes[f.src as usize].ports.push((port_a, ep_a));
             world.nodes[f.dst as usize].ports.push((port_b, ep_b));
             let app = match f.app.kind {
@@ -282,7 +394,6 @@ impl World {
                 AppKind::Voip => "voip",
                 AppKind::Bulk => "bulk",
             };
-            let start = SimTime(f.app.start.0);
             let stop = SimTime(f.app.stop.map(|s| s.0).unwrap_or(dur.0));
             let size = f.app.size.map(|s| s.0 as u32).unwrap_or(1000);
             let interval = match (f.app.interval, f.app.rate) {
@@ -290,12 +401,20 @@ impl World {
                 (None, Some(r)) => SimDuration::from_secs_f64(size as f64 * 8.0 / r.0 as f64),
                 (None, None) => SimDuration::ZERO,
             };
-            let kind = match f.app.arrivals {
-                Arrivals::Periodic => GenKind::Periodic { interval },
-                Arrivals::Poisson => GenKind::Poisson { mean_s: interval.as_secs_f64() },
+            let kind = match (f.app.kind, f.app.arrivals) {
+                (AppKind::Bulk, _) => GenKind::Bulk {
+                    remaining: f.app.bytes.map(|b| b.0),
+                },
+                (_, Arrivals::Periodic) => GenKind::Periodic { interval },
+                (_, Arrivals::Poisson) => GenKind::Poisson {
+                    mean_s: interval.as_secs_f64(),
+                },
             };
             let directions: &[(u32, u32, u32, u32, &'static str, Module)] = if two_way {
-                &[(d_fwd, ep_a, f.src, f.dst, "fwd", Module::Traffic), (d_rev, ep_b, f.dst, f.src, "rev", Module::TrafficReverse)]
+                &[
+                    (d_fwd, ep_a, f.src, f.dst, "fwd", Module::Traffic),
+                    (d_rev, ep_b, f.dst, f.src, "rev", Module::TrafficReverse),
+                ]
             } else {
                 &[(d_fwd, ep_a, f.src, f.dst, "fwd", Module::Traffic)]
             };
@@ -313,14 +432,29 @@ impl World {
                     stats: DirStats::default(),
                     tx_segments: 0,
                     rx_segments: 0,
+                    stream: f.transport.is_tcp().then(StreamTrack::default),
+                    total: f.app.bytes.filter(|_| f.app.kind == AppKind::Bulk).map(|b| b.0),
+                    done_at: None,
                 });
                 let gen = world.gens.len() as u32;
                 let mut rng = key(OwnerKind::Flow, fi as u64, module);
                 let first = match kind {
-                    GenKind::Periodic { .. } => start,
+                    GenKind::Periodic { .. } | GenKind::Bulk { .. } => start,
                     GenKind::Poisson { mean_s } => start + SimDuration::from_secs_f64(rng.exponential(mean_s)),
                 };
-                world.gens.push(Generator { dir, ep, kind, size, start, stop, count: 0, rng });
+                if let GenKind::Bulk { .. } = kind {
+                    world.endpoints[ep as usize].bulk_gen = Some(gen);
+                }
+                world.gens.push(Generator {
+                    dir,
+                    ep,
+                    kind,
+                    size,
+                    start,
+                    stop,
+                    count: 0,
+                    rng,
+                });
                 if first < stop {
                     world.queue.push(first, Event::AppSend { gen });
                 }
@@ -336,13 +470,30 @@ impl World {
                 rx_bytes: vec![vec![0; n_bins]; world.dirs.len()],
                 delay: vec![vec![(0, 0); n_bins]; world.dirs.len()],
                 q_area: vec![vec![0.0; n_bins]; world.devices.len()],
+                tcp: world
+                    .dirs
+                    .iter()
+                    .map(|d| {
+                        if d.stream.is_some() {
+                            Vec::with_capacity(n_bins)
+                        } else {
+                            Vec::new()
+                        }
+                    })
+                    .collect(),
+                next_sample: SimTime::ZERO,
+                sampled: 0,
             });
         }
         Ok(world)
     }
 
     fn primary_addr(&self, node: u32) -> Ipv4Addr {
-        self.nodes[node as usize].ifaces.first().map(|&i| self.ifaces[i as usize].addr).unwrap_or(Ipv4Addr::UNSPECIFIED)
+        self.nodes[node as usize]
+            .ifaces
+            .first()
+            .map(|&i| self.ifaces[i as usize].addr)
+            .unwrap_or(Ipv4Addr::UNSPECIFIED)
     }
 
     /// The source address for packets from `node` to `dst`: the address of the outgoing
@@ -374,6 +525,11 @@ impl World {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
+            if let Some(sr) = &self.series {
+                if t >= sr.next_sample {
+                    self.sample_tcp(t);
+                }
+            }
             self.now = t;
             match ev {
                 Event::AppSend { gen } => self.on_app_send(gen),
@@ -387,9 +543,28 @@ impl World {
                         self.pump(ep);
                     }
                 }
+                Event::Open { ep } => self.pump(ep),
             }
         }
         self.now = self.end_run;
+        if self.series.is_some() {
+            self.sample_tcp(SimTime(self.end_run.0.saturating_add(1)));
+        }
+    }
+
+    /// Records the TCP state of every byte-stream direction at each bin start before `t`.
+    fn sample_tcp(&mut self, t: SimTime) {
+        let Some(sr) = &mut self.series else { return };
+        while sr.next_sample < t && sr.sampled < sr.n_bins {
+            for (i, d) in self.dirs.iter().enumerate() {
+                if let Some(tcp) = self.endpoints[d.tx_ep as usize].socket.as_tcp() {
+                    let ss = tcp.ssthresh().filter(|&v| v < u64::MAX / 2).map(|v| v as f64);
+                    sr.tcp[i].push((tcp.cwnd() as f64, ss, tcp.srtt().map(|r| r.as_secs_f64())));
+                }
+            }
+            sr.sampled += 1;
+            sr.next_sample = SimTime(sr.sampled as u64 * sr.bin);
+        }
     }
 
     /// Events executed so far.
@@ -403,34 +578,118 @@ impl World {
         if now >= g.stop {
             return;
         }
-        let msg = Message { id: g.count, len: g.size, created: now };
+        if let GenKind::Bulk { .. } = g.kind {
+            let ep = g.ep;
+            self.fill_bulk(gen);
+            self.pump(ep);
+            return;
+        }
+        let msg = Message {
+            id: g.count,
+            len: g.size,
+            created: now,
+        };
         g.count += 1;
         let next = match g.kind {
             GenKind::Periodic { interval } => g.start + SimDuration(interval.0.saturating_mul(g.count)),
             GenKind::Poisson { mean_s } => now + SimDuration::from_secs_f64(g.rng.exponential(mean_s)),
+            GenKind::Bulk { .. } => unreachable!("bulk generators are handled above"),
         };
         let (dir, ep, stop) = (g.dir, g.ep, g.stop);
         if next < stop {
             self.queue.push(next, Event::AppSend { gen });
         }
-        if self.endpoints[ep as usize].socket.send(now, msg).is_ok() {
-            let s = &mut self.dirs[dir as usize].stats;
-            s.tx_packets += 1;
-            s.tx_bytes += msg.len as u64;
-            s.first_send.get_or_insert(now);
-        }
+        self.write(ep, dir, msg);
         self.pump(ep);
+    }
+
+    /// Hands `msg` to endpoint `ep`'s transport; counts it if accepted (a refused message,
+    /// e.g. one that finds a TCP send buffer full, is lost by the application and not counted
+    /// as sent).
+    fn write(&mut self, ep: u32, dir: u32, msg: Message) -> bool {
+        let now = self.now;
+        if self.endpoints[ep as usize].socket.send(now, msg).is_err() {
+            return false;
+        }
+        let d = &mut self.dirs[dir as usize];
+        d.stats.tx_packets += 1;
+        d.stats.tx_bytes += msg.len as u64;
+        d.stats.first_send.get_or_insert(now);
+        if let Some(st) = &mut d.stream {
+            let start = st.written;
+            st.written += msg.len as u64;
+            st.pending.push_back(PendingMsg {
+                start,
+                end: st.written,
+                msg,
+                first_tx: SimTime::NEVER,
+            });
+        }
+        true
+    }
+
+    /// Lets a bulk generator write while its transport accepts data; true if it wrote.
+    fn fill_bulk(&mut self, gen: u32) -> bool {
+        let now = self.now;
+        let mut wrote = false;
+        loop {
+            let g = &self.gens[gen as usize];
+            let GenKind::Bulk { remaining } = g.kind else {
+                return wrote;
+            };
+            if now < g.start || now >= g.stop || remaining == Some(0) {
+                return wrote;
+            }
+            let len = remaining.map_or(g.size as u64, |r| r.min(g.size as u64)) as u32;
+            let (ep, dir, id) = (g.ep, g.dir, g.count);
+            if !self.endpoints[ep as usize].socket.can_send(len) {
+                return wrote;
+            }
+            if !self.write(ep, dir, Message { id, len, created: now }) {
+                return wrote;
+            }
+            wrote = true;
+            let g = &mut self.gens[gen as usize];
+            g.count += 1;
+            if let GenKind::Bulk { remaining: Some(r) } = &mut g.kind {
+                *r -= len as u64;
+                if *r == 0 {
+                    // The whole transfer is written: close our side once it is sent.
+                    if let Socket::Tcp(t) = &mut self.endpoints[ep as usize].socket {
+                        t.close(now);
+                    }
+                }
+            }
+        }
     }
 
     /// Moves a transport endpoint's outputs where they belong, in the fixed order
     /// poll_transmit, poll_event, poll_timeout.
     fn pump(&mut self, ep: u32) {
+        loop {
+            self.pump_once(ep);
+            let refilled = match self.endpoints[ep as usize].bulk_gen {
+                Some(g) => self.fill_bulk(g),
+                None => false,
+            };
+            if !refilled {
+                break;
+            }
+        }
+    }
+
+    fn pump_once(&mut self, ep: u32) {
         let now = self.now;
         loop {
             let e = &mut self.endpoints[ep as usize];
             let Some(seg) = e.socket.poll_transmit(now) else { break };
             let node = e.node;
-            let dir = if seg.message.is_some() { e.tx_dir } else { NO_DIR };
+            let carries_data = seg.message.is_some() || seg.stream.is_some_and(|d| d.len > 0);
+            let dir = if carries_data { e.tx_dir } else { NO_DIR };
+            if dir != NO_DIR {
+                self.note_first_tx(dir, &seg);
+            }
+            let e = &self.endpoints[ep as usize];
             let n = &mut self.nodes[node as usize];
             n.ident = n.ident.wrapping_add(1);
             let ip = Ipv4Repr {
@@ -455,8 +714,13 @@ impl World {
                         self.on_delivered(dir, message, first_tx);
                     }
                 }
-                // Byte streams and connection events arrive with TCP (not built yet).
-                TransportEvent::DeliveredBytes { .. } | TransportEvent::Connected | TransportEvent::Closed => {}
+                TransportEvent::DeliveredBytes { upto } => {
+                    let dir = self.endpoints[ep as usize].rx_dir;
+                    if dir != NO_DIR {
+                        self.on_stream_delivered(dir, upto);
+                    }
+                }
+                TransportEvent::Connected | TransportEvent::Closed => {}
             }
         }
         let e = &mut self.endpoints[ep as usize];
@@ -470,6 +734,48 @@ impl World {
         }
     }
 
+    /// Marks when each message's first byte is first put on the network (`net_delay`).
+    fn note_first_tx(&mut self, dir: u32, seg: &Segment) {
+        let now = self.now;
+        let Some(st) = &mut self.dirs[dir as usize].stream else {
+            return;
+        };
+        let Some(data) = seg.stream else { return };
+        let upto = data.offset + data.len as u64;
+        if upto <= st.sent_upto {
+            return;
+        }
+        st.sent_upto = upto;
+        while let Some(m) = st.pending.get_mut(st.unsent) {
+            if m.start >= upto {
+                break;
+            }
+            m.first_tx = now;
+            st.unsent += 1;
+        }
+    }
+
+    /// A byte-stream receiver has every byte below `upto`: deliver the messages that end there.
+    fn on_stream_delivered(&mut self, dir: u32, upto: u64) {
+        loop {
+            let Some(st) = &mut self.dirs[dir as usize].stream else {
+                return;
+            };
+            match st.pending.front() {
+                Some(m) if m.end <= upto => {}
+                _ => return,
+            }
+            let m = st.pending.pop_front().expect("front");
+            st.unsent = st.unsent.saturating_sub(1);
+            let first_tx = if m.first_tx == SimTime::NEVER {
+                self.now
+            } else {
+                m.first_tx
+            };
+            self.on_delivered(dir, m.msg, first_tx);
+        }
+    }
+
     fn on_delivered(&mut self, dir: u32, m: Message, first_tx: SimTime) {
         let now = self.now;
         let s = &mut self.dirs[dir as usize].stats;
@@ -478,6 +784,10 @@ impl World {
         }
         let delay = now.saturating_since(m.created).0;
         s.on_delivery(now, m.len, delay, now.saturating_since(first_tx).0);
+        let d = &mut self.dirs[dir as usize];
+        if d.total.is_some_and(|t| d.stats.rx_bytes >= t) && d.done_at.is_none() {
+            d.done_at = Some(now);
+        }
         if let Some(sr) = &mut self.series {
             let b = ((now.0 / sr.bin) as usize).min(sr.n_bins - 1);
             sr.rx_bytes[dir as usize][b] += m.len as u64;
@@ -577,9 +887,7 @@ impl World {
     fn local_deliver(&mut self, node: u32, id: PacketId) {
         let p = *self.packets.get(id);
         self.packets.release(id);
-        let port = match p.seg.header {
-            L4Header::Udp(h) => h.dst_port,
-        };
+        let port = p.seg.header.dst_port();
         let Some(&(_, ep)) = self.nodes[node as usize].ports.iter().find(|(pt, _)| *pt == port) else {
             // No socket bound: not a network drop (cannot happen for validated scenarios).
             return;
@@ -618,8 +926,9 @@ impl World {
             let s = &mut d.stats;
             let frac = |a: u64, b: u64| if b > 0 { Some(a as f64 / b as f64) } else { None };
             let pdr = frac(s.rx_packets, s.tx_packets);
+            let done_at = d.done_at.unwrap_or(SimTime::NEVER);
             let goodput = s.first_send.and_then(|t0| {
-                let t1 = d.stop.min(end);
+                let t1 = d.stop.min(end).min(done_at);
                 let active = t1.saturating_since(t0).as_secs_f64();
                 if active > 0.0 {
                     Some(s.rx_bytes as f64 * 8.0 / 1000.0 / active)
@@ -629,9 +938,42 @@ impl World {
             });
             s.delays_ns.sort_unstable();
             let have = s.rx_packets > 0;
-            let mean = |sum: u128| if have { Some(sum as f64 / s.rx_packets as f64 / ns) } else { None };
-            let ipdv = if s.rx_packets > 1 { Some(s.ipdv_sum_ns as f64 / (s.rx_packets - 1) as f64 / ns) } else { None };
-            let buffered = self.endpoints[d.tx_ep as usize].socket.buffered_messages();
+            let mean = |sum: u128| {
+                if have {
+                    Some(sum as f64 / s.rx_packets as f64 / ns)
+                } else {
+                    None
+                }
+            };
+            let ipdv = if s.rx_packets > 1 {
+                Some(s.ipdv_sum_ns as f64 / (s.rx_packets - 1) as f64 / ns)
+            } else {
+                None
+            };
+            let buffered = match &d.stream {
+                // Byte stream: messages written whose first byte was never sent.
+                Some(st) => (st.pending.len() - st.unsent.min(st.pending.len())) as u64,
+                None => self.endpoints[d.tx_ep as usize].socket.buffered_messages(),
+            };
+            let tx_sock = &self.endpoints[d.tx_ep as usize].socket;
+            // Endpoints come in pairs (2k at the flow's src, 2k + 1 at its dst).
+            let rx_sock = &self.endpoints[(d.tx_ep ^ 1) as usize].socket;
+            let (rtt_mean, retrans, acks, timeouts, fast_rtx, rto) = match (tx_sock.as_tcp(), rx_sock.as_tcp()) {
+                (Some(t), Some(r)) => {
+                    let ts = t.tcp_stats();
+                    let rtt = (ts.rtt_samples > 0).then(|| ts.rtt_sum_ns as f64 / ts.rtt_samples as f64 / ns);
+                    let rto = Some(t.base_rto().as_secs_f64());
+                    (
+                        rtt,
+                        t.stats().retransmissions,
+                        r.stats().ack_segments,
+                        ts.timeouts,
+                        ts.fast_retransmits,
+                        rto,
+                    )
+                }
+                _ => (None, 0, 0, 0, 0, None),
+            };
             delivered += d.rx_segments;
             if let Some(g) = goodput {
                 goodputs.push(g);
@@ -658,10 +1000,13 @@ impl World {
                 segment_loss_rate: frac(d.rx_segments, d.tx_segments).map(|r| 1.0 - r),
                 jitter_ipdv_s: ipdv,
                 jitter_rfc3550_s: (s.rx_packets > 1).then(|| s.jitter_rfc3550_ns / ns),
-                rtt_mean_s: None,
-                retransmissions: 0,
-                ack_packets: 0,
-                ack_overhead: frac(0, d.tx_segments),
+                rtt_mean_s: rtt_mean,
+                retransmissions: retrans,
+                rto_timeouts: timeouts,
+                fast_retransmits: fast_rtx,
+                rto_s: rto,
+                ack_packets: acks,
+                ack_overhead: frac(acks, d.tx_segments),
                 tx_segments: d.tx_segments,
                 rx_segments: d.rx_segments,
                 dropped_segments: s.dropped_segments,
@@ -681,7 +1026,12 @@ impl World {
             events: self.queue.popped(),
         };
         let timeseries = self.series_table();
-        Ok(RunResult { flows, network, timeseries, engine_seconds })
+        Ok(RunResult {
+            flows,
+            network,
+            timeseries,
+            engine_seconds,
+        })
     }
 
     fn series_table(&mut self) -> SeriesTable {
@@ -712,6 +1062,23 @@ impl World {
                 t.direction.push(d.direction);
                 t.time_s.push(time_s);
                 t.value.push((cnt > 0).then(|| sum as f64 / cnt as f64 * 1e-9));
+            }
+        }
+        for (i, d) in self.dirs.iter().enumerate() {
+            for (b, &(cwnd, ssthresh, srtt)) in sr.tcp[i].iter().enumerate() {
+                let time_s = (b as u64 * sr.bin) as f64 * 1e-9;
+                for (name, v) in [
+                    ("cwnd_bytes", Some(cwnd)),
+                    ("ssthresh_bytes", ssthresh),
+                    ("srtt_s", srtt),
+                ] {
+                    t.series.push(name);
+                    t.flow.push(Some(d.flow));
+                    t.link.push(None);
+                    t.direction.push(d.direction);
+                    t.time_s.push(time_s);
+                    t.value.push(v);
+                }
             }
         }
         for (dev, d) in self.devices.iter().enumerate() {
@@ -750,7 +1117,12 @@ fn q_touch(sr: &mut Series, dev: u32, d: &mut P2pDevice, now: SimTime) {
 }
 
 fn min_mtu(sc: &Scenario, paths: &Paths, s: u32, d: u32) -> u32 {
-    paths.path_links(s, d).iter().map(|&l| sc.links[l as usize].mtu.0 as u32).min().unwrap_or(tpsim_wire::DEFAULT_MTU)
+    paths
+        .path_links(s, d)
+        .iter()
+        .map(|&l| sc.links[l as usize].mtu.0 as u32)
+        .min()
+        .unwrap_or(tpsim_wire::DEFAULT_MTU)
 }
 
 /// Convenience: build, run and collect one run.
@@ -760,4 +1132,41 @@ pub fn run_world(sc: &Scenario, opts: &RunOptions) -> Result<RunResult, EngineEr
     w.run();
     let secs = t0.elapsed().as_secs_f64();
     w.results(secs)
+}
+
+/// The TCP configuration of a flow: the variant's loss recovery and the scenario's options
+/// over the RFC defaults of [`TcpConfig`].
+fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
+    let mut c = TcpConfig {
+        recovery: match t {
+            Transport::TcpReno => LossRecovery::Reno,
+            Transport::TcpTahoe => LossRecovery::Tahoe,
+            _ => LossRecovery::NewReno,
+        },
+        ..TcpConfig::default()
+    };
+    if let Some(o) = o {
+        if let Some(m) = o.mss {
+            c.mss_bytes = Some(m.0 as u32);
+        }
+        if let Some(b) = o.send_buffer {
+            c.send_buffer_bytes = b.0 as u32;
+        }
+        if let Some(b) = o.receive_window {
+            c.recv_buffer_bytes = b.0 as u32;
+        }
+        if let Some(w) = o.initial_window {
+            c.initial_window_segments = Some(w);
+        }
+        if let Some(d) = o.delayed_ack {
+            c.delayed_ack = (d.0 > 0).then(|| d.sim());
+        }
+        if let Some(r) = o.min_rto {
+            c.min_rto = r.sim();
+        }
+        if let Some(n) = o.nagle {
+            c.nagle = n;
+        }
+    }
+    c
 }

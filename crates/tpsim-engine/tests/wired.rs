@@ -5,7 +5,15 @@ use tpsim_scenario::load;
 
 fn sim(text: &str, seed: u64) -> RunResult {
     let sc = load(text, "<test>").unwrap_or_else(|e| panic!("{e}"));
-    run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap()
+    run(
+        &sc,
+        &RunOptions {
+            seed,
+            run: 0,
+            pcap_dir: None,
+        },
+    )
+    .unwrap()
 }
 
 fn one_link(sizes: &str, app: &str, extra_link: &str, duration: &str) -> String {
@@ -38,7 +46,15 @@ const PPP: f64 = 2.0;
 #[test]
 fn exact_delay_on_an_idle_link_under_both_conventions() {
     for (sizes, wire_bytes) in [("ns2", 128.0), ("standard", 128.0 + UDP + IPV4 + PPP)] {
-        let r = sim(&one_link(sizes, r#"{ kind = "cbr", size = "128B", interval = "20ms" }"#, "", "10s"), 1);
+        let r = sim(
+            &one_link(
+                sizes,
+                r#"{ kind = "cbr", size = "128B", interval = "20ms" }"#,
+                "",
+                "10s",
+            ),
+            1,
+        );
         let f = &r.flows[0];
         let expect = wire_bytes * 8.0 / 256_000.0 + 0.050;
         assert!(f.rx_packets > 400);
@@ -48,7 +64,15 @@ fn exact_delay_on_an_idle_link_under_both_conventions() {
         assert_eq!(f.jitter_ipdv_s, Some(0.0));
     }
     // The ns-2 number of REFERENCES §3 falls out of the same arithmetic.
-    let r = sim(&one_link("ns2", r#"{ kind = "cbr", size = "128B", interval = "20ms" }"#, "", "10s"), 1);
+    let r = sim(
+        &one_link(
+            "ns2",
+            r#"{ kind = "cbr", size = "128B", interval = "20ms" }"#,
+            "",
+            "10s",
+        ),
+        1,
+    );
     assert!((r.flows[0].delay_mean_s.unwrap() - 0.054).abs() < 1e-9);
 }
 
@@ -58,8 +82,13 @@ fn md1_mean_queueing_delay_matches_pollaczek_khinchine() {
     let s = 8e-3;
     for rho in [0.3, 0.6, 0.8] {
         let interval = s / rho;
-        let app = format!(r#"{{ kind = "cbr", size = "1000B", interval = "{}us", arrivals = "poisson" }}"#, interval * 1e6);
-        let text = one_link("ns2", &app, "queue = 100000", "20000s").replace("256kbps", "1Mbps").replace("50ms", "0ms");
+        let app = format!(
+            r#"{{ kind = "cbr", size = "1000B", interval = "{}us", arrivals = "poisson" }}"#,
+            interval * 1e6
+        );
+        let text = one_link("ns2", &app, "queue = 100000", "20000s")
+            .replace("256kbps", "1Mbps")
+            .replace("50ms", "0ms");
         let r = sim(&text, 7);
         let f = &r.flows[0];
         let wq = f.delay_mean_s.unwrap() - s;
@@ -72,7 +101,12 @@ fn md1_mean_queueing_delay_matches_pollaczek_khinchine() {
 
 #[test]
 fn same_seed_same_results_other_seed_differs() {
-    let text = one_link("standard", r#"{ kind = "cbr", size = "200B", interval = "10ms", arrivals = "poisson" }"#, "loss = 0.1\nqueue = 3", "30s");
+    let text = one_link(
+        "standard",
+        r#"{ kind = "cbr", size = "200B", interval = "10ms", arrivals = "poisson" }"#,
+        "loss = 0.1\nqueue = 3",
+        "30s",
+    );
     let a = sim(&text, 1);
     let b = sim(&text, 1);
     let c = sim(&text, 2);
@@ -120,7 +154,12 @@ app = { kind = "cbr", size = "500B", interval = "7ms", arrivals = "poisson" }
 
 #[test]
 fn explicit_drop_list_loses_exactly_those_packets() {
-    let text = one_link("standard", r#"{ kind = "cbr", size = "100B", interval = "100ms" }"#, "drop_forward = [0, 3, 4]", "2s");
+    let text = one_link(
+        "standard",
+        r#"{ kind = "cbr", size = "100B", interval = "100ms" }"#,
+        "drop_forward = [0, 3, 4]",
+        "2s",
+    );
     let r = sim(&text, 1);
     let f = &r.flows[0];
     assert_eq!(f.tx_packets, 20);
@@ -131,12 +170,20 @@ fn explicit_drop_list_loses_exactly_those_packets() {
 #[test]
 fn queue_overflow_is_tail_drop_and_conserves_packets() {
     // 1000 B every 1 ms into 256 kbit/s: the link carries ~ 1 in 31; the queue of 5 overflows.
-    let text = one_link("standard", r#"{ kind = "cbr", size = "1000B", interval = "1ms" }"#, "queue = 5", "2s");
+    let text = one_link(
+        "standard",
+        r#"{ kind = "cbr", size = "1000B", interval = "1ms" }"#,
+        "queue = 5",
+        "2s",
+    );
     let r = sim(&text, 1);
     let f = &r.flows[0];
     assert!(r.network.drops[tpsim_engine::DropReason::Queue as usize] > 1500);
     assert_eq!(f.tx_segments, f.rx_segments + f.dropped_segments + f.in_flight_segments);
-    assert_eq!(f.tx_packets, f.rx_packets + f.dropped_segments + f.in_flight_segments + f.buffered_packets);
+    assert_eq!(
+        f.tx_packets,
+        f.rx_packets + f.dropped_segments + f.in_flight_segments + f.buffered_packets
+    );
 }
 
 #[test]
@@ -144,12 +191,18 @@ fn ttl_expires_on_a_long_chain() {
     // 70 nodes in a line: 69 hops exceed the initial TTL of 64.
     let mut t = String::from("[simulation]\nduration = \"1s\"\n[nodes]\ncount = 70\n");
     for i in 0..69 {
-        t += &format!("[[links]]\nnodes = [{i}, {}]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n", i + 1);
+        t += &format!(
+            "[[links]]\nnodes = [{i}, {}]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n",
+            i + 1
+        );
     }
     t += "[[flows]]\nsrc = 0\ndst = 69\ntransport = \"udp\"\napp = { kind = \"cbr\", size = \"100B\", interval = \"100ms\" }\n";
     t += "[[flows]]\nsrc = 0\ndst = 63\ntransport = \"udp\"\napp = { kind = \"cbr\", size = \"100B\", interval = \"100ms\" }\n";
     let r = sim(&t, 1);
     assert_eq!(r.flows[0].rx_packets, 0);
-    assert_eq!(r.network.drops[tpsim_engine::DropReason::Ttl as usize], r.flows[0].tx_packets);
+    assert_eq!(
+        r.network.drops[tpsim_engine::DropReason::Ttl as usize],
+        r.flows[0].tx_packets
+    );
     assert_eq!(r.flows[1].rx_packets, r.flows[1].tx_packets);
 }

@@ -16,4 +16,7 @@ pub const CP_THRESH: f64 = 10.0;
 /// `Phy/WirelessPhy set L_ 1.0`: system loss.
 pub const SYSTEM_LOSS: f64 = 1.0;
 /// ns-2's Two-Ray Ground model with its defaults.
-pub const TWO_RAY: Propagation = Propagation::TwoRayGround { freq_hz: FREQ_HZ, system_loss: SYSTEM_LOSS };
+pub const TWO_RAY: Propagation = Propagation::TwoRayGround {
+    freq_hz: FREQ_HZ,
+    system_loss: SYSTEM_LOSS,
+};

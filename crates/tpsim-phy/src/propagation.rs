@@ -25,7 +25,10 @@ pub struct Antenna {
 impl Default for Antenna {
     /// ns-2's `Antenna/OmniAntenna`: gain 1, height 1.5 m.
     fn default() -> Self {
-        Antenna { gain: 1.0, height_m: 1.5 }
+        Antenna {
+            gain: 1.0,
+            height_m: 1.5,
+        }
     }
 }
 
@@ -72,7 +75,9 @@ impl Propagation {
     /// Wavelength λ = c / f, m.
     pub fn wavelength_m(&self) -> f64 {
         let f = match *self {
-            Propagation::Friis { freq_hz, .. } | Propagation::TwoRayGround { freq_hz, .. } | Propagation::LogDistance { freq_hz, .. } => freq_hz,
+            Propagation::Friis { freq_hz, .. }
+            | Propagation::TwoRayGround { freq_hz, .. }
+            | Propagation::LogDistance { freq_hz, .. } => freq_hz,
         };
         SPEED_OF_LIGHT / f
     }
@@ -80,7 +85,9 @@ impl Propagation {
     /// Two-Ray Ground's crossover distance 4π·ht·hr/λ, m (`None` for the other models).
     pub fn crossover_m(&self, tx: Antenna, rx: Antenna) -> Option<f64> {
         match self {
-            Propagation::TwoRayGround { .. } => Some(4.0 * core::f64::consts::PI * tx.height_m * rx.height_m / self.wavelength_m()),
+            Propagation::TwoRayGround { .. } => {
+                Some(4.0 * core::f64::consts::PI * tx.height_m * rx.height_m / self.wavelength_m())
+            }
             _ => None,
         }
     }
@@ -108,7 +115,12 @@ impl Propagation {
                     pt_w * tx.gain * rx.gain * ht * ht * hr * hr / (d_m * d_m * d_m * d_m * system_loss)
                 }
             }
-            Propagation::LogDistance { system_loss, exponent, ref_distance_m, .. } => {
+            Propagation::LogDistance {
+                system_loss,
+                exponent,
+                ref_distance_m,
+                ..
+            } => {
                 let p0 = friis(pt_w, tx.gain, rx.gain, lambda, ref_distance_m, system_loss);
                 if d_m <= ref_distance_m {
                     return p0;
@@ -182,17 +194,31 @@ mod tests {
         assert!(rel(m.mean_rx_power_w(ns2::PT_W, a, a, 100.0), 1.4268e-8) < 1e-4);
         assert!(rel(m.mean_rx_power_w(ns2::PT_W, a, a, 300.0), 1.7615e-10) < 1e-4);
         // Below the crossover it is Friis.
-        let f = Propagation::Friis { freq_hz: ns2::FREQ_HZ, system_loss: 1.0 };
-        assert_eq!(m.mean_rx_power_w(ns2::PT_W, a, a, 50.0), f.mean_rx_power_w(ns2::PT_W, a, a, 50.0));
+        let f = Propagation::Friis {
+            freq_hz: ns2::FREQ_HZ,
+            system_loss: 1.0,
+        };
+        assert_eq!(
+            m.mean_rx_power_w(ns2::PT_W, a, a, 50.0),
+            f.mean_rx_power_w(ns2::PT_W, a, a, 50.0)
+        );
         assert!(rel(m.range_m(ns2::PT_W, a, a, ns2::RX_THRESH_W).unwrap(), 250.0) < 1e-3);
         assert!(rel(m.range_m(ns2::PT_W, a, a, ns2::CS_THRESH_W).unwrap(), 550.0) < 1e-3);
     }
 
     #[test]
     fn friis_reproduces_reference_values_and_ranges() {
-        let f = Propagation::Friis { freq_hz: ns2::FREQ_HZ, system_loss: 1.0 };
+        let f = Propagation::Friis {
+            freq_hz: ns2::FREQ_HZ,
+            system_loss: 1.0,
+        };
         let a = Antenna::default();
-        for (d, p) in [(100.0, 1.9228e-8), (200.0, 4.8070e-9), (300.0, 2.1364e-9), (500.0, 7.6911e-10)] {
+        for (d, p) in [
+            (100.0, 1.9228e-8),
+            (200.0, 4.8070e-9),
+            (300.0, 2.1364e-9),
+            (500.0, 7.6911e-10),
+        ] {
             assert!(rel(f.mean_rx_power_w(ns2::PT_W, a, a, d), p) < 1e-4, "{d} m");
         }
         // "Under FreeSpace with the same Pt and thresholds, ranges become 725.6 m and 3512 m".
@@ -203,12 +229,27 @@ mod tests {
     #[test]
     fn log_distance_with_exponent_two_is_friis_beyond_d0_and_shadowing_has_the_right_spread() {
         let a = Antenna::default();
-        let f = Propagation::Friis { freq_hz: 2.4e9, system_loss: 1.0 };
-        let l = Propagation::LogDistance { freq_hz: 2.4e9, system_loss: 1.0, exponent: 2.0, ref_distance_m: 1.0, shadowing_std_db: 0.0 };
+        let f = Propagation::Friis {
+            freq_hz: 2.4e9,
+            system_loss: 1.0,
+        };
+        let l = Propagation::LogDistance {
+            freq_hz: 2.4e9,
+            system_loss: 1.0,
+            exponent: 2.0,
+            ref_distance_m: 1.0,
+            shadowing_std_db: 0.0,
+        };
         for d in [2.0, 10.0, 123.0] {
             assert!(rel(l.mean_rx_power_w(0.1, a, a, d), f.mean_rx_power_w(0.1, a, a, d)) < 1e-12);
         }
-        let l3 = Propagation::LogDistance { freq_hz: 2.4e9, system_loss: 1.0, exponent: 3.0, ref_distance_m: 1.0, shadowing_std_db: 4.0 };
+        let l3 = Propagation::LogDistance {
+            freq_hz: 2.4e9,
+            system_loss: 1.0,
+            exponent: 3.0,
+            ref_distance_m: 1.0,
+            shadowing_std_db: 4.0,
+        };
         let mut rng = RngStream::new(tpsim_core::StreamKey {
             seed: 1,
             run: 0,
@@ -218,7 +259,9 @@ mod tests {
         });
         let mean_db = crate::units::w_to_dbm(l3.mean_rx_power_w(0.1, a, a, 100.0));
         let n = 20_000;
-        let xs: Vec<f64> = (0..n).map(|_| crate::units::w_to_dbm(l3.rx_power_w(0.1, a, a, 100.0, &mut rng)) - mean_db).collect();
+        let xs: Vec<f64> = (0..n)
+            .map(|_| crate::units::w_to_dbm(l3.rx_power_w(0.1, a, a, 100.0, &mut rng)) - mean_db)
+            .collect();
         let m = xs.iter().sum::<f64>() / n as f64;
         let sd = (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64).sqrt();
         assert!(m.abs() < 0.1, "mean {m}");

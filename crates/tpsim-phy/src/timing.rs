@@ -114,7 +114,9 @@ impl WifiRate {
 
     /// From a rate in bit/s and a family (`None` if no such rate).
     pub fn from_bps(bps: u64, standard: PhyStandard) -> Option<WifiRate> {
-        WifiRate::ALL.into_iter().find(|r| r.bps() == bps && r.standard() == standard)
+        WifiRate::ALL
+            .into_iter()
+            .find(|r| r.bps() == bps && r.standard() == standard)
     }
 
     /// Airtime of a PPDU carrying `bytes` of MAC frame (header, body and FCS), with the PLCP
@@ -158,8 +160,18 @@ impl MacTiming {
     /// SIFS 16 µs, CW 15–1023.
     pub fn of(standard: PhyStandard) -> MacTiming {
         match standard {
-            PhyStandard::Dsss => MacTiming { slot: SimDuration::from_micros(20), sifs: SimDuration::from_micros(10), cw_min: 31, cw_max: 1023 },
-            PhyStandard::Ofdm => MacTiming { slot: SimDuration::from_micros(9), sifs: SimDuration::from_micros(16), cw_min: 15, cw_max: 1023 },
+            PhyStandard::Dsss => MacTiming {
+                slot: SimDuration::from_micros(20),
+                sifs: SimDuration::from_micros(10),
+                cw_min: 31,
+                cw_max: 1023,
+            },
+            PhyStandard::Ofdm => MacTiming {
+                slot: SimDuration::from_micros(9),
+                sifs: SimDuration::from_micros(16),
+                cw_min: 15,
+                cw_max: 1023,
+            },
         }
     }
     /// DIFS = SIFS + 2·slot (§10.3.2.3.7).
@@ -181,14 +193,26 @@ mod tests {
         // REFERENCES §4: a 590-byte frame at 1 Mbit/s takes 192 µs + (590 − 24)·8 µs in ns-2,
         // whose 58-byte header count includes a 24-byte PLCP stand-in; as a MAC frame it is
         // 566 bytes: 192 + 4528 = 4720 µs.
-        assert_eq!(WifiRate::Dsss1.ppdu_duration(566, Preamble::Long), SimDuration::from_micros(4720));
-        assert_eq!(WifiRate::Dsss2.ppdu_duration(566, Preamble::Long), SimDuration::from_micros(192 + 2264));
+        assert_eq!(
+            WifiRate::Dsss1.ppdu_duration(566, Preamble::Long),
+            SimDuration::from_micros(4720)
+        );
+        assert_eq!(
+            WifiRate::Dsss2.ppdu_duration(566, Preamble::Long),
+            SimDuration::from_micros(192 + 2264)
+        );
         // ACK (14 bytes) at 1 Mbit/s: 192 + 112 = 304 µs (the EIFS term of REFERENCES §5).
         let ack = WifiRate::Dsss1.ppdu_duration(14, Preamble::Long);
         assert_eq!(ack, SimDuration::from_micros(304));
-        assert_eq!(MacTiming::of(PhyStandard::Dsss).eifs(ack), SimDuration::from_micros(364));
+        assert_eq!(
+            MacTiming::of(PhyStandard::Dsss).eifs(ack),
+            SimDuration::from_micros(364)
+        );
         // Short preamble at 11 Mbit/s: 96 µs + ⌈1500·8/11⌉ = 96 + 1091 µs.
-        assert_eq!(WifiRate::Cck11.ppdu_duration(1500, Preamble::Short), SimDuration::from_micros(96 + 1091));
+        assert_eq!(
+            WifiRate::Cck11.ppdu_duration(1500, Preamble::Short),
+            SimDuration::from_micros(96 + 1091)
+        );
         // 1 Mbit/s always uses the long preamble.
         assert_eq!(WifiRate::Dsss1.ppdu_duration(14, Preamble::Short), ack);
     }
@@ -196,9 +220,15 @@ mod tests {
     #[test]
     fn ofdm_durations_follow_the_symbol_count() {
         // ACK (14 bytes) at 6 Mbit/s: ⌈(16 + 112 + 6)/24⌉ = 6 symbols → 20 + 24 = 44 µs.
-        assert_eq!(WifiRate::Ofdm6.ppdu_duration(14, Preamble::Long), SimDuration::from_micros(44));
+        assert_eq!(
+            WifiRate::Ofdm6.ppdu_duration(14, Preamble::Long),
+            SimDuration::from_micros(44)
+        );
         // 1528-byte frame at 54 Mbit/s: ⌈(16 + 12224 + 6)/216⌉ = 57 symbols → 248 µs.
-        assert_eq!(WifiRate::Ofdm54.ppdu_duration(1528, Preamble::Long), SimDuration::from_micros(248));
+        assert_eq!(
+            WifiRate::Ofdm54.ppdu_duration(1528, Preamble::Long),
+            SimDuration::from_micros(248)
+        );
         let t = MacTiming::of(PhyStandard::Ofdm);
         assert_eq!(t.difs(), SimDuration::from_micros(34));
     }

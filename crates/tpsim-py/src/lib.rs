@@ -9,7 +9,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use tpsim_engine::{DropReason, RunOptions, RunResult};
 use tpsim_scenario::ScenarioError as RsScenarioError;
 
-create_exception!(_tpsim, ScenarioError, PyValueError, "A scenario that cannot be read or is not valid.");
+create_exception!(
+    _tpsim,
+    ScenarioError,
+    PyValueError,
+    "A scenario that cannot be read or is not valid."
+);
 
 fn scenario_err(py: Python<'_>, e: RsScenarioError) -> PyErr {
     let err = ScenarioError::new_err(e.to_string());
@@ -34,7 +39,9 @@ fn scenario_err(py: Python<'_>, e: RsScenarioError) -> PyErr {
 #[pyfunction]
 #[pyo3(signature = (text, source = "<string>"))]
 fn resolve(py: Python<'_>, text: &str, source: &str) -> PyResult<String> {
-    tpsim_scenario::load(text, source).map(|s| s.resolved_json()).map_err(|e| scenario_err(py, e))
+    tpsim_scenario::load(text, source)
+        .map(|s| s.resolved_json())
+        .map_err(|e| scenario_err(py, e))
 }
 
 /// Runs one replication of a scenario and returns its tables as plain columns.
@@ -46,9 +53,20 @@ fn resolve(py: Python<'_>, text: &str, source: &str) -> PyResult<String> {
 /// inside the engine (an I/O error writing pcap, or an engine bug).
 #[pyfunction]
 #[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None))]
-fn run(py: Python<'_>, text: &str, source: &str, seed: Option<u64>, run: u64, pcap_dir: Option<String>) -> PyResult<PyObject> {
+fn run(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    seed: Option<u64>,
+    run: u64,
+    pcap_dir: Option<String>,
+) -> PyResult<PyObject> {
     let sc = tpsim_scenario::load(text, source).map_err(|e| scenario_err(py, e))?;
-    let opts = RunOptions { seed: seed.unwrap_or(sc.simulation.seed), run, pcap_dir: pcap_dir.map(Into::into) };
+    let opts = RunOptions {
+        seed: seed.unwrap_or(sc.simulation.seed),
+        run,
+        pcap_dir: pcap_dir.map(Into::into),
+    };
     let out = py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| tpsim_engine::run(&sc, &opts))));
     match out {
         Ok(Ok(r)) => to_py(py, &r),
@@ -66,9 +84,15 @@ fn run(py: Python<'_>, text: &str, source: &str, seed: Option<u64>, run: u64, pc
 /// Raises `ScenarioError` for a path that does not exist in the file or malformed TOML.
 #[pyfunction]
 #[pyo3(signature = (text, overrides_json, source = "<string>", drop_sweep = true))]
-fn apply_overrides(py: Python<'_>, text: &str, overrides_json: &str, source: &str, drop_sweep: bool) -> PyResult<String> {
-    let pairs: Vec<(String, serde_json::Value)> =
-        serde_json::from_str(overrides_json).map_err(|e| PyValueError::new_err(format!("overrides must be a JSON list of [path, value] pairs: {e}")))?;
+fn apply_overrides(
+    py: Python<'_>,
+    text: &str,
+    overrides_json: &str,
+    source: &str,
+    drop_sweep: bool,
+) -> PyResult<String> {
+    let pairs: Vec<(String, serde_json::Value)> = serde_json::from_str(overrides_json)
+        .map_err(|e| PyValueError::new_err(format!("overrides must be a JSON list of [path, value] pairs: {e}")))?;
     tpsim_scenario::apply_overrides(text, source, &pairs, drop_sweep).map_err(|e| scenario_err(py, e))
 }
 
@@ -78,7 +102,10 @@ fn apply_overrides(py: Python<'_>, text: &str, overrides_json: &str, source: &st
 fn _panic_for_tests() -> PyResult<()> {
     match catch_unwind(|| -> () { panic!("deliberate test panic") }) {
         Ok(()) => Ok(()),
-        Err(p) => Err(PyRuntimeError::new_err(format!("internal engine error (a tpsim bug, please report it): {}", panic_message(&p)))),
+        Err(p) => Err(PyRuntimeError::new_err(format!(
+            "internal engine error (a tpsim bug, please report it): {}",
+            panic_message(&p)
+        ))),
     }
 }
 
@@ -94,7 +121,10 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 /// that `tpsim study` works from any directory.
 #[pyfunction]
 fn bundled_scenarios() -> Vec<(&'static str, &'static str)> {
-    vec![("study-d-wired-voip.toml", include_str!("../../../scenarios/study-d-wired-voip.toml"))]
+    vec![(
+        "study-d-wired-voip.toml",
+        include_str!("../../../scenarios/study-d-wired-voip.toml"),
+    )]
 }
 
 /// The JSON Schema of the scenario format.
@@ -114,10 +144,42 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     let flows = PyDict::new(py);
     let rows = &r.flows;
     columns!(
-        py, flows, rows, flow, direction, src, dst, transport, app, tx_packets, tx_bytes, rx_packets, rx_bytes, pdr,
-        loss_rate, goodput_kbps, delay_mean_s, delay_p50_s, delay_p95_s, delay_max_s, net_delay_mean_s,
-        segment_loss_rate, jitter_ipdv_s, jitter_rfc3550_s, rtt_mean_s, retransmissions, ack_packets, ack_overhead,
-        tx_segments, rx_segments, dropped_segments, in_flight_segments, buffered_packets
+        py,
+        flows,
+        rows,
+        flow,
+        direction,
+        src,
+        dst,
+        transport,
+        app,
+        tx_packets,
+        tx_bytes,
+        rx_packets,
+        rx_bytes,
+        pdr,
+        loss_rate,
+        goodput_kbps,
+        delay_mean_s,
+        delay_p50_s,
+        delay_p95_s,
+        delay_max_s,
+        net_delay_mean_s,
+        segment_loss_rate,
+        jitter_ipdv_s,
+        jitter_rfc3550_s,
+        rtt_mean_s,
+        retransmissions,
+        rto_timeouts,
+        fast_retransmits,
+        rto_s,
+        ack_packets,
+        ack_overhead,
+        tx_segments,
+        rx_segments,
+        dropped_segments,
+        in_flight_segments,
+        buffered_packets
     );
     out.set_item("flows", flows)?;
     let n = &r.network;

@@ -32,7 +32,11 @@ impl fmt::Display for ScenarioError {
             if i > 0 {
                 writeln!(f)?;
             }
-            let key = if d.path.is_empty() { String::new() } else { format!("key `{}`: ", d.path) };
+            let key = if d.path.is_empty() {
+                String::new()
+            } else {
+                format!("key `{}`: ", d.path)
+            };
             write!(f, "{}:{}:{}: {}{}", self.source, d.line, d.column, key, d.message)?;
         }
         Ok(())
@@ -92,7 +96,10 @@ enum Node<'d> {
 impl<'a> Locator<'a> {
     /// A locator for `text` (if the text is not valid TOML, every lookup gives line 1).
     pub fn new(text: &'a str) -> Self {
-        Locator { text, doc: ImDocument::parse(text).ok() }
+        Locator {
+            text,
+            doc: ImDocument::parse(text).ok(),
+        }
     }
 
     /// The span of the deepest existing prefix of `path` (the key itself where it exists, its
@@ -140,7 +147,12 @@ impl<'a> Locator<'a> {
             Some(r) => line_col(self.text, r.start),
             None => (1, 1),
         };
-        Diagnostic { path: path_string(path), line, column, message: message.into() }
+        Diagnostic {
+            path: path_string(path),
+            line,
+            column,
+            message: message.into(),
+        }
     }
 
     /// The path of the deepest key whose value contains byte `offset`.
@@ -154,7 +166,8 @@ impl<'a> Locator<'a> {
 }
 
 fn contains(span: Option<Range<usize>>, offset: usize) -> bool {
-    span.map(|r| r.start <= offset && offset < r.end.max(r.start + 1)).unwrap_or(false)
+    span.map(|r| r.start <= offset && offset < r.end.max(r.start + 1))
+        .unwrap_or(false)
 }
 
 fn walk_table(t: &toml_edit::Table, offset: usize, out: &mut Vec<Seg>) -> bool {

@@ -122,7 +122,11 @@ pub struct Output {
 
 impl Default for Output {
     fn default() -> Self {
-        Output { timeseries: true, bin: default_bin(), pcap: false }
+        Output {
+            timeseries: true,
+            bin: default_bin(),
+            pcap: false,
+        }
     }
 }
 
@@ -190,13 +194,13 @@ fn default_mtu() -> Bytes {
 pub enum Transport {
     /// UDP (RFC 768). Implemented.
     Udp,
-    /// TCP NewReno (RFC 6582). Not yet implemented.
+    /// TCP with NewReno loss recovery (RFC 6582), the default TCP. Implemented.
     Tcp,
-    /// TCP NewReno (RFC 6582). Not yet implemented.
+    /// TCP NewReno (RFC 6582), same as "tcp". Implemented.
     TcpNewreno,
-    /// TCP Reno (RFC 5681). Not yet implemented.
+    /// TCP Reno (RFC 5681 fast retransmit and fast recovery). Implemented.
     TcpReno,
-    /// TCP Tahoe. Not yet implemented.
+    /// TCP Tahoe (fast retransmit, no fast recovery). Implemented.
     TcpTahoe,
     /// SCTP (RFC 9260). Not yet implemented.
     Sctp,
@@ -222,7 +226,17 @@ impl Transport {
     }
     /// Whether the engine implements it yet.
     pub fn implemented(self) -> bool {
-        matches!(self, Transport::Udp)
+        matches!(
+            self,
+            Transport::Udp | Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe
+        )
+    }
+    /// Whether it is one of the TCP variants.
+    pub fn is_tcp(self) -> bool {
+        matches!(
+            self,
+            Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe
+        )
     }
 }
 
@@ -238,6 +252,38 @@ pub struct Flow {
     pub transport: Transport,
     /// The application.
     pub app: App,
+    /// TCP parameters (TCP transports only); every key optional.
+    #[serde(default)]
+    pub tcp: Option<TcpOptions>,
+}
+
+/// TCP parameters of a flow. Absent keys take the defaults documented here (RFC values, not
+/// Linux's).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOptions {
+    /// Largest segment payload (SMSS), e.g. "1000B". Default: path MTU − 40 bytes.
+    #[serde(default)]
+    pub mss: Option<Bytes>,
+    /// Send buffer. Default "128KiB".
+    #[serde(default)]
+    pub send_buffer: Option<Bytes>,
+    /// Receive buffer, which bounds the advertised window rwnd (at most 65535 B without
+    /// window scaling). Default "64KiB".
+    #[serde(default)]
+    pub receive_window: Option<Bytes>,
+    /// Initial window, segments. Default: RFC 5681 §3.1 (2–4 segments by SMSS).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
+    /// Delayed-ACK timeout; "0s" acknowledges every segment. Default "200ms" (RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack: Option<Duration>,
+    /// Minimum RTO. Default "1s" (RFC 6298 §2.4).
+    #[serde(default)]
+    pub min_rto: Option<Duration>,
+    /// Nagle's algorithm. Default false.
+    #[serde(default)]
+    pub nagle: Option<bool>,
 }
 
 /// Application kinds.
@@ -306,7 +352,12 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
         let msg = e.message().trim().to_string();
         return Err(ScenarioError {
             source: source.to_string(),
-            diagnostics: vec![Diagnostic { path: String::new(), line, column, message: format!("malformed TOML: {msg}") }],
+            diagnostics: vec![Diagnostic {
+                path: String::new(),
+                line,
+                column,
+                message: format!("malformed TOML: {msg}"),
+            }],
         });
     }
     toml::from_str::<Scenario>(text).map_err(|e| {
@@ -320,7 +371,12 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
         };
         ScenarioError {
             source: source.to_string(),
-            diagnostics: vec![Diagnostic { path, line, column, message: e.message().trim().to_string() }],
+            diagnostics: vec![Diagnostic {
+                path,
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }],
         }
     })
 }
@@ -336,7 +392,10 @@ pub fn load(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
     if diags.is_empty() {
         Ok(sc)
     } else {
-        Err(ScenarioError { source: source.to_string(), diagnostics: diags })
+        Err(ScenarioError {
+            source: source.to_string(),
+            diagnostics: diags,
+        })
     }
 }
 
@@ -366,9 +425,16 @@ pub fn apply_overrides(
 ) -> Result<String, ScenarioError> {
     let fail = |path: &str, message: String| ScenarioError {
         source: source.to_string(),
-        diagnostics: vec![Diagnostic { path: path.to_string(), line: 0, column: 0, message }],
+        diagnostics: vec![Diagnostic {
+            path: path.to_string(),
+            line: 0,
+            column: 0,
+            message,
+        }],
     };
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| fail("", format!("malformed TOML: {}", e.message())))?;
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| fail("", format!("malformed TOML: {}", e.message())))?;
     if drop_sweep {
         doc.as_table_mut().remove("sweep");
     }
@@ -409,8 +475,15 @@ fn json_to_toml(v: &serde_json::Value) -> Option<toml_edit::Value> {
 
 fn set_path(item: &mut toml_edit::Item, segs: &[Seg], v: toml_edit::Value) -> Result<(), String> {
     use toml_edit::Item;
-    let Some((first, rest)) = segs.split_first() else { return Err("empty key path".into()) };
-    let missing = || format!("unknown key: no `{}` here", error::path_string(std::slice::from_ref(first)));
+    let Some((first, rest)) = segs.split_first() else {
+        return Err("empty key path".into());
+    };
+    let missing = || {
+        format!(
+            "unknown key: no `{}` here",
+            error::path_string(std::slice::from_ref(first))
+        )
+    };
     match (item, first) {
         (Item::Table(t), Seg::Key(k)) => {
             if rest.is_empty() {
@@ -444,8 +517,15 @@ fn set_path(item: &mut toml_edit::Item, segs: &[Seg], v: toml_edit::Value) -> Re
 
 fn set_value(val: &mut toml_edit::Value, segs: &[Seg], v: toml_edit::Value) -> Result<(), String> {
     use toml_edit::Value;
-    let Some((first, rest)) = segs.split_first() else { return Err("empty key path".into()) };
-    let missing = || format!("unknown key: no `{}` here", error::path_string(std::slice::from_ref(first)));
+    let Some((first, rest)) = segs.split_first() else {
+        return Err("empty key path".into());
+    };
+    let missing = || {
+        format!(
+            "unknown key: no `{}` here",
+            error::path_string(std::slice::from_ref(first))
+        )
+    };
     let slot: &mut Value = match (val, first) {
         (Value::InlineTable(t), Seg::Key(k)) => {
             if rest.is_empty() {

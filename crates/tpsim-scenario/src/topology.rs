@@ -79,7 +79,10 @@ impl Paths {
 
     /// Hop count from `src` to `dst` (`u32::MAX` if unreachable).
     pub fn distance(&self, src: u32, dst: u32) -> u32 {
-        self.dist.get(src as usize * self.n + dst as usize).copied().unwrap_or(u32::MAX)
+        self.dist
+            .get(src as usize * self.n + dst as usize)
+            .copied()
+            .unwrap_or(u32::MAX)
     }
 
     /// Whether `dst` can be reached from `src`.

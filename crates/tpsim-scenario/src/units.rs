@@ -27,13 +27,22 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 fn parse_scaled(what: &str, s: &str, units: &[(&str, f64)], example: &str) -> Result<f64, String> {
     let names: Vec<&str> = units.iter().map(|(n, _)| *n).collect();
     let Some((v, unit)) = split_number(s) else {
-        return Err(format!("expected {what} with a unit, e.g. \"{example}\" (units: {}), found \"{s}\"", names.join(", ")));
+        return Err(format!(
+            "expected {what} with a unit, e.g. \"{example}\" (units: {}), found \"{s}\"",
+            names.join(", ")
+        ));
     };
     if unit.is_empty() {
-        return Err(format!("missing unit in \"{s}\": write {what} with a unit, e.g. \"{example}\" (units: {})", names.join(", ")));
+        return Err(format!(
+            "missing unit in \"{s}\": write {what} with a unit, e.g. \"{example}\" (units: {})",
+            names.join(", ")
+        ));
     }
     let Some((_, scale)) = units.iter().find(|(n, _)| *n == unit) else {
-        return Err(format!("unknown unit \"{unit}\" for {what} in \"{s}\" (units: {})", names.join(", ")));
+        return Err(format!(
+            "unknown unit \"{unit}\" for {what} in \"{s}\" (units: {})",
+            names.join(", ")
+        ));
     };
     if !v.is_finite() {
         return Err(format!("{what} \"{s}\" is not a finite number"));
@@ -44,8 +53,15 @@ fn parse_scaled(what: &str, s: &str, units: &[(&str, f64)], example: &str) -> Re
     Ok(v * scale)
 }
 
-const TIME_UNITS: &[(&str, f64)] =
-    &[("ns", 1.0), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9), ("h", 3600e9)];
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("ns", 1.0),
+    ("us", 1e3),
+    ("µs", 1e3),
+    ("ms", 1e6),
+    ("s", 1e9),
+    ("min", 60e9),
+    ("h", 3600e9),
+];
 const RATE_UNITS: &[(&str, f64)] = &[
     ("bps", 1.0),
     ("bit/s", 1.0),
@@ -56,8 +72,16 @@ const RATE_UNITS: &[(&str, f64)] = &[
     ("Gbps", 1e9),
     ("Gbit/s", 1e9),
 ];
-const BYTE_UNITS: &[(&str, f64)] =
-    &[("B", 1.0), ("kB", 1e3), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
+const BYTE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("kB", 1e3),
+    ("KB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("KiB", 1024.0),
+    ("MiB", 1048576.0),
+    ("GiB", 1073741824.0),
+];
 
 macro_rules! unit_type {
     ($name:ident, $inner:ty, $what:literal, $units:ident, $example:literal, $pattern:literal, $doc:literal, $to_str:expr) => {
@@ -86,14 +110,23 @@ macro_rules! unit_type {
                 impl<'de> Visitor<'de> for V {
                     type Value = $name;
                     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                        write!(f, concat!($what, " as a string with a unit, e.g. \"", $example, "\""))
+                        write!(
+                            f,
+                            concat!($what, " as a string with a unit, e.g. \"", $example, "\"")
+                        )
                     }
                     fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
                         $name::parse(s).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
                         Err(E::custom(format!(
-                            concat!("missing unit in {}: write ", $what, " as a string with a unit, e.g. \"", $example, "\""),
+                            concat!(
+                                "missing unit in {}: write ",
+                                $what,
+                                " as a string with a unit, e.g. \"",
+                                $example,
+                                "\""
+                            ),
                             v
                         )))
                     }
@@ -102,7 +135,13 @@ macro_rules! unit_type {
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
                         Err(E::custom(format!(
-                            concat!("missing unit in {}: write ", $what, " as a string with a unit, e.g. \"", $example, "\""),
+                            concat!(
+                                "missing unit in {}: write ",
+                                $what,
+                                " as a string with a unit, e.g. \"",
+                                $example,
+                                "\""
+                            ),
                             v
                         )))
                     }
@@ -132,7 +171,10 @@ macro_rules! unit_type {
             fn json_schema(_: &mut SchemaGenerator) -> Schema {
                 let mut o = SchemaObject {
                     instance_type: Some(InstanceType::String.into()),
-                    string: Some(Box::new(StringValidation { pattern: Some($pattern.to_string()), ..Default::default() })),
+                    string: Some(Box::new(StringValidation {
+                        pattern: Some($pattern.to_string()),
+                        ..Default::default()
+                    })),
                     ..Default::default()
                 };
                 o.metadata().description = Some(concat!($doc, " Example: \"", $example, "\".").to_string());

@@ -23,13 +23,19 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
     let mut err = |path: Vec<Seg>, msg: String| d.push(loc.diag(&path, msg));
     let sim = &sc.simulation;
     if sim.duration.0 == 0 {
-        err(vec![k("simulation"), k("duration")], "expected a duration greater than 0".into());
+        err(
+            vec![k("simulation"), k("duration")],
+            "expected a duration greater than 0".into(),
+        );
     }
     if sim.runs < 1 {
         err(vec![k("simulation"), k("runs")], "expected at least 1 run".into());
     }
     if sc.output.timeseries && sc.output.bin.0 == 0 {
-        err(vec![k("output"), k("bin")], "expected a bin width greater than 0".into());
+        err(
+            vec![k("output"), k("bin")],
+            "expected a bin width greater than 0".into(),
+        );
     }
     let n = sc.nodes.count;
     if n < 1 {
@@ -44,12 +50,21 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
                 links_ok = false;
                 let mut path = p("nodes");
                 path.push(Seg::Index(j));
-                err(path, format!("node index {node} out of range: expected 0..{} (nodes.count = {n})", n.saturating_sub(1)));
+                err(
+                    path,
+                    format!(
+                        "node index {node} out of range: expected 0..{} (nodes.count = {n})",
+                        n.saturating_sub(1)
+                    ),
+                );
             }
         }
         if l.nodes[0] == l.nodes[1] {
             links_ok = false;
-            err(p("nodes"), format!("a link joins two different nodes, found [{0}, {0}]", l.nodes[0]));
+            err(
+                p("nodes"),
+                format!("a link joins two different nodes, found [{0}, {0}]", l.nodes[0]),
+            );
         }
         if l.rate.0 == 0 {
             err(p("rate"), "expected a rate greater than 0".into());
@@ -58,13 +73,23 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             err(p("queue"), "expected a queue limit of at least 1 packet".into());
         }
         if !(68..=65535).contains(&l.mtu.0) {
-            err(p("mtu"), format!("expected an MTU between 68B and 65535B, found {}B", l.mtu.0));
+            err(
+                p("mtu"),
+                format!("expected an MTU between 68B and 65535B, found {}B", l.mtu.0),
+            );
         }
         if !(l.loss.is_finite() && (0.0..1.0).contains(&l.loss)) {
-            err(p("loss"), format!("expected a loss probability in [0, 1), found {}", l.loss));
+            err(
+                p("loss"),
+                format!("expected a loss probability in [0, 1), found {}", l.loss),
+            );
         }
     }
-    let paths = if links_ok && n >= 1 { Some(Paths::compute(n, &sc.links)) } else { None };
+    let paths = if links_ok && n >= 1 {
+        Some(Paths::compute(n, &sc.links))
+    } else {
+        None
+    };
     let dur = sim.duration.0;
     for (i, f) in sc.flows.iter().enumerate() {
         let p = |f: &str| vec![k("flows"), Seg::Index(i), k(f)];
@@ -73,36 +98,100 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
         for (name, v) in [("src", f.src), ("dst", f.dst)] {
             if !node_ok(v) {
                 ends_ok = false;
-                err(p(name), format!("node index {v} out of range: expected 0..{} (nodes.count = {n})", n.saturating_sub(1)));
+                err(
+                    p(name),
+                    format!(
+                        "node index {v} out of range: expected 0..{} (nodes.count = {n})",
+                        n.saturating_sub(1)
+                    ),
+                );
             }
         }
         if ends_ok && f.src == f.dst {
             ends_ok = false;
-            err(p("dst"), format!("a flow needs two different nodes, found src = dst = {}", f.src));
+            err(
+                p("dst"),
+                format!("a flow needs two different nodes, found src = dst = {}", f.src),
+            );
         }
         if !f.transport.implemented() {
             err(
                 p("transport"),
-                format!("transport \"{}\" is not implemented yet; implemented: \"udp\"", f.transport.name()),
+                format!(
+                    "transport \"{}\" is not implemented yet; implemented: \"udp\", \"tcp\", \"tcp-newreno\", \"tcp-reno\", \"tcp-tahoe\"",
+                    f.transport.name()
+                ),
             );
+        }
+        if let Some(t) = &f.tcp {
+            if !f.transport.is_tcp() {
+                err(
+                    p("tcp"),
+                    format!("`tcp` options apply to TCP transports, not \"{}\"", f.transport.name()),
+                );
+            }
+            let pt = |k: &str| {
+                vec![
+                    Seg::Key("flows".into()),
+                    Seg::Index(i),
+                    Seg::Key("tcp".into()),
+                    Seg::Key(k.into()),
+                ]
+            };
+            if let Some(m) = t.mss {
+                if !(1..=65495).contains(&m.0) {
+                    err(
+                        pt("mss"),
+                        format!("expected an MSS between 1B and 65495B, found {}B", m.0),
+                    );
+                }
+            }
+            if let Some(b) = t.send_buffer {
+                if b.0 == 0 || b.0 > u32::MAX as u64 {
+                    err(pt("send_buffer"), "expected a send buffer between 1B and 4GiB".into());
+                }
+            }
+            if let Some(b) = t.receive_window {
+                if b.0 == 0 || b.0 > u32::MAX as u64 {
+                    err(
+                        pt("receive_window"),
+                        "expected a receive window between 1B and 4GiB".into(),
+                    );
+                }
+            }
+            if t.initial_window == Some(0) {
+                err(
+                    pt("initial_window"),
+                    "expected an initial window of at least 1 segment".into(),
+                );
+            }
         }
         let a = &f.app;
         match a.kind {
             AppKind::Cbr | AppKind::Voip => {
                 match a.size {
-                    None => err(pa("kind"), format!("a {} application needs `size`, e.g. size = \"128B\"", kind_name(a.kind))),
+                    None => err(
+                        pa("kind"),
+                        format!("a {} application needs `size`, e.g. size = \"128B\"", kind_name(a.kind)),
+                    ),
                     Some(s) if s.0 == 0 => err(pa("size"), "expected a size greater than 0".into()),
                     _ => {}
                 }
                 match (a.interval, a.rate) {
-                    (None, None) => err(pa("kind"), format!("a {} application needs `interval` or `rate`", kind_name(a.kind))),
+                    (None, None) => err(
+                        pa("kind"),
+                        format!("a {} application needs `interval` or `rate`", kind_name(a.kind)),
+                    ),
                     (Some(_), Some(_)) => err(pa("rate"), "give `interval` or `rate`, not both".into()),
                     (Some(iv), None) if iv.0 == 0 => err(pa("interval"), "expected an interval greater than 0".into()),
                     (None, Some(r)) if r.0 == 0 => err(pa("rate"), "expected a rate greater than 0".into()),
                     _ => {}
                 }
                 if a.bytes.is_some() {
-                    err(pa("bytes"), format!("`bytes` applies to bulk applications, not {}", kind_name(a.kind)));
+                    err(
+                        pa("bytes"),
+                        format!("`bytes` applies to bulk applications, not {}", kind_name(a.kind)),
+                    );
                 }
             }
             AppKind::Bulk => {
@@ -123,23 +212,52 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             }
         }
         if a.start.0 >= dur && dur > 0 {
-            err(pa("start"), format!("the application starts at {}s, not before the end of the simulation ({}s)", a.start.secs(), sim.duration.secs()));
+            err(
+                pa("start"),
+                format!(
+                    "the application starts at {}s, not before the end of the simulation ({}s)",
+                    a.start.secs(),
+                    sim.duration.secs()
+                ),
+            );
         }
         if let Some(stop) = a.stop {
             if stop.0 <= a.start.0 {
-                err(pa("stop"), format!("expected stop ({}s) after start ({}s)", stop.secs(), a.start.secs()));
+                err(
+                    pa("stop"),
+                    format!("expected stop ({}s) after start ({}s)", stop.secs(), a.start.secs()),
+                );
             } else if stop.0 > dur {
-                err(pa("stop"), format!("expected stop ({}s) at most simulation.duration ({}s)", stop.secs(), sim.duration.secs()));
+                err(
+                    pa("stop"),
+                    format!(
+                        "expected stop ({}s) at most simulation.duration ({}s)",
+                        stop.secs(),
+                        sim.duration.secs()
+                    ),
+                );
             }
         }
         if let (Some(paths), true) = (&paths, ends_ok) {
-            let dirs: &[(u32, u32)] = if a.kind == AppKind::Voip { &[(f.src, f.dst), (f.dst, f.src)] } else { &[(f.src, f.dst)] };
+            let dirs: &[(u32, u32)] = if a.kind == AppKind::Voip {
+                &[(f.src, f.dst), (f.dst, f.src)]
+            } else {
+                &[(f.src, f.dst)]
+            };
             for &(s, t) in dirs {
                 if !paths.reachable(s, t) {
-                    err(p("dst"), format!("node {t} is unreachable from node {s}: no path of links joins them"));
+                    err(
+                        p("dst"),
+                        format!("node {t} is unreachable from node {s}: no path of links joins them"),
+                    );
                     break;
                 }
-                let mtu = paths.path_links(s, t).iter().map(|&l| sc.links[l as usize].mtu.0 as u32).min().unwrap_or(u32::MAX);
+                let mtu = paths
+                    .path_links(s, t)
+                    .iter()
+                    .map(|&l| sc.links[l as usize].mtu.0 as u32)
+                    .min()
+                    .unwrap_or(u32::MAX);
                 if f.transport == crate::Transport::Udp {
                     if let Some(size) = a.size {
                         let max = max_udp_message(sim.sizes.convention(), mtu);

@@ -12,13 +12,15 @@
 //!
 //! Nothing here reads a clock or touches the event queue: `now` comes in with every call.
 //! Built-in transports are dispatched through the [`Socket`] enum (no virtual calls on the
-//! hot path). Only UDP exists so far.
+//! hot path): UDP ([`udp`]) and TCP ([`tcp`]: Tahoe, Reno, NewReno).
 
+pub mod tcp;
 pub mod udp;
 
 use tpsim_core::SimTime;
-use tpsim_wire::{IpProtocol, SizeConvention, UdpRepr};
+use tpsim_wire::{IpProtocol, SizeConvention, TcpRepr, UdpRepr};
 
+pub use tcp::{TcpConfig, TcpSocket};
 pub use udp::UdpSocket;
 
 /// One application message, as it travels through a transport.
@@ -37,6 +39,8 @@ pub struct Message {
 pub enum L4Header {
     /// A UDP datagram carrying one whole message.
     Udp(UdpRepr),
+    /// A TCP segment (options included in the header).
+    Tcp(TcpRepr),
 }
 
 impl L4Header {
@@ -44,6 +48,16 @@ impl L4Header {
     pub fn protocol(&self) -> IpProtocol {
         match self {
             L4Header::Udp(_) => IpProtocol::Udp,
+            L4Header::Tcp(_) => IpProtocol::Tcp,
+        }
+    }
+
+    /// The destination port (for demultiplexing to a socket).
+    #[inline]
+    pub fn dst_port(&self) -> u16 {
+        match self {
+            L4Header::Udp(h) => h.dst_port,
+            L4Header::Tcp(h) => h.dst_port,
         }
     }
 }
@@ -152,18 +166,31 @@ pub struct SocketConfig {
 }
 
 /// A transport endpoint of any built-in kind.
+// A run has few sockets; boxing TCP's larger state would cost an indirection on every call.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Socket {
     /// UDP (RFC 768).
     Udp(UdpSocket),
+    /// TCP (RFC 9293).
+    Tcp(TcpSocket),
 }
 
 impl Socket {
+    /// The TCP socket inside, for TCP-only getters (`cwnd`, `srtt`, ...).
+    #[inline]
+    pub fn as_tcp(&self) -> Option<&TcpSocket> {
+        match self {
+            Socket::Tcp(s) => Some(s),
+            _ => None,
+        }
+    }
     /// Hands an application message to the transport.
     #[inline]
     pub fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError> {
         match self {
             Socket::Udp(s) => s.send(now, msg),
+            Socket::Tcp(s) => s.send(now, msg),
         }
     }
     /// Whether the transport would accept a message of `len` bytes now (for bulk senders).
@@ -171,6 +198,7 @@ impl Socket {
     pub fn can_send(&self, len: u32) -> bool {
         match self {
             Socket::Udp(s) => s.can_send(len),
+            Socket::Tcp(s) => s.can_send(len),
         }
     }
     /// Processes a segment received from the network.
@@ -178,6 +206,7 @@ impl Socket {
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
         match self {
             Socket::Udp(s) => s.on_segment(now, seg),
+            Socket::Tcp(s) => s.on_segment(now, seg),
         }
     }
     /// Processes a timer expiry; safe to call spuriously.
@@ -185,6 +214,7 @@ impl Socket {
     pub fn on_timeout(&mut self, now: SimTime) {
         match self {
             Socket::Udp(s) => s.on_timeout(now),
+            Socket::Tcp(s) => s.on_timeout(now),
         }
     }
     /// The next segment to send, if any.
@@ -192,6 +222,7 @@ impl Socket {
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
         match self {
             Socket::Udp(s) => s.poll_transmit(now),
+            Socket::Tcp(s) => s.poll_transmit(now),
         }
     }
     /// The next event for the application, if any.
@@ -199,6 +230,7 @@ impl Socket {
     pub fn poll_event(&mut self) -> Option<TransportEvent> {
         match self {
             Socket::Udp(s) => s.poll_event(),
+            Socket::Tcp(s) => s.poll_event(),
         }
     }
     /// The next deadline at which [`Socket::on_timeout`] must be called.
@@ -206,6 +238,7 @@ impl Socket {
     pub fn poll_timeout(&self) -> Option<SimTime> {
         match self {
             Socket::Udp(s) => s.poll_timeout(),
+            Socket::Tcp(s) => s.poll_timeout(),
         }
     }
     /// Counters so far.
@@ -213,6 +246,7 @@ impl Socket {
     pub fn stats(&self) -> TransportStats {
         match self {
             Socket::Udp(s) => s.stats(),
+            Socket::Tcp(s) => s.stats(),
         }
     }
     /// Messages accepted by the transport but not yet handed to IP.
@@ -220,6 +254,7 @@ impl Socket {
     pub fn buffered_messages(&self) -> u64 {
         match self {
             Socket::Udp(s) => s.buffered_messages(),
+            Socket::Tcp(s) => s.buffered_messages(),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! larger than the path MTU allows is refused ([`SendError::TooLarge`]); scenario validation
 //! catches that before a run starts.
 
-use crate::{L4Header, Message, SendError, Segment, SocketConfig, TransportEvent, TransportStats};
+use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::SimTime;
 use tpsim_wire::{SizeConvention, UdpRepr, IPV4_HEADER_LEN, UDP_HEADER_LEN};
@@ -30,7 +30,12 @@ pub fn max_message(sizes: SizeConvention, mtu: u32) -> u32 {
 impl UdpSocket {
     /// A new endpoint.
     pub fn new(cfg: SocketConfig) -> Self {
-        UdpSocket { cfg, tx: VecDeque::with_capacity(4), rx: VecDeque::with_capacity(4), stats: TransportStats::default() }
+        UdpSocket {
+            cfg,
+            tx: VecDeque::with_capacity(4),
+            rx: VecDeque::with_capacity(4),
+            stats: TransportStats::default(),
+        }
     }
 
     /// Queues `msg` to be sent as one datagram.
@@ -67,7 +72,10 @@ impl UdpSocket {
         let msg = self.tx.pop_front()?;
         self.stats.tx_segments += 1;
         Some(Segment {
-            header: L4Header::Udp(UdpRepr { src_port: self.cfg.local_port, dst_port: self.cfg.remote_port }),
+            header: L4Header::Udp(UdpRepr {
+                src_port: self.cfg.local_port,
+                dst_port: self.cfg.remote_port,
+            }),
             payload_len: msg.len,
             ip_len: self.cfg.sizes.udp_ip_len(msg.len),
             message: Some(msg),
@@ -78,7 +86,9 @@ impl UdpSocket {
 
     /// The next delivered message.
     pub fn poll_event(&mut self) -> Option<TransportEvent> {
-        self.rx.pop_front().map(|(message, first_tx)| TransportEvent::Delivered { message, first_tx })
+        self.rx
+            .pop_front()
+            .map(|(message, first_tx)| TransportEvent::Delivered { message, first_tx })
     }
 
     /// UDP has no timers.
@@ -102,13 +112,22 @@ mod tests {
     use super::*;
 
     fn sock(sizes: SizeConvention) -> UdpSocket {
-        UdpSocket::new(SocketConfig { local_port: 5000, remote_port: 9, sizes, mtu: 1500 })
+        UdpSocket::new(SocketConfig {
+            local_port: 5000,
+            remote_port: 9,
+            sizes,
+            mtu: 1500,
+        })
     }
 
     #[test]
     fn one_message_one_datagram_with_standard_headers() {
         let mut s = sock(SizeConvention::Standard);
-        let m = Message { id: 0, len: 128, created: SimTime(5) };
+        let m = Message {
+            id: 0,
+            len: 128,
+            created: SimTime(5),
+        };
         s.send(SimTime(5), m).unwrap();
         let seg = s.poll_transmit(SimTime(5)).unwrap();
         assert_eq!(seg.ip_len, 128 + UDP_HEADER_LEN + IPV4_HEADER_LEN);
@@ -120,27 +139,61 @@ mod tests {
     #[test]
     fn ns2_size_is_the_ip_packet() {
         let mut s = sock(SizeConvention::Ns2);
-        s.send(SimTime(0), Message { id: 0, len: 128, created: SimTime(0) }).unwrap();
+        s.send(
+            SimTime(0),
+            Message {
+                id: 0,
+                len: 128,
+                created: SimTime(0),
+            },
+        )
+        .unwrap();
         assert_eq!(s.poll_transmit(SimTime(0)).unwrap().ip_len, 128);
     }
 
     #[test]
     fn oversized_message_is_refused() {
         let mut s = sock(SizeConvention::Standard);
-        let e = s.send(SimTime(0), Message { id: 0, len: 1473, created: SimTime(0) });
+        let e = s.send(
+            SimTime(0),
+            Message {
+                id: 0,
+                len: 1473,
+                created: SimTime(0),
+            },
+        );
         assert_eq!(e, Err(SendError::TooLarge { max: 1472 }));
-        assert!(s.send(SimTime(0), Message { id: 1, len: 1472, created: SimTime(0) }).is_ok());
+        assert!(s
+            .send(
+                SimTime(0),
+                Message {
+                    id: 1,
+                    len: 1472,
+                    created: SimTime(0)
+                }
+            )
+            .is_ok());
     }
 
     #[test]
     fn received_datagram_is_delivered_once() {
         let mut tx = sock(SizeConvention::Standard);
         let mut rx = sock(SizeConvention::Standard);
-        let m = Message { id: 3, len: 10, created: SimTime(1) };
+        let m = Message {
+            id: 3,
+            len: 10,
+            created: SimTime(1),
+        };
         tx.send(SimTime(1), m).unwrap();
         let seg = tx.poll_transmit(SimTime(2)).unwrap();
         rx.on_segment(SimTime(9), &seg);
-        assert_eq!(rx.poll_event(), Some(TransportEvent::Delivered { message: m, first_tx: SimTime(2) }));
+        assert_eq!(
+            rx.poll_event(),
+            Some(TransportEvent::Delivered {
+                message: m,
+                first_tx: SimTime(2)
+            })
+        );
         assert_eq!(rx.poll_event(), None);
         assert_eq!(rx.stats().rx_segments, 1);
     }

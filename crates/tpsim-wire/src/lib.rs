@@ -1,8 +1,8 @@
 //! tpsim-wire: packet formats.
 //!
-//! The engine moves packets as typed headers plus lengths ([`Ipv4Repr`], [`UdpRepr`]); real
-//! bytes are produced only when a trace is asked for ([`Ipv4Repr::emit`], [`pcap`]). Header
-//! sizes follow the standards:
+//! The engine moves packets as typed headers plus lengths ([`Ipv4Repr`], [`UdpRepr`],
+//! [`TcpRepr`]); real bytes are produced only when a trace is asked for ([`Ipv4Repr::emit`],
+//! [`pcap`]). Header sizes follow the standards:
 //!
 //! | header | bytes | source |
 //! |---|---|---|
@@ -18,13 +18,13 @@
 pub mod checksum;
 pub mod ip;
 pub mod pcap;
+pub mod tcp;
 pub mod udp;
 
 pub use ip::{IpProtocol, Ipv4Repr, IPV4_HEADER_LEN};
+pub use tcp::{TcpFlags, TcpParseError, TcpRepr, TCP_HEADER_LEN};
 pub use udp::{UdpRepr, UDP_HEADER_LEN};
 
-/// TCP header without options, bytes (RFC 9293 §3.1).
-pub const TCP_HEADER_LEN: u32 = 20;
 /// PPP framing added by a point-to-point link under the `standard` convention, bytes
 /// (the 2-byte protocol field, RFC 1661 §2; address/control compressed away).
 pub const PPP_HEADER_LEN: u32 = 2;
@@ -53,6 +53,16 @@ impl SizeConvention {
         match self {
             SizeConvention::Standard => payload + UDP_HEADER_LEN + IPV4_HEADER_LEN,
             SizeConvention::Ns2 => payload,
+        }
+    }
+    /// Bytes of IP packet for a TCP segment carrying `payload` application bytes with a TCP
+    /// header of `tcp_header_len` bytes (options included). Under `ns2` the header is a flat
+    /// 40 bytes for TCP and IP together, options not counted (`tcpip_base_hdr_size_`).
+    #[inline]
+    pub fn tcp_ip_len(self, payload: u32, tcp_header_len: u32) -> u32 {
+        match self {
+            SizeConvention::Standard => payload + tcp_header_len + IPV4_HEADER_LEN,
+            SizeConvention::Ns2 => payload + IPV4_HEADER_LEN + TCP_HEADER_LEN,
         }
     }
     /// Link-layer framing bytes a point-to-point link adds to each IP packet.

@@ -55,7 +55,11 @@ mod tests {
             total_len: 20 + 8 + 5,
         };
         let mut b = [0u8; 13];
-        UdpRepr { src_port: 49152, dst_port: 9 }.emit(&ip, b"hello", &mut b);
+        UdpRepr {
+            src_port: 49152,
+            dst_port: 9,
+        }
+        .emit(&ip, b"hello", &mut b);
         let sum = checksum::accumulate(ip.pseudo_header_sum(13), &b);
         assert_eq!(checksum::finish(sum), 0);
     }

@@ -1,0 +1,143 @@
+//! TCP through the engine: message tracking over the byte stream, bulk transfers, metrics.
+
+use tpsim_engine::{run, RunOptions, RunResult};
+use tpsim_scenario::load;
+
+fn sim(text: &str, seed: u64) -> RunResult {
+    let sc = load(text, "<test>").unwrap_or_else(|e| panic!("{e}"));
+    run(
+        &sc,
+        &RunOptions {
+            seed,
+            run: 0,
+            pcap_dir: None,
+        },
+    )
+    .unwrap()
+}
+
+fn link(rate: &str, delay: &str, extra: &str, flows: &str, duration: &str) -> String {
+    format!(
+        "[simulation]\nduration = \"{duration}\"\ndrain = \"5s\"\n[nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"{rate}\"\ndelay = \"{delay}\"\n{extra}\n{flows}"
+    )
+}
+
+#[test]
+fn two_way_voip_over_tcp_delivers_every_message_in_order() {
+    let flows = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\napp = { kind = \"voip\", size = \"128B\", interval = \"20ms\", start = \"0.1s\" }\n";
+    let r = sim(&link("256kbps", "50ms", "", flows, "10s"), 1);
+    for f in &r.flows {
+        assert_eq!(f.tx_packets, 495, "{}", f.direction);
+        assert_eq!(f.rx_packets, 495, "{}", f.direction);
+        assert_eq!(f.rx_bytes, 495 * 128);
+        assert_eq!(f.retransmissions, 0);
+        // Each message's delay is at least one-way serialization + propagation of its segment.
+        let min = (128.0 + 40.0 + 2.0) * 8.0 / 256_000.0 + 0.05;
+        assert!(f.delay_mean_s.unwrap() >= min - 1e-9, "{:?}", f.delay_mean_s);
+        assert!(f.rtt_mean_s.unwrap() > 0.1);
+        assert_eq!(f.tx_segments, f.rx_segments + f.dropped_segments + f.in_flight_segments);
+    }
+}
+
+#[test]
+fn finite_bulk_transfer_completes_and_goodput_stops_at_the_last_byte() {
+    let flows = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\napp = { kind = \"bulk\", bytes = \"200kB\", size = \"1000B\", start = \"1s\" }\n";
+    let r = sim(&link("1Mbps", "10ms", "", flows, "60s"), 1);
+    let f = &r.flows[0];
+    assert_eq!(f.rx_bytes, 200_000);
+    assert_eq!(f.tx_packets, 200);
+    assert_eq!(f.rx_packets, 200);
+    // 200 kB over 1 Mbit/s needs at least 1.6 s; goodput is measured to the last byte, so it
+    // is close to (but below) the link rate, not averaged over the 59 s the flow could run.
+    let g = f.goodput_kbps.unwrap();
+    assert!(g > 500.0 && g < 1000.0, "{g}");
+}
+
+#[test]
+fn lossy_link_tcp_recovers_every_byte_for_every_variant() {
+    for variant in ["tcp-newreno", "tcp-reno", "tcp-tahoe"] {
+        let flows = format!(
+            "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"{variant}\"\napp = {{ kind = \"bulk\", bytes = \"300kB\", size = \"1000B\" }}\n"
+        );
+        let r = sim(&link("2Mbps", "20ms", "loss = 0.02\nqueue = 20", &flows, "200s"), 4);
+        let f = &r.flows[0];
+        assert_eq!(f.rx_bytes, 300_000, "{variant}");
+        assert!(f.retransmissions > 0, "{variant}");
+        assert!(f.segment_loss_rate.unwrap() > 0.0);
+        assert_eq!(f.loss_rate, Some(0.0));
+        assert_eq!(
+            f.tx_segments,
+            f.rx_segments + f.dropped_segments + f.in_flight_segments,
+            "{variant}"
+        );
+    }
+}
+
+/// Padhye, Firoiu, Towsley, Kurose (SIGCOMM 1998) full model, packets/s:
+/// B(p) = min(Wmax/RTT, 1 / (RTT·√(2bp/3) + T0·min(1, 3·√(3bp/8))·p·(1 + 32p²))).
+fn pftk(p: f64, rtt: f64, t0: f64, b: f64, wmax: f64) -> f64 {
+    let denom =
+        rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
+    (wmax / rtt).min(1.0 / denom)
+}
+
+/// Bulk NewReno over 10 Mbit/s, RTT 100 ms, receive window 64 KB, Bernoulli loss: goodput
+/// within ±25 % of PFTK with b = 2 (delayed ACKs) and RTT, T0 and p measured from the run
+/// (p = loss indications ÷ data packets sent; a loss indication is a fast retransmit or a
+/// timeout), over at least 300 loss indications. Returns (goodput, model) in packets/s.
+fn pftk_case(loss: f64, duration_s: u32) -> (f64, f64, u64) {
+    let flows = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp-newreno\"\napp = { kind = \"bulk\", size = \"1460B\" }\ntcp = { receive_window = \"64KiB\", mss = \"1460B\" }\n";
+    // 10 Mbit/s each way, 50 ms one way: RTT 100 ms plus serialization; loss on the data path.
+    let text = link(
+        "10Mbps",
+        "50ms",
+        &format!("loss = {loss}\nqueue = 1000"),
+        flows,
+        &format!("{duration_s}s"),
+    )
+    .replace("drain = \"5s\"", "drain = \"0s\"");
+    let r = sim(&text, 11);
+    let f = &r.flows[0];
+    let indications = f.rto_timeouts + f.fast_retransmits;
+    let p = indications as f64 / f.tx_segments as f64;
+    let rtt = f.rtt_mean_s.unwrap();
+    let t0 = f.rto_s.unwrap();
+    let mss = 1460.0;
+    let goodput_pkts = f.goodput_kbps.unwrap() * 1000.0 / 8.0 / mss;
+    let wmax = 65535.0_f64.min(64.0 * 1024.0) / mss;
+    (goodput_pkts, pftk(p, rtt, t0, 2.0, wmax), indications)
+}
+
+#[test]
+fn newreno_bulk_goodput_matches_pftk_at_loss_0_01() {
+    let (g, model, n) = pftk_case(0.01, 600);
+    assert!(n >= 300, "only {n} loss indications");
+    let rel = (g - model) / model;
+    eprintln!(
+        "p_loss = 0.01: goodput {g:.1} pkt/s, PFTK {model:.1} pkt/s ({:+.1} %), {n} loss indications",
+        rel * 100.0
+    );
+    assert!(rel.abs() <= 0.25, "goodput {g} vs PFTK {model}");
+}
+
+#[test]
+fn newreno_bulk_goodput_matches_pftk_at_loss_0_001() {
+    let (g, model, n) = pftk_case(0.001, 1500);
+    assert!(n >= 300, "only {n} loss indications");
+    let rel = (g - model) / model;
+    eprintln!(
+        "p_loss = 0.001: goodput {g:.1} pkt/s, PFTK {model:.1} pkt/s ({:+.1} %), {n} loss indications",
+        rel * 100.0
+    );
+    assert!(rel.abs() <= 0.25, "goodput {g} vs PFTK {model}");
+}
+
+#[test]
+fn newreno_bulk_goodput_against_pftk_at_loss_0_03_is_reported() {
+    let (g, model, n) = pftk_case(0.03, 500);
+    eprintln!(
+        "p_loss = 0.03: goodput {g:.1} pkt/s, PFTK {model:.1} pkt/s ({:+.1} %), {n} loss indications",
+        (g - model) / model * 100.0
+    );
+    assert!(n >= 300);
+}

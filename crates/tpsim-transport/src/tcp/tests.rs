@@ -1,0 +1,996 @@
+//! Packet-by-packet tests, smoltcp style: feed one segment at an explicit time, then assert
+//! exactly what comes out. Each test names the rule it checks.
+//!
+//! The socket under test has local port 49152, MSS 1000 (MTU 1040) and ISS 1000; its peer's
+//! ISN is 5000. `d(k)` is the wire sequence number of our stream byte `k`, `p(k)` the peer's.
+
+use super::*;
+use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent};
+use tpsim_core::{SimDuration, SimTime};
+use tpsim_wire::{SizeConvention, TcpFlags, TcpRepr};
+
+const MSS: u32 = 1000;
+const ISS: u32 = 1000;
+const IRS: u32 = 5000;
+const LOCAL: u16 = 49152;
+const REMOTE: u16 = 80;
+const ACK: TcpFlags = TcpFlags::ACK;
+const SYN: TcpFlags = TcpFlags::SYN;
+const FIN: TcpFlags = TcpFlags::FIN;
+const PSH: TcpFlags = TcpFlags::PSH;
+
+fn t(ms: u64) -> SimTime {
+    SimTime(ms * 1_000_000)
+}
+fn ms(x: u64) -> SimDuration {
+    SimDuration::from_millis(x)
+}
+/// Wire sequence number of our stream byte `k`.
+fn d(k: u32) -> u32 {
+    ISS.wrapping_add(1).wrapping_add(k)
+}
+/// Wire sequence number of the peer's stream byte `k`.
+fn p(k: u32) -> u32 {
+    IRS.wrapping_add(1).wrapping_add(k)
+}
+
+fn sock_cfg(sizes: SizeConvention, mtu: u32) -> SocketConfig {
+    SocketConfig {
+        local_port: LOCAL,
+        remote_port: REMOTE,
+        sizes,
+        mtu,
+    }
+}
+fn base() -> TcpConfig {
+    TcpConfig {
+        iss: ISS,
+        ..TcpConfig::default()
+    }
+}
+
+/// A segment from the socket under test, as expected.
+fn ours(seq: u32, ack: u32, flags: TcpFlags) -> TcpRepr {
+    TcpRepr {
+        src_port: LOCAL,
+        dst_port: REMOTE,
+        seq,
+        ack,
+        flags,
+        window: 65535,
+        mss: None,
+        sack_permitted: false,
+    }
+}
+/// A segment from the peer.
+fn theirs(seq: u32, ack: u32, flags: TcpFlags) -> TcpRepr {
+    TcpRepr {
+        src_port: REMOTE,
+        dst_port: LOCAL,
+        seq,
+        ack,
+        flags,
+        window: 65535,
+        mss: None,
+        sack_permitted: false,
+    }
+}
+/// A pure ACK from the peer.
+fn ack_of(ack: u32) -> TcpRepr {
+    theirs(p(0), ack, ACK)
+}
+fn with_window(mut r: TcpRepr, window: u16) -> TcpRepr {
+    r.window = window;
+    r
+}
+
+/// Feeds `repr` carrying `len` payload bytes to `s` at `at`.
+fn feed(s: &mut TcpSocket, at: SimTime, repr: TcpRepr, len: u32) {
+    let seg = Segment {
+        header: L4Header::Tcp(repr),
+        payload_len: len,
+        ip_len: 40 + len,
+        message: None,
+        first_tx: at,
+        stream: None,
+    };
+    s.on_segment(at, &seg);
+}
+
+/// Everything `s` sends at `at`, as (header, payload length).
+fn drain(s: &mut TcpSocket, at: SimTime) -> Vec<(TcpRepr, u32)> {
+    drain_segments(s, at)
+        .into_iter()
+        .map(|g| (tcp_of(&g), g.payload_len))
+        .collect()
+}
+fn drain_segments(s: &mut TcpSocket, at: SimTime) -> Vec<Segment> {
+    let mut v = vec![];
+    while let Some(seg) = s.poll_transmit(at) {
+        assert!(v.len() < 1000, "runaway transmit loop");
+        v.push(seg);
+    }
+    v
+}
+fn tcp_of(seg: &Segment) -> TcpRepr {
+    match seg.header {
+        L4Header::Tcp(h) => h,
+        other => panic!("not TCP: {other:?}"),
+    }
+}
+fn events(s: &mut TcpSocket) -> Vec<TransportEvent> {
+    std::iter::from_fn(|| s.poll_event()).collect()
+}
+fn send(s: &mut TcpSocket, at: SimTime, len: u32) {
+    s.send(
+        at,
+        Message {
+            id: 0,
+            len,
+            created: at,
+        },
+    )
+    .unwrap();
+}
+
+fn client_with(tcp: TcpConfig, sizes: SizeConvention, mtu: u32) -> TcpSocket {
+    TcpSocket::new(sock_cfg(sizes, mtu), tcp, Open::Active, t(0))
+}
+fn client(tcp: TcpConfig) -> TcpSocket {
+    client_with(tcp, SizeConvention::Standard, MSS + 40)
+}
+fn server(tcp: TcpConfig) -> TcpSocket {
+    TcpSocket::new(sock_cfg(SizeConvention::Standard, MSS + 40), tcp, Open::Passive, t(0))
+}
+fn syn_ack() -> TcpRepr {
+    TcpRepr {
+        mss: Some(MSS as u16),
+        ..theirs(IRS, d(0), SYN | ACK)
+    }
+}
+
+/// A client whose handshake completed at 100 ms (RTT sample 100 ms), with the ACK of the
+/// SYN-ACK drained and the `Connected` event consumed.
+fn connected_client(tcp: TcpConfig) -> TcpSocket {
+    let mut s = client(tcp);
+    assert_eq!(drain(&mut s, t(0)).len(), 1);
+    feed(&mut s, t(100), syn_ack(), 0);
+    assert_eq!(events(&mut s), [TransportEvent::Connected]);
+    let out = drain(&mut s, t(100));
+    assert_eq!(
+        out.iter()
+            .map(|(h, len)| (h.seq, h.ack, h.flags, *len))
+            .collect::<Vec<_>>(),
+        [(d(0), p(0), ACK, 0)]
+    );
+    s
+}
+
+// ---------------------------------------------------------------- handshake (RFC 9293 §3.5)
+
+/// RFC 9293 §3.5 (Figure 6) and §3.7.1: the active opener sends a SYN with its MSS, and
+/// answers the SYN-ACK with an ACK; the SYN's round trip is the first RTT sample.
+#[test]
+fn active_open_sends_syn_with_mss_and_acks_the_syn_ack() {
+    let mut s = client(base());
+    assert_eq!(s.state(), State::SynSent);
+    assert_eq!(
+        s.poll_timeout(),
+        Some(t(1000)),
+        "RFC 6298 (5.1): the SYN starts the timer"
+    );
+    let out = drain_segments(&mut s, t(0));
+    assert_eq!(out.len(), 1);
+    assert_eq!(
+        tcp_of(&out[0]),
+        TcpRepr {
+            mss: Some(1000),
+            ..ours(ISS, 0, SYN)
+        }
+    );
+    assert_eq!(out[0].ip_len, 20 + 24, "IPv4 + TCP with the MSS option");
+    assert_eq!(out[0].stream, None);
+    feed(&mut s, t(100), syn_ack(), 0);
+    assert_eq!(s.state(), State::Established);
+    assert_eq!(events(&mut s), [TransportEvent::Connected]);
+    let out = drain_segments(&mut s, t(100));
+    assert_eq!(out.iter().map(tcp_of).collect::<Vec<_>>(), [ours(d(0), p(0), ACK)]);
+    assert_eq!(out[0].ip_len, 40);
+    assert_eq!(s.srtt(), Some(ms(100)));
+    assert_eq!(s.poll_timeout(), None, "RFC 6298 (5.2): nothing outstanding, no timer");
+    assert_eq!(
+        s.cwnd(),
+        4 * 1000,
+        "RFC 5681 §3.1 eq. (1): SMSS <= 1095 gives 4 segments"
+    );
+    assert_eq!(s.stats().ack_segments, 1);
+}
+
+/// RFC 9293 §3.5: the passive opener answers a SYN with a SYN-ACK and is connected by the ACK.
+#[test]
+fn passive_open_answers_syn_and_connects_on_the_ack() {
+    let mut s = server(base());
+    assert_eq!(s.state(), State::Listen);
+    assert_eq!(drain(&mut s, t(0)), []);
+    assert_eq!(s.poll_timeout(), None);
+    feed(
+        &mut s,
+        t(0),
+        TcpRepr {
+            mss: Some(1460),
+            ..theirs(IRS, 0, SYN)
+        },
+        0,
+    );
+    assert_eq!(s.state(), State::SynReceived);
+    assert_eq!(
+        drain(&mut s, t(0)),
+        [(
+            TcpRepr {
+                mss: Some(1000),
+                ..ours(ISS, p(0), SYN | ACK)
+            },
+            0
+        )]
+    );
+    assert_eq!(s.poll_timeout(), Some(t(1000)));
+    feed(&mut s, t(100), theirs(p(0), d(0), ACK), 0);
+    assert_eq!(s.state(), State::Established);
+    assert_eq!(events(&mut s), [TransportEvent::Connected]);
+    assert_eq!(s.mss(), 1000, "RFC 9293 §3.7.1: min of both MSS options");
+    assert_eq!(s.srtt(), Some(ms(100)));
+    assert_eq!(drain(&mut s, t(100)), []);
+    assert_eq!(s.poll_timeout(), None);
+}
+
+/// RFC 6298 (5.4)–(5.6) and (5.7), RFC 5681 §3.1: a lost SYN is retransmitted after 1 s, 2 s,
+/// ...; once connected there is no RTT sample (Karn), the RTO restarts from 3 s and the
+/// initial window is one segment.
+#[test]
+fn lost_syn_is_retransmitted_with_exponential_backoff() {
+    let mut s = client(base());
+    let syn = TcpRepr {
+        mss: Some(1000),
+        ..ours(ISS, 0, SYN)
+    };
+    assert_eq!(drain(&mut s, t(0)), [(syn, 0)]);
+    s.on_timeout(t(999));
+    assert_eq!(drain(&mut s, t(999)), [], "not due yet");
+    s.on_timeout(t(1000));
+    assert_eq!(drain(&mut s, t(1000)), [(syn, 0)]);
+    assert_eq!(s.poll_timeout(), Some(t(3000)));
+    s.on_timeout(t(3000));
+    assert_eq!(drain(&mut s, t(3000)), [(syn, 0)]);
+    assert_eq!(s.poll_timeout(), Some(t(7000)));
+    assert_eq!(s.stats().retransmissions, 2);
+    feed(&mut s, t(3100), syn_ack(), 0);
+    assert_eq!(events(&mut s), [TransportEvent::Connected]);
+    assert_eq!(s.rtt_samples(), 0, "Karn: the SYN was retransmitted");
+    assert_eq!(s.rto(), ms(3000), "RFC 6298 (5.7)");
+    assert_eq!(s.cwnd(), 1000, "RFC 5681 §3.1: IW = 1 segment after a lost SYN");
+}
+
+/// RFC 9293 §3.5, RFC 6298 §5: a lost SYN-ACK is sent again when the server's timer expires,
+/// and at once when the client's retransmitted SYN arrives.
+#[test]
+fn lost_syn_ack_is_recovered_by_timer_and_by_the_repeated_syn() {
+    let mut s = server(base());
+    let syn = TcpRepr {
+        mss: Some(1000),
+        ..theirs(IRS, 0, SYN)
+    };
+    let syn_ack = TcpRepr {
+        mss: Some(1000),
+        ..ours(ISS, p(0), SYN | ACK)
+    };
+    feed(&mut s, t(0), syn, 0);
+    assert_eq!(drain(&mut s, t(0)), [(syn_ack, 0)]); // lost
+    s.on_timeout(t(1000));
+    assert_eq!(drain(&mut s, t(1000)), [(syn_ack, 0)]); // lost again
+    assert_eq!(s.poll_timeout(), Some(t(3000)));
+    feed(&mut s, t(1050), syn, 0); // the client's own retransmission
+    assert_eq!(drain(&mut s, t(1050)), [(syn_ack, 0)]);
+    assert_eq!(s.stats().retransmissions, 2);
+    feed(&mut s, t(1150), theirs(p(0), d(0), ACK), 0);
+    assert_eq!(events(&mut s), [TransportEvent::Connected]);
+    assert_eq!(s.rtt_samples(), 0);
+    assert_eq!(s.cwnd(), 1000, "RFC 5681 §3.1");
+    assert_eq!(s.rto(), ms(3000), "RFC 6298 (5.7)");
+}
+
+/// RFC 9293 §3.10.7.4: if the ACK of the SYN-ACK is lost, the repeated SYN-ACK is an old
+/// segment and is acknowledged again.
+#[test]
+fn repeated_syn_ack_is_acknowledged_again() {
+    let mut s = connected_client(base());
+    feed(&mut s, t(1000), syn_ack(), 0);
+    assert_eq!(drain(&mut s, t(1000)), [(ours(d(0), p(0), ACK), 0)]);
+    assert_eq!(events(&mut s), []);
+    assert_eq!(s.tcp_stats().duplicate_segments, 1);
+}
+
+/// RFC 9293 §3.10.7.3: a RST that acknowledges our SYN closes the connection.
+#[test]
+fn reset_in_syn_sent_closes() {
+    let mut s = client(base());
+    drain(&mut s, t(0));
+    feed(&mut s, t(50), theirs(0, d(0), TcpFlags::RST | ACK), 0);
+    assert_eq!(s.state(), State::Closed);
+    assert_eq!(events(&mut s), [TransportEvent::Closed]);
+    assert_eq!(s.poll_timeout(), None);
+}
+
+// ---------------------------------------------------------------- sizes and buffers
+
+/// RFC 9293 §3.7.1 (MSS = MTU − 40) and the two size conventions of DESIGN §3.
+#[test]
+fn segment_sizes_follow_the_size_convention() {
+    for (sizes, syn_len, data_len, ack_len) in [
+        (SizeConvention::Standard, 44, 1040, 40),
+        (SizeConvention::Ns2, 40, 1040, 40),
+    ] {
+        let mut s = client_with(base(), sizes, 1040);
+        assert_eq!(drain_segments(&mut s, t(0))[0].ip_len, syn_len);
+        feed(&mut s, t(100), syn_ack(), 0);
+        assert_eq!(drain_segments(&mut s, t(100))[0].ip_len, ack_len);
+        send(&mut s, t(100), 1500);
+        let out = drain_segments(&mut s, t(100));
+        assert_eq!(
+            out.iter().map(|g| (g.payload_len, g.ip_len)).collect::<Vec<_>>(),
+            [(1000, data_len), (500, 540)]
+        );
+        assert_eq!(
+            out[1].stream,
+            Some(crate::StreamData {
+                offset: 1000,
+                len: 500,
+                retransmission: false
+            })
+        );
+        assert_eq!(out[1].message, None);
+    }
+}
+
+/// The send buffer counts unacknowledged bytes; messages have no boundaries inside TCP.
+#[test]
+fn send_buffer_refuses_what_does_not_fit() {
+    let mut s = client(TcpConfig {
+        send_buffer_bytes: 3000,
+        ..base()
+    });
+    assert!(s.can_send(3000));
+    send(&mut s, t(0), 2000);
+    assert!(!s.can_send(1001));
+    let m = Message {
+        id: 1,
+        len: 1001,
+        created: t(0),
+    };
+    assert_eq!(s.send(t(0), m), Err(SendError::BufferFull));
+    assert_eq!(
+        s.send(t(0), Message { len: 3001, ..m }),
+        Err(SendError::TooLarge { max: 3000 })
+    );
+    assert_eq!(s.buffered_messages(), 1, "not sent before the handshake");
+    drain(&mut s, t(0));
+    feed(&mut s, t(100), syn_ack(), 0);
+    let out = drain(&mut s, t(100));
+    assert_eq!(
+        out,
+        [(ours(d(0), p(0), ACK), 1000), (ours(d(1000), p(0), ACK | PSH), 1000)]
+    );
+    assert_eq!(s.buffered_messages(), 0);
+    assert!(!s.can_send(1001), "sent is not acknowledged");
+    feed(&mut s, t(200), ack_of(d(2000)), 0);
+    assert!(s.can_send(3000));
+}
+
+/// RFC 5681 §3.1 eq. (1): the initial window depends on SMSS, unless configured.
+#[test]
+fn initial_window_follows_rfc5681() {
+    for (mtu, iw, segs) in [
+        (1500u32, None, 3usize),
+        (2500, None, 2),
+        (1040, None, 4),
+        (1040, Some(1), 1),
+    ] {
+        let tcp = TcpConfig {
+            initial_window_segments: iw,
+            ..base()
+        };
+        let mut s = client_with(tcp, SizeConvention::Standard, mtu);
+        drain(&mut s, t(0));
+        feed(
+            &mut s,
+            t(100),
+            TcpRepr {
+                mss: Some(9000),
+                ..syn_ack()
+            },
+            0,
+        );
+        send(&mut s, t(100), 20_000);
+        let data = drain(&mut s, t(100)).into_iter().filter(|(_, len)| *len > 0).count();
+        assert_eq!(data, segs, "mtu {mtu}");
+    }
+}
+
+/// RFC 9293 §3.7.4 (Nagle): a short segment waits while data is unacknowledged.
+#[test]
+fn nagle_holds_a_short_segment_until_the_ack() {
+    let mut s = connected_client(TcpConfig { nagle: true, ..base() });
+    send(&mut s, t(100), 100);
+    assert_eq!(drain(&mut s, t(100)), [(ours(d(0), p(0), ACK | PSH), 100)]);
+    send(&mut s, t(110), 100);
+    assert_eq!(drain(&mut s, t(110)), []);
+    feed(&mut s, t(200), ack_of(d(100)), 0);
+    assert_eq!(drain(&mut s, t(200)), [(ours(d(100), p(0), ACK | PSH), 100)]);
+    // Without Nagle the second message goes at once.
+    let mut s = connected_client(base());
+    send(&mut s, t(100), 100);
+    assert_eq!(drain(&mut s, t(100)).len(), 1);
+    send(&mut s, t(110), 100);
+    assert_eq!(drain(&mut s, t(110)), [(ours(d(100), p(0), ACK | PSH), 100)]);
+}
+
+/// RFC 5681 §4.1: after an idle period longer than the RTO, cwnd restarts from the initial
+/// window.
+#[test]
+fn restart_after_idle_reduces_cwnd_to_the_initial_window() {
+    let mut s = connected_client(base());
+    send(&mut s, t(100), 4000);
+    assert_eq!(drain(&mut s, t(100)).len(), 4);
+    feed(&mut s, t(200), ack_of(d(2000)), 0);
+    feed(&mut s, t(201), ack_of(d(4000)), 0);
+    assert_eq!(s.cwnd(), 6000);
+    send(&mut s, t(2300), 10_000);
+    assert_eq!(drain(&mut s, t(2300)).len(), 4);
+    assert_eq!(s.cwnd(), 4000);
+}
+
+/// RFC 9293 §3.4: sequence numbers wrap modulo 2^32.
+#[test]
+fn sequence_numbers_wrap_around() {
+    let iss = u32::MAX - 1500;
+    let mut s = TcpSocket::new(
+        sock_cfg(SizeConvention::Standard, 1040),
+        TcpConfig { iss, ..base() },
+        Open::Active,
+        t(0),
+    );
+    drain(&mut s, t(0));
+    feed(
+        &mut s,
+        t(100),
+        TcpRepr {
+            mss: Some(1000),
+            ..theirs(IRS, iss.wrapping_add(1), SYN | ACK)
+        },
+        0,
+    );
+    drain(&mut s, t(100));
+    send(&mut s, t(100), 3000);
+    let seqs: Vec<u32> = drain(&mut s, t(100)).iter().map(|(h, _)| h.seq).collect();
+    assert_eq!(seqs, [u32::MAX - 1499, u32::MAX - 499, 500]);
+    feed(&mut s, t(200), ack_of(1500), 0);
+    assert_eq!(s.bytes_acked(), 3000);
+    assert_eq!(s.poll_timeout(), None);
+}
+
+// ---------------------------------------------------------------- receiver and ACKs
+
+/// RFC 5681 §4.2, RFC 1122 §4.2.3.2: the second full-sized segment is acknowledged at once.
+#[test]
+fn delayed_ack_acknowledges_every_second_full_segment() {
+    let mut s = connected_client(base());
+    feed(&mut s, t(200), theirs(p(0), d(0), ACK), 1000);
+    assert_eq!(drain(&mut s, t(200)), []);
+    assert_eq!(events(&mut s), [TransportEvent::DeliveredBytes { upto: 1000 }]);
+    assert_eq!(s.poll_timeout(), Some(t(400)));
+    feed(&mut s, t(210), theirs(p(1000), d(0), ACK), 1000);
+    assert_eq!(drain(&mut s, t(210)), [(ours(d(0), p(2000), ACK), 0)]);
+    assert_eq!(events(&mut s), [TransportEvent::DeliveredBytes { upto: 2000 }]);
+    assert_eq!(s.poll_timeout(), None);
+}
+
+/// RFC 5681 §4.2 (and RFC 1122's 500 ms bound): a lone segment is acknowledged when the
+/// 200 ms delayed-ACK timer expires.
+#[test]
+fn delayed_ack_timer_fires_after_200_ms() {
+    let mut s = connected_client(base());
+    feed(&mut s, t(200), theirs(p(0), d(0), ACK), 300);
+    assert_eq!(drain(&mut s, t(200)), []);
+    s.on_timeout(t(399));
+    assert_eq!(drain(&mut s, t(399)), []);
+    s.on_timeout(t(400));
+    assert_eq!(drain(&mut s, t(400)), [(ours(d(0), p(300), ACK), 0)]);
+    s.on_timeout(t(400));
+    assert_eq!(drain(&mut s, t(400)), [], "spurious timeout call");
+    // Without delayed ACKs every segment is acknowledged.
+    let mut s = connected_client(TcpConfig {
+        delayed_ack: None,
+        ..base()
+    });
+    feed(&mut s, t(200), theirs(p(0), d(0), ACK), 300);
+    assert_eq!(drain(&mut s, t(200)), [(ours(d(0), p(300), ACK), 0)]);
+}
+
+/// RFC 5681 §4.2: out-of-order data is acknowledged at once (a duplicate ACK) and kept; the
+/// segment that fills the gap is acknowledged at once too.
+#[test]
+fn out_of_order_data_is_reassembled_with_immediate_acks() {
+    let mut s = connected_client(base());
+    feed(&mut s, t(200), theirs(p(1000), d(0), ACK), 1000);
+    assert_eq!(drain(&mut s, t(200)), [(ours(d(0), p(0), ACK), 0)]);
+    feed(&mut s, t(201), theirs(p(2000), d(0), ACK | FIN), 500);
+    assert_eq!(drain(&mut s, t(201)), [(ours(d(0), p(0), ACK), 0)]);
+    assert_eq!(events(&mut s), []);
+    feed(&mut s, t(202), theirs(p(0), d(0), ACK), 1000);
+    // The gap is filled; the FIN that waited behind it is consumed and (close_on_peer_fin) our
+    // FIN goes out with the ACK.
+    assert_eq!(drain(&mut s, t(202)), [(ours(d(0), p(2501), ACK | FIN), 0)]);
+    assert_eq!(events(&mut s), [TransportEvent::DeliveredBytes { upto: 2500 }]);
+    assert_eq!(s.state(), State::LastAck);
+    assert_eq!(s.tcp_stats().out_of_order_segments, 2);
+}
+
+/// RFC 9293 §3.10.7.4: a duplicate segment is acknowledged and otherwise ignored.
+#[test]
+fn duplicate_segment_is_ignored() {
+    let mut s = connected_client(TcpConfig {
+        delayed_ack: None,
+        ..base()
+    });
+    feed(&mut s, t(200), theirs(p(0), d(0), ACK), 1000);
+    assert_eq!(drain(&mut s, t(200)).len(), 1);
+    feed(&mut s, t(300), theirs(p(0), d(0), ACK), 1000);
+    assert_eq!(drain(&mut s, t(300)), [(ours(d(0), p(1000), ACK), 0)]);
+    assert_eq!(events(&mut s), [TransportEvent::DeliveredBytes { upto: 1000 }]);
+    assert_eq!(s.tcp_stats().duplicate_segments, 1);
+    assert_eq!(s.bytes_received(), 1000);
+}
+
+/// RFC 1122 §4.2.3.2: with data to send, the ACK rides on it (two-way traffic).
+#[test]
+fn ack_is_piggybacked_on_data() {
+    let mut s = connected_client(base());
+    send(&mut s, t(100), 1000);
+    assert_eq!(drain(&mut s, t(100)), [(ours(d(0), p(0), ACK | PSH), 1000)]);
+    feed(&mut s, t(200), theirs(p(0), d(1000), ACK), 1000);
+    assert_eq!(drain(&mut s, t(200)), []);
+    assert_eq!(s.poll_timeout(), Some(t(400)), "delayed ACK pending");
+    send(&mut s, t(250), 500);
+    assert_eq!(drain(&mut s, t(250)), [(ours(d(1000), p(1000), ACK | PSH), 500)]);
+    assert_eq!(s.poll_timeout(), Some(t(1250)), "only the RTO remains");
+    assert_eq!(s.stats().ack_segments, 1, "only the handshake's ACK was a pure ACK");
+}
+
+/// RFC 9293 §3.8.6 and §3.8.6.2.2: a receiver that stops reading advertises a shrinking
+/// window down to zero, refuses a probe, and sends a window update when it reads again.
+#[test]
+fn paused_receiver_closes_and_reopens_its_window() {
+    let tcp = TcpConfig {
+        recv_buffer_bytes: 2000,
+        delayed_ack: None,
+        ..base()
+    };
+    let mut s = connected_client(tcp);
+    s.set_receive_paused(t(100), true);
+    let ack = |a, w| with_window(ours(d(0), a, ACK), w);
+    feed(&mut s, t(200), theirs(p(0), d(0), ACK), 1000);
+    assert_eq!(drain(&mut s, t(200)), [(ack(p(1000), 1000), 0)]);
+    feed(&mut s, t(201), theirs(p(1000), d(0), ACK), 1000);
+    assert_eq!(drain(&mut s, t(201)), [(ack(p(2000), 0), 0)]);
+    assert_eq!(events(&mut s), []);
+    feed(&mut s, t(300), theirs(p(2000), d(0), ACK), 1);
+    assert_eq!(drain(&mut s, t(300)), [(ack(p(2000), 0), 0)], "probe refused");
+    s.set_receive_paused(t(400), false);
+    assert_eq!(events(&mut s), [TransportEvent::DeliveredBytes { upto: 2000 }]);
+    assert_eq!(drain(&mut s, t(400)), [(ack(p(2000), 2000), 0)], "window update");
+}
+
+// ---------------------------------------------------------------- RTO (RFC 6298)
+
+/// RFC 6298 §2.2 and §2.3 in the connection: the SYN gives the first sample, data the next.
+#[test]
+fn rto_from_first_and_later_samples() {
+    let mut s = connected_client(TcpConfig {
+        min_rto: ms(10),
+        ..base()
+    });
+    assert_eq!((s.srtt(), s.rttvar(), s.rto()), (Some(ms(100)), ms(50), ms(300)));
+    send(&mut s, t(100), 1000);
+    drain(&mut s, t(100));
+    assert_eq!(s.poll_timeout(), Some(t(400)));
+    feed(&mut s, t(300), ack_of(d(1000)), 0);
+    // RTTVAR = 3/4·50 + 1/4·|100 − 200| = 62.5; SRTT = 7/8·100 + 1/8·200 = 112.5.
+    assert_eq!(s.rttvar(), SimDuration::from_micros(62_500));
+    assert_eq!(s.srtt(), Some(SimDuration::from_micros(112_500)));
+    assert_eq!(s.rto(), SimDuration::from_micros(112_500 + 250_000));
+    assert_eq!((s.rtt_samples(), s.rtt_sum()), (2, ms(300)));
+}
+
+/// RFC 6298 (5.2), (5.3): the timer restarts on each ACK of new data and stops when all data
+/// is acknowledged.
+#[test]
+fn rto_timer_restarts_on_new_ack_and_stops_when_all_acked() {
+    let mut s = connected_client(base());
+    send(&mut s, t(100), 3000);
+    drain(&mut s, t(100));
+    assert_eq!(s.poll_timeout(), Some(t(1100)));
+    feed(&mut s, t(250), ack_of(d(1000)), 0);
+    drain(&mut s, t(250));
+    assert_eq!(s.poll_timeout(), Some(t(1250)));
+    feed(&mut s, t(260), ack_of(d(3000)), 0);
+    assert_eq!(s.poll_timeout(), None);
+}
+
+/// RFC 6298 (5.4)–(5.6), RFC 5681 §3.1: on expiry the earliest segment is retransmitted, the
+/// RTO doubles, ssthresh = max(FlightSize/2, 2·SMSS) and cwnd = 1 SMSS; the rest follows in
+/// slow start (go-back-N).
+#[test]
+fn rto_expiry_retransmits_backs_off_and_slow_starts() {
+    let mut s = connected_client(base());
+    send(&mut s, t(100), 4000);
+    assert_eq!(drain(&mut s, t(100)).len(), 4);
+    s.on_timeout(t(1100));
+    let seg0 = (ours(d(0), p(0), ACK), 1000);
+    assert_eq!(drain(&mut s, t(1100)), [seg0]);
+    assert_eq!((s.cwnd(), s.ssthresh()), (1000, Some(2000)));
+    assert_eq!(s.rto(), ms(2000));
+    assert_eq!(s.poll_timeout(), Some(t(3100)));
+    s.on_timeout(t(3100));
+    assert_eq!(drain(&mut s, t(3100)), [seg0]);
+    assert_eq!(s.rto(), ms(4000));
+    assert_eq!(s.tcp_stats().timeouts, 2);
+    let out = drain_segments(&mut s, t(3100));
+    assert!(out.is_empty());
+    // The retransmission is acknowledged: slow start, resending what followed it.
+    feed(&mut s, t(3200), ack_of(d(1000)), 0);
+    let out = drain_segments(&mut s, t(3200));
+    assert_eq!(
+        out.iter().map(|g| (tcp_of(g).seq, g.payload_len)).collect::<Vec<_>>(),
+        [(d(1000), 1000), (d(2000), 1000)]
+    );
+    assert!(out.iter().all(|g| g.stream.unwrap().retransmission));
+    assert_eq!(s.cwnd(), 2000);
+    assert_eq!(s.poll_timeout(), Some(t(7200)), "backed-off RTO kept (Karn)");
+}
+
+/// RFC 6298 §3 (Karn): no RTT sample from a retransmitted segment, and the backed-off RTO
+/// stays until a sample from new data.
+#[test]
+fn karn_no_rtt_sample_from_retransmissions() {
+    let mut s = connected_client(TcpConfig {
+        min_rto: ms(10),
+        ..base()
+    });
+    send(&mut s, t(100), 1000);
+    drain(&mut s, t(100));
+    s.on_timeout(t(400)); // RTO 300 ms
+    assert_eq!(drain(&mut s, t(400)).len(), 1);
+    assert_eq!(s.rto(), ms(600));
+    feed(&mut s, t(450), ack_of(d(1000)), 0); // ambiguous: original or retransmission?
+    assert_eq!(s.rtt_samples(), 1, "only the SYN's sample");
+    assert_eq!(s.srtt(), Some(ms(100)));
+    assert_eq!(s.rto(), ms(600));
+    send(&mut s, t(500), 1000);
+    drain(&mut s, t(500));
+    feed(&mut s, t(600), ack_of(d(2000)), 0);
+    assert_eq!(s.rtt_samples(), 2);
+    // SRTT = 100, RTTVAR = 3/4·50 = 37.5, RTO = 100 + 150.
+    assert_eq!(s.rto(), ms(250), "recomputed, backoff cleared");
+}
+
+// ---------------------------------------------------------------- loss recovery
+
+/// A client with a 10-segment initial window that has sent segments 0..10 of 20 000 bytes.
+fn ten_in_flight(recovery: LossRecovery) -> TcpSocket {
+    let tcp = TcpConfig {
+        recovery,
+        initial_window_segments: Some(10),
+        ..base()
+    };
+    let mut s = connected_client(tcp);
+    send(&mut s, t(100), 20_000);
+    assert_eq!(drain(&mut s, t(100)).len(), 10);
+    s
+}
+
+/// Feeds `n` duplicate ACKs of `ack` and returns what came out.
+fn dup_acks(s: &mut TcpSocket, at: SimTime, ack: u32, n: usize) -> Vec<(TcpRepr, u32)> {
+    let mut out = vec![];
+    for _ in 0..n {
+        feed(s, at, ack_of(ack), 0);
+        out.extend(drain(s, at));
+    }
+    out
+}
+
+/// RFC 5681 §3.2 steps 1–5: the third duplicate ACK retransmits the lost segment, sets
+/// ssthresh = FlightSize/2 and cwnd = ssthresh + 3·SMSS; each further duplicate inflates cwnd
+/// by one SMSS, which lets new data out once cwnd exceeds FlightSize.
+#[test]
+fn fast_retransmit_after_three_duplicate_acks() {
+    let mut s = ten_in_flight(LossRecovery::NewReno);
+    assert_eq!(dup_acks(&mut s, t(200), d(0), 2), []);
+    assert_eq!(dup_acks(&mut s, t(201), d(0), 1), [(ours(d(0), p(0), ACK), 1000)]);
+    assert_eq!((s.ssthresh(), s.cwnd()), (Some(5000), 8000));
+    assert!(s.in_fast_recovery());
+    assert_eq!(s.poll_timeout(), Some(t(1201)), "the retransmission restarts the timer");
+    assert_eq!(dup_acks(&mut s, t(202), d(0), 2), []);
+    assert_eq!(s.cwnd(), 10_000);
+    assert_eq!(dup_acks(&mut s, t(203), d(0), 1), [(ours(d(10_000), p(0), ACK), 1000)]);
+    assert_eq!(s.tcp_stats().fast_retransmits, 1);
+    assert_eq!(s.stats().retransmissions, 1);
+}
+
+/// RFC 6582 §3.2 step 3: a partial ACK retransmits the next hole at once, deflates cwnd by the
+/// data acknowledged (plus one SMSS back), resets the timer (first partial ACK only) and
+/// stays in fast recovery; the full ACK ends it with cwnd = min(ssthresh, max(FlightSize,
+/// SMSS) + SMSS).
+#[test]
+fn newreno_partial_ack_retransmits_next_hole_and_full_ack_ends_recovery() {
+    let mut s = ten_in_flight(LossRecovery::NewReno);
+    dup_acks(&mut s, t(200), d(0), 6); // segments 0 and 4 lost; 1 new segment sent (10 000)
+    assert_eq!(s.cwnd(), 11_000);
+    feed(&mut s, t(300), ack_of(d(4000)), 0);
+    assert_eq!(
+        drain(&mut s, t(300)),
+        [(ours(d(4000), p(0), ACK), 1000), (ours(d(11_000), p(0), ACK), 1000)]
+    );
+    assert_eq!(s.cwnd(), 11_000 - 4000 + 1000);
+    assert!(s.in_fast_recovery());
+    assert_eq!(s.poll_timeout(), Some(t(1300)));
+    assert_eq!(s.tcp_stats().partial_acks, 1);
+    // A second partial ACK does not reset the timer ("Impatient", RFC 3782 §4).
+    feed(&mut s, t(310), ack_of(d(5000)), 0);
+    assert_eq!(
+        drain(&mut s, t(310)),
+        [(ours(d(5000), p(0), ACK), 1000), (ours(d(12_000), p(0), ACK), 1000)]
+    );
+    assert_eq!(s.cwnd(), 8000);
+    assert_eq!(s.poll_timeout(), Some(t(1300)));
+    // Full ACK: everything up to `recover` (10 000) and beyond.
+    feed(&mut s, t(400), ack_of(d(13_000)), 0);
+    assert!(!s.in_fast_recovery());
+    assert_eq!(s.cwnd(), 2000, "min(5000, max(0, 1000) + 1000)");
+    assert_eq!(
+        drain(&mut s, t(400)).iter().map(|(h, _)| h.seq).collect::<Vec<_>>(),
+        [d(13_000), d(14_000)]
+    );
+}
+
+/// RFC 5681 §3.2 step 6 (Reno): the first ACK of new data ends fast recovery, partial or not,
+/// and deflates cwnd to ssthresh; later duplicates below `recover` do not retransmit again.
+#[test]
+fn reno_leaves_recovery_on_the_first_new_ack() {
+    let mut s = ten_in_flight(LossRecovery::Reno);
+    dup_acks(&mut s, t(200), d(0), 6);
+    feed(&mut s, t(300), ack_of(d(4000)), 0);
+    assert!(!s.in_fast_recovery());
+    assert_eq!(s.cwnd(), 5000);
+    assert_eq!(
+        drain(&mut s, t(300)),
+        [],
+        "FlightSize 7000 > cwnd 5000; no retransmission of the hole"
+    );
+    assert_eq!(dup_acks(&mut s, t(301), d(4000), 3), [], "RFC 6582 §3.2 step 2 guard");
+    assert_eq!(s.tcp_stats().fast_retransmits, 1);
+    assert_eq!(s.tcp_stats().partial_acks, 0);
+}
+
+/// Tahoe: fast retransmit, then cwnd = 1 SMSS and slow start from the lost segment; duplicate
+/// ACKs never inflate the window.
+#[test]
+fn tahoe_never_enters_fast_recovery() {
+    let mut s = ten_in_flight(LossRecovery::Tahoe);
+    assert_eq!(dup_acks(&mut s, t(200), d(0), 3), [(ours(d(0), p(0), ACK), 1000)]);
+    assert_eq!((s.ssthresh(), s.cwnd()), (Some(5000), 1000));
+    assert!(!s.in_fast_recovery());
+    assert_eq!(dup_acks(&mut s, t(201), d(0), 5), []);
+    assert_eq!(s.cwnd(), 1000);
+    feed(&mut s, t(300), ack_of(d(4000)), 0);
+    assert_eq!(s.cwnd(), 2000);
+    let out = drain_segments(&mut s, t(300));
+    assert_eq!(
+        out.iter().map(|g| tcp_of(g).seq).collect::<Vec<_>>(),
+        [d(4000), d(5000)]
+    );
+    assert!(
+        out.iter().all(|g| g.stream.unwrap().retransmission),
+        "go-back-N resends"
+    );
+}
+
+/// RFC 6582 §3.2 step 2 and step 4: after a timeout `recover` is the highest sequence sent, and
+/// duplicate ACKs that do not cover it do not trigger fast retransmit.
+#[test]
+fn no_fast_retransmit_after_timeout_below_recover() {
+    let mut s = ten_in_flight(LossRecovery::NewReno);
+    s.on_timeout(t(1100));
+    assert_eq!(drain(&mut s, t(1100)).len(), 1);
+    feed(&mut s, t(1200), ack_of(d(3000)), 0);
+    drain(&mut s, t(1200));
+    assert_eq!(dup_acks(&mut s, t(1201), d(3000), 4), []);
+    assert_eq!(s.tcp_stats().fast_retransmits, 0);
+}
+
+// ---------------------------------------------------------------- zero window (RFC 9293 §3.8.6.1)
+
+/// RFC 9293 §3.8.6.1, RFC 1122 §4.2.2.17: with a zero window and data waiting, the persist
+/// timer sends one-octet probes, backing off exponentially; a window update restarts data.
+#[test]
+fn zero_window_is_probed_with_backoff() {
+    let mut s = connected_client(base());
+    send(&mut s, t(100), 3000);
+    drain(&mut s, t(100));
+    feed(&mut s, t(200), with_window(ack_of(d(3000)), 0), 0);
+    send(&mut s, t(200), 2000);
+    assert_eq!(drain(&mut s, t(200)), []);
+    assert_eq!(s.poll_timeout(), Some(t(1200)), "first probe after one RTO");
+    s.on_timeout(t(1200));
+    assert_eq!(drain(&mut s, t(1200)), [(ours(d(3000), p(0), ACK), 1)]);
+    assert_eq!(s.poll_timeout(), Some(t(3200)));
+    feed(&mut s, t(1300), with_window(ack_of(d(3000)), 0), 0);
+    assert_eq!(drain(&mut s, t(1300)), []);
+    assert_eq!(s.dup_acks(), 0, "probe ACKs are not duplicate ACKs");
+    s.on_timeout(t(3200));
+    let out = drain_segments(&mut s, t(3200));
+    assert_eq!((tcp_of(&out[0]).seq, out[0].payload_len), (d(3000), 1));
+    assert!(out[0].stream.unwrap().retransmission);
+    assert_eq!(s.poll_timeout(), Some(t(7200)));
+    assert_eq!(s.tcp_stats().window_probes, 2);
+    // The window opens.
+    feed(&mut s, t(3300), ack_of(d(3000)), 0);
+    let out = drain(&mut s, t(3300));
+    assert_eq!(
+        out,
+        [(ours(d(3000), p(0), ACK), 1000), (ours(d(4000), p(0), ACK | PSH), 1000)]
+    );
+    assert_eq!(s.poll_timeout(), Some(t(4300)), "RTO, no persist");
+}
+
+/// A stale zero window (an old ACK reordered after a newer one) while data is outstanding:
+/// the retransmission timer expires but cannot send into it, so the persist timer takes over
+/// and its probe resends from `snd_una` (as BSD does).
+#[test]
+fn zero_window_with_data_outstanding_hands_over_to_persist() {
+    let mut s = connected_client(base());
+    send(&mut s, t(100), 3000);
+    assert_eq!(drain(&mut s, t(100)).len(), 3);
+    feed(&mut s, t(200), with_window(ack_of(d(1000)), 0), 0);
+    assert_eq!(drain(&mut s, t(200)), []);
+    assert_eq!(s.poll_timeout(), Some(t(1200)), "the RTO guards the outstanding data");
+    s.on_timeout(t(1200));
+    assert_eq!(drain(&mut s, t(1200)), [], "nothing fits a zero window");
+    assert_eq!(s.poll_timeout(), Some(t(3200)), "persist, after the backed-off RTO");
+    s.on_timeout(t(3200));
+    let out = drain_segments(&mut s, t(3200));
+    assert_eq!(
+        out.iter().map(|g| (tcp_of(g).seq, g.payload_len)).collect::<Vec<_>>(),
+        [(d(1000), 1)]
+    );
+    assert!(out[0].stream.unwrap().retransmission);
+    // The receiver had room all along: it acknowledges everything.
+    feed(&mut s, t(3300), ack_of(d(3000)), 0);
+    assert_eq!(drain(&mut s, t(3300)), []);
+    assert_eq!(s.bytes_acked(), 3000);
+    assert_eq!(s.poll_timeout(), None);
+}
+
+// ---------------------------------------------------------------- close (RFC 9293 §3.6)
+
+/// RFC 9293 §3.6 (Figure 12), active side: FIN-WAIT-1, FIN-WAIT-2, TIME-WAIT for 2·MSL.
+#[test]
+fn active_close_goes_through_time_wait() {
+    let mut s = connected_client(base());
+    send(&mut s, t(100), 1000);
+    s.close(t(100));
+    assert_eq!(s.state(), State::FinWait1);
+    assert!(!s.can_send(1));
+    assert_eq!(drain(&mut s, t(100)), [(ours(d(0), p(0), ACK | PSH | FIN), 1000)]);
+    feed(&mut s, t(200), ack_of(d(1001)), 0);
+    assert_eq!(s.state(), State::FinWait2);
+    assert_eq!(s.poll_timeout(), None);
+    feed(&mut s, t(300), theirs(p(0), d(1001), FIN | ACK), 0);
+    assert_eq!(drain(&mut s, t(300)), [(ours(d(1001), p(1), ACK), 0)]);
+    assert_eq!(s.state(), State::TimeWait);
+    assert_eq!(events(&mut s), [TransportEvent::Closed]);
+    assert_eq!(s.poll_timeout(), Some(t(300) + SimDuration::from_secs(240)));
+    // The peer did not get our ACK and repeats its FIN: ACK again, restart 2·MSL.
+    feed(&mut s, t(1300), theirs(p(0), d(1001), FIN | ACK), 0);
+    assert_eq!(drain(&mut s, t(1300)), [(ours(d(1001), p(1), ACK), 0)]);
+    assert_eq!(s.poll_timeout(), Some(t(1300) + SimDuration::from_secs(240)));
+    s.on_timeout(t(1300) + SimDuration::from_secs(240));
+    assert_eq!(s.state(), State::Closed);
+    assert_eq!(events(&mut s), []);
+}
+
+/// RFC 9293 §3.6, passive side: CLOSE-WAIT, then (closing on the peer's FIN) our FIN rides on
+/// the ACK of theirs, LAST-ACK, CLOSED.
+#[test]
+fn passive_close_goes_through_last_ack() {
+    let mut s = connected_client(base());
+    feed(&mut s, t(200), theirs(p(0), d(0), FIN | ACK), 0);
+    assert_eq!(s.state(), State::LastAck);
+    assert_eq!(drain(&mut s, t(200)), [(ours(d(0), p(1), FIN | ACK), 0)]);
+    assert_eq!(s.poll_timeout(), Some(t(1200)), "the FIN is guarded by the RTO");
+    feed(&mut s, t(300), theirs(p(1), d(1), ACK), 0);
+    assert_eq!(s.state(), State::Closed);
+    assert_eq!(events(&mut s), [TransportEvent::Closed]);
+    assert_eq!(s.poll_timeout(), None);
+}
+
+/// RFC 9293 §3.6.1: a half-closed connection keeps sending in CLOSE-WAIT until the
+/// application closes.
+#[test]
+fn close_wait_keeps_sending_until_close() {
+    let mut s = connected_client(TcpConfig {
+        close_on_peer_fin: false,
+        ..base()
+    });
+    feed(&mut s, t(200), theirs(p(0), d(0), FIN | ACK), 0);
+    assert_eq!(s.state(), State::CloseWait);
+    assert_eq!(drain(&mut s, t(200)), [(ours(d(0), p(1), ACK), 0)]);
+    send(&mut s, t(300), 500);
+    assert_eq!(drain(&mut s, t(300)), [(ours(d(0), p(1), ACK | PSH), 500)]);
+    s.close(t(300));
+    assert_eq!(s.state(), State::LastAck);
+    assert_eq!(drain(&mut s, t(300)), [(ours(d(500), p(1), FIN | ACK), 0)]);
+    feed(&mut s, t(400), theirs(p(1), d(501), ACK), 0);
+    assert_eq!(s.state(), State::Closed);
+}
+
+/// RFC 9293 §3.6 (Figure 13): simultaneous close passes through CLOSING.
+#[test]
+fn simultaneous_close_passes_through_closing() {
+    let mut s = connected_client(base());
+    s.close(t(100));
+    assert_eq!(drain(&mut s, t(100)), [(ours(d(0), p(0), FIN | ACK), 0)]);
+    feed(&mut s, t(150), theirs(p(0), d(0), FIN | ACK), 0);
+    assert_eq!(s.state(), State::Closing);
+    assert_eq!(drain(&mut s, t(150)), [(ours(d(1), p(1), ACK), 0)]);
+    feed(&mut s, t(200), theirs(p(1), d(1), ACK), 0);
+    assert_eq!(s.state(), State::TimeWait);
+    assert_eq!(events(&mut s), [TransportEvent::Closed]);
+}
+
+/// A lost FIN is retransmitted by the RTO (RFC 6298 §5 covers the FIN's sequence number).
+#[test]
+fn lost_fin_is_retransmitted() {
+    let mut s = connected_client(base());
+    s.close(t(100));
+    let fin = (ours(d(0), p(0), FIN | ACK), 0);
+    assert_eq!(drain(&mut s, t(100)), [fin]);
+    s.on_timeout(t(1100));
+    assert_eq!(drain(&mut s, t(1100)), [fin]);
+    assert_eq!(s.stats().retransmissions, 1);
+}
+
+/// RFC 9293 §3.10.7.1: a CLOSED endpoint answers with a RST (here, to a peer still
+/// retransmitting its FIN after our TIME-WAIT ended), and an acceptable RST closes the peer.
+#[test]
+fn closed_endpoint_answers_with_reset() {
+    let mut s = connected_client(base());
+    feed(&mut s, t(200), theirs(p(0), d(0), FIN | ACK), 0);
+    drain(&mut s, t(200));
+    feed(&mut s, t(300), theirs(p(1), d(1), ACK), 0);
+    assert_eq!(s.state(), State::Closed);
+    feed(&mut s, t(400), theirs(p(1), d(1), FIN | ACK), 0);
+    let rst = TcpRepr {
+        window: 0,
+        ..ours(d(1), 0, TcpFlags::RST)
+    };
+    assert_eq!(drain(&mut s, t(400)), [(rst, 0)]);
+    feed(&mut s, t(500), theirs(p(1), d(1), TcpFlags::RST), 0);
+    assert_eq!(drain(&mut s, t(500)), [], "never a RST for a RST");
+    // The other side of the story: a LAST-ACK endpoint closes on an acceptable RST.
+    let mut s = connected_client(base());
+    feed(&mut s, t(200), theirs(p(0), d(0), FIN | ACK), 0);
+    drain(&mut s, t(200));
+    events(&mut s);
+    feed(&mut s, t(300), theirs(p(1), 0, TcpFlags::RST), 0);
+    assert_eq!(s.state(), State::Closed);
+    assert_eq!(events(&mut s), [TransportEvent::Closed]);
+}

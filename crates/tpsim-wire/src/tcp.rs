@@ -1,0 +1,363 @@
+//! TCP header (RFC 9293 §3.1), with the options tpsim uses: MSS (§3.2, kind 2) and
+//! SACK-permitted (RFC 2018 §2, kind 4), both only on SYN segments.
+//!
+//! tpsim moves [`TcpRepr`] values, never bytes; [`TcpRepr::emit`] writes real bytes (for pcap
+//! traces and tests) and [`TcpRepr::parse`] reads them back, checking the checksum.
+
+use crate::checksum;
+use crate::ip::Ipv4Repr;
+use std::fmt;
+
+/// TCP header length without options, bytes (RFC 9293 §3.1: data offset 5).
+pub const TCP_HEADER_LEN: u32 = 20;
+/// Option kinds (RFC 9293 §3.2; RFC 2018 §2).
+const OPT_END: u8 = 0;
+const OPT_NOP: u8 = 1;
+const OPT_MSS: u8 = 2;
+const OPT_SACK_PERMITTED: u8 = 4;
+
+/// The control bits of a TCP header (RFC 9293 §3.1), as a small bit set.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct TcpFlags(u8);
+
+impl TcpFlags {
+    /// No control bit set.
+    pub const NONE: TcpFlags = TcpFlags(0);
+    /// FIN: no more data from sender.
+    pub const FIN: TcpFlags = TcpFlags(0x01);
+    /// SYN: synchronize sequence numbers.
+    pub const SYN: TcpFlags = TcpFlags(0x02);
+    /// RST: reset the connection.
+    pub const RST: TcpFlags = TcpFlags(0x04);
+    /// PSH: push function.
+    pub const PSH: TcpFlags = TcpFlags(0x08);
+    /// ACK: the acknowledgment field is significant.
+    pub const ACK: TcpFlags = TcpFlags(0x10);
+
+    /// The flags from the header's flag byte (CWR/ECE/URG are ignored).
+    pub const fn from_bits(bits: u8) -> TcpFlags {
+        TcpFlags(bits & 0x1f)
+    }
+    /// The header's flag byte.
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+    /// Whether every flag of `other` is set in `self`.
+    pub const fn contains(self, other: TcpFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// `self` with the flags of `other` added.
+    pub const fn with(self, other: TcpFlags) -> TcpFlags {
+        TcpFlags(self.0 | other.0)
+    }
+}
+
+impl std::ops::BitOr for TcpFlags {
+    type Output = TcpFlags;
+    fn bitor(self, rhs: TcpFlags) -> TcpFlags {
+        self.with(rhs)
+    }
+}
+
+impl fmt::Debug for TcpFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = [
+            (Self::SYN, "SYN"),
+            (Self::FIN, "FIN"),
+            (Self::RST, "RST"),
+            (Self::PSH, "PSH"),
+            (Self::ACK, "ACK"),
+        ];
+        let mut first = true;
+        for (flag, name) in names {
+            if self.contains(flag) {
+                if !first {
+                    f.write_str("|")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        if first {
+            f.write_str("-")?;
+        }
+        Ok(())
+    }
+}
+
+/// A parsed-form TCP header. No window scaling (RFC 7323) and no timestamps: `window` is
+/// the receive window in bytes, at most 65 535.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpRepr {
+    /// Source port.
+    pub src_port: u16,
+    /// Destination port.
+    pub dst_port: u16,
+    /// Sequence number of the first octet (of the SYN, if set) of the segment.
+    pub seq: u32,
+    /// Next sequence number the sender expects to receive (meaningful when ACK is set).
+    pub ack: u32,
+    /// Control bits.
+    pub flags: TcpFlags,
+    /// Receive window, bytes (RFC 9293 §3.1; unscaled).
+    pub window: u16,
+    /// MSS option (RFC 9293 §3.7.1), bytes of payload the sender can receive; SYN only.
+    pub mss: Option<u16>,
+    /// SACK-permitted option (RFC 2018 §2); SYN only.
+    pub sack_permitted: bool,
+}
+
+/// Why bytes did not parse as a TCP header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpParseError {
+    /// Shorter than the header its data offset announces.
+    Truncated,
+    /// Data offset below 5 or a malformed option.
+    Malformed,
+    /// The checksum over the pseudo-header, header and payload is wrong.
+    Checksum,
+}
+
+impl fmt::Display for TcpParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TcpParseError::Truncated => f.write_str("truncated TCP segment"),
+            TcpParseError::Malformed => f.write_str("malformed TCP header"),
+            TcpParseError::Checksum => f.write_str("bad TCP checksum"),
+        }
+    }
+}
+
+impl TcpRepr {
+    /// Bytes of options, padded to a multiple of 4 (RFC 9293 §3.1: data offset counts 32-bit
+    /// words). MSS takes 4; SACK-permitted takes 2, padded with two NOPs.
+    pub fn options_len(&self) -> u32 {
+        let mut n = 0;
+        if self.mss.is_some() {
+            n += 4;
+        }
+        if self.sack_permitted {
+            n += 4;
+        }
+        n
+    }
+
+    /// Header length including options, bytes (20 to 28 here).
+    pub fn header_len(&self) -> u32 {
+        TCP_HEADER_LEN + self.options_len()
+    }
+
+    /// The same header without options (20 bytes).
+    pub fn without_options(&self) -> TcpRepr {
+        TcpRepr {
+            mss: None,
+            sack_permitted: false,
+            ..*self
+        }
+    }
+
+    /// Sequence space the segment occupies: payload bytes plus one for SYN and one for FIN
+    /// (RFC 9293 §3.4, "SEG.LEN").
+    pub fn segment_len(&self, payload_len: u32) -> u32 {
+        payload_len + self.flags.contains(TcpFlags::SYN) as u32 + self.flags.contains(TcpFlags::FIN) as u32
+    }
+
+    /// Writes header and `payload` into `buf[..header_len() + payload.len()]`, with the
+    /// checksum over the IPv4 pseudo-header (protocol taken from `ip`, which should be TCP),
+    /// header and payload (RFC 9293 §3.1). Unlike UDP, a computed zero is sent as zero.
+    ///
+    /// # Panics
+    /// If `buf` is too short.
+    pub fn emit(&self, ip: &Ipv4Repr, payload: &[u8], buf: &mut [u8]) {
+        let hl = self.header_len() as usize;
+        let len = hl + payload.len();
+        let b = &mut buf[..len];
+        b[0..2].copy_from_slice(&self.src_port.to_be_bytes());
+        b[2..4].copy_from_slice(&self.dst_port.to_be_bytes());
+        b[4..8].copy_from_slice(&self.seq.to_be_bytes());
+        let ack = if self.flags.contains(TcpFlags::ACK) {
+            self.ack
+        } else {
+            0
+        };
+        b[8..12].copy_from_slice(&ack.to_be_bytes());
+        b[12] = ((hl / 4) as u8) << 4; // data offset; reserved bits zero
+        b[13] = self.flags.bits();
+        b[14..16].copy_from_slice(&self.window.to_be_bytes());
+        b[16..20].fill(0); // checksum (filled below), urgent pointer
+        let mut o = TCP_HEADER_LEN as usize;
+        if let Some(mss) = self.mss {
+            b[o] = OPT_MSS;
+            b[o + 1] = 4;
+            b[o + 2..o + 4].copy_from_slice(&mss.to_be_bytes());
+            o += 4;
+        }
+        if self.sack_permitted {
+            b[o..o + 4].copy_from_slice(&[OPT_NOP, OPT_NOP, OPT_SACK_PERMITTED, 2]);
+            o += 4;
+        }
+        debug_assert_eq!(o, hl);
+        b[hl..].copy_from_slice(payload);
+        let sum = checksum::accumulate(ip.pseudo_header_sum(len as u16), b);
+        b[16..18].copy_from_slice(&checksum::finish(sum).to_be_bytes());
+    }
+
+    /// Parses a TCP segment (header and payload) received in `ip`, verifying the checksum.
+    /// Returns the header and the payload. Unknown options are skipped.
+    ///
+    /// # Errors
+    /// [`TcpParseError`] for short, malformed or corrupted segments.
+    pub fn parse<'a>(ip: &Ipv4Repr, bytes: &'a [u8]) -> Result<(TcpRepr, &'a [u8]), TcpParseError> {
+        if bytes.len() < TCP_HEADER_LEN as usize {
+            return Err(TcpParseError::Truncated);
+        }
+        let hl = (bytes[12] >> 4) as usize * 4;
+        if hl < TCP_HEADER_LEN as usize {
+            return Err(TcpParseError::Malformed);
+        }
+        if bytes.len() < hl {
+            return Err(TcpParseError::Truncated);
+        }
+        if bytes.len() > u16::MAX as usize {
+            return Err(TcpParseError::Malformed);
+        }
+        if checksum::finish(checksum::accumulate(ip.pseudo_header_sum(bytes.len() as u16), bytes)) != 0 {
+            return Err(TcpParseError::Checksum);
+        }
+        let be16 = |i: usize| u16::from_be_bytes([bytes[i], bytes[i + 1]]);
+        let be32 = |i: usize| u32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+        let mut repr = TcpRepr {
+            src_port: be16(0),
+            dst_port: be16(2),
+            seq: be32(4),
+            ack: be32(8),
+            flags: TcpFlags::from_bits(bytes[13]),
+            window: be16(14),
+            mss: None,
+            sack_permitted: false,
+        };
+        let mut opts = &bytes[TCP_HEADER_LEN as usize..hl];
+        while let Some(&kind) = opts.first() {
+            match kind {
+                OPT_END => break,
+                OPT_NOP => opts = &opts[1..],
+                _ => {
+                    let len = *opts.get(1).ok_or(TcpParseError::Malformed)? as usize;
+                    if len < 2 || len > opts.len() {
+                        return Err(TcpParseError::Malformed);
+                    }
+                    match (kind, len) {
+                        (OPT_MSS, 4) => repr.mss = Some(u16::from_be_bytes([opts[2], opts[3]])),
+                        (OPT_SACK_PERMITTED, 2) => repr.sack_permitted = true,
+                        (OPT_MSS, _) | (OPT_SACK_PERMITTED, _) => return Err(TcpParseError::Malformed),
+                        _ => {}
+                    }
+                    opts = &opts[len..];
+                }
+            }
+        }
+        Ok((repr, &bytes[hl..]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ip::IpProtocol;
+    use std::net::Ipv4Addr;
+
+    fn ip(len: u16) -> Ipv4Repr {
+        Ipv4Repr {
+            src: Ipv4Addr::new(10, 1, 1, 1),
+            dst: Ipv4Addr::new(10, 1, 1, 2),
+            protocol: IpProtocol::Tcp,
+            ttl: 64,
+            ident: 0,
+            total_len: 20 + len,
+        }
+    }
+
+    fn syn() -> TcpRepr {
+        TcpRepr {
+            src_port: 49152,
+            dst_port: 80,
+            seq: 0xfffffff0,
+            ack: 0,
+            flags: TcpFlags::SYN,
+            window: 65535,
+            mss: Some(1460),
+            sack_permitted: true,
+        }
+    }
+
+    #[test]
+    fn header_length_counts_padded_options() {
+        let mut r = syn();
+        assert_eq!(r.header_len(), 28);
+        r.sack_permitted = false;
+        assert_eq!(r.header_len(), 24);
+        r.mss = None;
+        assert_eq!(r.header_len(), TCP_HEADER_LEN);
+        assert_eq!(r.segment_len(0), 1, "SYN occupies one sequence number");
+    }
+
+    /// RFC 9293 §3.1: the checksum over pseudo-header, header and payload verifies to zero.
+    #[test]
+    fn checksum_verifies_to_zero_with_pseudo_header() {
+        for (r, payload) in [
+            (syn(), &b""[..]),
+            (
+                TcpRepr {
+                    seq: 1,
+                    ack: 7,
+                    flags: TcpFlags::ACK | TcpFlags::PSH,
+                    mss: None,
+                    sack_permitted: false,
+                    window: 512,
+                    ..syn()
+                },
+                &b"hello"[..], // odd length: padded with a zero byte (RFC 1071 §4.1)
+            ),
+        ] {
+            let len = r.header_len() as usize + payload.len();
+            let ip = ip(len as u16);
+            let mut b = vec![0u8; len];
+            r.emit(&ip, payload, &mut b);
+            let sum = checksum::accumulate(ip.pseudo_header_sum(len as u16), &b);
+            assert_eq!(checksum::finish(sum), 0);
+            assert_eq!((b[12] >> 4) as u32 * 4, r.header_len());
+            let (back, data) = TcpRepr::parse(&ip, &b).unwrap();
+            assert_eq!(back, r);
+            assert_eq!(data, payload);
+        }
+    }
+
+    #[test]
+    fn corrupted_segment_is_rejected() {
+        let r = syn();
+        let ip = ip(28);
+        let mut b = [0u8; 28];
+        r.emit(&ip, &[], &mut b);
+        b[5] ^= 0x40;
+        assert_eq!(TcpRepr::parse(&ip, &b), Err(TcpParseError::Checksum));
+        assert_eq!(TcpRepr::parse(&ip, &b[..10]), Err(TcpParseError::Truncated));
+    }
+
+    #[test]
+    fn emitted_bytes_match_rfc_layout() {
+        let r = TcpRepr {
+            sack_permitted: false,
+            ..syn()
+        };
+        let mut b = [0u8; 24];
+        r.emit(&ip(24), &[], &mut b);
+        assert_eq!(&b[0..4], &[0xc0, 0x00, 0x00, 0x50]);
+        assert_eq!(&b[4..8], &[0xff, 0xff, 0xff, 0xf0]);
+        assert_eq!(&b[8..12], &[0, 0, 0, 0], "ACK field zero when ACK is off");
+        assert_eq!(b[12], 6 << 4);
+        assert_eq!(b[13], 0x02);
+        assert_eq!(&b[14..16], &[0xff, 0xff]);
+        assert_eq!(&b[20..24], &[2, 4, 0x05, 0xb4]);
+        assert_eq!(format!("{:?}", TcpFlags::SYN | TcpFlags::ACK), "SYN|ACK");
+    }
+}
