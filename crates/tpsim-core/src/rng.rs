@@ -56,6 +56,8 @@ pub enum Module {
     Transport = 7,
     /// Reverse direction of a two-way application.
     TrafficReverse = 8,
+    /// A sender's propagation draws (log-normal shadowing).
+    Channel = 9,
 }
 
 /// The identity of a random stream.

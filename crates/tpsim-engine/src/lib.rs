@@ -11,8 +11,10 @@
 //! No ARP: next hops are resolved directly.
 
 pub mod device;
+pub mod grid;
 pub mod metrics;
 pub mod packet;
+pub mod phyrx;
 pub mod trace;
 pub mod world;
 

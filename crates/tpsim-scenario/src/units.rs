@@ -251,3 +251,167 @@ mod tests {
         assert!(Bytes::parse("abc").unwrap_err().contains("expected a size"));
     }
 }
+
+/// Splits `"3.652e-10W"` into (3.652e-10, "W"): the longest prefix that parses as a number.
+fn split_float(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let mut best = None;
+    for (i, _) in s.char_indices().chain(std::iter::once((s.len(), ' '))) {
+        if i == 0 {
+            continue;
+        }
+        if let Ok(v) = s[..i].parse::<f64>() {
+            best = Some((v, s[i..].trim()));
+        }
+    }
+    best
+}
+
+macro_rules! float_unit {
+    ($name:ident, $what:literal, $example:literal, $pattern:literal, $doc:literal, $units:expr, $canon:literal, $negative_ok:expr) => {
+        #[doc = $doc]
+        #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
+        pub struct $name(pub f64);
+
+        impl $name {
+            /// Parses a value with its unit.
+            ///
+            /// # Errors
+            /// A message naming what was expected.
+            pub fn parse(s: &str) -> Result<Self, String> {
+                let units: &[(&str, fn(f64) -> f64)] = $units;
+                let names: Vec<&str> = units.iter().map(|(n, _)| *n).collect();
+                let Some((v, unit)) = split_float(s) else {
+                    return Err(format!(
+                        concat!("expected ", $what, " with a unit, e.g. \"", $example, "\" (units: {}), found \"{}\""),
+                        names.join(", "),
+                        s
+                    ));
+                };
+                if unit.is_empty() {
+                    return Err(format!(
+                        concat!("missing unit in \"{}\": write ", $what, " with a unit, e.g. \"", $example, "\" (units: {})"),
+                        s,
+                        names.join(", ")
+                    ));
+                }
+                let Some((_, conv)) = units.iter().find(|(n, _)| *n == unit) else {
+                    return Err(format!(concat!("unknown unit \"{}\" for ", $what, " in \"{}\" (units: {})"), unit, s, names.join(", ")));
+                };
+                if !v.is_finite() {
+                    return Err(format!(concat!($what, " \"{}\" is not a finite number"), s));
+                }
+                let neg_ok: fn(&str) -> bool = $negative_ok;
+                if v < 0.0 && !neg_ok(unit) {
+                    return Err(format!(concat!($what, " \"{}\" must not be negative"), s));
+                }
+                Ok($name(conv(v)))
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        write!(f, concat!($what, " as a string with a unit, e.g. \"", $example, "\""))
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
+                        $name::parse(s).map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        self.visit_f64(v as f64)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        self.visit_f64(v as f64)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        Err(E::custom(format!(
+                            concat!("missing unit in {}: write ", $what, " as a string with a unit, e.g. \"", $example, "\""),
+                            v
+                        )))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&format!(concat!("{:e}", $canon), self.0))
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> String {
+                stringify!($name).to_string()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                let mut o = SchemaObject {
+                    instance_type: Some(InstanceType::String.into()),
+                    string: Some(Box::new(StringValidation { pattern: Some($pattern.to_string()), ..Default::default() })),
+                    ..Default::default()
+                };
+                o.metadata().description = Some(concat!($doc, " Example: \"", $example, "\".").to_string());
+                Schema::Object(o)
+            }
+        }
+    };
+}
+
+float_unit!(
+    Meters,
+    "a distance",
+    "250m",
+    r"^\s*[-+0-9.eE]+\s*(m|km)\s*$",
+    "A distance; stored as metres.",
+    &[("m", |v| v), ("km", |v| v * 1e3)],
+    "m",
+    |_| false
+);
+float_unit!(
+    Watts,
+    "a power",
+    "0.28183815W",
+    r"^\s*[-+0-9.eE]+\s*(W|mW|uW|nW|pW|dBm)\s*$",
+    "A power; stored as watts. dBm values are converted: P[W] = 10^(dBm/10) / 1000.",
+    &[
+        ("W", |v| v),
+        ("mW", |v| v * 1e-3),
+        ("uW", |v| v * 1e-6),
+        ("nW", |v| v * 1e-9),
+        ("pW", |v| v * 1e-12),
+        ("dBm", |v| 10f64.powf(v / 10.0) * 1e-3)
+    ],
+    "W",
+    |u| u == "dBm"
+);
+float_unit!(
+    Hertz,
+    "a frequency",
+    "914MHz",
+    r"^\s*[-+0-9.eE]+\s*(Hz|kHz|MHz|GHz)\s*$",
+    "A frequency; stored as hertz.",
+    &[("Hz", |v| v), ("kHz", |v| v * 1e3), ("MHz", |v| v * 1e6), ("GHz", |v| v * 1e9)],
+    "Hz",
+    |_| false
+);
+
+#[cfg(test)]
+mod float_tests {
+    use super::*;
+
+    #[test]
+    fn parses_float_units() {
+        assert_eq!(Watts::parse("3.652e-10W").unwrap().0, 3.652e-10);
+        assert!((Watts::parse("-64.37dBm").unwrap().0 - 3.6559e-10).abs() < 1e-13);
+        assert!((Watts::parse("24.5dBm").unwrap().0 - 0.2818).abs() < 1e-4);
+        assert_eq!(Meters::parse("1.5m").unwrap().0, 1.5);
+        assert_eq!(Meters::parse("2km").unwrap().0, 2000.0);
+        assert_eq!(Hertz::parse("914MHz").unwrap().0, 914e6);
+        assert!(Watts::parse("-1W").unwrap_err().contains("negative"));
+        assert!(Meters::parse("250").unwrap_err().contains("missing unit"));
+        assert!(Hertz::parse("5 parsecs").unwrap_err().contains("unknown unit"));
+    }
+}
