@@ -683,18 +683,17 @@ impl World {
         loop {
             let e = &mut self.endpoints[ep as usize];
             let Some(seg) = e.socket.poll_transmit(now) else { break };
-            let node = e.node;
+            let (node, src, dst) = (e.node, e.local, e.remote);
             let carries_data = seg.message.is_some() || seg.stream.is_some_and(|d| d.len > 0);
             let dir = if carries_data { e.tx_dir } else { NO_DIR };
             if dir != NO_DIR {
                 self.note_first_tx(dir, &seg);
             }
-            let e = &self.endpoints[ep as usize];
             let n = &mut self.nodes[node as usize];
             n.ident = n.ident.wrapping_add(1);
             let ip = Ipv4Repr {
-                src: e.local,
-                dst: e.remote,
+                src,
+                dst,
                 protocol: seg.header.protocol(),
                 ttl: DEFAULT_TTL,
                 ident: n.ident,
