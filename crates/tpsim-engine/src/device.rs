@@ -123,6 +123,8 @@ pub struct P2pDevice {
 pub enum Device {
     /// One direction of a point-to-point link.
     P2p(P2pDevice),
+    /// An 802.11 radio.
+    Wifi(crate::wifi::WifiDevice),
 }
 
 impl Device {
@@ -131,6 +133,7 @@ impl Device {
     pub fn iface(&self) -> u32 {
         match self {
             Device::P2p(d) => d.iface,
+            Device::Wifi(d) => d.iface,
         }
     }
 }

@@ -20,7 +20,11 @@ pub struct Grid {
 impl Grid {
     /// Buckets `positions` (m) into square cells of side `cell_m` (> 0).
     pub fn new(positions: &[(f64, f64)], cell_m: f64) -> Grid {
-        let cell_m = if cell_m.is_finite() && cell_m > 0.0 { cell_m } else { 1.0 };
+        let cell_m = if cell_m.is_finite() && cell_m > 0.0 {
+            cell_m
+        } else {
+            1.0
+        };
         let (mut x0, mut y0, mut x1, mut y1) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
         if let Some(&(x, y)) = positions.first() {
             (x0, y0, x1, y1) = (x, y, x, y);
@@ -39,7 +43,14 @@ impl Grid {
         }
         let cols = ((x1 - x0) / cell) as usize + 1;
         let rows = ((y1 - y0) / cell) as usize + 1;
-        let mut g = Grid { cell_m: cell, x0, y0, cols, rows, cells: vec![Vec::new(); cols * rows] };
+        let mut g = Grid {
+            cell_m: cell,
+            x0,
+            y0,
+            cols,
+            rows,
+            cells: vec![Vec::new(); cols * rows],
+        };
         for (i, &p) in positions.iter().enumerate() {
             let c = g.cell_of(p);
             g.cells[c].push(i as u32);

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod packet;
 pub mod phyrx;
 pub mod trace;
+pub mod wifi;
 pub mod world;
 
 pub use metrics::{DropReason, FlowRow, NetworkRow, RunResult, SeriesTable};

@@ -23,6 +23,9 @@ pub struct Packet {
     pub seg: Segment,
     /// Flow direction the packet's data belongs to ([`NO_DIR`] for none).
     pub dir: u32,
+    /// Link-layer destination chosen by routing at the last hop decision (wireless: the
+    /// next-hop node), set by the sending node before the packet enters a device queue.
+    pub link_dst: u32,
 }
 
 /// Arena of packets with reference counts.
@@ -80,6 +83,18 @@ impl PacketArena {
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         debug_assert_eq!(self.refs[id.0 as usize], 1, "mutating a shared packet");
         &mut self.slots[id.0 as usize]
+    }
+
+    /// Returns a packet this holder may mutate: `id` itself if it is the only holder, else a
+    /// copy (copy on write), releasing this holder's reference to the shared one.
+    #[inline]
+    pub fn make_mut(&mut self, id: PacketId) -> PacketId {
+        if self.refs[id.0 as usize] == 1 {
+            return id;
+        }
+        let p = self.slots[id.0 as usize];
+        self.release(id);
+        self.alloc(p)
     }
 
     /// Number of live packets.

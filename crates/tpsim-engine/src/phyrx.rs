@@ -66,7 +66,14 @@ pub struct PhyRx {
 impl PhyRx {
     /// An idle radio with the given thresholds.
     pub fn new(rx_threshold_w: f64, cs_threshold_w: f64, capture_ratio: f64) -> Self {
-        PhyRx { rx_threshold_w, cs_threshold_w, capture_ratio, sensed: 0, rx: None, transmitting: false }
+        PhyRx {
+            rx_threshold_w,
+            cs_threshold_w,
+            capture_ratio,
+            sensed: 0,
+            rx: None,
+            transmitting: false,
+        }
     }
 
     /// Whether a signal of this power is seen at all (and so must be reported at its end).
@@ -92,7 +99,12 @@ impl PhyRx {
                 None => {
                     // Lock on: decodable or not, the radio is now receiving this frame; one too
                     // weak to decode ends as an error (ns-2 marks it so).
-                    self.rx = Some(Reception { frame, power_w, end, corrupted: power_w < self.rx_threshold_w });
+                    self.rx = Some(Reception {
+                        frame,
+                        power_w,
+                        end,
+                        corrupted: power_w < self.rx_threshold_w,
+                    });
                 }
                 Some(r) => {
                     if r.power_w >= self.capture_ratio * power_w {
@@ -121,7 +133,11 @@ impl PhyRx {
         if let Some(r) = self.rx {
             if r.frame == frame {
                 self.rx = None;
-                outcome = Some(if r.corrupted { RxOutcome::Error } else { RxOutcome::Ok { frame } });
+                outcome = Some(if r.corrupted {
+                    RxOutcome::Error
+                } else {
+                    RxOutcome::Ok { frame }
+                });
             }
         }
         (outcome, (!self.busy()).then_some(Cca::Idle))

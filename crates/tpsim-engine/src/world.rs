@@ -11,10 +11,14 @@ use crate::metrics::{
 };
 use crate::packet::{Packet, PacketArena, PacketId, NO_DIR};
 use crate::trace::PcapTracer;
+use crate::wifi::{
+    positions, wifi_addr, wifi_node, AirFrame, PriQueue, RadioParams, WifiChannel, WifiDevice, LLC_SNAP_LEN,
+};
 use crate::EngineError;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
+use tpsim_mac::{Dcf, MacEvent, Msdu};
 use tpsim_scenario::topology::Paths;
 use tpsim_scenario::{AppKind, Arrivals, Scenario};
 use tpsim_scenario::{TcpOptions, Transport};
@@ -36,6 +40,14 @@ enum Event {
     SocketTimer { ep: u32, gen: u32 },
     /// A connection-oriented endpoint opens (TCP active open: its SYN goes out).
     Open { ep: u32 },
+    /// A MAC's deadline (skipped if `gen` is stale).
+    MacTimer { dev: u32, gen: u32 },
+    /// The `k`-th receiver of air frame `frame` starts to hear it.
+    SignalStart { frame: u32, k: u32 },
+    /// ... and stops.
+    SignalEnd { frame: u32, k: u32 },
+    /// The sender of air frame `frame` finishes transmitting it.
+    AirTxEnd { dev: u32, frame: u32 },
 }
 
 /// A route: destination prefix → (interface, next hop).
@@ -180,6 +192,10 @@ pub struct World {
     mac_frames: u64,
     series: Option<Series>,
     pcap: PcapTracer,
+    /// The wireless channel (scenarios with a radio).
+    wifi: Option<WifiChannel>,
+    /// Whether sizes follow the `standard` convention (802.11 frames then carry LLC/SNAP).
+    sizes_standard: bool,
 }
 
 /// Per-run options that are not part of the scenario.
@@ -276,6 +292,54 @@ impl World {
             }
         }
 
+        // Radios: one interface and one 802.11 device per node, on one shared channel.
+        let mut wifi = None;
+        if let Some(radio) = &sc.radio {
+            let params = RadioParams::from_scenario(radio);
+            let pos = positions(sc, opts.seed, opts.run);
+            let cs_range_m = params.cs_range_m();
+            let dcf_cfg = params.dcf_config(sizes);
+            let mut dev_of_node = Vec::with_capacity(n);
+            for node in 0..n as u32 {
+                let iface = ifaces.len() as u32;
+                let addr = wifi_addr(node);
+                ifaces.push(Interface {
+                    node,
+                    addr,
+                    device: devices.len() as u32,
+                });
+                nodes[node as usize].ifaces.push(iface);
+                nodes[node as usize].addrs.push(u32::from(addr));
+                dev_of_node.push(devices.len() as u32);
+                devices.push(Device::Wifi(WifiDevice {
+                    iface,
+                    node,
+                    dcf: Dcf::new(dcf_cfg, node, key(OwnerKind::Node, node as u64, Module::MacBackoff)),
+                    phy: crate::phyrx::PhyRx::new(params.rx_threshold_w, params.cs_threshold_w, params.capture_ratio),
+                    queue: PriQueue::new(params.queue),
+                    in_service: None,
+                    timer_gen: 0,
+                    timer_at: SimTime::NEVER,
+                    q_changed: SimTime::ZERO,
+                }));
+            }
+            let mut ch = WifiChannel {
+                params,
+                grid: crate::grid::Grid::new(&pos, cs_range_m),
+                positions: pos,
+                cs_range_m,
+                dev_of_node,
+                frames: Vec::new(),
+                free: Vec::new(),
+                rngs: (0..n as u64)
+                    .map(|i| key(OwnerKind::Node, i, Module::Channel))
+                    .collect(),
+                next: Vec::new(),
+            };
+            ch.static_routes();
+            wifi = Some(ch);
+        }
+
         // Static shortest-path routes: one per link subnet, towards the nearer end of it.
         let paths = Paths::compute(sc.nodes.count, &sc.links);
         let iface_on = |node: u32, link: u32| -> u32 {
@@ -332,6 +396,8 @@ impl World {
             mac_frames: 0,
             series: None,
             pcap,
+            wifi,
+            sizes_standard: sizes == tpsim_wire::SizeConvention::Standard,
         };
 
         // Flows: endpoint A at src, B at dst; a voip flow has a reverse direction B → A.
@@ -488,6 +554,17 @@ impl World {
         Ok(world)
     }
 
+    /// Where a packet from `node` to `dst` goes: (outgoing interface, link-layer destination).
+    #[inline]
+    fn route(&self, node: u32, dst: Ipv4Addr) -> Option<(u32, u32)> {
+        if let (Some(ch), Some(d)) = (&self.wifi, wifi_node(dst)) {
+            let hop = ch.next_hop(node, d)?;
+            let iface = self.nodes[node as usize].ifaces[0];
+            return Some((iface, hop));
+        }
+        self.lookup(node, dst).map(|iface| (iface, 0))
+    }
+
     fn primary_addr(&self, node: u32) -> Ipv4Addr {
         self.nodes[node as usize]
             .ifaces
@@ -544,6 +621,25 @@ impl World {
                     }
                 }
                 Event::Open { ep } => self.pump(ep),
+                Event::MacTimer { dev, gen } => {
+                    if let Device::Wifi(d) = &mut self.devices[dev as usize] {
+                        if d.timer_gen == gen {
+                            d.timer_at = SimTime::NEVER;
+                            d.dcf.on_timeout(t);
+                            self.pump_mac(dev);
+                        }
+                    }
+                }
+                Event::SignalStart { frame, k } => self.on_signal_start(frame, k),
+                Event::SignalEnd { frame, k } => self.on_signal_end(frame, k),
+                Event::AirTxEnd { dev, frame } => {
+                    if let Device::Wifi(d) = &mut self.devices[dev as usize] {
+                        d.phy.on_tx_end();
+                        d.dcf.on_tx_end(t);
+                    }
+                    self.pump_mac(dev);
+                    self.air_frame_done(frame);
+                }
             }
         }
         self.now = self.end_run;
@@ -702,7 +798,12 @@ impl World {
             if dir != NO_DIR {
                 self.dirs[dir as usize].tx_segments += 1;
             }
-            let id = self.packets.alloc(Packet { ip, seg, dir });
+            let id = self.packets.alloc(Packet {
+                ip,
+                seg,
+                dir,
+                link_dst: 0,
+            });
             self.ip_output(node, id);
         }
         while let Some(ev) = self.endpoints[ep as usize].socket.poll_event() {
@@ -799,18 +900,231 @@ impl World {
     /// Sends a packet originating at (or forwarded by) `node` out of the interface of its route.
     fn ip_output(&mut self, node: u32, id: PacketId) {
         let dst = self.packets.get(id).ip.dst;
-        match self.lookup(node, dst) {
-            Some(iface) => {
+        match self.route(node, dst) {
+            Some((iface, link_dst)) => {
                 let dev = self.ifaces[iface as usize].device;
+                let id = self.packets.make_mut(id);
+                self.packets.get_mut(id).link_dst = link_dst;
                 self.device_enqueue(dev, id);
             }
             None => self.drop_packet(id, DropReason::NoRoute),
         }
     }
 
+    /// Hands the next waiting packet to an idle 802.11 MAC.
+    fn wifi_serve_next(&mut self, dev: u32) {
+        let now = self.now;
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+            return;
+        };
+        if d.in_service.is_some() || !d.dcf.ready() {
+            return;
+        }
+        let Some(id) = d.queue.pop() else { return };
+        d.in_service = Some(id);
+        let p = self.packets.get(id);
+        let llc = if self.sizes_standard { LLC_SNAP_LEN } else { 0 };
+        d.dcf.send(
+            now,
+            Msdu {
+                dst: p.link_dst,
+                bytes: p.seg.ip_len + llc,
+                handle: id.0 as u64,
+            },
+        );
+        self.pump_mac(dev);
+    }
+
+    /// Moves an 802.11 MAC's outputs: frames onto the air, delivered packets up, finished
+    /// packets out of the queue; then its deadline.
+    fn pump_mac(&mut self, dev: u32) {
+        let now = self.now;
+        loop {
+            let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+                return;
+            };
+            let Some(frame) = d.dcf.poll_transmit(now) else { break };
+            self.start_air(dev, frame);
+        }
+        loop {
+            let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+                return;
+            };
+            let Some(ev) = d.dcf.poll_event() else { break };
+            match ev {
+                MacEvent::Delivered { handle, .. } => {
+                    let node = d.node;
+                    let id = self.packets.share(PacketId(handle as u32));
+                    self.ip_input(node, id);
+                }
+                MacEvent::TxOk { handle } => {
+                    d.in_service = None;
+                    self.packets.release(PacketId(handle as u32));
+                }
+                MacEvent::TxFailed { handle, .. } => {
+                    d.in_service = None;
+                    self.drop_packet(PacketId(handle as u32), DropReason::MacRetry);
+                }
+            }
+        }
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+            return;
+        };
+        if let Some(t) = d.dcf.poll_timeout() {
+            if t != d.timer_at {
+                d.timer_gen = d.timer_gen.wrapping_add(1);
+                d.timer_at = t;
+                let gen = d.timer_gen;
+                self.queue.push(t.max(now), Event::MacTimer { dev, gen });
+            }
+        }
+        let idle = d.in_service.is_none() && !d.queue.is_empty() && d.dcf.ready();
+        if idle {
+            self.wifi_serve_next(dev);
+        }
+    }
+
+    /// Puts a frame on the air: every radio within carrier-sense range that senses it gets a
+    /// signal start and end, after the propagation delay.
+    fn start_air(&mut self, dev: u32, frame: tpsim_mac::Frame) {
+        let now = self.now;
+        let Some(ch) = &mut self.wifi else { return };
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+            return;
+        };
+        d.phy.on_tx_start();
+        let sender = d.node;
+        self.mac_frames += 1;
+        let slot = match ch.free.pop() {
+            Some(s) => s,
+            None => {
+                ch.frames.push(AirFrame {
+                    frame,
+                    pkt: None,
+                    rx: Vec::new(),
+                    pending: 0,
+                });
+                ch.frames.len() as u32 - 1
+            }
+        };
+        let pkt = (frame.kind == tpsim_mac::FrameKind::Data).then(|| self.packets.share(PacketId(frame.handle as u32)));
+        let mut rx = std::mem::take(&mut ch.frames[slot as usize].rx);
+        rx.clear();
+        let p = ch.params;
+        let here = ch.positions[sender as usize];
+        let (positions, rng) = (&ch.positions, &mut ch.rngs[sender as usize]);
+        let devices = &self.devices;
+        ch.grid.for_each_near(here, ch.cs_range_m, |j| {
+            if j == sender {
+                return;
+            }
+            let pj = positions[j as usize];
+            let dist = ((here.0 - pj.0).powi(2) + (here.1 - pj.1).powi(2)).sqrt();
+            if dist > ch.cs_range_m {
+                return;
+            }
+            let power = p.prop.rx_power_w(p.tx_power_w, p.antenna, p.antenna, dist, rng);
+            let jdev = ch.dev_of_node[j as usize];
+            if let Device::Wifi(dj) = &devices[jdev as usize] {
+                if dj.phy.senses(power) {
+                    rx.push((jdev, power));
+                }
+            }
+        });
+        let airtime = frame.airtime;
+        for (k, &(jdev, _)) in rx.iter().enumerate() {
+            let j = match &self.devices[jdev as usize] {
+                Device::Wifi(dj) => dj.node,
+                _ => unreachable!(),
+            };
+            let pj = ch.positions[j as usize];
+            let dist = ((here.0 - pj.0).powi(2) + (here.1 - pj.1).powi(2)).sqrt();
+            let t0 = now + WifiChannel::delay(dist);
+            self.queue.push(
+                t0,
+                Event::SignalStart {
+                    frame: slot,
+                    k: k as u32,
+                },
+            );
+            self.queue.push(
+                t0 + airtime,
+                Event::SignalEnd {
+                    frame: slot,
+                    k: k as u32,
+                },
+            );
+        }
+        let pending = rx.len() as u32 + 1;
+        ch.frames[slot as usize] = AirFrame {
+            frame,
+            pkt,
+            rx,
+            pending,
+        };
+        self.queue.push(now + airtime, Event::AirTxEnd { dev, frame: slot });
+    }
+
+    fn on_signal_start(&mut self, frame: u32, k: u32) {
+        let now = self.now;
+        let Some(ch) = &self.wifi else { return };
+        let af = &ch.frames[frame as usize];
+        let (jdev, power) = af.rx[k as usize];
+        let end = now + af.frame.airtime;
+        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
+            return;
+        };
+        if d.phy.on_signal_start(frame, power, end) == Some(crate::phyrx::Cca::Busy) {
+            d.dcf.on_medium_busy(now);
+            self.pump_mac(jdev);
+        }
+    }
+
+    fn on_signal_end(&mut self, frame: u32, k: u32) {
+        let now = self.now;
+        let Some(ch) = &self.wifi else { return };
+        let af = &ch.frames[frame as usize];
+        let (jdev, _) = af.rx[k as usize];
+        let f = af.frame;
+        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
+            return;
+        };
+        let (outcome, cca) = d.phy.on_signal_end(frame);
+        match outcome {
+            Some(crate::phyrx::RxOutcome::Ok { .. }) => d.dcf.on_rx(now, &f),
+            Some(crate::phyrx::RxOutcome::Error) => d.dcf.on_rx_error(now),
+            None => {}
+        }
+        if cca == Some(crate::phyrx::Cca::Idle) {
+            d.dcf.on_medium_idle(now);
+        }
+        self.pump_mac(jdev);
+        self.air_frame_done(frame);
+    }
+
+    fn air_frame_done(&mut self, frame: u32) {
+        let Some(ch) = &mut self.wifi else { return };
+        let af = &mut ch.frames[frame as usize];
+        af.pending -= 1;
+        if af.pending == 0 {
+            if let Some(p) = af.pkt.take() {
+                self.packets.release(p);
+            }
+            ch.free.push(frame);
+        }
+    }
+
     fn device_enqueue(&mut self, dev: u32, id: PacketId) {
         let now = self.now;
         match &mut self.devices[dev as usize] {
+            Device::Wifi(d) => {
+                d.q_changed = now;
+                if let Err(id) = d.queue.push(id, false) {
+                    self.drop_packet(id, DropReason::Queue);
+                    return;
+                }
+                self.wifi_serve_next(dev);
+            }
             Device::P2p(d) => {
                 if d.on_wire.is_none() {
                     self.start_tx(dev, id);
@@ -828,7 +1142,9 @@ impl World {
 
     fn start_tx(&mut self, dev: u32, id: PacketId) {
         let now = self.now;
-        let Device::P2p(d) = &mut self.devices[dev as usize];
+        let Device::P2p(d) = &mut self.devices[dev as usize] else {
+            unreachable!("start_tx on a radio")
+        };
         let p = self.packets.get(id);
         let bits = (p.seg.ip_len as u64 + d.framing as u64) * 8;
         let tx = SimDuration::serialization(bits, d.rate_bps);
@@ -842,7 +1158,9 @@ impl World {
 
     fn on_tx_end(&mut self, dev: u32) {
         let now = self.now;
-        let Device::P2p(d) = &mut self.devices[dev as usize];
+        let Device::P2p(d) = &mut self.devices[dev as usize] else {
+            unreachable!("TxEnd on a radio")
+        };
         let id = d.on_wire.take().expect("TxEnd without a packet on the wire");
         let idx = d.tx_count;
         d.tx_count += 1;
@@ -874,6 +1192,7 @@ impl World {
             return;
         }
         // Forwarding: RFC 791 §3.2 / RFC 1812 §5.3.1 — decrement TTL, discard at zero.
+        let id = self.packets.make_mut(id);
         let p = self.packets.get_mut(id);
         p.ip.ttl = p.ip.ttl.saturating_sub(1);
         if p.ip.ttl == 0 {
@@ -1038,8 +1357,9 @@ impl World {
         let mut t = SeriesTable::default();
         let Some(sr) = &mut self.series else { return t };
         for (dev, d) in self.devices.iter_mut().enumerate() {
-            let Device::P2p(p) = d;
-            q_touch(sr, dev as u32, p, end);
+            if let Device::P2p(p) = d {
+                q_touch(sr, dev as u32, p, end);
+            }
         }
         let bin_len = |b: usize| -> f64 {
             let start = b as u64 * sr.bin;
@@ -1081,7 +1401,7 @@ impl World {
             }
         }
         for (dev, d) in self.devices.iter().enumerate() {
-            let Device::P2p(p) = d;
+            let Device::P2p(p) = d else { continue };
             for b in 0..sr.n_bins {
                 t.series.push("queue_packets");
                 t.flow.push(None);

@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use error::{Diagnostic, Locator, ScenarioError, Seg};
-pub use units::{Bytes, Duration, Rate};
+pub use units::{Bytes, Duration, Hertz, Meters, Rate, Watts};
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -36,6 +36,9 @@ pub struct Scenario {
     /// Full-duplex point-to-point links.
     #[serde(default)]
     pub links: Vec<Link>,
+    /// One IEEE 802.11 ad hoc radio on every node (omit for a wired-only scenario).
+    #[serde(default)]
+    pub radio: Option<Radio>,
     /// Traffic: each flow is one transport association between two nodes.
     #[serde(default)]
     pub flows: Vec<Flow>,
@@ -143,6 +146,147 @@ fn default_bin() -> Duration {
 pub struct Nodes {
     /// Number of nodes (≥ 1).
     pub count: u32,
+    /// Where the nodes stand (needed with a radio). Default: all at the origin.
+    #[serde(default)]
+    pub placement: Option<Placement>,
+}
+
+/// Placement kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PlacementKind {
+    /// `positions` lists every node's [x, y].
+    Explicit,
+    /// Row by row on a grid of `columns` columns, `spacing` apart, from the origin.
+    Grid,
+    /// Independently and uniformly in the rectangle `area` = [width, height] from the origin
+    /// (the scenario's own random stream: the same for every transport and sweep value).
+    Uniform,
+}
+
+/// Initial node placement. Which keys apply depends on `kind`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    /// "explicit", "grid" or "uniform".
+    pub kind: PlacementKind,
+    /// explicit: one [x, y] per node, e.g. [["0m", "0m"], ["200m", "0m"]].
+    #[serde(default)]
+    pub positions: Option<Vec<[Meters; 2]>>,
+    /// grid: number of columns (default ⌈√count⌉).
+    #[serde(default)]
+    pub columns: Option<u32>,
+    /// grid: distance between neighbours.
+    #[serde(default)]
+    pub spacing: Option<Meters>,
+    /// uniform: [width, height] of the area.
+    #[serde(default)]
+    pub area: Option<[Meters; 2]>,
+}
+
+/// 802.11 PHY families.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum WifiStandard {
+    /// 802.11b DSSS/HR-DSSS: 1, 2, 5.5, 11 Mbit/s; slot 20 µs, SIFS 10 µs, CW 31–1023.
+    #[default]
+    #[serde(rename = "802.11b")]
+    B,
+    /// 802.11a OFDM: 6–54 Mbit/s; slot 9 µs, SIFS 16 µs, CW 15–1023.
+    #[serde(rename = "802.11a")]
+    A,
+}
+
+/// Propagation models.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PropagationKind {
+    /// Two-Ray Ground: Friis up to the crossover distance, d⁻⁴ beyond (ns-2 default).
+    #[default]
+    TwoRayGround,
+    /// Friis free space.
+    Friis,
+    /// Log-distance path loss with `exponent`, reference distance 1 m, optional log-normal
+    /// `shadowing` (σ in dB, drawn per reception).
+    LogDistance,
+}
+
+/// PLCP preamble (802.11b).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PreambleKind {
+    /// 192 µs.
+    #[default]
+    Long,
+    /// 96 µs (not at 1 Mbit/s).
+    Short,
+}
+
+/// The radio of every node: PHY, propagation, reception thresholds and the DCF. Defaults are
+/// ns-2.35's (`ns-default.tcl`, REFERENCES.md §5): 914 MHz, Pt 0.28183815 W, RXThresh
+/// 3.652e-10 W (250 m) and CSThresh 1.559e-11 W (550 m) under Two-Ray Ground, capture ratio
+/// 10, antenna height 1.5 m, 802.11b at 1 Mbit/s with 1 Mbit/s control frames.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Radio {
+    /// "802.11b" (default) or "802.11a".
+    #[serde(default)]
+    pub standard: WifiStandard,
+    /// Rate of DATA frames. Default the standard's lowest (1 Mbit/s, 6 Mbit/s).
+    #[serde(default)]
+    pub data_rate: Option<Rate>,
+    /// Rate of ACK, RTS and CTS frames. Default the standard's lowest.
+    #[serde(default)]
+    pub basic_rate: Option<Rate>,
+    /// "long" (default) or "short" (802.11b).
+    #[serde(default)]
+    pub preamble: PreambleKind,
+    /// "two-ray-ground" (default), "friis" or "log-distance".
+    #[serde(default)]
+    pub propagation: PropagationKind,
+    /// Path-loss exponent (log-distance). Default 2.
+    #[serde(default)]
+    pub exponent: Option<f64>,
+    /// Shadowing standard deviation, dB (log-distance). Default 0.
+    #[serde(default)]
+    pub shadowing_db: Option<f64>,
+    /// Carrier frequency. Default "914MHz" (ns-2).
+    #[serde(default)]
+    pub frequency: Option<Hertz>,
+    /// Transmit power. Default "0.28183815W" (ns-2, 24.5 dBm).
+    #[serde(default)]
+    pub tx_power: Option<Watts>,
+    /// Receive threshold. Default 3.652e-10 W; or give `range` instead.
+    #[serde(default)]
+    pub rx_threshold: Option<Watts>,
+    /// Decode range: sets the receive threshold to the power received at this distance.
+    #[serde(default)]
+    pub range: Option<Meters>,
+    /// Carrier-sense threshold. Default 1.559e-11 W; or give `cs_range` instead.
+    #[serde(default)]
+    pub cs_threshold: Option<Watts>,
+    /// Carrier-sense range: sets the carrier-sense threshold from this distance.
+    #[serde(default)]
+    pub cs_range: Option<Meters>,
+    /// Capture ratio (linear): a frame survives an overlapping one this many times weaker.
+    /// Default 10.
+    #[serde(default)]
+    pub capture_ratio: Option<f64>,
+    /// Antenna height of every node. Default "1.5m".
+    #[serde(default)]
+    pub antenna_height: Option<Meters>,
+    /// Use RTS/CTS for unicast frames larger than this. Default: never (ns-3's default; ns-2
+    /// uses "0B", RTS/CTS for every unicast frame).
+    #[serde(default)]
+    pub rts_threshold: Option<Bytes>,
+    /// Interface queue limit, packets (PriQueue: routing packets first). Default 50.
+    #[serde(default)]
+    pub queue: Option<u32>,
+    /// Short retry limit (frames up to the RTS threshold). Default 7.
+    #[serde(default)]
+    pub short_retry_limit: Option<u32>,
+    /// Long retry limit (frames above the RTS threshold). Default 4.
+    #[serde(default)]
+    pub long_retry_limit: Option<u32>,
 }
 
 /// A full-duplex point-to-point link: two independent directions, each with its own

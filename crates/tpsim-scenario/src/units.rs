@@ -283,20 +283,37 @@ macro_rules! float_unit {
                 let names: Vec<&str> = units.iter().map(|(n, _)| *n).collect();
                 let Some((v, unit)) = split_float(s) else {
                     return Err(format!(
-                        concat!("expected ", $what, " with a unit, e.g. \"", $example, "\" (units: {}), found \"{}\""),
+                        concat!(
+                            "expected ",
+                            $what,
+                            " with a unit, e.g. \"",
+                            $example,
+                            "\" (units: {}), found \"{}\""
+                        ),
                         names.join(", "),
                         s
                     ));
                 };
                 if unit.is_empty() {
                     return Err(format!(
-                        concat!("missing unit in \"{}\": write ", $what, " with a unit, e.g. \"", $example, "\" (units: {})"),
+                        concat!(
+                            "missing unit in \"{}\": write ",
+                            $what,
+                            " with a unit, e.g. \"",
+                            $example,
+                            "\" (units: {})"
+                        ),
                         s,
                         names.join(", ")
                     ));
                 }
                 let Some((_, conv)) = units.iter().find(|(n, _)| *n == unit) else {
-                    return Err(format!(concat!("unknown unit \"{}\" for ", $what, " in \"{}\" (units: {})"), unit, s, names.join(", ")));
+                    return Err(format!(
+                        concat!("unknown unit \"{}\" for ", $what, " in \"{}\" (units: {})"),
+                        unit,
+                        s,
+                        names.join(", ")
+                    ));
                 };
                 if !v.is_finite() {
                     return Err(format!(concat!($what, " \"{}\" is not a finite number"), s));
@@ -315,7 +332,10 @@ macro_rules! float_unit {
                 impl<'de> Visitor<'de> for V {
                     type Value = $name;
                     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                        write!(f, concat!($what, " as a string with a unit, e.g. \"", $example, "\""))
+                        write!(
+                            f,
+                            concat!($what, " as a string with a unit, e.g. \"", $example, "\"")
+                        )
                     }
                     fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
                         $name::parse(s).map_err(E::custom)
@@ -328,7 +348,13 @@ macro_rules! float_unit {
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
                         Err(E::custom(format!(
-                            concat!("missing unit in {}: write ", $what, " as a string with a unit, e.g. \"", $example, "\""),
+                            concat!(
+                                "missing unit in {}: write ",
+                                $what,
+                                " as a string with a unit, e.g. \"",
+                                $example,
+                                "\""
+                            ),
                             v
                         )))
                     }
@@ -350,7 +376,10 @@ macro_rules! float_unit {
             fn json_schema(_: &mut SchemaGenerator) -> Schema {
                 let mut o = SchemaObject {
                     instance_type: Some(InstanceType::String.into()),
-                    string: Some(Box::new(StringValidation { pattern: Some($pattern.to_string()), ..Default::default() })),
+                    string: Some(Box::new(StringValidation {
+                        pattern: Some($pattern.to_string()),
+                        ..Default::default()
+                    })),
                     ..Default::default()
                 };
                 o.metadata().description = Some(concat!($doc, " Example: \"", $example, "\".").to_string());
@@ -393,7 +422,12 @@ float_unit!(
     "914MHz",
     r"^\s*[-+0-9.eE]+\s*(Hz|kHz|MHz|GHz)\s*$",
     "A frequency; stored as hertz.",
-    &[("Hz", |v| v), ("kHz", |v| v * 1e3), ("MHz", |v| v * 1e6), ("GHz", |v| v * 1e9)],
+    &[
+        ("Hz", |v| v),
+        ("kHz", |v| v * 1e3),
+        ("MHz", |v| v * 1e6),
+        ("GHz", |v| v * 1e9)
+    ],
     "Hz",
     |_| false
 );

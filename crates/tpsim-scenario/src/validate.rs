@@ -85,7 +85,27 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             );
         }
     }
-    let paths = if links_ok && n >= 1 {
+    if let Some(pl) = &sc.nodes.placement {
+        validate_placement(pl, n, &mut err);
+    }
+    if let Some(radio) = &sc.radio {
+        if sc.nodes.placement.is_none() {
+            err(
+                vec![k("radio")],
+                "a scenario with a radio needs `nodes.placement` (where the nodes stand)".into(),
+            );
+        }
+        if !sc.links.is_empty() {
+            err(
+                vec![k("radio")],
+                "wired links and a radio in one scenario are not supported yet".into(),
+            );
+        }
+        validate_radio(radio, &mut err);
+    }
+    // Wired reachability is known now; wireless reachability depends on positions and ranges
+    // (and later on movement), so unroutable wireless packets are counted as `drops_no_route`.
+    let paths = if links_ok && n >= 1 && sc.radio.is_none() {
         Some(Paths::compute(n, &sc.links))
     } else {
         None
@@ -295,6 +315,163 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
     }
     d.sort_by_key(|x| (x.line, x.column));
     d
+}
+
+fn validate_placement(pl: &crate::Placement, n: u32, err: &mut impl FnMut(Vec<Seg>, String)) {
+    use crate::PlacementKind as K;
+    let p = |f: &str| vec![k("nodes"), k("placement"), k(f)];
+    let allowed: &[&str] = match pl.kind {
+        K::Explicit => &["positions"],
+        K::Grid => &["columns", "spacing"],
+        K::Uniform => &["area"],
+    };
+    for (name, present) in [
+        ("positions", pl.positions.is_some()),
+        ("columns", pl.columns.is_some()),
+        ("spacing", pl.spacing.is_some()),
+        ("area", pl.area.is_some()),
+    ] {
+        if present && !allowed.contains(&name) {
+            err(
+                p(name),
+                format!(
+                    "`{name}` does not apply to placement kind \"{}\"",
+                    placement_name(pl.kind)
+                ),
+            );
+        }
+    }
+    match pl.kind {
+        K::Explicit => match &pl.positions {
+            None => err(
+                p("kind"),
+                "an explicit placement needs `positions`, one [x, y] per node".into(),
+            ),
+            Some(v) if v.len() != n as usize => err(
+                p("positions"),
+                format!("expected {n} positions (nodes.count), found {}", v.len()),
+            ),
+            _ => {}
+        },
+        K::Grid => {
+            match pl.spacing {
+                None => err(
+                    p("kind"),
+                    "a grid placement needs `spacing`, e.g. spacing = \"200m\"".into(),
+                ),
+                Some(s) if s.0 <= 0.0 => err(p("spacing"), "expected a spacing greater than 0".into()),
+                _ => {}
+            }
+            if pl.columns == Some(0) {
+                err(p("columns"), "expected at least 1 column".into());
+            }
+        }
+        K::Uniform => match pl.area {
+            None => err(p("kind"), "a uniform placement needs `area` = [width, height]".into()),
+            Some([w, h]) if w.0 <= 0.0 || h.0 <= 0.0 => {
+                err(p("area"), "expected a width and a height greater than 0".into())
+            }
+            _ => {}
+        },
+    }
+}
+
+fn placement_name(k: crate::PlacementKind) -> &'static str {
+    match k {
+        crate::PlacementKind::Explicit => "explicit",
+        crate::PlacementKind::Grid => "grid",
+        crate::PlacementKind::Uniform => "uniform",
+    }
+}
+
+fn validate_radio(r: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
+    use tpsim_phy::timing::{PhyStandard, WifiRate};
+    let p = |f: &str| vec![k("radio"), k(f)];
+    let std = match r.standard {
+        crate::WifiStandard::B => PhyStandard::Dsss,
+        crate::WifiStandard::A => PhyStandard::Ofdm,
+    };
+    for (name, rate) in [("data_rate", r.data_rate), ("basic_rate", r.basic_rate)] {
+        if let Some(rate) = rate {
+            if WifiRate::from_bps(rate.0, std).is_none() {
+                let list: Vec<String> = WifiRate::ALL
+                    .iter()
+                    .filter(|w| w.standard() == std)
+                    .map(|w| format!("{}Mbps", w.bps() as f64 / 1e6))
+                    .collect();
+                err(
+                    p(name),
+                    format!(
+                        "{} is not a rate of this standard; expected one of {}",
+                        rate,
+                        list.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    if r.range.is_some() && r.rx_threshold.is_some() {
+        err(p("range"), "give `range` or `rx_threshold`, not both".into());
+    }
+    if r.cs_range.is_some() && r.cs_threshold.is_some() {
+        err(p("cs_range"), "give `cs_range` or `cs_threshold`, not both".into());
+    }
+    for (name, v) in [
+        ("range", r.range),
+        ("cs_range", r.cs_range),
+        ("antenna_height", r.antenna_height),
+    ] {
+        if v.is_some_and(|m| m.0 <= 0.0) {
+            err(p(name), format!("expected `{name}` greater than 0"));
+        }
+    }
+    if let (Some(rx), Some(cs)) = (r.range, r.cs_range) {
+        if cs.0 < rx.0 {
+            err(
+                p("cs_range"),
+                format!(
+                    "the carrier-sense range ({} m) is shorter than the decode range ({} m)",
+                    cs.0, rx.0
+                ),
+            );
+        }
+    }
+    if r.capture_ratio.is_some_and(|c| !(c >= 1.0 && c.is_finite())) {
+        err(p("capture_ratio"), "expected a capture ratio of at least 1".into());
+    }
+    if r.exponent.is_some_and(|e| !(e > 0.0 && e.is_finite())) {
+        err(p("exponent"), "expected a path-loss exponent greater than 0".into());
+    }
+    if r.shadowing_db.is_some_and(|s| !(s >= 0.0 && s.is_finite())) {
+        err(
+            p("shadowing_db"),
+            "expected a shadowing deviation of at least 0 dB".into(),
+        );
+    }
+    if r.propagation != crate::PropagationKind::LogDistance {
+        for (name, present) in [
+            ("exponent", r.exponent.is_some()),
+            ("shadowing_db", r.shadowing_db.is_some()),
+        ] {
+            if present {
+                err(
+                    p(name),
+                    format!("`{name}` applies to propagation = \"log-distance\" only"),
+                );
+            }
+        }
+    }
+    if r.queue == Some(0) {
+        err(p("queue"), "expected a queue limit of at least 1 packet".into());
+    }
+    for (name, v) in [
+        ("short_retry_limit", r.short_retry_limit),
+        ("long_retry_limit", r.long_retry_limit),
+    ] {
+        if v == Some(0) {
+            err(p(name), "expected a retry limit of at least 1".into());
+        }
+    }
 }
 
 fn path_exists(tree: &serde_json::Value, path: &[Seg]) -> bool {

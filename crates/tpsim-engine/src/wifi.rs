@@ -1,0 +1,348 @@
+//! The wireless side of the world: node positions, the shared channel (who hears a frame,
+//! with what power, when), 802.11 devices (interface queue + DCF + receiver state) and static
+//! routes on the connectivity graph.
+//!
+//! One transmission costs O(nodes within carrier-sense range): the channel asks the
+//! [`Grid`](crate::grid::Grid) for candidates and computes each one's received power once; the
+//! powers are kept with the frame so that the signal's start and end events carry only
+//! indices. A frame and its packet are shared by all receivers (one reference each), never
+//! copied.
+
+use crate::grid::Grid;
+use crate::packet::PacketId;
+use crate::phyrx::PhyRx;
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+use tpsim_core::{Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
+use tpsim_mac::{Dcf, DcfConfig, Frame};
+use tpsim_phy::propagation::SPEED_OF_LIGHT;
+use tpsim_phy::timing::{MacTiming, PhyStandard, Preamble, WifiRate};
+use tpsim_phy::{ns2, Antenna, Propagation};
+use tpsim_scenario::{PlacementKind, PreambleKind, PropagationKind, Radio, Scenario, WifiStandard};
+use tpsim_wire::SizeConvention;
+
+/// LLC/SNAP header carried in every 802.11 data frame under the `standard` convention (ns-2's
+/// 802.11 omits it), bytes (IEEE 802.2 + RFC 1042).
+pub const LLC_SNAP_LEN: u32 = 8;
+
+/// The address of node `n`'s wireless interface: 10.128.0.0/9 + n + 1.
+pub fn wifi_addr(n: u32) -> Ipv4Addr {
+    Ipv4Addr::from(0x0A80_0000u32 | (n + 1))
+}
+
+/// The node behind a wireless address, if it is one.
+pub fn wifi_node(a: Ipv4Addr) -> Option<u32> {
+    let v = u32::from(a);
+    (v & 0xFF80_0000 == 0x0A80_0000 && v & 0x007F_FFFF != 0).then(|| (v & 0x007F_FFFF) - 1)
+}
+
+/// Initial positions of all nodes, m (uniform placement draws from the scenario's placement
+/// stream of this run).
+pub fn positions(sc: &Scenario, seed: u64, run: u64) -> Vec<(f64, f64)> {
+    let n = sc.nodes.count as usize;
+    let Some(pl) = &sc.nodes.placement else {
+        return vec![(0.0, 0.0); n];
+    };
+    match pl.kind {
+        PlacementKind::Explicit => pl
+            .positions
+            .as_ref()
+            .map(|v| v.iter().map(|[x, y]| (x.0, y.0)).collect())
+            .unwrap_or_default(),
+        PlacementKind::Grid => {
+            let cols = pl
+                .columns
+                .unwrap_or_else(|| (n as f64).sqrt().ceil().max(1.0) as u32)
+                .max(1) as usize;
+            let s = pl.spacing.map(|m| m.0).unwrap_or(1.0);
+            (0..n).map(|i| ((i % cols) as f64 * s, (i / cols) as f64 * s)).collect()
+        }
+        PlacementKind::Uniform => {
+            let [w, h] = pl.area.map(|[w, h]| [w.0, h.0]).unwrap_or([1.0, 1.0]);
+            let mut rng = RngStream::new(StreamKey {
+                seed,
+                run,
+                kind: OwnerKind::Scenario,
+                owner_id: 0,
+                module: Module::Placement,
+            });
+            (0..n)
+                .map(|_| (rng.uniform_range(0.0, w), rng.uniform_range(0.0, h)))
+                .collect()
+        }
+    }
+}
+
+/// The radio parameters every node uses, with the scenario's values over ns-2's defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct RadioParams {
+    pub prop: Propagation,
+    pub antenna: Antenna,
+    pub tx_power_w: f64,
+    pub rx_threshold_w: f64,
+    pub cs_threshold_w: f64,
+    pub capture_ratio: f64,
+    pub standard: PhyStandard,
+    pub data_rate: WifiRate,
+    pub basic_rate: WifiRate,
+    pub preamble: Preamble,
+    pub rts_threshold: Option<u32>,
+    pub queue: usize,
+    pub short_retry: u32,
+    pub long_retry: u32,
+}
+
+impl RadioParams {
+    /// Resolves `r` (validated) into model parameters.
+    pub fn from_scenario(r: &Radio) -> RadioParams {
+        let standard = match r.standard {
+            WifiStandard::B => PhyStandard::Dsss,
+            WifiStandard::A => PhyStandard::Ofdm,
+        };
+        let lowest = if standard == PhyStandard::Dsss {
+            WifiRate::Dsss1
+        } else {
+            WifiRate::Ofdm6
+        };
+        let rate =
+            |x: Option<tpsim_scenario::Rate>| x.and_then(|b| WifiRate::from_bps(b.0, standard)).unwrap_or(lowest);
+        let freq_hz = r.frequency.map(|f| f.0).unwrap_or(ns2::FREQ_HZ);
+        let prop = match r.propagation {
+            PropagationKind::TwoRayGround => Propagation::TwoRayGround {
+                freq_hz,
+                system_loss: ns2::SYSTEM_LOSS,
+            },
+            PropagationKind::Friis => Propagation::Friis {
+                freq_hz,
+                system_loss: ns2::SYSTEM_LOSS,
+            },
+            PropagationKind::LogDistance => Propagation::LogDistance {
+                freq_hz,
+                system_loss: ns2::SYSTEM_LOSS,
+                exponent: r.exponent.unwrap_or(2.0),
+                ref_distance_m: 1.0,
+                shadowing_std_db: r.shadowing_db.unwrap_or(0.0),
+            },
+        };
+        let antenna = Antenna {
+            gain: 1.0,
+            height_m: r.antenna_height.map(|m| m.0).unwrap_or(1.5),
+        };
+        let tx_power_w = r.tx_power.map(|w| w.0).unwrap_or(ns2::PT_W);
+        let at = |d: f64| prop.mean_rx_power_w(tx_power_w, antenna, antenna, d);
+        let rx_threshold_w = r
+            .rx_threshold
+            .map(|w| w.0)
+            .or(r.range.map(|m| at(m.0)))
+            .unwrap_or(ns2::RX_THRESH_W);
+        let cs_threshold_w = r
+            .cs_threshold
+            .map(|w| w.0)
+            .or(r.cs_range.map(|m| at(m.0)))
+            .unwrap_or(ns2::CS_THRESH_W)
+            .min(rx_threshold_w);
+        RadioParams {
+            prop,
+            antenna,
+            tx_power_w,
+            rx_threshold_w,
+            cs_threshold_w,
+            capture_ratio: r.capture_ratio.unwrap_or(ns2::CP_THRESH),
+            standard,
+            data_rate: rate(r.data_rate),
+            basic_rate: rate(r.basic_rate),
+            preamble: match r.preamble {
+                PreambleKind::Long => Preamble::Long,
+                PreambleKind::Short => Preamble::Short,
+            },
+            rts_threshold: r.rts_threshold.map(|b| b.0.min(u32::MAX as u64) as u32),
+            queue: r.queue.unwrap_or(50) as usize,
+            short_retry: r.short_retry_limit.unwrap_or(7),
+            long_retry: r.long_retry_limit.unwrap_or(4),
+        }
+    }
+
+    /// The distance at which the mean received power falls to the carrier-sense threshold (m):
+    /// no node beyond it can notice a frame (shadowing aside).
+    pub fn cs_range_m(&self) -> f64 {
+        let base = self
+            .prop
+            .range_m(self.tx_power_w, self.antenna, self.antenna, self.cs_threshold_w)
+            .unwrap_or(1.0);
+        match self.prop {
+            // Shadowing can lift a far signal above the threshold: search 4σ further.
+            Propagation::LogDistance {
+                shadowing_std_db,
+                exponent,
+                ..
+            } if shadowing_std_db > 0.0 => base * 10f64.powf(4.0 * shadowing_std_db / (10.0 * exponent)),
+            _ => base,
+        }
+    }
+
+    /// The DCF configuration for these parameters under a size convention.
+    pub fn dcf_config(&self, sizes: SizeConvention) -> DcfConfig {
+        DcfConfig {
+            timing: MacTiming::of(self.standard),
+            data_rate: self.data_rate,
+            basic_rate: self.basic_rate,
+            preamble: self.preamble,
+            rts_threshold_bytes: self.rts_threshold,
+            short_retry_limit: self.short_retry,
+            long_retry_limit: self.long_retry,
+            // ns-2 counts 58 header bytes of which 24 stand for the PLCP, which the PHY
+            // timing adds separately: 34 bytes of MAC overhead.
+            mac_header_bytes: match sizes {
+                SizeConvention::Standard => 28,
+                SizeConvention::Ns2 => 34,
+            },
+            ..DcfConfig::new(self.data_rate)
+        }
+    }
+}
+
+/// Interface queue in front of the MAC: FIFO with a packet limit; routing packets go to the
+/// head (ns-2 `Queue/DropTail/PriQueue` with `Prefer_Routing_Protocols`); when full, the
+/// arriving packet is dropped (tail drop).
+pub struct PriQueue {
+    q: VecDeque<PacketId>,
+    limit: usize,
+}
+
+impl PriQueue {
+    /// An empty queue of `limit` packets.
+    pub fn new(limit: usize) -> Self {
+        PriQueue {
+            q: VecDeque::with_capacity(limit.min(1024)),
+            limit,
+        }
+    }
+    /// Adds `p` (at the head if `priority`), or gives it back when full.
+    pub fn push(&mut self, p: PacketId, priority: bool) -> Result<(), PacketId> {
+        if self.q.len() >= self.limit {
+            return Err(p);
+        }
+        if priority {
+            self.q.push_front(p);
+        } else {
+            self.q.push_back(p);
+        }
+        Ok(())
+    }
+    /// The next packet.
+    pub fn pop(&mut self) -> Option<PacketId> {
+        self.q.pop_front()
+    }
+    /// Waiting packets.
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    /// The waiting packets.
+    pub fn iter(&self) -> impl Iterator<Item = &PacketId> {
+        self.q.iter()
+    }
+}
+
+/// One node's 802.11 interface.
+pub struct WifiDevice {
+    pub iface: u32,
+    pub node: u32,
+    pub dcf: Dcf,
+    pub phy: PhyRx,
+    pub queue: PriQueue,
+    /// The packet the DCF is serving (its handle).
+    pub in_service: Option<PacketId>,
+    pub timer_gen: u32,
+    pub timer_at: SimTime,
+    pub q_changed: SimTime,
+}
+
+/// A frame on the air and the receivers that will notice it.
+pub struct AirFrame {
+    pub frame: Frame,
+    /// The packet carried (DATA frames), one reference held by the channel until the last
+    /// receiver is done.
+    pub pkt: Option<PacketId>,
+    /// (receiving device, received power W).
+    pub rx: Vec<(u32, f64)>,
+    /// Signal ends still to come, plus one for the sender's own transmission end.
+    pub pending: u32,
+}
+
+/// The shared medium.
+pub struct WifiChannel {
+    pub params: RadioParams,
+    pub positions: Vec<(f64, f64)>,
+    pub grid: Grid,
+    pub cs_range_m: f64,
+    /// Node → its wifi device.
+    pub dev_of_node: Vec<u32>,
+    pub frames: Vec<AirFrame>,
+    pub free: Vec<u32>,
+    /// Per sending node, for shadowing draws.
+    pub rngs: Vec<RngStream>,
+    /// Static routes: `next[src * n + dst]` = next-hop node (`u32::MAX`: none).
+    pub next: Vec<u32>,
+}
+
+impl WifiChannel {
+    /// Propagation delay over `d_m` metres.
+    pub fn delay(d_m: f64) -> SimDuration {
+        SimDuration::from_secs_f64(d_m / SPEED_OF_LIGHT)
+    }
+
+    /// Hop-count shortest paths on the graph of node pairs within decode range (mean
+    /// power ≥ receive threshold), ties broken by node index (BFS from each destination).
+    pub fn static_routes(&mut self) {
+        let n = self.positions.len();
+        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let p = self.params;
+        for (i, &pi) in self.positions.iter().enumerate() {
+            let mut near = Vec::new();
+            self.grid.for_each_near(pi, self.cs_range_m, |j| near.push(j));
+            near.sort_unstable();
+            for j in near {
+                if j as usize == i {
+                    continue;
+                }
+                let pj = self.positions[j as usize];
+                let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
+                if p.prop.mean_rx_power_w(p.tx_power_w, p.antenna, p.antenna, d) >= p.rx_threshold_w {
+                    adj[i].push(j);
+                }
+            }
+        }
+        let mut next = vec![u32::MAX; n * n];
+        let mut seen = vec![false; n];
+        let mut queue = VecDeque::with_capacity(n);
+        for dst in 0..n {
+            seen.fill(false);
+            seen[dst] = true;
+            queue.clear();
+            queue.push_back(dst as u32);
+            while let Some(u) = queue.pop_front() {
+                for &v in &adj[u as usize] {
+                    if !seen[v as usize] {
+                        seen[v as usize] = true;
+                        next[v as usize * n + dst] = u;
+                        queue.push_back(v);
+                    }
+                }
+            }
+        }
+        self.next = next;
+    }
+
+    /// The next hop from `src` to `dst` on the static routes.
+    pub fn next_hop(&self, src: u32, dst: u32) -> Option<u32> {
+        let n = self.positions.len();
+        self.next
+            .get(src as usize * n + dst as usize)
+            .copied()
+            .filter(|&h| h != u32::MAX)
+    }
+}
