@@ -66,3 +66,53 @@ fn out_of_range_destination_is_a_no_route_drop() {
     assert_eq!(r.flows[0].rx_packets, 0);
     assert_eq!(r.network.drops[DropReason::NoRoute as usize], r.flows[0].tx_packets);
 }
+
+/// Saturation throughput through the whole stack (channel, receivers, DCF): `n` stations on a
+/// 5 m circle around a receiver, each always holding a 1500-byte MSDU for it (UDP payload 1464
+/// + 8 UDP + 20 IPv4 + 8 LLC/SNAP), 802.11b at 1 Mbit/s. Compared with Bianchi's model solved
+/// for the same airtimes, the retry limit and EIFS after collisions (`tpsim_mac::bianchi`).
+fn saturation(n: u32, rts: bool, seconds: u32) -> (f64, f64) {
+    use tpsim_mac::bianchi::{solve, times, window, Access};
+    let mut pos = vec!["[\"0m\", \"0m\"]".to_string()];
+    let mut flows = String::new();
+    for i in 0..n {
+        let a = i as f64 * std::f64::consts::TAU / n as f64;
+        pos.push(format!("[\"{:.6}m\", \"{:.6}m\"]", 5.0 * a.cos(), 5.0 * a.sin()));
+        flows += &format!(
+            "[[flows]]\nsrc = {}\ndst = 0\ntransport = \"udp\"\napp = {{ kind = \"cbr\", size = \"1464B\", interval = \"1ms\", start = \"0.5s\" }}\n",
+            i + 1
+        );
+    }
+    let radio = if rts { "rts_threshold = \"0B\"" } else { "" };
+    let text = format!(
+        "[simulation]\nduration = \"{}s\"\n[output]\ntimeseries = false\n[nodes]\ncount = {}\nplacement = {{ kind = \"explicit\", positions = [{}] }}\n[radio]\n{radio}\n{flows}",
+        seconds as f64 + 0.5,
+        n + 1,
+        pos.join(", ")
+    );
+    let r = sim(&text, 7);
+    let delivered: u64 = r.flows.iter().map(|f| f.rx_packets).sum();
+    let sim_s = delivered as f64 * 1500.0 * 8.0 / seconds as f64 / 1e6;
+    let mut cfg = tpsim_mac::DcfConfig::new(tpsim_phy::WifiRate::Dsss1);
+    cfg.rts_threshold_bytes = rts.then_some(0);
+    let (w, m) = window(&cfg);
+    let access = if rts { Access::RtsCts } else { Access::Basic };
+    let model = solve(n, w, m, Some(cfg.short_retry_limit), times(&cfg, 1500, access, true));
+    (sim_s, model.s)
+}
+
+#[test]
+fn saturation_throughput_matches_bianchi_through_the_channel() {
+    for rts in [false, true] {
+        for n in [1, 2, 5, 10, 20, 50] {
+            let (s, model) = saturation(n, rts, 40);
+            let err = (s - model) / model;
+            eprintln!(
+                "n = {n:2} {}: simulated {s:.4}, model {model:.4} ({:+.2} %)",
+                if rts { "RTS/CTS" } else { "basic  " },
+                err * 100.0
+            );
+            assert!(err.abs() <= 0.03, "n = {n}, rts = {rts}: {s} vs {model}");
+        }
+    }
+}

@@ -24,6 +24,7 @@
 //!
 //! Depends only on `tpsim-core` and `tpsim-phy`.
 
+pub mod bianchi;
 pub mod config;
 pub mod dcf;
 pub mod dup_cache;

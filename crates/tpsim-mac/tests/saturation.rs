@@ -67,6 +67,7 @@
 //! `-- --nocapture` to see the tables.
 
 use tpsim_core::{Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
+use tpsim_mac::bianchi::{solve as bianchi, tau_of_p, Times};
 use tpsim_mac::{Dcf, DcfConfig, Frame, MacEvent, Msdu};
 use tpsim_phy::WifiRate;
 
@@ -249,70 +250,6 @@ impl Medium {
 enum Access {
     Basic,
     RtsCts,
-}
-
-struct Model {
-    tau: f64,
-    p: f64,
-    s: f64,
-}
-
-/// τ(p) for CW_min + 1 = `w`, `m` doublings and `attempts` stages (None = infinite).
-fn tau_of_p(p: f64, w: f64, m: u32, attempts: Option<u32>) -> f64 {
-    let stage = |i: u32| (2f64.powi(i.min(m) as i32) * w + 1.0) / 2.0;
-    match attempts {
-        Some(r) => {
-            let (mut num, mut den, mut pi) = (0.0, 0.0, 1.0);
-            for i in 0..r {
-                num += pi;
-                den += pi * stage(i);
-                pi *= p;
-            }
-            num / den
-        }
-        None => {
-            // Stages 0..m−1 explicitly, stage m and beyond as a geometric tail.
-            let (mut den, mut pi) = (0.0, 1.0);
-            for i in 0..m {
-                den += pi * stage(i);
-                pi *= p;
-            }
-            den += pi * stage(m) / (1.0 - p);
-            (1.0 / (1.0 - p)) / den
-        }
-    }
-}
-
-/// Durations of the model, µs: an idle slot σ, a successful and a collided transmission, and
-/// E[P], the payload's airtime at the data rate.
-#[derive(Clone, Copy)]
-struct Times {
-    sigma: f64,
-    ts: f64,
-    tc: f64,
-    payload: f64,
-}
-
-/// Solves the fixed point by bisection on p (the residual decreases in p) and returns S as a
-/// fraction of the data rate.
-fn bianchi(n: u32, w: f64, m: u32, attempts: Option<u32>, t: Times) -> Model {
-    let tau_p = |p: f64| tau_of_p(p, w, m, attempts);
-    let (mut lo, mut hi) = (0.0f64, 1.0 - 1e-12);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        let residual = 1.0 - (1.0 - tau_p(mid)).powi(n as i32 - 1) - mid;
-        if residual > 0.0 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    let p = 0.5 * (lo + hi);
-    let tau = tau_p(p);
-    let ptr = 1.0 - (1.0 - tau).powi(n as i32);
-    let ps = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / ptr;
-    let s = ps * ptr * t.payload / ((1.0 - ptr) * t.sigma + ptr * ps * t.ts + ptr * (1.0 - ps) * t.tc);
-    Model { tau, p, s }
 }
 
 fn us(d: SimDuration) -> f64 {

@@ -394,10 +394,10 @@ float_unit!(
     "a distance",
     "250m",
     r"^\s*[-+0-9.eE]+\s*(m|km)\s*$",
-    "A distance; stored as metres.",
+    "A distance or coordinate; stored as metres (negative values are coordinates left of or below the origin; keys that are lengths check that they are positive).",
     &[("m", |v| v), ("km", |v| v * 1e3)],
     "m",
-    |_| false
+    |_| true
 );
 float_unit!(
     Watts,
@@ -445,6 +445,7 @@ mod float_tests {
         assert_eq!(Meters::parse("2km").unwrap().0, 2000.0);
         assert_eq!(Hertz::parse("914MHz").unwrap().0, 914e6);
         assert!(Watts::parse("-1W").unwrap_err().contains("negative"));
+        assert_eq!(Meters::parse("-5m").unwrap().0, -5.0);
         assert!(Meters::parse("250").unwrap_err().contains("missing unit"));
         assert!(Hertz::parse("5 parsecs").unwrap_err().contains("unknown unit"));
     }
