@@ -36,7 +36,7 @@ def make_figures(res: Results, figdir: Path) -> list[tuple[str, Path]]:
             figs.append((f"{m} against {x}", save(fig, figdir / f"network-{m}")[0]))
     ts = res.timeseries
     if ts.height:
-        for series in ("goodput_kbps", "delay_mean_s", "queue_packets"):
+        for series in ("goodput_kbps", "delay_mean_s", "queue_packets", "cwnd_bytes"):
             if ts.filter((pl.col("series") == series) & pl.col("value").is_not_null()).height:
                 fig = timeseries_figure(ts, series, run=0, point=0)
                 figs.append((f"{series} over time, point 0, run 0", save(fig, figdir / f"timeseries-{series}")[0]))
