@@ -95,3 +95,19 @@ def test_uniform_placement_is_reproducible_and_differs_between_runs():
 def test_cli_runs_a_wireless_scenario(tmp_path):
     p = cli("run", str(SCENARIOS / "example-wifi-chain.toml"), "-o", str(tmp_path / "o"), "--runs", "1", "--no-report")
     assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize(
+    "radio, key, what",
+    [
+        ('tx_power = "0W"', "radio.tx_power", "greater than 0"),
+        ('rx_threshold = "1W"', "radio.rx_threshold", "no link could exist"),
+        ('rts_threshold = "-1B"', "radio.rts_threshold", "negative"),
+        ('data_rate = "54Mbps"', "radio.data_rate", "not a rate of this standard"),
+    ],
+)
+def test_more_radio_errors(radio, key, what):
+    with pytest.raises(tpsim.ScenarioError) as e:
+        tpsim.Scenario(chain(radio=radio))
+    d = e.value.diagnostics[0]
+    assert d["path"] == key and what in d["message"], e.value.diagnostics

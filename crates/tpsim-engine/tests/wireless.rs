@@ -154,3 +154,49 @@ fn saturation_throughput_matches_bianchi_for_802_11a() {
         }
     }
 }
+
+#[test]
+fn one_saturated_flow_reaches_the_analytic_one_hop_maximum() {
+    // Per frame: DIFS + mean backoff (CWmin/2 slots) + DATA + SIFS + ACK (802.11b, 1 Mbit/s,
+    // long preamble, 1500-byte MSDU = 1464 B UDP payload + 36 B of headers, 28 B MAC overhead).
+    let cfg = tpsim_mac::DcfConfig::new(tpsim_phy::WifiRate::Dsss1);
+    let us = |d: tpsim_core::SimDuration| d.0 as f64 * 1e-9;
+    let per_frame = us(cfg.difs())
+        + cfg.timing.cw_min as f64 / 2.0 * us(cfg.slot())
+        + us(cfg.data_airtime(1500))
+        + us(cfg.sifs())
+        + us(cfg.ack_airtime());
+    let max_kbps = 1464.0 * 8.0 / per_frame / 1000.0;
+    let flows = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"udp\"\napp = { kind = \"cbr\", size = \"1464B\", interval = \"5ms\" }\n";
+    let r = sim(&line(2, 50.0, "", flows, "200s", "standard"), 3);
+    let g = r.flows[0].goodput_kbps.unwrap();
+    assert!(
+        (g - max_kbps).abs() / max_kbps < 0.01,
+        "goodput {g} vs analytic {max_kbps}"
+    );
+}
+
+#[test]
+fn rts_cts_beats_basic_access_with_hidden_terminals() {
+    // A (0 m) -> B (200 m) <- C (400 m); decode and carrier-sense range 250 m: A and C cannot
+    // hear each other.
+    let flows = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"udp\"\napp = { kind = \"cbr\", size = \"1000B\", interval = \"10ms\" }\n\
+                 [[flows]]\nsrc = 2\ndst = 1\ntransport = \"udp\"\napp = { kind = \"cbr\", size = \"1000B\", interval = \"10ms\" }\n";
+    let run = |rts: &str| {
+        let radio = format!("range = \"250m\"\ncs_range = \"250m\"\n{rts}");
+        sim(&line(3, 200.0, &radio, flows, "60s", "standard"), 5)
+    };
+    let basic = run("");
+    let rts = run("rts_threshold = \"0B\"");
+    let delivered = |r: &RunResult| r.flows.iter().map(|f| f.rx_packets).sum::<u64>();
+    let lost = |r: &RunResult| r.network.drops[DropReason::MacRetry as usize];
+    eprintln!(
+        "hidden terminals: basic delivers {} (retry drops {}), RTS/CTS delivers {} (retry drops {})",
+        delivered(&basic),
+        lost(&basic),
+        delivered(&rts),
+        lost(&rts)
+    );
+    assert!(delivered(&rts) as f64 > 1.2 * delivered(&basic) as f64);
+    assert!(lost(&rts) * 4 < lost(&basic));
+}

@@ -464,6 +464,27 @@ fn validate_radio(r: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
     if r.queue == Some(0) {
         err(p("queue"), "expected a queue limit of at least 1 packet".into());
     }
+    let pt = r.tx_power.map(|w| w.0).unwrap_or(tpsim_phy::ns2::PT_W);
+    if r.tx_power.is_some_and(|w| !(w.0 > 0.0)) {
+        err(p("tx_power"), "expected a transmit power greater than 0".into());
+    } else {
+        for (name, v) in [("rx_threshold", r.rx_threshold), ("cs_threshold", r.cs_threshold)] {
+            match v {
+                Some(w) if !(w.0 > 0.0) => err(p(name), format!("expected `{name}` greater than 0")),
+                Some(w) if w.0 >= pt => err(
+                    p(name),
+                    format!(
+                        "`{name}` ({:e} W) is not below the transmit power ({pt:e} W): no link could exist",
+                        w.0
+                    ),
+                ),
+                _ => {}
+            }
+        }
+    }
+    if r.frequency.is_some_and(|f| !(f.0 > 0.0)) {
+        err(p("frequency"), "expected a frequency greater than 0".into());
+    }
     for (name, v) in [
         ("short_retry_limit", r.short_retry_limit),
         ("long_retry_limit", r.long_retry_limit),
