@@ -54,3 +54,47 @@ def test_tshark_reads_tcp_pcap_without_anomalies(sizes, tmp_path):
     assert sum(1 for r in rows if r[3]) == 0, "ACKed unseen segment"
     assert sum(1 for r in rows if r[4] or r[5]) == 0, "lost or retransmitted segments on a lossless link"
     assert sum(1 for r in rows if r[6] == "1") == 4  # SYN and SYN-ACK of both connections
+
+
+def test_tshark_reads_80211_radiotap_pcap(tmp_path):
+    tshark = require_tool("tshark")
+    f = tmp_path / "w.toml"
+    f.write_text("""
+[simulation]
+duration = "5s"
+[nodes]
+count = 3
+placement = { kind = "grid", columns = 3, spacing = "200m" }
+[radio]
+rts_threshold = "500B"
+pcap = true
+[[flows]]
+src = 0
+dst = 2
+transport = "tcp"
+app = { kind = "bulk", bytes = "20kB", size = "1000B" }
+[[flows]]
+src = 2
+dst = 0
+transport = "udp"
+app = { kind = "cbr", size = "200B", interval = "50ms" }
+""")
+    p = cli("run", str(f), "-o", str(tmp_path / "o"), "--pcap", "--no-report")
+    assert p.returncode == 0, p.stderr
+    total_data = 0
+    for node in range(3):
+        pcap = tmp_path / "o" / "pcap" / "p0-run0" / f"node{node}.pcap"
+        rows = subprocess.run(
+            [tshark, "-r", str(pcap), "-o", "wlan.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE",
+             "-T", "fields", "-E", "separator=;", "-e", "wlan.fc.type_subtype", "-e", "wlan.fcs.status", "-e", "_ws.malformed", "-e", "frame.protocols", "-e", "ip.checksum.status"],
+            capture_output=True, text=True, check=True,
+        ).stdout.splitlines()
+        assert rows, node
+        for r in rows:
+            subtype, fcs, malformed, protocols, ipck = r.split(";")
+            assert fcs == "1", r  # Good
+            assert not malformed, r
+            if subtype == "0x0020":  # data
+                total_data += 1
+                assert ":ip:" in protocols + ":" and ipck == "1", r
+    assert total_data > 40

@@ -11,10 +11,21 @@ use tpsim_transport::L4Header;
 use tpsim_wire::pcap::{PcapWriter, LINKTYPE_IPV4, LINKTYPE_PPP};
 use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN, PPP_PROTO_IPV4, UDP_HEADER_LEN};
 
+/// How a file frames its packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Framing {
+    Ppp,
+    RawIp,
+    Radiotap,
+}
+
+/// LINKTYPE_IEEE802_11_RADIOTAP: a radiotap header, then the 802.11 frame.
+pub const LINKTYPE_IEEE802_11_RADIOTAP: u32 = 127;
+
 /// The open pcap files of a run.
 #[derive(Default)]
 pub struct PcapTracer {
-    writers: Vec<(PcapWriter<BufWriter<File>>, bool)>,
+    writers: Vec<(PcapWriter<BufWriter<File>>, Framing)>,
     buf: Vec<u8>,
     error: Option<std::io::Error>,
 }
@@ -28,53 +39,87 @@ impl PcapTracer {
         let ppp = sizes == SizeConvention::Standard;
         let f = BufWriter::new(File::create(dir.join(format!("link{link}.pcap")))?);
         let w = PcapWriter::new(f, if ppp { LINKTYPE_PPP } else { LINKTYPE_IPV4 })?;
-        self.writers.push((w, ppp));
+        self.writers.push((w, if ppp { Framing::Ppp } else { Framing::RawIp }));
         Ok(self.writers.len() as u32 - 1)
+    }
+
+    /// Opens `dir/node<node>.pcap` for 802.11 frames with radiotap headers (the frames the node
+    /// sends, when they start, and the frames it receives correctly, when they end).
+    pub fn open_wifi(&mut self, dir: &Path, node: u32) -> Result<u32, EngineError> {
+        std::fs::create_dir_all(dir)?;
+        let f = BufWriter::new(File::create(dir.join(format!("node{node}.pcap")))?);
+        let w = PcapWriter::new(f, LINKTYPE_IEEE802_11_RADIOTAP)?;
+        self.writers.push((w, Framing::Radiotap));
+        Ok(self.writers.len() as u32 - 1)
+    }
+
+    /// Records an 802.11 frame: radiotap (flags: FCS included; rate), the MAC header of its
+    /// kind (IEEE 802.11-2020 §9.3), for DATA frames LLC/SNAP (RFC 1042) and the IP packet,
+    /// then the FCS (CRC-32). Written with LLC/SNAP under both size conventions so that
+    /// dissectors decode down to IP.
+    pub fn write_wifi(&mut self, idx: u32, now: SimTime, f: &tpsim_mac::Frame, p: Option<&Packet>) {
+        use tpsim_mac::FrameKind;
+        let mut b = std::mem::take(&mut self.buf);
+        b.clear();
+        // Radiotap (radiotap.org): version 0, pad, length 10, present = Flags | Rate.
+        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&10u16.to_le_bytes());
+        b.extend_from_slice(&0x0000_0006u32.to_le_bytes());
+        b.push(0x10); // flags: the frame includes the FCS
+        b.push((f.rate.bps() / 500_000) as u8); // rate in 500 kbit/s units
+        let start = b.len();
+        let mac = |a: u32| -> [u8; 6] {
+            if a == tpsim_mac::BROADCAST {
+                [0xff; 6]
+            } else {
+                let x = a.to_be_bytes();
+                [0x02, 0x00, x[0], x[1], x[2], x[3]]
+            }
+        };
+        let dur = (f.duration_nav.0 / 1000).min(32767) as u16;
+        let fc: [u8; 2] = match f.kind {
+            FrameKind::Data => [0x08, if f.retry { 0x08 } else { 0x00 }],
+            FrameKind::Ack => [0xd4, 0x00],
+            FrameKind::Cts => [0xc4, 0x00],
+            FrameKind::Rts => [0xb4, 0x00],
+        };
+        b.extend_from_slice(&fc);
+        b.extend_from_slice(&dur.to_le_bytes());
+        b.extend_from_slice(&mac(f.dst));
+        match f.kind {
+            FrameKind::Data => {
+                b.extend_from_slice(&mac(f.src));
+                b.extend_from_slice(&[0x02, 0x00, 0xff, 0xff, 0xff, 0xff]); // BSSID of the IBSS
+                b.extend_from_slice(&(f.seq << 4).to_le_bytes());
+                b.extend_from_slice(&[0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00]);
+                if let Some(p) = p {
+                    emit_ip(&mut b, p);
+                }
+            }
+            FrameKind::Rts => b.extend_from_slice(&mac(f.src)),
+            FrameKind::Ack | FrameKind::Cts => {}
+        }
+        let fcs = crc32fast::hash(&b[start..]);
+        b.extend_from_slice(&fcs.to_le_bytes());
+        if let Err(e) = self.writers[idx as usize].0.write_packet(now.as_nanos(), &b) {
+            self.error.get_or_insert(e);
+        }
+        self.buf = b;
     }
 
     /// Records `p` as it starts on the wire at `now`. I/O errors are kept and reported by
     /// [`PcapTracer::finish`].
     pub fn write(&mut self, idx: u32, now: SimTime, p: &Packet) {
-        let (w, ppp) = &mut self.writers[idx as usize];
-        let b = &mut self.buf;
+        let mut b = std::mem::take(&mut self.buf);
         b.clear();
-        if *ppp {
+        if self.writers[idx as usize].1 == Framing::Ppp {
             b.extend_from_slice(&PPP_PROTO_IPV4.to_be_bytes());
         }
-        let ip_start = b.len();
-        let total = (p.ip.total_len as usize).max(IPV4_HEADER_LEN as usize);
-        b.resize(ip_start + total, 0);
-        let mut ip = p.ip;
-        ip.total_len = total as u16;
-        ip.emit(&mut b[ip_start..]);
-        let l4 = ip_start + IPV4_HEADER_LEN as usize;
-        match p.seg.header {
-            L4Header::Udp(h) => {
-                let udp_len = total - IPV4_HEADER_LEN as usize;
-                if udp_len >= UDP_HEADER_LEN as usize {
-                    // The payload bytes are zeros: tpsim does not carry application data.
-                    let payload = vec_zeros(udp_len - UDP_HEADER_LEN as usize);
-                    h.emit(&ip, payload, &mut b[l4..]);
-                }
-            }
-            L4Header::Tcp(h) => {
-                let tcp_len = total - IPV4_HEADER_LEN as usize;
-                // Under `ns2` sizes the IP length counts no TCP options: trace the SYN without.
-                let h = if tcp_len < h.header_len() as usize {
-                    h.without_options()
-                } else {
-                    h
-                };
-                let hl = h.header_len() as usize;
-                if tcp_len >= hl {
-                    // The payload bytes are zeros, as for UDP.
-                    h.emit(&ip, vec_zeros(tcp_len - hl), &mut b[l4..]);
-                }
-            }
-        }
-        if let Err(e) = w.write_packet(now.as_nanos(), b) {
+        emit_ip(&mut b, p);
+        if let Err(e) = self.writers[idx as usize].0.write_packet(now.as_nanos(), &b) {
             self.error.get_or_insert(e);
         }
+        self.buf = b;
     }
 
     /// Flushes every file.
@@ -85,6 +130,39 @@ impl PcapTracer {
         match self.error.take() {
             Some(e) => Err(e.into()),
             None => Ok(()),
+        }
+    }
+}
+
+/// Appends the IP packet `p` as bytes: real IPv4 and transport headers with checksums, a
+/// zero payload (tpsim carries no application data).
+fn emit_ip(b: &mut Vec<u8>, p: &Packet) {
+    let ip_start = b.len();
+    let total = (p.ip.total_len as usize).max(IPV4_HEADER_LEN as usize);
+    b.resize(ip_start + total, 0);
+    let mut ip = p.ip;
+    ip.total_len = total as u16;
+    ip.emit(&mut b[ip_start..]);
+    let l4 = ip_start + IPV4_HEADER_LEN as usize;
+    match p.seg.header {
+        L4Header::Udp(h) => {
+            let udp_len = total - IPV4_HEADER_LEN as usize;
+            if udp_len >= UDP_HEADER_LEN as usize {
+                h.emit(&ip, vec_zeros(udp_len - UDP_HEADER_LEN as usize), &mut b[l4..]);
+            }
+        }
+        L4Header::Tcp(h) => {
+            let tcp_len = total - IPV4_HEADER_LEN as usize;
+            // Under `ns2` sizes the IP length counts no TCP options: trace the SYN without.
+            let h = if tcp_len < h.header_len() as usize {
+                h.without_options()
+            } else {
+                h
+            };
+            let hl = h.header_len() as usize;
+            if tcp_len >= hl {
+                h.emit(&ip, vec_zeros(tcp_len - hl), &mut b[l4..]);
+            }
         }
     }
 }

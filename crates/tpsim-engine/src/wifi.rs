@@ -259,6 +259,8 @@ pub struct WifiDevice {
     pub timer_gen: u32,
     pub timer_at: SimTime,
     pub q_changed: SimTime,
+    /// This node's pcap writer, if traced.
+    pub pcap: Option<u32>,
 }
 
 /// A frame on the air and the receivers that will notice it.

@@ -311,6 +311,10 @@ impl World {
                 nodes[node as usize].ifaces.push(iface);
                 nodes[node as usize].addrs.push(u32::from(addr));
                 dev_of_node.push(devices.len() as u32);
+                let trace = match (&opts.pcap_dir, radio.pcap || sc.output.pcap) {
+                    (Some(dir), true) => Some(pcap.open_wifi(dir, node)?),
+                    _ => None,
+                };
                 devices.push(Device::Wifi(WifiDevice {
                     iface,
                     node,
@@ -321,6 +325,7 @@ impl World {
                     timer_gen: 0,
                     timer_at: SimTime::NEVER,
                     q_changed: SimTime::ZERO,
+                    pcap: trace,
                 }));
             }
             let mut ch = WifiChannel {
@@ -994,6 +999,10 @@ impl World {
         };
         d.phy.on_tx_start();
         let sender = d.node;
+        if let Some(t) = d.pcap {
+            let p = (frame.kind == tpsim_mac::FrameKind::Data).then(|| self.packets.get(PacketId(frame.handle as u32)));
+            self.pcap.write_wifi(t, now, &frame, p);
+        }
         self.mac_frames += 1;
         let slot = match ch.free.pop() {
             Some(s) => s,
@@ -1090,6 +1099,10 @@ impl World {
             return;
         };
         let (outcome, cca) = d.phy.on_signal_end(frame);
+        if let (Some(crate::phyrx::RxOutcome::Ok { .. }), Some(t)) = (outcome, d.pcap) {
+            let p = af.pkt.map(|id| self.packets.get(id));
+            self.pcap.write_wifi(t, now, &f, p);
+        }
         match outcome {
             Some(crate::phyrx::RxOutcome::Ok { .. }) => d.dcf.on_rx(now, &f),
             Some(crate::phyrx::RxOutcome::Error) => d.dcf.on_rx_error(now),

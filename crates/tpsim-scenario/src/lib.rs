@@ -287,6 +287,10 @@ pub struct Radio {
     /// Long retry limit (frames above the RTS threshold). Default 4.
     #[serde(default)]
     pub long_retry_limit: Option<u32>,
+    /// Write `pcap/.../node<i>.pcap` per node (with `tpsim run --pcap`): 802.11 frames with
+    /// radiotap headers, those the node sends and those it receives correctly. Default false.
+    #[serde(default)]
+    pub pcap: bool,
 }
 
 /// A full-duplex point-to-point link: two independent directions, each with its own
