@@ -1,20 +1,8 @@
 //! TCP through the engine: message tracking over the byte stream, bulk transfers, metrics.
 
-use tpsim_engine::{run, RunOptions, RunResult};
-use tpsim_scenario::load;
+mod common;
 
-fn sim(text: &str, seed: u64) -> RunResult {
-    let sc = load(text, "<test>").unwrap_or_else(|e| panic!("{e}"));
-    run(
-        &sc,
-        &RunOptions {
-            seed,
-            run: 0,
-            pcap_dir: None,
-        },
-    )
-    .unwrap()
-}
+use common::sim;
 
 fn link(rate: &str, delay: &str, extra: &str, flows: &str, duration: &str) -> String {
     format!(

@@ -1,20 +1,8 @@
 //! Scenario-level checks of the wired model against exact and analytic references.
 
-use tpsim_engine::{run, RunOptions, RunResult};
-use tpsim_scenario::load;
+mod common;
 
-fn sim(text: &str, seed: u64) -> RunResult {
-    let sc = load(text, "<test>").unwrap_or_else(|e| panic!("{e}"));
-    run(
-        &sc,
-        &RunOptions {
-            seed,
-            run: 0,
-            pcap_dir: None,
-        },
-    )
-    .unwrap()
-}
+use common::sim;
 
 fn one_link(sizes: &str, app: &str, extra_link: &str, duration: &str) -> String {
     format!(

@@ -1,21 +1,10 @@
 //! 802.11 through the engine: exact single-hop timing, multi-hop static routes, carrier
 //! sense, and saturation throughput against Bianchi's model.
 
-use tpsim_engine::{run, DropReason, RunOptions, RunResult};
-use tpsim_scenario::load;
+mod common;
 
-fn sim(text: &str, seed: u64) -> RunResult {
-    let sc = load(text, "<test>").unwrap_or_else(|e| panic!("{e}"));
-    run(
-        &sc,
-        &RunOptions {
-            seed,
-            run: 0,
-            pcap_dir: None,
-        },
-    )
-    .unwrap()
-}
+use common::sim;
+use tpsim_engine::{DropReason, RunResult};
 
 fn line(n: usize, spacing_m: f64, radio: &str, flows: &str, duration: &str, sizes: &str) -> String {
     let pos: Vec<String> = (0..n)

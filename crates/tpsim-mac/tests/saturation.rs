@@ -67,7 +67,7 @@
 //! `-- --nocapture` to see the tables.
 
 use tpsim_core::{Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
-use tpsim_mac::bianchi::{solve as bianchi, tau_of_p, Times};
+use tpsim_mac::bianchi::{solve as bianchi, tau_of_p, times, window, Access as ModelAccess, Times};
 use tpsim_mac::{Dcf, DcfConfig, Frame, MacEvent, Msdu};
 use tpsim_phy::WifiRate;
 
@@ -252,10 +252,6 @@ enum Access {
     RtsCts,
 }
 
-fn us(d: SimDuration) -> f64 {
-    d.0 as f64 / 1000.0
-}
-
 struct Row {
     n: u32,
     access: Access,
@@ -276,43 +272,20 @@ fn run_case(rate: WifiRate, n: u32, access: Access, measured_s: u64) -> Row {
     if let Some(limit) = std::env::var("TPSIM_MAC_RETRY_LIMIT").ok().and_then(|s| s.parse().ok()) {
         cfg.short_retry_limit = limit;
     }
-    let w = (cfg.timing.cw_min + 1) as f64;
-    let m = ((cfg.timing.cw_max + 1) / (cfg.timing.cw_min + 1)).trailing_zeros();
-    let (sigma, sifs, difs, eifs) = (us(cfg.slot()), us(cfg.sifs()), us(cfg.difs()), us(cfg.eifs()));
-    let (data, ack, rts, cts) = (
-        us(cfg.data_airtime(MSDU_BYTES)),
-        us(cfg.ack_airtime()),
-        us(cfg.rts_airtime()),
-        us(cfg.cts_airtime()),
-    );
-    let (ts, head) = match access {
-        Access::Basic => (data + sifs + ack + difs, data),
-        Access::RtsCts => (rts + sifs + cts + sifs + data + sifs + ack + difs, rts),
+    let (w, m) = window(&cfg);
+    let model_access = match access {
+        Access::Basic => ModelAccess::Basic,
+        Access::RtsCts => ModelAccess::RtsCts,
     };
-    let payload_us = (MSDU_BYTES * 8) as f64 * 1e6 / rate.bps() as f64;
-    let classic = bianchi(
-        n,
-        w,
-        m,
-        None,
-        Times {
-            sigma,
-            ts,
-            tc: head + difs,
-            payload: payload_us,
-        },
-    );
+    // The paper's model (infinite retries, T_c = head + DIFS) and the one describing the
+    // simulated protocol (retry limit, T_c = head + EIFS).
+    let classic = bianchi(n, w, m, None, times(&cfg, MSDU_BYTES, model_access, false));
     let model = bianchi(
         n,
         w,
         m,
         Some(cfg.short_retry_limit),
-        Times {
-            sigma,
-            ts,
-            tc: head + eifs,
-            payload: payload_us,
-        },
+        times(&cfg, MSDU_BYTES, model_access, true),
     );
 
     let warmup = SimTime(SimDuration::from_secs(1).0);
