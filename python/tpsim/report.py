@@ -37,9 +37,13 @@ def make_figures(res: Results, figdir: Path) -> list[tuple[str, Path]]:
     ts = res.timeseries
     if ts.height:
         for series in ("goodput_kbps", "delay_mean_s", "queue_packets", "cwnd_bytes"):
-            if ts.filter((pl.col("series") == series) & pl.col("value").is_not_null()).height:
-                fig = timeseries_figure(ts, series, run=0, point=0)
-                figs.append((f"{series} over time, point 0, run 0", save(fig, figdir / f"timeseries-{series}")[0]))
+            have = ts.filter((pl.col("series") == series) & pl.col("value").is_not_null())
+            if have.height:
+                # The first sweep point that has the series (cwnd only exists for TCP), run 0.
+                point = int(have["point"].min())
+                run = int(have.filter(pl.col("point") == point)["run"].min())
+                fig = timeseries_figure(ts, series, run=run, point=point)
+                figs.append((f"{series} over time, point {point}, run {run}", save(fig, figdir / f"timeseries-{series}")[0]))
     return figs
 
 
