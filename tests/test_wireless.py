@@ -111,3 +111,15 @@ def test_more_radio_errors(radio, key, what):
         tpsim.Scenario(chain(radio=radio))
     d = e.value.diagnostics[0]
     assert d["path"] == key and what in d["message"], e.value.diagnostics
+
+
+def test_radio_interface_queues_have_a_time_series():
+    res = tpsim.run(SCENARIOS / "example-wifi-chain.toml", runs=1, set=["flows.0.app.rate=400kbps"])
+    q = res.timeseries.filter(
+        (pl.col("series") == "queue_packets") & (pl.col("flows.0.transport") == "udp") & (pl.col("flows.0.dst") == 4)
+    )
+    assert q["link"].null_count() == q.height
+    assert sorted(q["node"].unique().to_list()) == [0, 1, 2, 3, 4]
+    # At 400 kbit/s over 4 hops the source's queue fills; the destination's stays empty.
+    by_node = q.group_by("node").agg(pl.col("value").mean()).sort("node")["value"].to_list()
+    assert by_node[0] > 1.0 and by_node[4] == 0.0

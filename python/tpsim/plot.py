@@ -92,10 +92,12 @@ def timeseries_figure(ts: pl.DataFrame, series: str, run: int = 0, point: int = 
     sub = ts.filter((pl.col("series") == series) & (pl.col("run") == run) & (pl.col("point") == point))
     if sub.height == 0:
         raise ValueError(f"no time series {series!r} for point {point}, run {run}")
-    owner = "link" if series == "queue_packets" else "flow"
+    owners = ["link", "node"] if series == "queue_packets" else ["flow"]
+    owners = [o for o in owners if o in sub.columns and sub[o].null_count() < sub.height]
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
-    for (o, d), g in sub.group_by([owner, "direction"], maintain_order=True):
-        ax.plot(g["time_s"].to_list(), g["value"].to_list(), drawstyle="steps-post", label=f"{owner} {o} {d}")
+    for key, g in sub.group_by(owners + ["direction"], maintain_order=True):
+        name = " ".join(f"{o} {v}" for o, v in zip(owners, key[:-1]) if v is not None)
+        ax.plot(g["time_s"].to_list(), g["value"].to_list(), drawstyle="steps-post", label=f"{name} {key[-1]}")
     ax.set_xlabel("time [s]")
     ax.set_ylabel(label(series) if series != "queue_packets" else "queue_packets [packets]")
     ax.set_title(f"{series} over time (point {point}, run {run})")

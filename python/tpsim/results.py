@@ -6,7 +6,8 @@ place, so a failure never leaves a half-written table):
 * ``flows.parquet`` / ``flows.csv`` -- one row per (run, flow, direction)
 * ``network.parquet`` / ``network.csv`` -- one row per run
 * ``summary.csv`` -- mean, standard deviation and 95% confidence interval of every metric
-* ``timeseries.parquet`` -- binned series in long format
+* ``timeseries.parquet`` -- binned series in long format (``series, flow, link, node,
+  direction, time_s, value``)
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ def _normalize(df: pl.DataFrame, param_keys: Iterable[str] = ()) -> pl.DataFrame
     for name, dtype in df.schema.items():
         if name in params:
             casts.append(pl.col(name))
-        elif name in ("point", "run", "flow", "src", "dst", "link"):
+        elif name in ("point", "run", "flow", "src", "dst", "link", "node"):
             casts.append(pl.col(name).cast(pl.UInt32))
         elif name == "seed":
             casts.append(pl.col(name).cast(pl.UInt64))

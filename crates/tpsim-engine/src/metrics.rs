@@ -177,8 +177,10 @@ pub struct SeriesTable {
     pub series: Vec<&'static str>,
     /// Flow index (flow series) or `None`.
     pub flow: Vec<Option<u32>>,
-    /// Link index (queue series) or `None`.
+    /// Link index (queue series of a link direction) or `None`.
     pub link: Vec<Option<u32>>,
+    /// Node index (queue series of a radio interface) or `None`.
+    pub node: Vec<Option<u32>>,
     /// "fwd" / "rev".
     pub direction: Vec<&'static str>,
     /// Start of the bin, s.

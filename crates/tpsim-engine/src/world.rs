@@ -925,6 +925,9 @@ impl World {
         if d.in_service.is_some() || !d.dcf.ready() {
             return;
         }
+        if let Some(sr) = &mut self.series {
+            q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
+        }
         let Some(id) = d.queue.pop() else { return };
         d.in_service = Some(id);
         let p = self.packets.get(id);
@@ -1131,7 +1134,9 @@ impl World {
         let now = self.now;
         match &mut self.devices[dev as usize] {
             Device::Wifi(d) => {
-                d.q_changed = now;
+                if let Some(sr) = &mut self.series {
+                    q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
+                }
                 if let Err(id) = d.queue.push(id, false) {
                     self.drop_packet(id, DropReason::Queue);
                     return;
@@ -1370,8 +1375,9 @@ impl World {
         let mut t = SeriesTable::default();
         let Some(sr) = &mut self.series else { return t };
         for (dev, d) in self.devices.iter_mut().enumerate() {
-            if let Device::P2p(p) = d {
-                q_touch(sr, dev as u32, p, end);
+            match d {
+                Device::P2p(p) => q_touch(sr, dev as u32, p, end),
+                Device::Wifi(w) => q_accumulate(sr, dev as u32, w.queue.len(), &mut w.q_changed, end),
             }
         }
         let bin_len = |b: usize| -> f64 {
@@ -1384,6 +1390,7 @@ impl World {
                 t.series.push("goodput_kbps");
                 t.flow.push(Some(d.flow));
                 t.link.push(None);
+                t.node.push(None);
                 t.direction.push(d.direction);
                 t.time_s.push(time_s);
                 t.value.push(Some(sr.rx_bytes[i][b] as f64 * 8.0 / 1000.0 / bin_len(b)));
@@ -1391,6 +1398,7 @@ impl World {
                 t.series.push("delay_mean_s");
                 t.flow.push(Some(d.flow));
                 t.link.push(None);
+                t.node.push(None);
                 t.direction.push(d.direction);
                 t.time_s.push(time_s);
                 t.value.push((cnt > 0).then(|| sum as f64 / cnt as f64 * 1e-9));
@@ -1407,6 +1415,7 @@ impl World {
                     t.series.push(name);
                     t.flow.push(Some(d.flow));
                     t.link.push(None);
+                    t.node.push(None);
                     t.direction.push(d.direction);
                     t.time_s.push(time_s);
                     t.value.push(v);
@@ -1414,12 +1423,17 @@ impl World {
             }
         }
         for (dev, d) in self.devices.iter().enumerate() {
-            let Device::P2p(p) = d else { continue };
+            // A link direction's queue, or a radio's interface queue ("out" of its node).
+            let (link, node, direction) = match d {
+                Device::P2p(p) => (Some(p.link), None, if p.direction == 0 { "fwd" } else { "rev" }),
+                Device::Wifi(w) => (None, Some(w.node), "out"),
+            };
             for b in 0..sr.n_bins {
                 t.series.push("queue_packets");
                 t.flow.push(None);
-                t.link.push(Some(p.link));
-                t.direction.push(if p.direction == 0 { "fwd" } else { "rev" });
+                t.link.push(link);
+                t.node.push(node);
+                t.direction.push(direction);
                 t.time_s.push((b as u64 * sr.bin) as f64 * 1e-9);
                 t.value.push(Some(sr.q_area[dev][b] * 1e-9 / bin_len(b)));
             }
@@ -1430,9 +1444,15 @@ impl World {
 
 /// Adds `len × (now − last change)` to the queue-length integral, split across bins.
 fn q_touch(sr: &mut Series, dev: u32, d: &mut P2pDevice, now: SimTime) {
-    let len = d.queue.len() as f64;
-    let mut t = d.q_changed.0;
-    d.q_changed = now;
+    q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
+}
+
+/// Adds `len × (now − *changed)` packet·ns to device `dev`'s queue integral, split across
+/// bins, and moves `*changed` to `now`. Call before every change of the queue's length.
+fn q_accumulate(sr: &mut Series, dev: u32, len: usize, changed: &mut SimTime, now: SimTime) {
+    let len = len as f64;
+    let mut t = changed.0;
+    *changed = now;
     if len == 0.0 {
         return;
     }

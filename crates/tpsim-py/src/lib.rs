@@ -201,6 +201,7 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     ts.set_item("series", &t.series)?;
     ts.set_item("flow", &t.flow)?;
     ts.set_item("link", &t.link)?;
+    ts.set_item("node", &t.node)?;
     ts.set_item("direction", &t.direction)?;
     ts.set_item("time_s", &t.time_s)?;
     ts.set_item("value", &t.value)?;
