@@ -269,8 +269,8 @@ pub struct AirFrame {
     /// The packet carried (DATA frames), one reference held by the channel until the last
     /// receiver is done.
     pub pkt: Option<PacketId>,
-    /// (receiving device, received power W).
-    pub rx: Vec<(u32, f64)>,
+    /// (receiving device, received power W, propagation delay), computed once per frame.
+    pub rx: Vec<(u32, f64, SimDuration)>,
     /// Signal ends still to come, plus one for the sender's own transmission end.
     pub pending: u32,
 }

@@ -581,8 +581,8 @@ impl World {
     /// The source address for packets from `node` to `dst`: the address of the outgoing
     /// interface of the route (RFC 1122 §3.3.4.3).
     fn source_addr(&self, node: u32, dst: Ipv4Addr) -> Ipv4Addr {
-        match self.lookup(node, dst) {
-            Some(r) => self.ifaces[r as usize].addr,
+        match self.route(node, dst) {
+            Some((iface, _)) => self.ifaces[iface as usize].addr,
             None => self.primary_addr(node),
         }
     }
@@ -907,8 +907,9 @@ impl World {
         let dst = self.packets.get(id).ip.dst;
         match self.route(node, dst) {
             Some((iface, link_dst)) => {
+                // Only this node holds the packet here: fresh from a transport, or made its
+                // own (copy on write) by `ip_input` before the TTL decrement.
                 let dev = self.ifaces[iface as usize].device;
-                let id = self.packets.make_mut(id);
                 self.packets.get_mut(id).link_dst = link_dst;
                 self.device_enqueue(dev, id);
             }
@@ -986,10 +987,7 @@ impl World {
                 self.queue.push(t.max(now), Event::MacTimer { dev, gen });
             }
         }
-        let idle = d.in_service.is_none() && !d.queue.is_empty() && d.dcf.ready();
-        if idle {
-            self.wifi_serve_next(dev);
-        }
+        self.wifi_serve_next(dev);
     }
 
     /// Puts a frame on the air: every radio within carrier-sense range that senses it gets a
@@ -1039,19 +1037,13 @@ impl World {
             let jdev = ch.dev_of_node[j as usize];
             if let Device::Wifi(dj) = &devices[jdev as usize] {
                 if dj.phy.senses(power) {
-                    rx.push((jdev, power));
+                    rx.push((jdev, power, WifiChannel::delay(dist)));
                 }
             }
         });
         let airtime = frame.airtime;
-        for (k, &(jdev, _)) in rx.iter().enumerate() {
-            let j = match &self.devices[jdev as usize] {
-                Device::Wifi(dj) => dj.node,
-                _ => unreachable!(),
-            };
-            let pj = ch.positions[j as usize];
-            let dist = ((here.0 - pj.0).powi(2) + (here.1 - pj.1).powi(2)).sqrt();
-            let t0 = now + WifiChannel::delay(dist);
+        for (k, &(_, _, delay)) in rx.iter().enumerate() {
+            let t0 = now + delay;
             self.queue.push(
                 t0,
                 Event::SignalStart {
@@ -1081,7 +1073,7 @@ impl World {
         let now = self.now;
         let Some(ch) = &self.wifi else { return };
         let af = &ch.frames[frame as usize];
-        let (jdev, power) = af.rx[k as usize];
+        let (jdev, power, _) = af.rx[k as usize];
         let end = now + af.frame.airtime;
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
@@ -1096,7 +1088,7 @@ impl World {
         let now = self.now;
         let Some(ch) = &self.wifi else { return };
         let af = &ch.frames[frame as usize];
-        let (jdev, _) = af.rx[k as usize];
+        let (jdev, _, _) = af.rx[k as usize];
         let f = af.frame;
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
