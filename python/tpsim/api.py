@@ -34,20 +34,6 @@ def run_key(scenario: Scenario, seed: int, run: int) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def run_one(scenario: Scenario, seed: int, run: int, pcap_dir: Optional[Path] = None) -> dict[str, Any]:
-    """Runs replication ``run`` (0-based) of one scenario with master ``seed``; returns the
-    engine's columns plus ``run`` and ``seed``. The GIL is released while the engine runs.
-
-    Raises:
-        ScenarioError: if the scenario is invalid.
-        RuntimeError: if the engine fails (e.g. a pcap file cannot be written).
-    """
-    out = _job_main(scenario.text, scenario.source, seed, run, 0, str(pcap_dir) if pcap_dir else None)
-    out["run"] = run
-    out["seed"] = seed
-    return out
-
-
 def _job_main(text: str, source: str, seed: int, run: int, point: int, pcap_dir: Optional[str]) -> dict[str, Any]:
     """Executes one job (in this process, a worker process or a Dask worker)."""
     if os.environ.get(FAIL_HOOK) == f"{point}:{run}":
@@ -174,15 +160,33 @@ def run(
         SweepFailed: if some runs failed (the others are stored when ``out`` is given).
         KeyboardInterrupt: if interrupted (finished runs are stored when ``out`` is given).
     """
-    outdir = Path(out) if out is not None else None
     p = plan(scenario, seed, runs, set, sweep, out)
+    return run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress)
+
+
+def run_plan(
+    p: Plan,
+    out: Union[str, Path, None] = None,
+    jobs: int = 1,
+    scheduler: Optional[str] = None,
+    pcap: bool = False,
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> Results:
+    """Executes a :func:`plan` (arguments as for :func:`run`) and merges its tables; with
+    ``out``, writes them and the resolved scenario there.
+
+    Raises:
+        SweepFailed: if some runs failed (the others are stored when ``out`` is given).
+        KeyboardInterrupt: if interrupted (finished runs are stored when ``out`` is given).
+    """
+    outdir = Path(out) if out is not None else None
     results = execute(p.jobs, outdir, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress)
     table = Results.from_runs(results, param_keys=list(p.points[0].params))
-    if outdir is not None:
-        table.write(outdir)
-        atomic_write_text(outdir / "scenario.resolved.json", json.dumps(p.base.resolved, indent=2, sort_keys=True))
     table.points = p.points
     table.base = p.base
+    if outdir is not None:
+        table.write(outdir)
+        atomic_write_text(outdir / "scenario.resolved.json", json.dumps(p.base.resolved, indent=2, sort_keys=True) + "\n")
     return table
 
 

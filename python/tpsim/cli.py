@@ -57,8 +57,7 @@ def _run(
     scenario: "Path | Scenario", out: Path, seed: Optional[int], runs: Optional[int], jobs: int, scheduler: Optional[str],
     set_: List[str], sweep: List[str], pcap: bool, quiet: bool, report: bool,
 ) -> None:
-    from .api import SweepFailed, execute, plan
-    from .results import Results, atomic_write_text
+    from .api import SweepFailed, plan, run_plan
 
     sc = scenario if isinstance(scenario, Scenario) else _load_or_exit(scenario)
     if runs is not None and runs < 1:
@@ -75,17 +74,13 @@ def _run(
             console=err, disable=quiet or not err.is_terminal,
         ) as bar:
             task = bar.add_task(sc.name, total=total)
-            results = execute(p.jobs, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=lambda d, t: bar.update(task, completed=d))
+            res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=lambda d, t: bar.update(task, completed=d))
     except SweepFailed as e:
         _fail(f"error: {e}\nFinished runs are stored in {out}/runs; fix the cause and re-run the same command to complete the rest.", 1)
     except KeyboardInterrupt:
         _fail(f"interrupted: finished runs are stored in {out}/runs; re-run the same command to complete the rest.", 130)
     except RuntimeError as e:
         _fail(f"error: {e}", 1)
-    res = Results.from_runs(results, param_keys=list(p.points[0].params))
-    res.points, res.base = p.points, p.base
-    res.write(out)
-    atomic_write_text(out / "scenario.resolved.json", json.dumps(p.base.resolved, indent=2, sort_keys=True) + "\n")
     if report:
         from .report import write_report
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Union
@@ -41,11 +40,6 @@ class Scenario:
         """``simulation.name``, or the file's stem."""
         n = self.resolved["simulation"].get("name")
         return n if n else Path(self.source).stem
-
-    def content_hash(self) -> str:
-        """SHA-256 (hex) of the resolved scenario and the engine version."""
-        blob = json.dumps({"scenario": self.resolved, "engine": _tpsim.__version__}, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()
 
     def __repr__(self) -> str:
         return f"Scenario({self.source!r})"
