@@ -56,7 +56,9 @@ struct Route {
     net: u32,
     mask: u32,
     iface: u32,
-    #[allow(dead_code)] // resolved directly (no ARP); kept for traces and multi-access links
+    /// Resolved directly (no ARP): point-to-point devices need no link address; kept so the
+    /// table has the (interface, next hop) form multi-access links will use.
+    #[allow(dead_code)]
     next_hop: Ipv4Addr,
 }
 
@@ -359,28 +361,25 @@ impl World {
             for (j, l) in sc.links.iter().enumerate() {
                 let j = j as u32;
                 let net = u32::from(link_addr(j, 0)) & 0xffff_ff00;
-                if l.nodes.contains(&u) {
-                    let mine = iface_on(u, j);
-                    routes.push(Route {
-                        net,
-                        mask: 0xffff_ff00,
-                        iface: mine,
-                        next_hop: ifaces[(mine ^ 1) as usize].addr,
-                    });
-                    continue;
-                }
-                let (d0, d1) = (paths.distance(u, l.nodes[0]), paths.distance(u, l.nodes[1]));
-                let target = if d1 < d0 { l.nodes[1] } else { l.nodes[0] };
-                if let Some((link, nbr)) = paths.next_hop(u, target) {
-                    let mine = iface_on(u, link);
-                    let _ = nbr;
-                    routes.push(Route {
-                        net,
-                        mask: 0xffff_ff00,
-                        iface: mine,
-                        next_hop: ifaces[(mine ^ 1) as usize].addr,
-                    });
-                }
+                // The interface towards the subnet: the node's own on a connected link, else
+                // the first hop of the shortest path to the link's nearer end.
+                let mine = if l.nodes.contains(&u) {
+                    iface_on(u, j)
+                } else {
+                    let (d0, d1) = (paths.distance(u, l.nodes[0]), paths.distance(u, l.nodes[1]));
+                    let target = if d1 < d0 { l.nodes[1] } else { l.nodes[0] };
+                    match paths.next_hop(u, target) {
+                        Some((link, _)) => iface_on(u, link),
+                        None => continue,
+                    }
+                };
+                // On a point-to-point link the next hop is the other end's address.
+                routes.push(Route {
+                    net,
+                    mask: 0xffff_ff00,
+                    iface: mine,
+                    next_hop: ifaces[(mine ^ 1) as usize].addr,
+                });
             }
             // Connected routes first, then by link order: deterministic and all /24.
             nodes[u as usize].routes = routes;
