@@ -33,3 +33,20 @@ def _panic_for_tests() -> None:
 
 def bundled_scenarios() -> list[tuple[str, str]]:
     """(file name, text) of the reference study scenarios compiled into the package."""
+
+def embed_files(text: str, source: str = "<string>") -> str:
+    """Returns the scenario text with ns-2 `file` references replaced by their content (`text`).
+
+    Raises ScenarioError."""
+
+def ns2_to_toml(
+    movement: str,
+    traffic: Optional[str] = None,
+    movement_name: str = "movement file",
+    traffic_name: Optional[str] = None,
+    first_id: Optional[int] = None,
+    duration_s: Optional[float] = None,
+) -> str:
+    """Converts ns-2 movement (and traffic) files into a tpsim scenario (TOML text).
+
+    Raises ValueError naming the file and line of a malformed line."""

@@ -186,6 +186,34 @@ def schema(out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write t
         out.write_text(text, encoding="utf-8")
 
 
+@app.command("import-ns2")
+def import_ns2(
+    movement: Path = typer.Argument(..., help="ns-2 movement file (setdest: $node_(i) set X_ ..., $ns_ at t \"$node_(i) setdest x y v\")."),
+    traffic: Optional[Path] = typer.Argument(None, help="ns-2 traffic file (cbrgen: CBR/UDP and FTP/TCP flows)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Scenario file to write (TOML)."),
+    first_id: Optional[int] = typer.Option(None, "--first-id", help="The files' node id that becomes node 0 (default: the smallest id in the movement file)."),
+    duration: Optional[float] = typer.Option(None, "--duration", help="Simulated time, s (default: the last event rounded up to 100 s)."),
+) -> None:
+    """Convert ns-2 movement (and traffic) files into a self-contained tpsim scenario."""
+    from .results import atomic_write_text
+
+    try:
+        mtext = movement.read_text(encoding="utf-8")
+        ttext = traffic.read_text(encoding="utf-8") if traffic is not None else None
+    except OSError as e:
+        _fail(f"error: cannot read {e.filename}: {e.strerror}")
+    try:
+        text = _tpsim.ns2_to_toml(mtext, ttext, str(movement), str(traffic) if traffic else None, first_id, duration)
+    except ValueError as e:
+        _fail(f"error: {e}")
+    try:
+        Scenario(text, str(out))
+    except _tpsim.ScenarioError as e:
+        _fail(f"error: the converted scenario is not valid (please report this)\n{e}", 1)
+    atomic_write_text(out, text)
+    typer.echo(f"wrote {out}")
+
+
 @app.command()
 def version() -> None:
     """Print the tpsim version."""

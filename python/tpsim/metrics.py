@@ -51,6 +51,10 @@ METRICS: dict[str, tuple[str, str]] = {
     "jain_fairness": ("index", "Jain's index of the flow directions' goodput"),
     "data_delivered": ("packets", "data packets received by destination transports"),
     "events": ("events", "events executed by the engine"),
+    "energy_consumed_j_mean": ("J", "radio energy consumed per node, mean over nodes (energy model)"),
+    "energy_consumed_j_total": ("J", "radio energy consumed by all nodes (energy model)"),
+    "first_node_death_s": ("s", "when the first node ran out of energy (empty: none did)"),
+    "dead_nodes": ("nodes", "nodes that ran out of energy"),
 }
 
 #: Time series of TCP senders (binned output, sampled at the start of each bin).

@@ -21,9 +21,12 @@ class Scenario:
     """
 
     def __init__(self, text: str, source: str = "<string>") -> None:
-        self.text = text
         self.source = source
         self.resolved: dict[str, Any] = json.loads(_tpsim.resolve(text, source))
+        # Files the scenario names (ns-2 movement and traffic) travel inside the text, so that
+        # runs on other machines need no file; the resolved scenario (and the stored-run
+        # hash) already covers their content.
+        self.text = _tpsim.embed_files(text, source) if "file" in text else text
 
     @property
     def seed(self) -> int:

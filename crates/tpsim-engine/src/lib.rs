@@ -11,8 +11,10 @@
 //! No ARP: next hops are resolved directly.
 
 pub mod device;
+pub mod energy;
 pub mod grid;
 pub mod metrics;
+pub mod mobility;
 pub mod packet;
 pub mod phyrx;
 pub mod trace;

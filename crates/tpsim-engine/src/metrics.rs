@@ -168,6 +168,13 @@ pub struct NetworkRow {
     pub jain_fairness: Option<f64>,
     pub data_delivered: u64,
     pub events: u64,
+    /// Mean and total energy consumed per node, J (scenarios with `[energy]`).
+    pub energy_consumed_j_mean: Option<f64>,
+    pub energy_consumed_j_total: Option<f64>,
+    /// When the first node ran out of energy, s (`None`: none did).
+    pub first_node_death_s: Option<f64>,
+    /// Nodes that ran out of energy.
+    pub dead_nodes: u64,
 }
 
 /// Long-format time series: one row per (series, owner, bin).

@@ -9,6 +9,7 @@
 //! copied.
 
 use crate::grid::Grid;
+use crate::mobility::Mobility;
 use crate::packet::PacketId;
 use crate::phyrx::PhyRx;
 use std::collections::VecDeque;
@@ -261,6 +262,10 @@ pub struct WifiDevice {
     pub q_changed: SimTime,
     /// This node's pcap writer, if traced.
     pub pcap: Option<u32>,
+    /// The air frame this radio is sending, if any.
+    pub on_air: Option<u32>,
+    /// The node's energy is spent: the radio is off for good.
+    pub dead: bool,
 }
 
 /// A frame on the air and the receivers that will notice it.
@@ -273,14 +278,26 @@ pub struct AirFrame {
     pub rx: Vec<(u32, f64, SimDuration)>,
     /// Signal ends still to come, plus one for the sender's own transmission end.
     pub pending: u32,
+    /// The sender died while sending: no receiver decodes the frame.
+    pub cut: bool,
 }
 
 /// The shared medium.
 pub struct WifiChannel {
     pub params: RadioParams,
+    /// Each node's movement (positions are asked of it at each transmission).
+    pub mobility: Vec<Mobility>,
+    /// Positions when the grid was last filled, m.
     pub positions: Vec<(f64, f64)>,
     pub grid: Grid,
     pub cs_range_m: f64,
+    /// How far beyond the carrier-sense range the grid is searched, m: a node moves at most
+    /// this far between two refills of the grid.
+    pub slack_m: f64,
+    /// Refill the grid this long after the last refill (`NEVER` for static nodes).
+    pub refill_every: SimDuration,
+    /// When the grid is next due for a refill.
+    pub next_refill: SimTime,
     /// Node → its wifi device.
     pub dev_of_node: Vec<u32>,
     pub frames: Vec<AirFrame>,
@@ -292,6 +309,49 @@ pub struct WifiChannel {
 }
 
 impl WifiChannel {
+    /// A channel for nodes moving as `mobility` says (positions at t = 0 fill the grid).
+    pub fn new(params: RadioParams, mut mobility: Vec<Mobility>, dev_of_node: Vec<u32>, rngs: Vec<RngStream>) -> Self {
+        let positions: Vec<(f64, f64)> = mobility.iter_mut().map(|m| m.position(0.0)).collect();
+        let cs_range_m = params.cs_range_m();
+        let v_max = mobility.iter().map(Mobility::max_speed).fold(0.0, f64::max);
+        // Refill the grid whenever a node may have moved a tenth of the carrier-sense range.
+        let (slack_m, refill_every) = if v_max > 0.0 {
+            let slack = 0.1 * cs_range_m;
+            (slack, SimDuration::from_secs_f64(slack / v_max).max(SimDuration(1)))
+        } else {
+            (0.0, SimDuration(u64::MAX))
+        };
+        WifiChannel {
+            params,
+            grid: Grid::new(&positions, cs_range_m + slack_m),
+            positions,
+            mobility,
+            cs_range_m,
+            slack_m,
+            refill_every,
+            next_refill: SimTime::ZERO + refill_every,
+            dev_of_node,
+            frames: Vec::new(),
+            free: Vec::new(),
+            rngs,
+            next: Vec::new(),
+        }
+    }
+
+    /// Refills the grid with the positions at `now` if nodes may have moved too far since
+    /// the last refill (O(nodes), once per `refill_every`; no events).
+    pub fn refresh(&mut self, now: SimTime) {
+        if now < self.next_refill {
+            return;
+        }
+        let t = now.as_secs_f64();
+        for (p, m) in self.positions.iter_mut().zip(self.mobility.iter_mut()) {
+            *p = m.position(t);
+        }
+        self.grid = Grid::new(&self.positions, self.cs_range_m + self.slack_m);
+        self.next_refill = now + self.refill_every;
+    }
+
     /// Propagation delay over `d_m` metres.
     pub fn delay(d_m: f64) -> SimDuration {
         SimDuration::from_secs_f64(d_m / SPEED_OF_LIGHT)
@@ -346,5 +406,71 @@ impl WifiChannel {
             .get(src as usize * n + dst as usize)
             .copied()
             .filter(|&h| h != u32::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mobility::{Mobility, RandomWaypoint};
+    use tpsim_scenario::Radio;
+
+    /// With moving nodes, the grid (refilled only every `refill_every`) still offers every
+    /// node within carrier-sense range of a sender at any time.
+    #[test]
+    fn grid_finds_every_node_in_range_while_nodes_move() {
+        let radio: Radio = toml::from_str("").unwrap();
+        let params = RadioParams::from_scenario(&radio);
+        let n = 60;
+        let key = |i: u64, module| {
+            RngStream::new(StreamKey {
+                seed: 3,
+                run: 0,
+                kind: OwnerKind::Node,
+                owner_id: i,
+                module,
+            })
+        };
+        let mobility: Vec<Mobility> = (0..n)
+            .map(|i| {
+                Mobility::Waypoint(RandomWaypoint::stationary(
+                    3000.0,
+                    1500.0,
+                    5.0,
+                    30.0,
+                    2.0,
+                    key(i, Module::Mobility),
+                ))
+            })
+            .collect();
+        let mut ch = WifiChannel::new(
+            params,
+            mobility,
+            (0..n as u32).collect(),
+            (0..n).map(|i| key(i, Module::Channel)).collect(),
+        );
+        assert!(ch.slack_m > 0.0 && ch.refill_every.0 > 0);
+        let mut checked = 0;
+        for step in 0..2000u64 {
+            let now = SimTime(step * 137_000_000);
+            ch.refresh(now);
+            let t = now.as_secs_f64();
+            let pos: Vec<(f64, f64)> = ch.mobility.iter_mut().map(|m| m.position(t)).collect();
+            for (i, &pi) in pos.iter().enumerate() {
+                let mut near = Vec::new();
+                ch.grid.for_each_near(pi, ch.cs_range_m + ch.slack_m, |j| near.push(j));
+                for (j, &pj) in pos.iter().enumerate() {
+                    let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
+                    if d <= ch.cs_range_m {
+                        checked += 1;
+                        assert!(
+                            near.contains(&(j as u32)),
+                            "t={t}: node {j} at {d} m of node {i} missed"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000);
     }
 }

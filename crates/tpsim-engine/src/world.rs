@@ -6,6 +6,7 @@
 //! schedules what they ask for. Everything is owned by index (no `Rc<RefCell<..>>`).
 
 use crate::device::{Device, DropTail, ErrorModel, P2pDevice};
+use crate::energy::EnergyModel;
 use crate::metrics::{
     jain, nearest_rank, DirStats, DropReason, FlowRow, NetworkRow, RunResult, SeriesTable, N_DROP_REASONS,
 };
@@ -48,6 +49,8 @@ enum Event {
     SignalEnd { frame: u32, k: u32 },
     /// The sender of air frame `frame` finishes transmitting it.
     AirTxEnd { dev: u32, frame: u32 },
+    /// Node `node` runs out of energy (skipped if `gen` is stale).
+    EnergyDeath { node: u32, gen: u32 },
 }
 
 /// A route: destination prefix → (interface, next hop).
@@ -97,6 +100,12 @@ enum GenKind {
     Periodic {
         interval: SimDuration,
     },
+    /// Each interval drawn uniformly in interval × [1 − jitter, 1 + jitter] (ns-2 CBR
+    /// `random_`).
+    Jittered {
+        interval: SimDuration,
+        jitter: f64,
+    },
     Poisson {
         mean_s: f64,
     },
@@ -136,6 +145,8 @@ struct Generator {
     start: SimTime,
     stop: SimTime,
     count: u64,
+    /// At most this many messages (cbr `count`).
+    max: u64,
     rng: RngStream,
 }
 
@@ -198,6 +209,10 @@ pub struct World {
     wifi: Option<WifiChannel>,
     /// Whether sizes follow the `standard` convention (802.11 frames then carry LLC/SNAP).
     sizes_standard: bool,
+    /// Radio energy accounts (scenarios with `[energy]`).
+    energy: Option<EnergyModel>,
+    /// Every node's movement as at t = 0, for the positions time series.
+    mobility_init: Option<Vec<crate::mobility::Mobility>>,
 }
 
 /// Per-run options that are not part of the scenario.
@@ -294,12 +309,13 @@ impl World {
             }
         }
 
+        // Movement: each node's model, from its own random stream.
+        let mobility = crate::mobility::from_scenario(sc, &positions(sc, opts.seed, opts.run), opts.seed, opts.run);
+
         // Radios: one interface and one 802.11 device per node, on one shared channel.
         let mut wifi = None;
         if let Some(radio) = &sc.radio {
             let params = RadioParams::from_scenario(radio);
-            let pos = positions(sc, opts.seed, opts.run);
-            let cs_range_m = params.cs_range_m();
             let dcf_cfg = params.dcf_config(sizes);
             let mut dev_of_node = Vec::with_capacity(n);
             for node in 0..n as u32 {
@@ -328,21 +344,18 @@ impl World {
                     timer_at: SimTime::NEVER,
                     q_changed: SimTime::ZERO,
                     pcap: trace,
+                    on_air: None,
+                    dead: false,
                 }));
             }
-            let mut ch = WifiChannel {
+            let mut ch = WifiChannel::new(
                 params,
-                grid: crate::grid::Grid::new(&pos, cs_range_m),
-                positions: pos,
-                cs_range_m,
+                mobility.clone(),
                 dev_of_node,
-                frames: Vec::new(),
-                free: Vec::new(),
-                rngs: (0..n as u64)
+                (0..n as u64)
                     .map(|i| key(OwnerKind::Node, i, Module::Channel))
                     .collect(),
-                next: Vec::new(),
-            };
+            );
             ch.static_routes();
             wifi = Some(ch);
         }
@@ -402,6 +415,14 @@ impl World {
             pcap,
             wifi,
             sizes_standard: sizes == tpsim_wire::SizeConvention::Standard,
+            energy: sc.energy.as_ref().map(|e| {
+                let bins = sc.output.timeseries.then(|| {
+                    let bin = sc.output.bin.0.max(1);
+                    (bin, end_run.0.div_ceil(bin).max(1) as usize)
+                });
+                EnergyModel::new(n, e.initial.0, e.powers(), e.death, bins)
+            }),
+            mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
         };
 
         // Flows: endpoint A at src, B at dst; a voip flow has a reverse direction B → A.
@@ -475,7 +496,10 @@ impl World {
                 (AppKind::Bulk, _) => GenKind::Bulk {
                     remaining: f.app.bytes.map(|b| b.0),
                 },
-                (_, Arrivals::Periodic) => GenKind::Periodic { interval },
+                (_, Arrivals::Periodic) => match f.app.jitter {
+                    Some(j) if j > 0.0 => GenKind::Jittered { interval, jitter: j },
+                    _ => GenKind::Periodic { interval },
+                },
                 (_, Arrivals::Poisson) => GenKind::Poisson {
                     mean_s: interval.as_secs_f64(),
                 },
@@ -509,7 +533,7 @@ impl World {
                 let gen = world.gens.len() as u32;
                 let mut rng = key(OwnerKind::Flow, fi as u64, module);
                 let first = match kind {
-                    GenKind::Periodic { .. } | GenKind::Bulk { .. } => start,
+                    GenKind::Periodic { .. } | GenKind::Jittered { .. } | GenKind::Bulk { .. } => start,
                     GenKind::Poisson { mean_s } => start + SimDuration::from_secs_f64(rng.exponential(mean_s)),
                 };
                 if let GenKind::Bulk { .. } = kind {
@@ -523,6 +547,7 @@ impl World {
                     start,
                     stop,
                     count: 0,
+                    max: f.app.count.unwrap_or(u64::MAX),
                     rng,
                 });
                 if first < stop {
@@ -627,7 +652,7 @@ impl World {
                 Event::Open { ep } => self.pump(ep),
                 Event::MacTimer { dev, gen } => {
                     if let Device::Wifi(d) = &mut self.devices[dev as usize] {
-                        if d.timer_gen == gen {
+                        if d.timer_gen == gen && !d.dead {
                             d.timer_at = SimTime::NEVER;
                             d.dcf.on_timeout(t);
                             self.pump_mac(dev);
@@ -638,11 +663,21 @@ impl World {
                 Event::SignalEnd { frame, k } => self.on_signal_end(frame, k),
                 Event::AirTxEnd { dev, frame } => {
                     if let Device::Wifi(d) = &mut self.devices[dev as usize] {
-                        d.phy.on_tx_end();
-                        d.dcf.on_tx_end(t);
+                        d.on_air = None;
+                        let node = d.node;
+                        if !self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
+                            d.phy.on_tx_end();
+                            d.dcf.on_tx_end(t);
+                            self.energy_change(node, |e, now| e.set_tx(node as usize, now, false));
+                            self.pump_mac(dev);
+                        }
                     }
-                    self.pump_mac(dev);
                     self.air_frame_done(frame);
+                }
+                Event::EnergyDeath { node, gen } => {
+                    if self.energy.as_ref().is_some_and(|e| e.nodes[node as usize].gen == gen) {
+                        self.kill_node(node);
+                    }
                 }
             }
         }
@@ -692,11 +727,16 @@ impl World {
         g.count += 1;
         let next = match g.kind {
             GenKind::Periodic { interval } => g.start + SimDuration(interval.0.saturating_mul(g.count)),
+            GenKind::Jittered { interval, jitter } => {
+                now + SimDuration::from_secs_f64(
+                    interval.as_secs_f64() * g.rng.uniform_range(1.0 - jitter, 1.0 + jitter),
+                )
+            }
             GenKind::Poisson { mean_s } => now + SimDuration::from_secs_f64(g.rng.exponential(mean_s)),
             GenKind::Bulk { .. } => unreachable!("bulk generators are handled above"),
         };
         let (dir, ep, stop) = (g.dir, g.ep, g.stop);
-        if next < stop {
+        if next < stop && g.count < g.max {
             self.queue.push(next, Event::AppSend { gen });
         }
         self.write(ep, dir, msg);
@@ -922,7 +962,7 @@ impl World {
         let Device::Wifi(d) = &mut self.devices[dev as usize] else {
             return;
         };
-        if d.in_service.is_some() || !d.dcf.ready() {
+        if d.in_service.is_some() || !d.dcf.ready() || d.dead {
             return;
         }
         if let Some(sr) = &mut self.series {
@@ -947,6 +987,9 @@ impl World {
     /// packets out of the queue; then its deadline.
     fn pump_mac(&mut self, dev: u32) {
         let now = self.now;
+        if matches!(&self.devices[dev as usize], Device::Wifi(d) if d.dead) {
+            return;
+        }
         loop {
             let Device::Wifi(d) = &mut self.devices[dev as usize] else {
                 return;
@@ -1012,6 +1055,7 @@ impl World {
                     pkt: None,
                     rx: Vec::new(),
                     pending: 0,
+                    cut: false,
                 });
                 ch.frames.len() as u32 - 1
             }
@@ -1019,21 +1063,24 @@ impl World {
         let pkt = (frame.kind == tpsim_mac::FrameKind::Data).then(|| self.packets.share(PacketId(frame.handle as u32)));
         let mut rx = std::mem::take(&mut ch.frames[slot as usize].rx);
         rx.clear();
+        ch.refresh(now);
         let p = ch.params;
-        let here = ch.positions[sender as usize];
-        let (positions, rng) = (&ch.positions, &mut ch.rngs[sender as usize]);
+        let t = now.as_secs_f64();
+        let here = ch.mobility[sender as usize].position(t);
+        let (mobility, rng, grid) = (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid);
+        let (cs_range_m, dev_of_node) = (ch.cs_range_m, &ch.dev_of_node);
         let devices = &self.devices;
-        ch.grid.for_each_near(here, ch.cs_range_m, |j| {
+        grid.for_each_near(here, cs_range_m + ch.slack_m, |j| {
             if j == sender {
                 return;
             }
-            let pj = positions[j as usize];
+            let pj = mobility[j as usize].position(t);
             let dist = ((here.0 - pj.0).powi(2) + (here.1 - pj.1).powi(2)).sqrt();
-            if dist > ch.cs_range_m {
+            if dist > cs_range_m {
                 return;
             }
             let power = p.prop.rx_power_w(p.tx_power_w, p.antenna, p.antenna, dist, rng);
-            let jdev = ch.dev_of_node[j as usize];
+            let jdev = dev_of_node[j as usize];
             if let Device::Wifi(dj) = &devices[jdev as usize] {
                 if dj.phy.senses(power) {
                     rx.push((jdev, power, WifiChannel::delay(dist)));
@@ -1064,7 +1111,12 @@ impl World {
             pkt,
             rx,
             pending,
+            cut: false,
         };
+        if let Device::Wifi(d) = &mut self.devices[dev as usize] {
+            d.on_air = Some(slot);
+        }
+        self.energy_change(sender, |e, now| e.set_tx(sender as usize, now, true));
         self.queue.push(now + airtime, Event::AirTxEnd { dev, frame: slot });
     }
 
@@ -1074,6 +1126,14 @@ impl World {
         let af = &ch.frames[frame as usize];
         let (jdev, power, _) = af.rx[k as usize];
         let end = now + af.frame.airtime;
+        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
+            return;
+        };
+        if d.dead {
+            return;
+        }
+        let node = d.node;
+        self.energy_change(node, |e, now| e.sense(node as usize, now, true));
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
         };
@@ -1088,11 +1148,26 @@ impl World {
         let Some(ch) = &self.wifi else { return };
         let af = &ch.frames[frame as usize];
         let (jdev, _, _) = af.rx[k as usize];
-        let f = af.frame;
+        let (f, cut) = (af.frame, af.cut);
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
         };
-        let (outcome, cca) = d.phy.on_signal_end(frame);
+        if d.dead {
+            self.air_frame_done(frame);
+            return;
+        }
+        let node = d.node;
+        self.energy_change(node, |e, now| e.sense(node as usize, now, false));
+        let Some(ch) = &self.wifi else { return };
+        let af = &ch.frames[frame as usize];
+        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
+            return;
+        };
+        let (mut outcome, cca) = d.phy.on_signal_end(frame);
+        // A frame whose sender died while sending it is cut short: nobody decodes it.
+        if cut && matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
+            outcome = Some(crate::phyrx::RxOutcome::Error);
+        }
         if let (Some(crate::phyrx::RxOutcome::Ok { .. }), Some(t)) = (outcome, d.pcap) {
             let p = af.pkt.map(|id| self.packets.get(id));
             self.pcap.write_wifi(t, now, &f, p);
@@ -1107,6 +1182,53 @@ impl World {
         }
         self.pump_mac(jdev);
         self.air_frame_done(frame);
+    }
+
+    /// Applies a state change to node `node`'s energy account (if there is one) and
+    /// reschedules its death.
+    fn energy_change(&mut self, node: u32, f: impl FnOnce(&mut EnergyModel, SimTime)) {
+        let now = self.now;
+        let Some(e) = &mut self.energy else { return };
+        if e.dead(node as usize) {
+            return;
+        }
+        f(e, now);
+        let n = &mut e.nodes[node as usize];
+        n.gen = n.gen.wrapping_add(1);
+        let gen = n.gen;
+        if let Some(t) = e.death_time(node as usize) {
+            if t < self.end_run {
+                self.queue.push(t.max(now), Event::EnergyDeath { node, gen });
+            }
+        }
+    }
+
+    /// Node `node`'s energy is spent: its radio stops. A frame it is sending is cut short,
+    /// its queued packets are dropped (`energy`), and it neither sends nor receives again.
+    fn kill_node(&mut self, node: u32) {
+        let now = self.now;
+        if let Some(e) = &mut self.energy {
+            e.kill(node as usize, now);
+        }
+        let Some(ch) = &mut self.wifi else { return };
+        let dev = ch.dev_of_node[node as usize];
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+            return;
+        };
+        d.dead = true;
+        if let Some(slot) = d.on_air {
+            ch.frames[slot as usize].cut = true;
+        }
+        if let Some(sr) = &mut self.series {
+            q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
+        }
+        let mut doomed: Vec<PacketId> = d.in_service.take().into_iter().collect();
+        while let Some(id) = d.queue.pop() {
+            doomed.push(id);
+        }
+        for id in doomed {
+            self.drop_packet(id, DropReason::Energy);
+        }
     }
 
     fn air_frame_done(&mut self, frame: u32) {
@@ -1125,6 +1247,10 @@ impl World {
         let now = self.now;
         match &mut self.devices[dev as usize] {
             Device::Wifi(d) => {
+                if d.dead {
+                    self.drop_packet(id, DropReason::Energy);
+                    return;
+                }
                 if let Some(sr) = &mut self.series {
                     q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
                 }
@@ -1341,7 +1467,23 @@ impl World {
                 buffered_packets: buffered,
             });
         }
+        let end = self.end_run;
+        if let Some(e) = &mut self.energy {
+            for i in 0..e.nodes.len() {
+                e.settle(i, end);
+            }
+        }
+        let energy = self.energy.as_ref();
+        let total_j = energy.map(|e| e.nodes.iter().map(|n| n.consumed_j).sum::<f64>());
         let network = NetworkRow {
+            energy_consumed_j_mean: total_j.zip(energy).map(|(t, e)| t / e.nodes.len().max(1) as f64),
+            energy_consumed_j_total: total_j,
+            first_node_death_s: energy
+                .and_then(|e| e.nodes.iter().filter_map(|n| n.dead_at).min())
+                .map(|t| t.as_secs_f64()),
+            dead_nodes: energy
+                .map(|e| e.nodes.iter().filter(|n| n.dead_at.is_some()).count() as u64)
+                .unwrap_or(0),
             routing_packets: 0,
             normalized_routing_load: (delivered > 0).then_some(0.0),
             mac_frames: self.mac_frames,
@@ -1427,6 +1569,46 @@ impl World {
                 t.direction.push(direction);
                 t.time_s.push((b as u64 * sr.bin) as f64 * 1e-9);
                 t.value.push(Some(sr.q_area[dev][b] * 1e-9 / bin_len(b)));
+            }
+        }
+        let node_row = |t: &mut SeriesTable, name: &'static str, node: u32, time_s: f64, v: Option<f64>| {
+            t.series.push(name);
+            t.flow.push(None);
+            t.link.push(None);
+            t.node.push(Some(node));
+            t.direction.push("");
+            t.time_s.push(time_s);
+            t.value.push(v);
+        };
+        if let Some(e) = &self.energy {
+            // Energy consumed during each bin, and what is left at its end.
+            for (i, row) in e.bins.iter().enumerate() {
+                let mut left = e.initial_j;
+                for (b, &used) in row.iter().enumerate().take(sr.n_bins) {
+                    let time_s = (b as u64 * sr.bin) as f64 * 1e-9;
+                    left -= used;
+                    let bin_end = SimTime(((b as u64 + 1) * sr.bin).min(end.0));
+                    let dead = e.nodes[i].dead_at.is_some_and(|d| d <= bin_end);
+                    node_row(&mut t, "energy_consumed_j", i as u32, time_s, Some(used));
+                    node_row(
+                        &mut t,
+                        "energy_residual_j",
+                        i as u32,
+                        time_s,
+                        Some(if dead { 0.0 } else { left.max(0.0) }),
+                    );
+                }
+            }
+        }
+        if let Some(ms) = &mut self.mobility_init {
+            // Positions at each bin start, replayed from the models' initial state.
+            for b in 0..sr.n_bins {
+                let time_s = (b as u64 * sr.bin) as f64 * 1e-9;
+                for (i, m) in ms.iter_mut().enumerate() {
+                    let (x, y) = m.position(time_s);
+                    node_row(&mut t, "x_m", i as u32, time_s, Some(x));
+                    node_row(&mut t, "y_m", i as u32, time_s, Some(y));
+                }
             }
         }
         t

@@ -44,6 +44,32 @@ fn resolve(py: Python<'_>, text: &str, source: &str) -> PyResult<String> {
         .map_err(|e| scenario_err(py, e))
 }
 
+/// Returns `text` with each ns-2 `file = "..."` reference (mobility, traffic) replaced by the
+/// file's content as `text = "..."` on one line (relative paths from `source`'s directory).
+/// Raises `ScenarioError` naming the key when a file cannot be read.
+#[pyfunction]
+#[pyo3(signature = (text, source = "<string>"))]
+fn embed_files(py: Python<'_>, text: &str, source: &str) -> PyResult<String> {
+    tpsim_scenario::import::embed_files(text, source).map_err(|e| scenario_err(py, e))
+}
+
+/// Converts an ns-2 movement file (and optionally a traffic file) into a tpsim scenario (TOML
+/// text); see `tpsim import-ns2`. Raises `ValueError` naming the file and line of a malformed
+/// line.
+#[pyfunction]
+#[pyo3(signature = (movement, traffic = None, movement_name = "movement file", traffic_name = None, first_id = None, duration_s = None))]
+fn ns2_to_toml(
+    movement: &str,
+    traffic: Option<&str>,
+    movement_name: &str,
+    traffic_name: Option<&str>,
+    first_id: Option<u32>,
+    duration_s: Option<f64>,
+) -> PyResult<String> {
+    tpsim_scenario::import::ns2_to_toml(movement, traffic, (movement_name, traffic_name), first_id, duration_s)
+        .map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
 /// Runs one replication of a scenario and returns its tables as plain columns.
 ///
 /// Returns a dict: `flows` (dict of equal-length lists, one entry per flow direction),
@@ -195,6 +221,10 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     net.set_item("jain_fairness", n.jain_fairness)?;
     net.set_item("data_delivered", n.data_delivered)?;
     net.set_item("events", n.events)?;
+    net.set_item("energy_consumed_j_mean", n.energy_consumed_j_mean)?;
+    net.set_item("energy_consumed_j_total", n.energy_consumed_j_total)?;
+    net.set_item("first_node_death_s", n.first_node_death_s)?;
+    net.set_item("dead_nodes", n.dead_nodes)?;
     out.set_item("network", net)?;
     let t = &r.timeseries;
     let ts = PyDict::new(py);
@@ -219,6 +249,8 @@ fn _tpsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
+    m.add_function(wrap_pyfunction!(embed_files, m)?)?;
+    m.add_function(wrap_pyfunction!(ns2_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())

@@ -12,6 +12,8 @@
 //! studies used it (queue limit 50 packets) and the standards otherwise (MTU 1500 bytes).
 
 pub mod error;
+pub mod import;
+pub mod ns2;
 pub mod topology;
 pub mod units;
 pub mod validate;
@@ -20,7 +22,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use error::{Diagnostic, Locator, ScenarioError, Seg};
-pub use units::{Bytes, Duration, Hertz, Meters, Rate, Watts};
+pub use units::{Angle, Bytes, Duration, Hertz, Joules, Meters, Rate, Speed, Watts};
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -39,6 +41,12 @@ pub struct Scenario {
     /// One IEEE 802.11 ad hoc radio on every node (omit for a wired-only scenario).
     #[serde(default)]
     pub radio: Option<Radio>,
+    /// Radio energy model of every node (needs a radio).
+    #[serde(default)]
+    pub energy: Option<Energy>,
+    /// Flows read from an ns-2 traffic file (cbrgen), added after `flows`.
+    #[serde(default)]
+    pub ns2_traffic: Option<Ns2Traffic>,
     /// Traffic: each flow is one transport association between two nodes.
     #[serde(default)]
     pub flows: Vec<Flow>,
@@ -121,6 +129,10 @@ pub struct Output {
     /// Write a pcap file for every link (see also `links[].pcap`). Default false.
     #[serde(default)]
     pub pcap: bool,
+    /// Add every node's position at the start of each bin to the time series (`x_m`, `y_m`).
+    /// Default false.
+    #[serde(default)]
+    pub positions: bool,
 }
 
 impl Default for Output {
@@ -129,6 +141,7 @@ impl Default for Output {
             timeseries: true,
             bin: default_bin(),
             pcap: false,
+            positions: false,
         }
     }
 }
@@ -149,6 +162,128 @@ pub struct Nodes {
     /// Where the nodes stand (needed with a radio). Default: all at the origin.
     #[serde(default)]
     pub placement: Option<Placement>,
+    /// How the nodes move. Default: they stand still.
+    #[serde(default)]
+    pub mobility: Option<Mobility>,
+}
+
+/// Mobility models (DESIGN §4). Positions are computed analytically from each node's own
+/// random stream when the channel asks for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MobilityModel {
+    /// No movement.
+    Static,
+    /// Random waypoint: pick a uniform point in `area`, travel to it at a speed uniform in
+    /// `speed`, pause `pause`, repeat (Johnson & Maltz 1996; Broch et al. 1998).
+    RandomWaypoint,
+    /// Random walk 2-D: travel at a speed uniform in `speed` in a direction that changes every
+    /// `interval` (or every `distance`) by a uniform turn within ±`max_turn`, reflecting at
+    /// the edges of `area`.
+    RandomWalk,
+    /// Every node moves with the same constant `velocity` [vx, vy].
+    ConstantVelocity,
+    /// Scripted `waypoints`: ns-2 `setdest` semantics (at `at`, head for `to` at `speed`).
+    Waypoints,
+    /// An ns-2 movement file (`setdest` output): initial positions and moves; node ids
+    /// mapped so that the file's first id is node 0.
+    Ns2,
+}
+
+/// How a random waypoint run starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaypointStart {
+    /// In the model's stationary distribution (Navidi & Camp 2004): position, paused or
+    /// moving, remaining pause, leg and speed drawn so that averages do not drift over the
+    /// run (Yoon et al. 2003). Needs a minimum speed above 0. The placement is not used.
+    #[default]
+    Stationary,
+    /// From the placement, each node first pausing `pause` (ns-2 `setdest`): with a minimum
+    /// speed of 0 the average speed decays over the run, as in the classic studies.
+    Placement,
+}
+
+/// One scripted move: at `at` the node heads in a straight line for `to` at `speed`, and stops
+/// there (a later waypoint of the same node turns it from wherever it is).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Waypoint {
+    /// Node index.
+    pub node: u32,
+    /// When the move starts.
+    pub at: Duration,
+    /// Target [x, y].
+    pub to: [Meters; 2],
+    /// Speed towards the target (0 stops the node where it is).
+    pub speed: Speed,
+}
+
+/// An ns-2 traffic file (cbrgen: CBR over UDP, FTP over TCP) whose flows are added to the
+/// scenario: CBR becomes a periodic `cbr` app (`random_ 1` → jitter 0.5, `maxpkts_` →
+/// `count`), FTP an unlimited `bulk` app with `packetSize_` as the MSS and `window_` ×
+/// `packetSize_` as the receive window; `Agent/TCP` is Tahoe.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ns2Traffic {
+    /// Path of the traffic file, relative to the scenario file.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// The file's content itself (replaces `file` when a sweep is planned).
+    #[serde(default)]
+    pub text: Option<String>,
+    /// The file's node id that is node 0. Default: that of an ns-2 movement file in
+    /// `nodes.mobility`, else 0.
+    #[serde(default)]
+    pub first_id: Option<u32>,
+}
+
+/// Node movement. Which keys apply depends on `model`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Mobility {
+    /// "static", "random-waypoint", "random-walk", "constant-velocity", "waypoints" or "ns2".
+    pub model: MobilityModel,
+    /// random-waypoint, random-walk: [minimum, maximum] speed, e.g. ["1m/s", "2m/s"].
+    #[serde(default)]
+    pub speed: Option<[Speed; 2]>,
+    /// random-waypoint: pause at each waypoint. Default "0s".
+    #[serde(default)]
+    pub pause: Option<Duration>,
+    /// random-waypoint, random-walk: the [width, height] area from the origin. Default the
+    /// uniform placement's area.
+    #[serde(default)]
+    pub area: Option<[Meters; 2]>,
+    /// random-waypoint: "stationary" (default) or "placement".
+    #[serde(default)]
+    pub start: Option<WaypointStart>,
+    /// random-walk: time between changes of direction and speed (give this or `distance`).
+    #[serde(default)]
+    pub interval: Option<Duration>,
+    /// random-walk: distance between changes of direction and speed.
+    #[serde(default)]
+    pub distance: Option<Meters>,
+    /// random-walk: largest turn at a change, either way. Default "180deg" (a new direction
+    /// uniform on the circle).
+    #[serde(default)]
+    pub max_turn: Option<Angle>,
+    /// constant-velocity: [vx, vy].
+    #[serde(default)]
+    pub velocity: Option<[Speed; 2]>,
+    /// waypoints: the moves, any order (sorted by time, stable).
+    #[serde(default)]
+    pub waypoints: Option<Vec<Waypoint>>,
+    /// ns2: path of the movement file, relative to the scenario file.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// ns2: the movement file's content itself (what `file` is replaced by when a sweep is
+    /// planned, so that runs on other machines need no file and the stored-run hash covers
+    /// the content).
+    #[serde(default)]
+    pub text: Option<String>,
+    /// ns2: the file's node id that is node 0. Default: the smallest id in the file.
+    #[serde(default)]
+    pub first_id: Option<u32>,
 }
 
 /// Placement kinds.
@@ -291,6 +426,65 @@ pub struct Radio {
     /// radiotap headers, those the node sends and those it receives correctly. Default false.
     #[serde(default)]
     pub pcap: bool,
+}
+
+/// Power presets of the radio energy model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EnergyPreset {
+    /// ns-2.35 `WirelessPhy` defaults: tx 0.660 W, rx 0.395 W, idle 0 W, sleep 0 W.
+    Ns2,
+    /// A MICA2-class mote (CC1000 radio at 3 V, PowerTOSSIM's measurements): tx 25.4 mW
+    /// (0 dBm, 8.47 mA), rx 21.1 mW (7.03 mA), idle 21.1 mW (the receiver listens), sleep
+    /// 0.31 mW (power-down, 103 µA).
+    Mica2,
+}
+
+/// The ns-2-style radio energy model: every node starts with `initial` joules and spends
+/// `tx` watts while transmitting, `rx` while its radio senses a frame (any signal above the
+/// carrier-sense threshold, decodable or not, while not transmitting), `idle` otherwise
+/// (`sleep` is the power of a sleeping radio; 802.11 DCF without power save never sleeps).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Energy {
+    /// Energy of each node at the start.
+    pub initial: Joules,
+    /// Power preset: "ns2" (default) or "mica2"; the keys below override it.
+    #[serde(default)]
+    pub preset: Option<EnergyPreset>,
+    /// Power drawn while transmitting.
+    #[serde(default)]
+    pub tx: Option<Watts>,
+    /// Power drawn while receiving.
+    #[serde(default)]
+    pub rx: Option<Watts>,
+    /// Power drawn while idle.
+    #[serde(default)]
+    pub idle: Option<Watts>,
+    /// Power drawn while asleep.
+    #[serde(default)]
+    pub sleep: Option<Watts>,
+    /// A node whose energy is spent dies: its radio stops (a frame it is sending is cut
+    /// short; packets it would send or forward are dropped as `energy`). Default true.
+    #[serde(default = "yes")]
+    pub death: bool,
+}
+
+impl Energy {
+    /// (tx, rx, idle, sleep) power, W, with the preset under the explicit keys.
+    pub fn powers(&self) -> [f64; 4] {
+        let base = match self.preset.unwrap_or(EnergyPreset::Ns2) {
+            EnergyPreset::Ns2 => [0.660, 0.395, 0.0, 0.0],
+            EnergyPreset::Mica2 => [0.0254, 0.0211, 0.0211, 0.00031],
+        };
+        let pick = |v: Option<Watts>, d: f64| v.map(|w| w.0).unwrap_or(d);
+        [
+            pick(self.tx, base[0]),
+            pick(self.rx, base[1]),
+            pick(self.idle, base[2]),
+            pick(self.sleep, base[3]),
+        ]
+    }
 }
 
 /// A full-duplex point-to-point link: two independent directions, each with its own
@@ -477,6 +671,13 @@ pub struct App {
     /// Inter-arrival process (cbr). Default "periodic".
     #[serde(default)]
     pub arrivals: Arrivals,
+    /// Periodic cbr: each interval is drawn uniformly in interval × [1 − jitter, 1 + jitter]
+    /// (ns-2's CBR `random_ 1` is jitter = 0.5). Default 0.
+    #[serde(default)]
+    pub jitter: Option<f64>,
+    /// cbr: at most this many messages (ns-2's `maxpkts_`). Default unlimited.
+    #[serde(default)]
+    pub count: Option<u64>,
     /// Total bytes to transfer (bulk); absent means unlimited.
     #[serde(default)]
     pub bytes: Option<Bytes>,
@@ -534,9 +735,12 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
 /// # Errors
 /// A [`ScenarioError`] listing every problem found, each with its key and line.
 pub fn load(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
-    let sc = parse(text, source)?;
+    let mut sc = parse(text, source)?;
     let loc = Locator::new(text);
-    let diags = validate::validate(&sc, &loc);
+    let mut diags = import::resolve(&mut sc, source, &loc);
+    if diags.is_empty() {
+        diags = validate::validate(&sc, &loc);
+    }
     if diags.is_empty() {
         Ok(sc)
     } else {

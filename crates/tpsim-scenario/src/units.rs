@@ -289,6 +289,54 @@ unit!(
     |h: &Hertz| format!("{:e}Hz", h.0)
 );
 
+unit!(
+    Speed,
+    f64,
+    Family {
+        what: "a speed",
+        example: "20m/s",
+        units: &[("m/s", |v| v), ("km/h", |v| v / 3.6)],
+        negative_ok: |_| true,
+    },
+    r"^\s*[-+0-9.eE]+\s*(m/s|km/h)\s*$",
+    "A speed or velocity component; stored as m/s (negative values are velocity components; keys that are speeds check that they are not negative).",
+    keep,
+    |v: &Speed| format!("{:e}m/s", v.0)
+);
+unit!(
+    Joules,
+    f64,
+    Family {
+        what: "an energy",
+        example: "10J",
+        units: &[
+            ("J", |v| v),
+            ("mJ", |v| v * 1e-3),
+            ("kJ", |v| v * 1e3),
+            ("Wh", |v| v * 3600.0)
+        ],
+        negative_ok: |_| false,
+    },
+    r"^\s*[-+0-9.eE]+\s*(J|mJ|kJ|Wh)\s*$",
+    "An energy; stored as joules.",
+    keep,
+    |e: &Joules| format!("{:e}J", e.0)
+);
+unit!(
+    Angle,
+    f64,
+    Family {
+        what: "an angle",
+        example: "90deg",
+        units: &[("deg", |v| v.to_radians()), ("rad", |v| v)],
+        negative_ok: |_| false,
+    },
+    r"^\s*[-+0-9.eE]+\s*(deg|rad)\s*$",
+    "An angle; stored as radians.",
+    keep,
+    |a: &Angle| format!("{:e}rad", a.0)
+);
+
 impl Duration {
     /// The duration as simulation time.
     pub fn sim(self) -> tpsim_core::SimDuration {
@@ -345,5 +393,25 @@ mod tests {
         assert_eq!(Rate::parse(&Rate(256_000).to_string()).unwrap(), Rate(256_000));
         assert_eq!(Watts::parse(&Watts(3.652e-10).to_string()).unwrap(), Watts(3.652e-10));
         assert_eq!(Meters::parse(&Meters(-12.5).to_string()).unwrap(), Meters(-12.5));
+        assert_eq!(
+            Meters::parse(&Meters(250.159448320886).to_string()).unwrap(),
+            Meters(250.159448320886)
+        );
+        assert_eq!(
+            Speed::parse(&Speed(19.153832288917).to_string()).unwrap(),
+            Speed(19.153832288917)
+        );
+        assert_eq!(Joules::parse(&Joules(0.1).to_string()).unwrap(), Joules(0.1));
+        assert_eq!(Angle::parse(&Angle(1.25).to_string()).unwrap(), Angle(1.25));
+    }
+
+    #[test]
+    fn parses_speed_energy_angle() {
+        assert_eq!(Speed::parse("20m/s").unwrap().0, 20.0);
+        assert!((Speed::parse("36km/h").unwrap().0 - 10.0).abs() < 1e-12);
+        assert_eq!(Joules::parse("2kJ").unwrap().0, 2000.0);
+        assert!(Joules::parse("-1J").unwrap_err().contains("negative"));
+        assert!((Angle::parse("180deg").unwrap().0 - std::f64::consts::PI).abs() < 1e-15);
+        assert!(Speed::parse("5").unwrap_err().contains("missing unit"));
     }
 }

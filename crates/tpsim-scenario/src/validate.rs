@@ -88,6 +88,20 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
     if let Some(pl) = &sc.nodes.placement {
         validate_placement(pl, n, &mut err);
     }
+    if let Some(m) = &sc.nodes.mobility {
+        validate_mobility(m, sc.nodes.placement.as_ref(), n, &mut err);
+    }
+    if let Some(e) = &sc.energy {
+        if sc.radio.is_none() {
+            err(vec![k("energy")], "the energy model needs a radio (`[radio]`)".into());
+        }
+        if !(e.initial.0 > 0.0) {
+            err(
+                vec![k("energy"), k("initial")],
+                "expected an initial energy greater than 0J".into(),
+            );
+        }
+    }
     if let Some(radio) = &sc.radio {
         if sc.nodes.placement.is_none() {
             err(
@@ -213,6 +227,16 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
                         format!("`bytes` applies to bulk applications, not {}", kind_name(a.kind)),
                     );
                 }
+                if let Some(j) = a.jitter {
+                    if a.arrivals != Arrivals::Periodic {
+                        err(pa("jitter"), "`jitter` applies to periodic arrivals".into());
+                    } else if !(j.is_finite() && (0.0..1.0).contains(&j)) {
+                        err(pa("jitter"), format!("expected a jitter fraction in [0, 1), found {j}"));
+                    }
+                }
+                if a.count == Some(0) {
+                    err(pa("count"), "expected a message count of at least 1".into());
+                }
             }
             AppKind::Bulk => {
                 for (name, present) in [("interval", a.interval.is_some()), ("rate", a.rate.is_some())] {
@@ -222,6 +246,11 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
                 }
                 if a.arrivals != Arrivals::Periodic {
                     err(pa("arrivals"), "`arrivals` does not apply to a bulk application".into());
+                }
+                for (name, present) in [("jitter", a.jitter.is_some()), ("count", a.count.is_some())] {
+                    if present {
+                        err(pa(name), format!("`{name}` does not apply to a bulk application"));
+                    }
                 }
                 if f.transport == crate::Transport::Udp {
                     err(
@@ -315,6 +344,178 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
     }
     d.sort_by_key(|x| (x.line, x.column));
     d
+}
+
+fn validate_mobility(
+    m: &crate::Mobility,
+    pl: Option<&crate::Placement>,
+    n: u32,
+    err: &mut impl FnMut(Vec<Seg>, String),
+) {
+    use crate::MobilityModel as M;
+    let p = |f: &str| vec![k("nodes"), k("mobility"), k(f)];
+    let allowed: &[&str] = match m.model {
+        M::Static => &[],
+        M::RandomWaypoint => &["speed", "pause", "area", "start"],
+        M::RandomWalk => &["speed", "area", "interval", "distance", "max_turn"],
+        M::ConstantVelocity => &["velocity"],
+        M::Waypoints => &["waypoints"],
+        M::Ns2 => &["file", "text", "first_id"],
+    };
+    let model = serde_json::to_value(m.model)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    for (name, present) in [
+        ("speed", m.speed.is_some()),
+        ("pause", m.pause.is_some()),
+        ("area", m.area.is_some()),
+        ("start", m.start.is_some()),
+        ("interval", m.interval.is_some()),
+        ("distance", m.distance.is_some()),
+        ("max_turn", m.max_turn.is_some()),
+        ("velocity", m.velocity.is_some()),
+        ("waypoints", m.waypoints.is_some()),
+        ("file", m.file.is_some()),
+        ("text", m.text.is_some()),
+        ("first_id", m.first_id.is_some()),
+    ] {
+        if present && !allowed.contains(&name) {
+            err(
+                p(name),
+                format!("`{name}` does not apply to mobility model \"{model}\""),
+            );
+        }
+    }
+    if matches!(m.model, M::RandomWaypoint | M::RandomWalk) {
+        match m.speed {
+            None => err(
+                p("model"),
+                format!("mobility model \"{model}\" needs `speed` = [minimum, maximum], e.g. [\"1m/s\", \"2m/s\"]"),
+            ),
+            Some([lo, hi]) => {
+                if lo.0 < 0.0 || hi.0 < 0.0 {
+                    err(
+                        p("speed"),
+                        format!("expected speeds of at least 0m/s, found [{}m/s, {}m/s]", lo.0, hi.0),
+                    );
+                } else if hi.0 < lo.0 {
+                    err(
+                        p("speed"),
+                        format!("the maximum speed ({}m/s) is below the minimum ({}m/s)", hi.0, lo.0),
+                    );
+                } else if hi.0 == 0.0 {
+                    err(p("speed"), "expected a maximum speed greater than 0m/s".into());
+                } else if m.model == M::RandomWaypoint
+                    && lo.0 == 0.0
+                    && m.start.unwrap_or_default() == crate::WaypointStart::Stationary
+                {
+                    err(p("speed"), "a stationary random waypoint start needs a minimum speed above 0m/s (with 0 the model has no steady state: Yoon et al. 2003); raise it or set start = \"placement\"".into());
+                }
+            }
+        }
+        let area = m.area.or(pl.and_then(|pl| pl.area));
+        match area {
+            None => err(
+                p("model"),
+                format!("mobility model \"{model}\" needs `area` = [width, height] (or a uniform placement's area)"),
+            ),
+            Some([w, h]) if !(w.0 > 0.0 && h.0 > 0.0) => {
+                err(p("area"), "expected an area of positive width and height".into())
+            }
+            Some([w, h]) => {
+                if let Some(pos) = pl.and_then(|pl| pl.positions.as_ref()) {
+                    if let Some((i, [x, y])) = pos
+                        .iter()
+                        .enumerate()
+                        .find(|(_, [x, y])| !(0.0..=w.0).contains(&x.0) || !(0.0..=h.0).contains(&y.0))
+                    {
+                        err(
+                            vec![k("nodes"), k("placement"), k("positions"), Seg::Index(i)],
+                            format!(
+                                "node {i} at ({}m, {}m) is outside the mobility area [0, {}m] × [0, {}m]",
+                                x.0, y.0, w.0, h.0
+                            ),
+                        );
+                    }
+                }
+                if let Some(pl) = pl.filter(|pl| pl.kind == crate::PlacementKind::Grid) {
+                    let cols = pl
+                        .columns
+                        .unwrap_or_else(|| (n as f64).sqrt().ceil().max(1.0) as u32)
+                        .max(1);
+                    let s = pl.spacing.map(|m| m.0).unwrap_or(1.0);
+                    let (x, y) = (
+                        ((n.min(cols)) - 1) as f64 * s,
+                        ((n.saturating_sub(1)) / cols) as f64 * s,
+                    );
+                    if x > w.0 || y > h.0 {
+                        err(vec![k("nodes"), k("placement")], format!("the grid placement reaches ({x}m, {y}m), outside the mobility area [0, {}m] × [0, {}m]", w.0, h.0));
+                    }
+                }
+                if let Some(pa) = pl.and_then(|pl| pl.area) {
+                    if pa[0].0 > w.0 || pa[1].0 > h.0 {
+                        err(
+                            vec![k("nodes"), k("placement"), k("area")],
+                            format!(
+                                "the placement area [{}m, {}m] is larger than the mobility area [{}m, {}m]",
+                                pa[0].0, pa[1].0, w.0, h.0
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if m.model == M::RandomWalk {
+        match (m.interval, m.distance) {
+            (None, None) => err(
+                p("model"),
+                "a random walk needs `interval` or `distance` between changes of direction".into(),
+            ),
+            (Some(_), Some(_)) => err(p("distance"), "give `interval` or `distance`, not both".into()),
+            (Some(i), None) if i.0 == 0 => err(p("interval"), "expected an interval greater than 0".into()),
+            (None, Some(d)) if !(d.0 > 0.0) => err(p("distance"), "expected a distance greater than 0m".into()),
+            _ => {}
+        }
+        if let Some(a) = m.max_turn {
+            if a.0 > std::f64::consts::PI + 1e-12 {
+                err(p("max_turn"), "expected a turn of at most 180deg".into());
+            }
+        }
+    }
+    if m.model == M::ConstantVelocity && m.velocity.is_none() {
+        err(
+            p("model"),
+            "mobility model \"constant-velocity\" needs `velocity` = [vx, vy]".into(),
+        );
+    }
+    if m.model == M::Waypoints {
+        match &m.waypoints {
+            None => err(p("model"), "mobility model \"waypoints\" needs `waypoints`".into()),
+            Some(ws) => {
+                for (i, w) in ws.iter().enumerate() {
+                    let q = |f: &str| vec![k("nodes"), k("mobility"), k("waypoints"), Seg::Index(i), k(f)];
+                    if w.node >= n {
+                        err(
+                            q("node"),
+                            format!(
+                                "node index {} out of range: expected 0..{}",
+                                w.node,
+                                n.saturating_sub(1)
+                            ),
+                        );
+                    }
+                    if !(w.speed.0 >= 0.0) {
+                        err(
+                            q("speed"),
+                            format!("expected a speed of at least 0m/s, found {}m/s", w.speed.0),
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn validate_placement(pl: &crate::Placement, n: u32, err: &mut impl FnMut(Vec<Seg>, String)) {

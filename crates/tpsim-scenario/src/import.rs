@@ -1,0 +1,452 @@
+//! Resolution of the files a scenario refers to: ns-2 movement files (`nodes.mobility` with
+//! `model = "ns2"`) and ns-2 traffic files (`[ns2_traffic]`).
+//!
+//! [`resolve`] reads each file (or its inlined `text`), maps the file's node ids so that its
+//! first id is node 0, and rewrites the scenario into tpsim's own terms: an explicit placement
+//! plus scripted `waypoints` for movement, and `[[flows]]` for traffic. The resolved scenario,
+//! and so the hash that keys stored runs, therefore covers the files' content.
+//!
+//! [`embed_files`] replaces each `file = "..."` by `text = "<content>"` in the scenario's TOML,
+//! so that a planned sweep can run on machines that do not have the files.
+
+use crate::error::{Diagnostic, Locator, ScenarioError, Seg};
+use crate::ns2::{self, Ns2Agent, Ns2App};
+use crate::{
+    App, AppKind, Arrivals, Bytes, Duration, Flow, Meters, MobilityModel, Placement, PlacementKind, Scenario, Speed,
+    TcpOptions, Transport, Waypoint,
+};
+use std::path::{Path, PathBuf};
+
+fn k(s: &str) -> Seg {
+    Seg::Key(s.to_string())
+}
+
+/// Where a file named in a scenario read from `source` lives: relative paths are taken from
+/// the scenario file's directory (from the working directory for a scenario given as a
+/// string).
+pub fn file_path(source: &str, file: &str) -> PathBuf {
+    let f = Path::new(file);
+    if f.is_absolute() || source.starts_with('<') {
+        return f.to_path_buf();
+    }
+    match Path::new(source).parent() {
+        Some(dir) => dir.join(f),
+        None => f.to_path_buf(),
+    }
+}
+
+/// The content of a `file`/`text` pair, or a message for the key at `at`.
+fn content(
+    file: &Option<String>,
+    text: &Option<String>,
+    source: &str,
+    what: &str,
+) -> Result<(String, String), (&'static str, String)> {
+    match (file, text) {
+        (Some(_), Some(_)) => Err(("text", format!("give the {what} as `file` or as `text`, not both"))),
+        (None, None) => Err(("file", format!("expected `file`, the path of the {what}"))),
+        (None, Some(t)) => Ok((t.clone(), format!("{what} (inline text)"))),
+        (Some(f), None) => {
+            let p = file_path(source, f);
+            std::fs::read_to_string(&p)
+                .map(|t| (t, format!("{what} {}", p.display())))
+                .map_err(|e| ("file", format!("cannot read the {what} {}: {e}", p.display())))
+        }
+    }
+}
+
+fn secs(s: f64) -> Duration {
+    Duration((s * 1e9).round() as u64)
+}
+
+/// Reads the ns-2 files `sc` refers to and rewrites it in tpsim's terms (see the module doc).
+/// Returns the problems found, each naming the key (and the file's line for a bad line).
+pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    let mut err = |path: Vec<Seg>, msg: String| diags.push(loc.diag(&path, msg));
+    let mut movement_first_id = None;
+    let n = sc.nodes.count;
+    if let Some(m) = sc.nodes.mobility.as_mut().filter(|m| m.model == MobilityModel::Ns2) {
+        let key = |f: &str| vec![k("nodes"), k("mobility"), k(f)];
+        for (name, set) in [
+            ("speed", m.speed.is_some()),
+            ("pause", m.pause.is_some()),
+            ("waypoints", m.waypoints.is_some()),
+            ("velocity", m.velocity.is_some()),
+            ("area", m.area.is_some()),
+        ] {
+            if set {
+                err(key(name), format!("`{name}` does not apply to mobility model \"ns2\""));
+            }
+        }
+        match content(&m.file, &m.text, source, "ns-2 movement file") {
+            Err((at, msg)) => err(key(at), msg),
+            Ok((text, name)) => match ns2::parse_movement(&text) {
+                Err(e) => err(
+                    key(if m.text.is_some() { "text" } else { "file" }),
+                    format!("{name}, line {}: {}", e.line, e.message),
+                ),
+                Ok(mv) => {
+                    let first = m.first_id.or(mv.first_id()).unwrap_or(0);
+                    movement_first_id = Some(first);
+                    let map = |id: u32| id.checked_sub(first).filter(|&i| i < n);
+                    let mut positions = Vec::with_capacity(n as usize);
+                    let mut ok = true;
+                    for i in 0..n {
+                        match mv.initial.get(&(i + first)) {
+                            Some(&(x, y)) => positions.push([Meters(x), Meters(y)]),
+                            None => {
+                                ok = false;
+                                err(
+                                    vec![k("nodes"), k("count")],
+                                    format!("node {i} (file id {}) has no initial position in the {name}", i + first),
+                                );
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(id) = mv
+                        .initial
+                        .keys()
+                        .copied()
+                        .chain(mv.moves.iter().map(|d| d.node))
+                        .find(|&id| map(id).is_none())
+                    {
+                        ok = false;
+                        err(
+                            vec![k("nodes"), k("count")],
+                            format!(
+                                "the {name} has node id {id}, outside nodes 0..{} with its first id {first} as node 0",
+                                n.saturating_sub(1)
+                            ),
+                        );
+                    }
+                    if sc.nodes.placement.is_some() {
+                        ok = false;
+                        err(
+                            vec![k("nodes"), k("placement")],
+                            "the ns-2 movement file sets the initial positions: remove `nodes.placement`".into(),
+                        );
+                    }
+                    if ok {
+                        let waypoints = mv
+                            .moves
+                            .iter()
+                            .map(|d| Waypoint {
+                                node: d.node - first,
+                                at: secs(d.at_s),
+                                to: [Meters(d.x), Meters(d.y)],
+                                speed: Speed(d.speed),
+                            })
+                            .collect();
+                        sc.nodes.placement = Some(Placement {
+                            kind: PlacementKind::Explicit,
+                            positions: Some(positions),
+                            columns: None,
+                            spacing: None,
+                            area: None,
+                        });
+                        m.model = MobilityModel::Waypoints;
+                        m.waypoints = Some(waypoints);
+                        m.file = None;
+                        m.text = None;
+                        m.first_id = None;
+                    }
+                }
+            },
+        }
+    }
+    if let Some(t) = sc.ns2_traffic.take() {
+        let key = |f: &str| vec![k("ns2_traffic"), k(f)];
+        match content(&t.file, &t.text, source, "ns-2 traffic file") {
+            Err((at, msg)) => err(key(at), msg),
+            Ok((text, name)) => match ns2::parse_traffic(&text) {
+                Err(e) => err(
+                    key(if t.text.is_some() { "text" } else { "file" }),
+                    format!("{name}, line {}: {}", e.line, e.message),
+                ),
+                Ok(flows) => {
+                    let first = t.first_id.or(movement_first_id).unwrap_or(0);
+                    for f in flows {
+                        let (Some(src), Some(dst)) = (
+                            f.src.checked_sub(first).filter(|&i| i < n),
+                            f.dst.checked_sub(first).filter(|&i| i < n),
+                        ) else {
+                            err(
+                                key(if t.text.is_some() { "text" } else { "file" }),
+                                format!(
+                                    "{name}, line {}: flow {} -> {} is outside nodes 0..{} with file id {first} as node 0",
+                                    f.line,
+                                    f.src,
+                                    f.dst,
+                                    n.saturating_sub(1)
+                                ),
+                            );
+                            continue;
+                        };
+                        sc.flows.push(flow_of(&f, src, dst));
+                    }
+                }
+            },
+        }
+    }
+    diags
+}
+
+/// tpsim's flow for an ns-2 flow (see [`crate::Ns2Traffic`] for the mapping).
+pub fn flow_of(f: &ns2::Ns2Flow, src: u32, dst: u32) -> Flow {
+    let transport = match f.agent {
+        Ns2Agent::Udp => Transport::Udp,
+        Ns2Agent::TcpTahoe => Transport::TcpTahoe,
+        Ns2Agent::TcpReno => Transport::TcpReno,
+        Ns2Agent::TcpNewReno => Transport::TcpNewreno,
+    };
+    let base = App {
+        kind: AppKind::Bulk,
+        size: None,
+        interval: None,
+        rate: None,
+        arrivals: Arrivals::Periodic,
+        jitter: None,
+        count: None,
+        bytes: None,
+        start: secs(f.start_s),
+        stop: f.stop_s.map(secs),
+    };
+    match f.app {
+        Ns2App::Cbr {
+            size,
+            interval_s,
+            random,
+            max_packets,
+        } => Flow {
+            src,
+            dst,
+            transport,
+            app: App {
+                kind: AppKind::Cbr,
+                size: Some(Bytes(size)),
+                interval: Some(secs(interval_s)),
+                jitter: random.then_some(0.5),
+                count: Some(max_packets),
+                ..base
+            },
+            tcp: None,
+        },
+        Ns2App::Ftp => Flow {
+            src,
+            dst,
+            transport,
+            app: App {
+                size: Some(Bytes(f.tcp_packet_size)),
+                ..base
+            },
+            tcp: Some(TcpOptions {
+                mss: Some(Bytes(f.tcp_packet_size)),
+                receive_window: Some(Bytes((f.tcp_window * f.tcp_packet_size).min(65535))),
+                ..TcpOptions::default()
+            }),
+        },
+    }
+}
+
+/// `s` as a one-line TOML basic string (TOML 1.0 §String escapes).
+fn basic_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `text` with every ns-2 `file = "..."` reference replaced by `text = "<content>"`.
+///
+/// # Errors
+/// A [`ScenarioError`] naming the key when the TOML is malformed or a file cannot be read.
+pub fn embed_files(text: &str, source: &str) -> Result<String, ScenarioError> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| ScenarioError {
+        source: source.to_string(),
+        diagnostics: vec![Diagnostic {
+            path: String::new(),
+            line: 0,
+            column: 0,
+            message: format!("malformed TOML: {}", e.message().trim()),
+        }],
+    })?;
+    let loc = Locator::new(text);
+    let embed = |item: Option<&mut toml_edit::Item>, path: Vec<Seg>| -> Result<(), ScenarioError> {
+        let Some(tbl) = item.and_then(|i| i.as_table_like_mut()) else {
+            return Ok(());
+        };
+        let Some(file) = tbl.get("file").and_then(|f| f.as_str()).map(str::to_string) else {
+            return Ok(());
+        };
+        let p = file_path(source, &file);
+        let content = std::fs::read_to_string(&p).map_err(|e| ScenarioError {
+            source: source.to_string(),
+            diagnostics: vec![loc.diag(&path, format!("cannot read {}: {e}", p.display()))],
+        })?;
+        // One line, so that the lines of the rest of the file keep their numbers.
+        let quoted: toml_edit::Value = basic_string(&content).parse().expect("a valid TOML basic string");
+        tbl.remove("file");
+        tbl.insert("text", toml_edit::Item::Value(quoted));
+        Ok(())
+    };
+    let mobility = doc
+        .get_mut("nodes")
+        .and_then(|n| n.as_table_like_mut())
+        .and_then(|n| n.get_mut("mobility"));
+    embed(mobility, vec![k("nodes"), k("mobility"), k("file")])?;
+    embed(doc.get_mut("ns2_traffic"), vec![k("ns2_traffic"), k("file")])?;
+    Ok(doc.to_string())
+}
+
+/// A self-contained scenario (TOML) converted from an ns-2 movement file and optionally a
+/// traffic file: explicit placement, scripted `waypoints` (ns-2 `setdest` semantics), the
+/// traffic's `[[flows]]`, `sizes = "ns2"` and an ns-2-like `[radio]`. Numbers are written in
+/// their shortest exact form, so positions and times survive the conversion exactly.
+///
+/// `names` are the files' names for the header comment; `first_id` maps the file's ids (default:
+/// the movement file's smallest id); `duration_s` defaults to the last event rounded up to
+/// 100 s.
+///
+/// # Errors
+/// The file and line of the first malformed line, or a node id outside the nodes found.
+pub fn ns2_to_toml(
+    movement: &str,
+    traffic: Option<&str>,
+    names: (&str, Option<&str>),
+    first_id: Option<u32>,
+    duration_s: Option<f64>,
+) -> Result<String, String> {
+    use std::fmt::Write;
+    let mv = ns2::parse_movement(movement).map_err(|e| format!("{}, line {}: {}", names.0, e.line, e.message))?;
+    let flows = match traffic {
+        Some(t) => ns2::parse_traffic(t)
+            .map_err(|e| format!("{}, line {}: {}", names.1.unwrap_or("traffic file"), e.line, e.message))?,
+        None => Vec::new(),
+    };
+    let first = first_id.or(mv.first_id()).unwrap_or(0);
+    let last = mv.last_id().unwrap_or(first);
+    let n = last + 1 - first;
+    let mut positions = Vec::with_capacity(n as usize);
+    for id in first..=last {
+        let Some(&(x, y)) = mv.initial.get(&id) else {
+            return Err(format!(
+                "{}: node {id} has no initial position ($node_({id}) set X_/Y_)",
+                names.0
+            ));
+        };
+        positions.push(format!("[\"{x}m\", \"{y}m\"]"));
+    }
+    let last_event = mv
+        .moves
+        .iter()
+        .map(|m| m.at_s)
+        .chain(flows.iter().map(|f| f.start_s))
+        .fold(0.0f64, f64::max);
+    let duration = duration_s.unwrap_or(((last_event / 100.0).floor() + 1.0) * 100.0);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# Converted by `tpsim import-ns2` from {}{}.",
+        names.0,
+        names.1.map(|t| format!(" and {t}")).unwrap_or_default()
+    );
+    let _ = writeln!(
+        o,
+        "# ns-2 node ids {first}..{last} are tpsim nodes 0..{}; moves follow ns-2 `setdest`",
+        n - 1
+    );
+    let _ = writeln!(o, "# semantics (head for the target at the speed, stop there).");
+    let _ = writeln!(
+        o,
+        "\n[simulation]\nname = \"ns2-import\"\nduration = \"{duration}s\"\nsizes = \"ns2\"\nseed = 1\nruns = 1"
+    );
+    let _ = writeln!(
+        o,
+        "\n[nodes]\ncount = {n}\nplacement = {{ kind = \"explicit\", positions = ["
+    );
+    for p in &positions {
+        let _ = writeln!(o, "  {p},");
+    }
+    let _ = writeln!(o, "] }}");
+    if !mv.moves.is_empty() {
+        let _ = writeln!(o, "\n[nodes.mobility]\nmodel = \"waypoints\"\nwaypoints = [");
+        for m in &mv.moves {
+            let _ = writeln!(
+                o,
+                "  {{ node = {}, at = \"{}s\", to = [\"{}m\", \"{}m\"], speed = \"{}m/s\" }},",
+                m.node - first,
+                m.at_s,
+                m.x,
+                m.y,
+                m.speed
+            );
+        }
+        let _ = writeln!(o, "]");
+    }
+    let _ = writeln!(o, "\n# ns-2.35 defaults: 802.11b at 1 Mbit/s, Two-Ray Ground, 250 m / 550 m (the radio's defaults).\n[radio]\nstandard = \"802.11b\"");
+    for f in &flows {
+        let (Some(src), Some(dst)) = (f.src.checked_sub(first), f.dst.checked_sub(first)) else {
+            return Err(format!(
+                "{}, line {}: node id below the first id {first}",
+                names.1.unwrap_or("traffic file"),
+                f.line
+            ));
+        };
+        if src >= n || dst >= n {
+            return Err(format!(
+                "{}, line {}: flow {} -> {} names a node the movement file does not have",
+                names.1.unwrap_or("traffic file"),
+                f.line,
+                f.src,
+                f.dst
+            ));
+        }
+        let _ = writeln!(
+            o,
+            "\n[[flows]]  # {} line {}\nsrc = {src}\ndst = {dst}\ntransport = \"{}\"",
+            names.1.unwrap_or(""),
+            f.line,
+            f.agent.transport()
+        );
+        let stop = f.stop_s.map(|s| format!(", stop = \"{s}s\"")).unwrap_or_default();
+        match f.app {
+            Ns2App::Cbr {
+                size,
+                interval_s,
+                random,
+                max_packets,
+            } => {
+                let jitter = if random { ", jitter = 0.5" } else { "" };
+                let _ = writeln!(
+                    o,
+                    "app = {{ kind = \"cbr\", size = \"{size}B\", interval = \"{interval_s}s\"{jitter}, count = {max_packets}, start = \"{}s\"{stop} }}",
+                    f.start_s
+                );
+            }
+            Ns2App::Ftp => {
+                let _ = writeln!(
+                    o,
+                    "app = {{ kind = \"bulk\", size = \"{}B\", start = \"{}s\"{stop} }}\ntcp = {{ mss = \"{}B\", receive_window = \"{}B\" }}",
+                    f.tcp_packet_size,
+                    f.start_s,
+                    f.tcp_packet_size,
+                    (f.tcp_window * f.tcp_packet_size).min(65535)
+                );
+            }
+        }
+    }
+    Ok(o)
+}
