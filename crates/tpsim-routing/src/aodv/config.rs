@@ -1,0 +1,261 @@
+//! AODV parameters: the constants of RFC 3561 §10 and the few knobs the RFC leaves to the
+//! implementation (buffering, jitter, optional mechanisms).
+
+use tpsim_core::SimDuration;
+
+/// How the wait for an RREP grows between the RREQs sent at TTL = NET_DIAMETER.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RreqBackoff {
+    /// RFC 3561 §6.3: the k-th RREQ at the network-wide TTL waits 2^(k-1)·NET_TRAVERSAL_TIME.
+    BinaryExponential,
+    /// ns-2.35 `AODV::sendRequest`: the k-th network-wide RREQ waits k·NET_TRAVERSAL_TIME.
+    Linear,
+}
+
+/// AODV configuration. Every RFC 3561 §10 constant is a field; derived constants
+/// (NET_TRAVERSAL_TIME, PATH_DISCOVERY_TIME, DELETE_PERIOD, BLACKLIST_TIMEOUT ...) are fields too
+/// and are *not* recomputed when a base constant is changed: [`AodvConfig::rfc`] and
+/// [`AodvConfig::ns2`] fill them in consistently.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AodvConfig {
+    /// ACTIVE_ROUTE_TIMEOUT: lifetime of a route refreshed by use (§6.2).
+    pub active_route_timeout: SimDuration,
+    /// ALLOWED_HELLO_LOSS: HELLOs that may be missed before the link is considered lost (§6.9).
+    pub allowed_hello_loss: u32,
+    /// HELLO_INTERVAL: period of HELLO messages (§6.9).
+    pub hello_interval: SimDuration,
+    /// Send HELLO messages while part of an active route and detect link loss by missing
+    /// HELLOs (§6.9).
+    pub hello: bool,
+    /// MY_ROUTE_TIMEOUT: lifetime put in an RREP by the destination itself (§6.6.1).
+    pub my_route_timeout: SimDuration,
+    /// NET_DIAMETER: maximum hops between two nodes; the TTL of network-wide RREQs (§6.4).
+    /// At most 255 (it is an IP TTL).
+    pub net_diameter: u32,
+    /// NODE_TRAVERSAL_TIME: conservative one-hop traversal time, queueing included.
+    pub node_traversal_time: SimDuration,
+    /// RREQ_RETRIES: RREQs sent again at TTL = NET_DIAMETER after the first one (§6.3).
+    pub rreq_retries: u32,
+    /// RREQ_RATELIMIT: RREQs this node may originate per second; 0 = unlimited (§6.3).
+    pub rreq_ratelimit: u32,
+    /// RERR_RATELIMIT: RERRs this node may originate or forward per second; 0 = unlimited (§6.11).
+    pub rerr_ratelimit: u32,
+    /// TTL_START: IP TTL of the first RREQ of a discovery (§6.4).
+    pub ttl_start: u8,
+    /// TTL_INCREMENT: TTL added on each expanding-ring retry (§6.4).
+    pub ttl_increment: u8,
+    /// TTL_THRESHOLD: beyond this TTL the RREQ goes network-wide (§6.4).
+    pub ttl_threshold: u8,
+    /// TIMEOUT_BUFFER: added to the TTL in RING_TRAVERSAL_TIME = 2·NODE_TRAVERSAL_TIME·(TTL +
+    /// TIMEOUT_BUFFER) (§10).
+    pub timeout_buffer: u32,
+    /// DELETE_PERIOD: how long an invalid route is kept (for its sequence number) (§6.11).
+    pub delete_period: SimDuration,
+    /// BLACKLIST_TIMEOUT: how long RREQs from a blacklisted neighbour are ignored (§6.8).
+    pub blacklist_timeout: SimDuration,
+    /// PATH_DISCOVERY_TIME: how long an (originator, RREQ ID) pair is remembered (§6.3, §6.5).
+    pub path_discovery_time: SimDuration,
+    /// NET_TRAVERSAL_TIME: wait for an RREP after a network-wide RREQ (§6.3).
+    pub net_traversal_time: SimDuration,
+    /// NEXT_HOP_WAIT: wait for an RREP-ACK after sending an RREP with the A flag (§6.8).
+    pub next_hop_wait: SimDuration,
+    /// Reverse route lifetime set by an RREQ. `None`: the RFC's MinimalLifetime = now +
+    /// 2·NET_TRAVERSAL_TIME − 2·HopCount·NODE_TRAVERSAL_TIME (§6.5); `Some(d)`: now + d (ns-2's
+    /// REV_ROUTE_LIFE).
+    pub rev_route_life: Option<SimDuration>,
+    /// Upper bound on any wait for an RREP (ns-2's MAX_RREQ_TIMEOUT; the RFC has none).
+    pub max_rreq_timeout: SimDuration,
+    /// Growth of the wait between network-wide RREQs.
+    pub rreq_backoff: RreqBackoff,
+    /// Data packets held during route discovery, all destinations together. When full the
+    /// oldest packet is dropped (NoRoute), as ns-2's `aodv_rqueue` does. 0 = no buffering.
+    pub buffer_limit: usize,
+    /// Longest time a data packet waits in the discovery buffer before it is dropped (NoRoute).
+    pub buffer_timeout: SimDuration,
+    /// Maximum of the uniform random delay before each broadcast this node sends or forwards.
+    pub broadcast_jitter: SimDuration,
+    /// React to the MAC's failure reports ([`super::Aodv::on_link_failure`]) as link breaks
+    /// (§6.11 case (i)). When false those reports are ignored (except for the blacklist).
+    pub link_layer_detection: bool,
+    /// Set the D (destination only) flag on our RREQs (§5.1, §6.5).
+    pub dest_only: bool,
+    /// Set the G (gratuitous RREP) flag on our RREQs (§5.1, §6.6.3).
+    pub gratuitous_rrep: bool,
+    /// Local repair of a broken link at an intermediate node (§6.12). Not implemented: must be
+    /// false ([`AodvConfig::validate`] rejects true).
+    pub local_repair: bool,
+    /// Set the A flag on the RREPs we send or forward and blacklist a next hop whose RREP-ACK
+    /// does not come within NEXT_HOP_WAIT (§6.7, §6.8).
+    pub rrep_ack: bool,
+}
+
+impl AodvConfig {
+    /// The defaults of RFC 3561 §10 (REFERENCES §6). The buffer (64 packets, 30 s) and jitter
+    /// (10 ms) are not RFC constants; ns-2's values are used.
+    pub fn rfc() -> Self {
+        let ntt = SimDuration::from_millis(40);
+        let net_diameter = 35;
+        let art = SimDuration::from_millis(3000);
+        let hello_interval = SimDuration::from_millis(1000);
+        let rreq_retries = 2;
+        // NET_TRAVERSAL_TIME = 2 · NODE_TRAVERSAL_TIME · NET_DIAMETER = 2800 ms.
+        let net_traversal_time = SimDuration(2 * ntt.0 * net_diameter as u64);
+        AodvConfig {
+            active_route_timeout: art,
+            allowed_hello_loss: 2,
+            hello_interval,
+            hello: true,
+            // 2 · ACTIVE_ROUTE_TIMEOUT.
+            my_route_timeout: SimDuration(2 * art.0),
+            net_diameter,
+            node_traversal_time: ntt,
+            rreq_retries,
+            rreq_ratelimit: 10,
+            rerr_ratelimit: 10,
+            ttl_start: 1,
+            ttl_increment: 2,
+            ttl_threshold: 7,
+            timeout_buffer: 2,
+            // K · max(ACTIVE_ROUTE_TIMEOUT, HELLO_INTERVAL), K = 5.
+            delete_period: SimDuration(5 * art.0.max(hello_interval.0)),
+            // RREQ_RETRIES · NET_TRAVERSAL_TIME.
+            blacklist_timeout: SimDuration(rreq_retries as u64 * net_traversal_time.0),
+            // 2 · NET_TRAVERSAL_TIME.
+            path_discovery_time: SimDuration(2 * net_traversal_time.0),
+            net_traversal_time,
+            // NODE_TRAVERSAL_TIME + 10 ms.
+            next_hop_wait: ntt + SimDuration::from_millis(10),
+            rev_route_life: None,
+            max_rreq_timeout: SimDuration(u64::MAX),
+            rreq_backoff: RreqBackoff::BinaryExponential,
+            buffer_limit: 64,
+            buffer_timeout: SimDuration::from_secs(30),
+            broadcast_jitter: SimDuration::from_millis(10),
+            link_layer_detection: true,
+            dest_only: false,
+            gratuitous_rrep: false,
+            local_repair: false,
+            rrep_ack: false,
+        }
+    }
+
+    /// The behaviour of ns-2.35's `aodv` agent (values of `aodv/aodv.h`, REFERENCES §6):
+    /// ACTIVE_ROUTE_TIMEOUT 10 s, ALLOWED_HELLO_LOSS 3, HELLO_INTERVAL 1 s but HELLOs off
+    /// (AODV_LINK_LAYER_DETECTION is defined, so breaks come from MAC feedback), MY_ROUTE_TIMEOUT
+    /// 10 s, NETWORK_DIAMETER 30, NODE_TRAVERSAL_TIME 30 ms, RREQ_RETRIES 3, TTL_START 5,
+    /// TTL_INCREMENT 2, TTL_THRESHOLD 7, REV_ROUTE_LIFE 6 s (reverse route lifetime),
+    /// BCAST_ID_SAVE 6 s (PATH_DISCOVERY_TIME), MAX_RREQ_TIMEOUT 10 s, no rate limits, routing
+    /// queue of 64 packets held at most 30 s (`AODV_RTQ_MAX_LEN`, `AODV_RTQ_TIMEOUT`), and the
+    /// 10 ms uniform jitter of ns-2's broadcasts (`0.01 * Random::uniform()`).
+    ///
+    /// ns-2 waits 2·TTL·NODE_TRAVERSAL_TIME in the expanding ring (so TIMEOUT_BUFFER = 0 here)
+    /// and k·2·NETWORK_DIAMETER·NODE_TRAVERSAL_TIME for its k-th network-wide RREQ (linear
+    /// backoff, capped at MAX_RREQ_TIMEOUT). ns-2's RREP_WAIT_TIME (1 s) is not modelled. aodv.h
+    /// gives no DELETE_PERIOD or BLACKLIST_TIMEOUT; the RFC formulas are applied to the values
+    /// above (5·10 s = 50 s, 3·1.8 s = 5.4 s).
+    pub fn ns2() -> Self {
+        let ntt = SimDuration::from_millis(30);
+        let net_diameter = 30;
+        let art = SimDuration::from_secs(10);
+        let hello_interval = SimDuration::from_secs(1);
+        let rreq_retries = 3;
+        // 2 · 30 ms · 30 = 1.8 s.
+        let net_traversal_time = SimDuration(2 * ntt.0 * net_diameter as u64);
+        AodvConfig {
+            active_route_timeout: art,
+            allowed_hello_loss: 3,
+            hello_interval,
+            hello: false,
+            my_route_timeout: SimDuration::from_secs(10),
+            net_diameter,
+            node_traversal_time: ntt,
+            rreq_retries,
+            rreq_ratelimit: 0,
+            rerr_ratelimit: 0,
+            ttl_start: 5,
+            ttl_increment: 2,
+            ttl_threshold: 7,
+            timeout_buffer: 0,
+            delete_period: SimDuration(5 * art.0.max(hello_interval.0)),
+            blacklist_timeout: SimDuration(rreq_retries as u64 * net_traversal_time.0),
+            path_discovery_time: SimDuration::from_secs(6),
+            net_traversal_time,
+            next_hop_wait: ntt + SimDuration::from_millis(10),
+            rev_route_life: Some(SimDuration::from_secs(6)),
+            max_rreq_timeout: SimDuration::from_secs(10),
+            rreq_backoff: RreqBackoff::Linear,
+            buffer_limit: 64,
+            buffer_timeout: SimDuration::from_secs(30),
+            broadcast_jitter: SimDuration::from_millis(10),
+            link_layer_detection: true,
+            dest_only: false,
+            gratuitous_rrep: false,
+            local_repair: false,
+            rrep_ack: false,
+        }
+    }
+
+    /// RING_TRAVERSAL_TIME for an RREQ sent with IP TTL `ttl`:
+    /// 2 · NODE_TRAVERSAL_TIME · (ttl + TIMEOUT_BUFFER) (§10).
+    pub fn ring_traversal_time(&self, ttl: u8) -> SimDuration {
+        SimDuration(
+            2u64.saturating_mul(self.node_traversal_time.0)
+                .saturating_mul(ttl as u64 + self.timeout_buffer as u64),
+        )
+    }
+
+    /// The IP TTL of network-wide messages: NET_DIAMETER as a `u8`.
+    pub fn max_ttl(&self) -> u8 {
+        self.net_diameter.min(255) as u8
+    }
+
+    /// Checks that the values are usable; the error names the offending field.
+    pub fn validate(&self) -> Result<(), String> {
+        let pos = |d: SimDuration, name: &str| {
+            if d.0 == 0 {
+                Err(format!("{name} must be > 0"))
+            } else {
+                Ok(())
+            }
+        };
+        pos(self.active_route_timeout, "active_route_timeout")?;
+        pos(self.my_route_timeout, "my_route_timeout")?;
+        pos(self.node_traversal_time, "node_traversal_time")?;
+        pos(self.net_traversal_time, "net_traversal_time")?;
+        pos(self.path_discovery_time, "path_discovery_time")?;
+        pos(self.max_rreq_timeout, "max_rreq_timeout")?;
+        pos(self.buffer_timeout, "buffer_timeout")?;
+        if self.hello {
+            pos(self.hello_interval, "hello_interval")?;
+            if self.allowed_hello_loss == 0 {
+                return Err("allowed_hello_loss must be >= 1 when hello is on".into());
+            }
+        }
+        if self.net_diameter == 0 || self.net_diameter > 255 {
+            return Err(format!("net_diameter must be in 1..=255, got {}", self.net_diameter));
+        }
+        if self.ttl_start == 0 {
+            return Err("ttl_start must be >= 1".into());
+        }
+        if self.ttl_increment == 0 {
+            return Err("ttl_increment must be >= 1".into());
+        }
+        if self.ttl_threshold as u32 >= self.net_diameter {
+            return Err(format!(
+                "ttl_threshold ({}) must be below net_diameter ({})",
+                self.ttl_threshold, self.net_diameter
+            ));
+        }
+        if self.local_repair {
+            return Err("local_repair (RFC 3561 §6.12) is not implemented".into());
+        }
+        Ok(())
+    }
+}
+
+impl Default for AodvConfig {
+    /// [`AodvConfig::rfc`].
+    fn default() -> Self {
+        Self::rfc()
+    }
+}

@@ -1,0 +1,1359 @@
+//! AODV, Ad hoc On-Demand Distance Vector routing (RFC 3561), as a sans-IO state machine.
+//!
+//! # Read these first
+//!
+//! * RFC 3561 §3 (overview) and §4 (route discovery, sequence numbers, the route table).
+//! * §5: message formats ([`Message`]: RREQ §5.1, RREP §5.2, RERR §5.3, RREP-ACK §5.4).
+//! * §6.1 sequence numbers, §6.2 the route table and lifetimes, §6.3–§6.4 generating RREQs with
+//!   the expanding ring search, §6.5 processing RREQs, §6.6 generating RREPs (destination,
+//!   intermediate node, gratuitous), §6.7 forwarding RREPs, §6.8 unidirectional links and the
+//!   blacklist, §6.9 HELLO messages, §6.10–§6.11 link breaks and RERRs, §10 the constants
+//!   ([`AodvConfig`]).
+//! * ns-2.35 `aodv/aodv.{h,cc}` for the values of [`AodvConfig::ns2`] (REFERENCES §6).
+//!
+//! # Shape
+//!
+//! [`Aodv`] owns the route table, the RREQ ID cache, the blacklist, the route discoveries in
+//! progress and a buffer of data packets waiting for a route. The engine calls
+//! [`Aodv::route_output`] for every data packet that needs a next hop, [`Aodv::on_message`] for
+//! every AODV message received, [`Aodv::on_link_failure`] when the MAC gives up on a unicast
+//! frame, and [`Aodv::on_timeout`]; after every call it drains [`Aodv::poll_transmit`],
+//! [`Aodv::poll_event`] and asks [`Aodv::poll_timeout`].
+//!
+//! Broadcasts (RREQs sent or forwarded, RERRs to several precursors, HELLOs) are held for a
+//! uniform random jitter in [0, `broadcast_jitter`) before `poll_transmit` hands them out;
+//! unicasts (RREP, RREP-ACK, RERR to one precursor) go out at once.
+//!
+//! # Timers
+//!
+//! No timer per packet or per route. `poll_timeout` is the minimum of: the earliest held
+//! broadcast, each discovery's deadline (a handful), the oldest buffered packet's timeout, the
+//! HELLO tick, RREP-ACK waits, and `next_sweep`, a lower bound of all route expiries and HELLO
+//! link-loss deadlines. Refreshing a route only extends its expiry, so the bound stays valid; a
+//! sweep that finds nothing due just recomputes it. Route validity itself is checked lazily
+//! (valid flag and expiry > now), so a route expires exactly on time whatever the sweep does.
+//! The RREQ ID cache and the blacklist are purged lazily when they are consulted.
+//!
+//! # Choices where the RFC leaves room
+//!
+//! * The destination's sequence number (§6.1, §6.6.1): before answering it takes the maximum of
+//!   its own and the RREQ's destination sequence number (which covers "increment if equal to
+//!   the incremented value"). Its own number is also incremented before each RREQ it originates.
+//! * Every RREQ of a discovery (ring steps and retries) gets a new RREQ ID and a new originator
+//!   sequence number (§6.3). The expanding ring starts at TTL_START, or at the hop count of an
+//!   invalid entry + TTL_INCREMENT (§6.4); RREQ_RETRIES further RREQs follow the first one at
+//!   TTL = NET_DIAMETER.
+//! * A discovery's latency ([`AodvEvent::RouteFound`]) counts from the moment it was started
+//!   (the first RREQ created, before its jitter). A discovery completes as soon as *any*
+//!   message gives a valid route to the destination (an RREP, or an RREQ from it, like ns-2).
+//! * RERR recipients are the precursors of the unreachable destinations (§6.11); destinations
+//!   without precursors are left out, and no RERR is sent if no precursor remains. Precursor
+//!   lists are cleared when their route is invalidated. A received RERR never makes a
+//!   sequence number older. For a data packet with no route at an intermediate node (case
+//!   (ii)) the previous hop is added to the recipients. RERRs over RERR_RATELIMIT are dropped.
+//! * RREQs over RREQ_RATELIMIT are postponed, not dropped.
+//! * When the discovery buffer is full the oldest packet is dropped (ns-2's `aodv_rqueue`).
+//! * HELLOs (§6.9) are RREPs with destination = originator = sender, hop count 0, TTL 1, and
+//!   lifetime ALLOWED_HELLO_LOSS·HELLO_INTERVAL. A node sends them every HELLO_INTERVAL (unless
+//!   it broadcast something in the last interval) while it is "part of an active route": it
+//!   has an active route of more than one hop, with precursors, or that carried data. A
+//!   neighbour from which a HELLO was received and then nothing at all (any AODV message or
+//!   data) for ALLOWED_HELLO_LOSS·HELLO_INTERVAL is treated as a link break (§6.11 case (i)).
+//! * An intermediate node does not answer an RREQ (§6.6.2) with a route whose next hop is the
+//!   neighbour the RREQ came from (that reply would describe a path back through the asker).
+//! * On an RREP the node also adds the next hop toward the destination to the precursors of
+//!   the reverse route, so that breaks of the reverse path are reported too (as ns-2 does).
+//!
+//! # Simplifications
+//!
+//! No local repair (§6.12, `local_repair` must be false; RERRs never carry the N flag and a
+//! received RERR with N set is ignored), no multicast (J, R flags), no subnet routes (prefix
+//! size 0), no extensions, one interface, no actions after reboot (§6.13), no expanding-ring
+//! TTL learned from the IP header of received RREPs. The A flag is put on every RREP sent or
+//! forwarded when `rrep_ack` is set, rather than only over links suspected to be
+//! unidirectional.
+
+mod config;
+mod message;
+mod table;
+#[cfg(test)]
+mod tests;
+
+pub use config::{AodvConfig, RreqBackoff};
+pub use message::{Message, MessageKind, Rerr, Rrep, Rreq};
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+use tpsim_core::{RngStream, SimDuration, SimTime};
+
+use crate::{Addr, LinkDest};
+use table::{seq_at_least, seq_newer, Map, Route};
+
+/// A control message to put on the link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outgoing {
+    /// Broadcast to every neighbour, or unicast to one.
+    pub dest: LinkDest,
+    /// IP TTL to put in the header.
+    pub ttl: u8,
+    /// The message (UDP payload, port 654).
+    pub msg: Message,
+}
+
+/// Why a data packet was abandoned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// No route: discovery failed after its retries, the packet waited longer than
+    /// `buffer_timeout`, the buffer was full, or an intermediate node had no route.
+    NoRoute,
+}
+
+/// Something the engine must act on, from [`Aodv::poll_event`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AodvEvent<P> {
+    /// A buffered data packet now has a route: send it to `next_hop`.
+    Release {
+        /// The packet given to [`Aodv::route_output`].
+        packet: P,
+        /// Neighbour to send it to.
+        next_hop: Addr,
+    },
+    /// A buffered data packet was abandoned.
+    Drop {
+        /// The packet.
+        packet: P,
+        /// Why.
+        reason: DropReason,
+    },
+    /// A route discovery started by this node completed.
+    RouteFound {
+        /// The destination.
+        dst: Addr,
+        /// Time from the start of the discovery to the route.
+        latency: SimDuration,
+    },
+    /// A route discovery gave up after its retries (§6.3); its packets were dropped.
+    DiscoveryFailed {
+        /// The destination.
+        dst: Addr,
+    },
+    /// The link to `next_hop` is broken (MAC feedback or HELLO loss); the engine flushes the
+    /// packets queued to it.
+    LinkBroken {
+        /// The neighbour.
+        next_hop: Addr,
+    },
+}
+
+/// The answer of [`Aodv::route_output`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RouteResult<P> {
+    /// Send the packet to `next_hop`.
+    Forward {
+        /// Neighbour to send it to.
+        next_hop: Addr,
+        /// The packet, given back.
+        packet: P,
+    },
+    /// The packet waits in the buffer for a route discovery (a `Release` or `Drop` event
+    /// follows).
+    Buffered,
+    /// The packet is abandoned.
+    Drop {
+        /// The packet, given back.
+        packet: P,
+        /// Why.
+        reason: DropReason,
+    },
+}
+
+/// Plain counters of one AODV instance. Messages are counted as sent when `poll_transmit`
+/// hands them out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AodvStats {
+    /// RREQs originated (each ring step and retry counts).
+    pub rreq_originated: u64,
+    /// RREQs rebroadcast for others (§6.5).
+    pub rreq_forwarded: u64,
+    /// RREQs received (duplicates and blacklisted ones included).
+    pub rreq_received: u64,
+    /// RREQs discarded as duplicates (§6.5).
+    pub rreq_duplicates: u64,
+    /// RREQs ignored because their sender was blacklisted (§6.8).
+    pub rreq_blacklisted: u64,
+    /// RREPs originated: as destination, as intermediate node, gratuitous (§6.6).
+    pub rrep_originated: u64,
+    /// RREPs forwarded toward the originator (§6.7).
+    pub rrep_forwarded: u64,
+    /// RREPs received (HELLOs not included).
+    pub rrep_received: u64,
+    /// RERRs originated: link break or no route for a data packet (§6.11 cases (i), (ii)).
+    pub rerr_originated: u64,
+    /// RERRs propagated after receiving one (§6.11 case (iii)).
+    pub rerr_forwarded: u64,
+    /// RERRs received.
+    pub rerr_received: u64,
+    /// RERRs not sent because of RERR_RATELIMIT.
+    pub rerr_rate_limited: u64,
+    /// RREP-ACKs sent.
+    pub rrep_ack_sent: u64,
+    /// RREP-ACKs received.
+    pub rrep_ack_received: u64,
+    /// HELLOs sent.
+    pub hello_sent: u64,
+    /// HELLOs received.
+    pub hello_received: u64,
+    /// Route discoveries started.
+    pub discoveries_started: u64,
+    /// Route discoveries that found a route.
+    pub discoveries_succeeded: u64,
+    /// Route discoveries abandoned after RREQ_RETRIES.
+    pub discoveries_failed: u64,
+    /// Data packets put in the discovery buffer.
+    pub data_buffered: u64,
+    /// Data packets dropped for lack of a route (every [`DropReason::NoRoute`]).
+    pub data_dropped_no_route: u64,
+    /// Link breaks handled (MAC feedback or HELLO loss).
+    pub link_breaks: u64,
+}
+
+/// Who created a held message (for the counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    Originated,
+    Forwarded,
+}
+
+/// A message held until `at` (broadcast jitter). Ordered so that the `BinaryHeap` pops the
+/// earliest first, ties in order of creation.
+#[derive(Debug)]
+struct Pending {
+    at: SimTime,
+    seq: u64,
+    origin: Origin,
+    out: Outgoing,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// A route discovery in progress (§6.3, §6.4).
+#[derive(Clone, Debug)]
+struct Discovery {
+    /// When it started (for the latency).
+    started: SimTime,
+    /// TTL of the last (or pending) RREQ.
+    ttl: u8,
+    /// RREQs sent at TTL = NET_DIAMETER so far.
+    nw_sent: u32,
+    /// `sent`: end of the wait for an RREP; otherwise when the rate limit allows the RREQ.
+    deadline: SimTime,
+    /// The RREQ for `ttl` has been sent.
+    sent: bool,
+}
+
+/// A data packet waiting for a route.
+#[derive(Debug)]
+struct Buffered<P> {
+    dst: Addr,
+    at: SimTime,
+    packet: P,
+}
+
+const ONE_SECOND: SimDuration = SimDuration::from_secs(1);
+
+/// Milliseconds of `d`, saturated to `u32` (RREP Lifetime field, §5.2).
+fn to_ms(d: SimDuration) -> u32 {
+    (d.0 / 1_000_000).min(u32::MAX as u64) as u32
+}
+
+/// Sliding one-second window rate limit: the earliest time another message may be sent when
+/// `limit` per second are allowed (0 = unlimited). Purges entries older than one second.
+fn rate_next_allowed(times: &mut VecDeque<SimTime>, limit: u32, now: SimTime) -> SimTime {
+    if limit == 0 {
+        return now;
+    }
+    while times.front().is_some_and(|&t| t + ONE_SECOND <= now) {
+        times.pop_front();
+    }
+    let limit = limit as usize;
+    if times.len() < limit {
+        now
+    } else {
+        times[times.len() - limit] + ONE_SECOND
+    }
+}
+
+/// One node's AODV routing agent. `P` is the engine's data packet type (held while a route is
+/// being discovered and handed back in events).
+#[derive(Debug)]
+pub struct Aodv<P> {
+    cfg: AodvConfig,
+    addr: Addr,
+    rng: RngStream,
+    /// Own sequence number (§6.1).
+    seq: u32,
+    /// Last RREQ ID used (§6.3).
+    rreq_id: u32,
+    routes: Map<Addr, Route>,
+    /// (originator, RREQ ID) → forget at (§6.5).
+    seen: Map<(Addr, u32), SimTime>,
+    seen_order: VecDeque<(SimTime, Addr, u32)>,
+    /// Neighbour → ignore its RREQs until (§6.8).
+    blacklist: Map<Addr, SimTime>,
+    discoveries: Map<Addr, Discovery>,
+    buffer: VecDeque<Buffered<P>>,
+    tx: BinaryHeap<Pending>,
+    tx_seq: u64,
+    events: VecDeque<AodvEvent<P>>,
+    rreq_times: VecDeque<SimTime>,
+    rerr_times: VecDeque<SimTime>,
+    /// HELLO neighbours → last time anything was heard from them (§6.9).
+    neighbors: Map<Addr, SimTime>,
+    hello_at: Option<SimTime>,
+    last_bcast: Option<SimTime>,
+    /// Neighbour → RREP-ACK deadline (§6.8).
+    ack_wait: Map<Addr, SimTime>,
+    /// Lower bound of route expiries and HELLO loss deadlines.
+    next_sweep: SimTime,
+    scratch: Vec<Addr>,
+    stats: AodvStats,
+}
+
+impl<P> Aodv<P> {
+    /// A node with interface address `addr`. `rng` draws the broadcast jitter.
+    /// `cfg` should pass [`AodvConfig::validate`] (checked in debug builds).
+    pub fn new(cfg: AodvConfig, addr: Addr, rng: RngStream) -> Self {
+        debug_assert!(cfg.validate().is_ok(), "invalid AodvConfig: {:?}", cfg.validate());
+        Aodv {
+            cfg,
+            addr,
+            rng,
+            seq: 0,
+            rreq_id: 0,
+            routes: Map::default(),
+            seen: Map::default(),
+            seen_order: VecDeque::new(),
+            blacklist: Map::default(),
+            discoveries: Map::default(),
+            buffer: VecDeque::new(),
+            tx: BinaryHeap::new(),
+            tx_seq: 0,
+            events: VecDeque::new(),
+            rreq_times: VecDeque::new(),
+            rerr_times: VecDeque::new(),
+            neighbors: Map::default(),
+            hello_at: None,
+            last_bcast: None,
+            ack_wait: Map::default(),
+            next_sweep: SimTime::NEVER,
+            scratch: Vec::new(),
+            stats: AodvStats::default(),
+        }
+    }
+
+    /// This node's address.
+    pub fn addr(&self) -> Addr {
+        self.addr
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AodvConfig {
+        &self.cfg
+    }
+
+    /// This node's own destination sequence number (§6.1).
+    pub fn own_seq(&self) -> u32 {
+        self.seq
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> AodvStats {
+        self.stats
+    }
+
+    /// Next hop of a valid, unexpired route to `dst` (§6.2).
+    pub fn lookup(&self, now: SimTime, dst: Addr) -> Option<Addr> {
+        self.routes.get(&dst).filter(|r| r.active(now)).map(|r| r.next_hop)
+    }
+
+    /// Hop count of a valid, unexpired route to `dst`.
+    pub fn route_hops(&self, now: SimTime, dst: Addr) -> Option<u8> {
+        self.routes.get(&dst).filter(|r| r.active(now)).map(|r| r.hops)
+    }
+
+    /// A data packet from `src` to `dst` needs a next hop. `prev_hop` is `None` when this node
+    /// originated it, the neighbour it came from when forwarding.
+    ///
+    /// * Valid route: the lifetimes of the routes to `src`, `dst`, the previous hop and the next
+    ///   hop become at least now + ACTIVE_ROUTE_TIMEOUT (§6.2) and the packet is forwarded.
+    /// * Originated, no route: the packet is buffered and a route discovery starts, or the
+    ///   packet joins the one in progress (§6.3, §6.4).
+    /// * Forwarded, no route: the packet is dropped and an RERR is sent (§6.11 case (ii)).
+    pub fn route_output(
+        &mut self,
+        now: SimTime,
+        prev_hop: Option<Addr>,
+        src: Addr,
+        dst: Addr,
+        packet: P,
+    ) -> RouteResult<P> {
+        if let Some(p) = prev_hop {
+            self.heard(now, p);
+        }
+        let art = self.cfg.active_route_timeout;
+        if let Some(r) = self.routes.get_mut(&dst) {
+            if r.active(now) {
+                // RFC 3561 §6.2: refresh the routes used by the packet.
+                let next_hop = r.next_hop;
+                r.expiry = r.expiry.max(now + art);
+                let first_use = !r.data_used;
+                r.data_used = true;
+                self.refresh(now, next_hop);
+                if src != self.addr {
+                    self.refresh(now, src);
+                }
+                if let Some(p) = prev_hop {
+                    self.refresh(now, p);
+                }
+                if first_use {
+                    self.arm_hello(now);
+                }
+                return RouteResult::Forward { next_hop, packet };
+            }
+        }
+        if prev_hop.is_some() {
+            // RFC 3561 §6.11 case (ii): no active route for a packet we should forward.
+            self.stats.data_dropped_no_route += 1;
+            self.rerr_no_route(now, prev_hop, dst);
+            return RouteResult::Drop {
+                packet,
+                reason: DropReason::NoRoute,
+            };
+        }
+        let result = if self.cfg.buffer_limit == 0 {
+            self.stats.data_dropped_no_route += 1;
+            RouteResult::Drop {
+                packet,
+                reason: DropReason::NoRoute,
+            }
+        } else {
+            if self.buffer.len() >= self.cfg.buffer_limit {
+                let old = self.buffer.pop_front().expect("full buffer");
+                self.drop_packet(old.packet);
+            }
+            self.buffer.push_back(Buffered { dst, at: now, packet });
+            self.stats.data_buffered += 1;
+            RouteResult::Buffered
+        };
+        if !self.discoveries.contains_key(&dst) {
+            self.start_discovery(now, dst);
+        }
+        result
+    }
+
+    /// A data packet for this node arrived from `prev_hop`, originated by `src`: refresh the
+    /// routes back to `src` and to `prev_hop` (§6.2).
+    pub fn on_data_delivered(&mut self, now: SimTime, prev_hop: Addr, src: Addr) {
+        self.heard(now, prev_hop);
+        self.refresh(now, src);
+        self.refresh(now, prev_hop);
+    }
+
+    /// An AODV message arrived from neighbour `from` (the IP source of this hop) with IP TTL
+    /// `ttl` in its header.
+    pub fn on_message(&mut self, now: SimTime, from: Addr, ttl: u8, msg: &Message) {
+        if from == self.addr {
+            return;
+        }
+        self.heard(now, from);
+        match msg {
+            Message::Rreq(q) => self.on_rreq(now, from, ttl, q),
+            Message::Rrep(p) => self.on_rrep(now, from, ttl, p),
+            Message::Rerr(e) => self.on_rerr(now, from, e),
+            Message::RrepAck => {
+                // RFC 3561 §6.8: the link to `from` works in both directions.
+                self.stats.rrep_ack_received += 1;
+                self.ack_wait.remove(&from);
+            }
+        }
+    }
+
+    /// The MAC gave up on a unicast frame to `next_hop`. With link-layer detection this is a
+    /// link break (§6.11 case (i)): routes through `next_hop` become invalid, their precursors
+    /// get an RERR, and a [`AodvEvent::LinkBroken`] follows. If the frame was an RREP
+    /// (`is_rrep`), `next_hop` is also blacklisted for BLACKLIST_TIMEOUT (§6.8, as ns-2 does).
+    pub fn on_link_failure(&mut self, now: SimTime, next_hop: Addr, is_rrep: bool) {
+        if is_rrep {
+            self.blacklist.insert(next_hop, now + self.cfg.blacklist_timeout);
+        }
+        if self.cfg.link_layer_detection {
+            self.link_break(now, next_hop);
+        }
+    }
+
+    /// The next control message due at `now`, if any.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Outgoing> {
+        if self.tx.peek()?.at > now {
+            return None;
+        }
+        let p = self.tx.pop()?;
+        let fwd = p.origin == Origin::Forwarded;
+        let s = &mut self.stats;
+        match p.out.msg.kind() {
+            MessageKind::Rreq if fwd => s.rreq_forwarded += 1,
+            MessageKind::Rreq => s.rreq_originated += 1,
+            MessageKind::Rrep if fwd => s.rrep_forwarded += 1,
+            MessageKind::Rrep => s.rrep_originated += 1,
+            MessageKind::Rerr if fwd => s.rerr_forwarded += 1,
+            MessageKind::Rerr => s.rerr_originated += 1,
+            MessageKind::RrepAck => s.rrep_ack_sent += 1,
+            MessageKind::Hello => s.hello_sent += 1,
+        }
+        if p.out.dest == LinkDest::Broadcast {
+            self.last_bcast = Some(now);
+        }
+        Some(p.out)
+    }
+
+    /// The next event for the engine, if any.
+    pub fn poll_event(&mut self) -> Option<AodvEvent<P>> {
+        self.events.pop_front()
+    }
+
+    /// When [`Aodv::on_timeout`] should next be called, if ever.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        let mut t = self.next_sweep;
+        if let Some(p) = self.tx.peek() {
+            t = t.min(p.at);
+        }
+        for d in self.discoveries.values() {
+            t = t.min(d.deadline);
+        }
+        if let Some(b) = self.buffer.front() {
+            t = t.min(b.at + self.cfg.buffer_timeout);
+        }
+        if let Some(h) = self.hello_at {
+            t = t.min(h);
+        }
+        for &w in self.ack_wait.values() {
+            t = t.min(w);
+        }
+        (t != SimTime::NEVER).then_some(t)
+    }
+
+    /// Handles every timer due at `now`. Safe to call early or spuriously.
+    pub fn on_timeout(&mut self, now: SimTime) {
+        // Route discoveries (§6.3, §6.4).
+        let mut due = std::mem::take(&mut self.scratch);
+        due.clear();
+        due.extend(
+            self.discoveries
+                .iter()
+                .filter(|(_, d)| d.deadline <= now)
+                .map(|(&a, _)| a),
+        );
+        for &dst in &due {
+            if self.discoveries.contains_key(&dst) {
+                self.discovery_timeout(now, dst);
+            }
+        }
+        // Buffered packets that waited too long.
+        while self
+            .buffer
+            .front()
+            .is_some_and(|b| b.at + self.cfg.buffer_timeout <= now)
+        {
+            let b = self.buffer.pop_front().expect("non-empty");
+            self.drop_packet(b.packet);
+        }
+        // RREP-ACKs that did not come (§6.8).
+        due.clear();
+        due.extend(self.ack_wait.iter().filter(|(_, &t)| t <= now).map(|(&a, _)| a));
+        for &a in &due {
+            self.ack_wait.remove(&a);
+            self.blacklist.insert(a, now + self.cfg.blacklist_timeout);
+        }
+        due.clear();
+        self.scratch = due;
+        if self.next_sweep <= now {
+            self.sweep(now);
+        }
+        if self.hello_at.is_some_and(|h| h <= now) {
+            self.hello_tick(now);
+        }
+    }
+
+    // ----- RREQ (§6.3–§6.5) -----
+
+    fn start_discovery(&mut self, now: SimTime, dst: Addr) {
+        let max = self.cfg.max_ttl();
+        // RFC 3561 §6.4: start from the last known hop count + TTL_INCREMENT if there is one.
+        let mut ttl = self.cfg.ttl_start;
+        if let Some(r) = self.routes.get(&dst) {
+            ttl = ttl.max(r.hops.saturating_add(self.cfg.ttl_increment));
+        }
+        if ttl > self.cfg.ttl_threshold {
+            ttl = max;
+        }
+        self.stats.discoveries_started += 1;
+        self.discoveries.insert(
+            dst,
+            Discovery {
+                started: now,
+                ttl,
+                nw_sent: 0,
+                deadline: now,
+                sent: false,
+            },
+        );
+        self.try_send_rreq(now, dst);
+    }
+
+    /// Sends the RREQ for the discovery's current TTL, or postpones it (RREQ_RATELIMIT, §6.3).
+    fn try_send_rreq(&mut self, now: SimTime, dst: Addr) {
+        let Some(ttl) = self.discoveries.get(&dst).map(|d| d.ttl) else {
+            return;
+        };
+        let allowed = rate_next_allowed(&mut self.rreq_times, self.cfg.rreq_ratelimit, now);
+        if allowed > now {
+            let d = self.discoveries.get_mut(&dst).expect("present");
+            d.deadline = allowed;
+            d.sent = false;
+            return;
+        }
+        if self.cfg.rreq_ratelimit > 0 {
+            self.rreq_times.push_back(now);
+        }
+        // RFC 3561 §6.1 (a), §6.3: new own sequence number and RREQ ID for every RREQ.
+        self.seq = self.seq.wrapping_add(1);
+        self.rreq_id = self.rreq_id.wrapping_add(1);
+        let (dst_seq, unknown_seq) = match self.routes.get(&dst) {
+            Some(r) if r.valid_seq => (r.seq, false),
+            _ => (0, true),
+        };
+        let rreq = Rreq {
+            join: false,
+            repair: false,
+            gratuitous: self.cfg.gratuitous_rrep,
+            dest_only: self.cfg.dest_only,
+            unknown_seq,
+            hop_count: 0,
+            rreq_id: self.rreq_id,
+            dst,
+            dst_seq,
+            orig: self.addr,
+            orig_seq: self.seq,
+        };
+        // RFC 3561 §6.3: remember our own RREQ so that echoes are discarded.
+        self.remember_rreq(now, self.addr, self.rreq_id);
+        let jitter = self.jitter();
+        let cfg = &self.cfg;
+        let d = self.discoveries.get_mut(&dst).expect("present");
+        let wait = if ttl >= cfg.max_ttl() {
+            d.nw_sent += 1;
+            let k = d.nw_sent as u64;
+            let ntt = cfg.net_traversal_time.0;
+            match cfg.rreq_backoff {
+                // RFC 3561 §6.3: binary exponential backoff of the wait.
+                RreqBackoff::BinaryExponential => ntt.saturating_mul(1u64 << (k - 1).min(63)),
+                RreqBackoff::Linear => ntt.saturating_mul(k),
+            }
+        } else {
+            // RFC 3561 §6.4: RING_TRAVERSAL_TIME.
+            cfg.ring_traversal_time(ttl).0
+        };
+        let wait = SimDuration(wait.min(cfg.max_rreq_timeout.0));
+        d.deadline = now + jitter + wait;
+        d.sent = true;
+        self.queue(
+            now + jitter,
+            LinkDest::Broadcast,
+            ttl,
+            Message::Rreq(rreq),
+            Origin::Originated,
+        );
+    }
+
+    fn discovery_timeout(&mut self, now: SimTime, dst: Addr) {
+        if self.lookup(now, dst).is_some() {
+            self.route_became_valid(now, dst);
+            return;
+        }
+        let max = self.cfg.max_ttl();
+        let d = self.discoveries.get_mut(&dst).expect("present");
+        if !d.sent {
+            self.try_send_rreq(now, dst);
+        } else if d.ttl >= max {
+            // RFC 3561 §6.3: at most RREQ_RETRIES more RREQs at TTL = NET_DIAMETER.
+            if d.nw_sent > self.cfg.rreq_retries {
+                self.discovery_failed(dst);
+            } else {
+                self.try_send_rreq(now, dst);
+            }
+        } else {
+            // RFC 3561 §6.4: widen the ring; beyond TTL_THRESHOLD go network-wide.
+            let t = d.ttl.saturating_add(self.cfg.ttl_increment);
+            d.ttl = if t > self.cfg.ttl_threshold { max } else { t };
+            self.try_send_rreq(now, dst);
+        }
+    }
+
+    fn discovery_failed(&mut self, dst: Addr) {
+        self.discoveries.remove(&dst);
+        self.stats.discoveries_failed += 1;
+        self.events.push_back(AodvEvent::DiscoveryFailed { dst });
+        for _ in 0..self.buffer.len() {
+            let b = self.buffer.pop_front().expect("counted");
+            if b.dst == dst {
+                self.drop_packet(b.packet);
+            } else {
+                self.buffer.push_back(b);
+            }
+        }
+    }
+
+    fn remember_rreq(&mut self, now: SimTime, orig: Addr, id: u32) {
+        let until = now + self.cfg.path_discovery_time;
+        self.seen.insert((orig, id), until);
+        self.seen_order.push_back((until, orig, id));
+    }
+
+    /// Whether (orig, id) was seen within PATH_DISCOVERY_TIME (§6.5); purges old entries.
+    fn seen_recently(&mut self, now: SimTime, orig: Addr, id: u32) -> bool {
+        while let Some(&(t, o, i)) = self.seen_order.front() {
+            if t > now {
+                break;
+            }
+            self.seen_order.pop_front();
+            if self.seen.get(&(o, i)) == Some(&t) {
+                self.seen.remove(&(o, i));
+            }
+        }
+        self.seen.contains_key(&(orig, id))
+    }
+
+    fn on_rreq(&mut self, now: SimTime, from: Addr, ttl: u8, q: &Rreq) {
+        self.stats.rreq_received += 1;
+        // RFC 3561 §6.8: ignore RREQs from a blacklisted neighbour.
+        if let Some(&until) = self.blacklist.get(&from) {
+            if until > now {
+                self.stats.rreq_blacklisted += 1;
+                return;
+            }
+            self.blacklist.remove(&from);
+        }
+        // RFC 3561 §6.5: first a route to the previous hop (no valid sequence number) ...
+        self.neighbour_route(now, from);
+        // ... then keep only the first copy of each (originator, RREQ ID).
+        if q.orig == self.addr || self.seen_recently(now, q.orig, q.rreq_id) {
+            self.stats.rreq_duplicates += 1;
+            return;
+        }
+        self.remember_rreq(now, q.orig, q.rreq_id);
+        // RFC 3561 §6.5: reverse route to the originator.
+        let hops = q.hop_count.saturating_add(1);
+        let rev_expiry = match self.cfg.rev_route_life {
+            Some(d) => now + d,
+            None => {
+                // MinimalLifetime = now + 2·NET_TRAVERSAL_TIME − 2·HopCount·NODE_TRAVERSAL_TIME.
+                let plus = 2 * self.cfg.net_traversal_time.0;
+                let minus = 2 * hops as u64 * self.cfg.node_traversal_time.0;
+                now + SimDuration(plus.saturating_sub(minus))
+            }
+        };
+        self.offer_route(now, q.orig, from, hops, q.orig_seq, rev_expiry, true);
+        let rev_next = self.lookup(now, q.orig).unwrap_or(from);
+
+        if q.dst == self.addr {
+            // RFC 3561 §6.6.1 and §6.1: the destination answers with its own sequence number,
+            // raised to the one in the RREQ if that is newer.
+            if !q.unknown_seq && seq_newer(q.dst_seq, self.seq) {
+                self.seq = q.dst_seq;
+            }
+            let rrep = Rrep {
+                repair: false,
+                ack_required: self.cfg.rrep_ack,
+                prefix_size: 0,
+                hop_count: 0,
+                dst: self.addr,
+                dst_seq: self.seq,
+                orig: q.orig,
+                lifetime_ms: to_ms(self.cfg.my_route_timeout),
+            };
+            let ttl = self.cfg.max_ttl();
+            self.send_rrep(now, rev_next, ttl, rrep, Origin::Originated);
+            return;
+        }
+
+        // RFC 3561 §6.6.2: an intermediate node with a fresh enough active route answers,
+        // unless the D flag is set.
+        let fresh = self.routes.get(&q.dst).filter(|r| {
+            !q.dest_only
+                && r.active(now)
+                && r.valid_seq
+                && (q.unknown_seq || seq_at_least(r.seq, q.dst_seq))
+                && r.next_hop != from
+        });
+        if let Some(r) = fresh {
+            let (fwd_next, fwd_hops, fwd_seq, fwd_expiry) = (r.next_hop, r.hops, r.seq, r.expiry);
+            if let Some(r) = self.routes.get_mut(&q.dst) {
+                r.add_precursor(rev_next);
+            }
+            let (rev_hops, rev_expiry) = match self.routes.get_mut(&q.orig) {
+                Some(r) => {
+                    r.add_precursor(fwd_next);
+                    (r.hops, r.expiry)
+                }
+                None => (hops, now),
+            };
+            self.arm_hello(now);
+            let rrep = Rrep {
+                repair: false,
+                ack_required: self.cfg.rrep_ack,
+                prefix_size: 0,
+                hop_count: fwd_hops,
+                dst: q.dst,
+                dst_seq: fwd_seq,
+                orig: q.orig,
+                lifetime_ms: to_ms(fwd_expiry.saturating_since(now)),
+            };
+            let ttl = self.cfg.max_ttl();
+            self.send_rrep(now, rev_next, ttl, rrep, Origin::Originated);
+            if q.gratuitous {
+                // RFC 3561 §6.6.3: tell the destination about the route to the originator.
+                let grat = Rrep {
+                    repair: false,
+                    ack_required: self.cfg.rrep_ack,
+                    prefix_size: 0,
+                    hop_count: rev_hops,
+                    dst: q.orig,
+                    dst_seq: q.orig_seq,
+                    orig: q.dst,
+                    lifetime_ms: to_ms(rev_expiry.saturating_since(now)),
+                };
+                self.send_rrep(now, fwd_next, ttl, grat, Origin::Originated);
+            }
+            return;
+        }
+
+        // RFC 3561 §6.5: rebroadcast with TTL − 1, hop count + 1 and the newest known
+        // destination sequence number.
+        if ttl > 1 {
+            let mut f = q.clone();
+            f.hop_count = hops;
+            if let Some(r) = self.routes.get(&q.dst) {
+                if r.valid_seq && (f.unknown_seq || seq_newer(r.seq, f.dst_seq)) {
+                    f.dst_seq = r.seq;
+                    f.unknown_seq = false;
+                }
+            }
+            self.broadcast(now, ttl - 1, Message::Rreq(f), Origin::Forwarded);
+        }
+    }
+
+    // ----- RREP (§6.6, §6.7, §6.9) -----
+
+    fn send_rrep(&mut self, now: SimTime, to: Addr, ttl: u8, rrep: Rrep, origin: Origin) {
+        if rrep.ack_required {
+            // RFC 3561 §6.8: expect an RREP-ACK within NEXT_HOP_WAIT.
+            self.ack_wait.insert(to, now + self.cfg.next_hop_wait);
+        }
+        self.queue(now, LinkDest::Unicast(to), ttl, Message::Rrep(rrep), origin);
+    }
+
+    fn on_rrep(&mut self, now: SimTime, from: Addr, ttl: u8, p: &Rrep) {
+        if p.dst == p.orig && p.hop_count == 0 {
+            self.on_hello(now, from, p);
+            return;
+        }
+        self.stats.rrep_received += 1;
+        if p.ack_required {
+            // RFC 3561 §5.4, §6.7: acknowledge to the sender.
+            self.queue(now, LinkDest::Unicast(from), 1, Message::RrepAck, Origin::Originated);
+        }
+        // RFC 3561 §6.7: route to the previous hop, then the forward route.
+        self.neighbour_route(now, from);
+        if p.dst == self.addr {
+            return;
+        }
+        let hops = p.hop_count.saturating_add(1);
+        let expiry = now + SimDuration::from_millis(p.lifetime_ms as u64);
+        if !self.offer_route(now, p.dst, from, hops, p.dst_seq, expiry, false) {
+            return;
+        }
+        if p.orig == self.addr || ttl <= 1 {
+            return;
+        }
+        // RFC 3561 §6.7: forward along the reverse route.
+        let Some(rev_next) = self.lookup(now, p.orig) else {
+            return;
+        };
+        if rev_next == from {
+            return;
+        }
+        let art = self.cfg.active_route_timeout;
+        if let Some(r) = self.routes.get_mut(&p.dst) {
+            r.add_precursor(rev_next);
+        }
+        if let Some(r) = self.routes.get_mut(&p.orig) {
+            r.expiry = r.expiry.max(now + art);
+            r.add_precursor(from);
+        }
+        if let Some(r) = self.routes.get_mut(&from) {
+            r.add_precursor(rev_next);
+        }
+        self.arm_hello(now);
+        let mut f = p.clone();
+        f.hop_count = hops;
+        f.ack_required = self.cfg.rrep_ack;
+        self.send_rrep(now, rev_next, ttl - 1, f, Origin::Forwarded);
+    }
+
+    fn on_hello(&mut self, now: SimTime, from: Addr, p: &Rrep) {
+        self.stats.hello_received += 1;
+        if p.dst != from {
+            return;
+        }
+        // RFC 3561 §6.9: an active route to the neighbour for ALLOWED_HELLO_LOSS·HELLO_INTERVAL
+        // with the HELLO's sequence number.
+        let expiry = now + self.hello_life();
+        let newly = match self.routes.get_mut(&from) {
+            Some(r) => {
+                let newly = !r.active(now);
+                r.next_hop = from;
+                r.hops = 1;
+                r.valid = true;
+                r.expiry = if newly { expiry } else { r.expiry.max(expiry) };
+                r.seq = p.dst_seq;
+                r.valid_seq = true;
+                newly
+            }
+            None => {
+                self.routes.insert(
+                    from,
+                    Route {
+                        next_hop: from,
+                        hops: 1,
+                        seq: p.dst_seq,
+                        valid_seq: true,
+                        valid: true,
+                        expiry,
+                        precursors: Vec::new(),
+                        data_used: false,
+                    },
+                );
+                true
+            }
+        };
+        self.arm_sweep(expiry);
+        if self.cfg.hello {
+            self.neighbors.insert(from, now);
+        }
+        if newly {
+            self.route_became_valid(now, from);
+        }
+    }
+
+    fn hello_life(&self) -> SimDuration {
+        SimDuration(self.cfg.allowed_hello_loss as u64 * self.cfg.hello_interval.0)
+    }
+
+    fn arm_hello(&mut self, now: SimTime) {
+        if self.cfg.hello && self.hello_at.is_none() {
+            self.hello_at = Some(now + self.cfg.hello_interval);
+        }
+    }
+
+    fn hello_tick(&mut self, now: SimTime) {
+        let interval = self.cfg.hello_interval;
+        // RFC 3561 §6.9: only while part of an active route.
+        let active = self
+            .routes
+            .values()
+            .any(|r| r.active(now) && (r.hops > 1 || !r.precursors.is_empty() || r.data_used));
+        if !active {
+            self.hello_at = None;
+            return;
+        }
+        // RFC 3561 §6.9: no HELLO if we broadcast something within the last HELLO_INTERVAL.
+        if let Some(lb) = self.last_bcast {
+            if lb + interval > now {
+                self.hello_at = Some(lb + interval);
+                return;
+            }
+        }
+        let hello = Rrep {
+            repair: false,
+            ack_required: false,
+            prefix_size: 0,
+            hop_count: 0,
+            dst: self.addr,
+            dst_seq: self.seq,
+            orig: self.addr,
+            lifetime_ms: to_ms(self.hello_life()),
+        };
+        self.broadcast(now, 1, Message::Rrep(hello), Origin::Originated);
+        self.hello_at = Some(now + interval);
+    }
+
+    // ----- Route table (§6.2) -----
+
+    /// Offers a route with a known destination sequence number. It is taken (§6.2, §6.7) if
+    /// there is no entry, the entry's sequence number is not valid, the offered one is newer,
+    /// or they are equal and the entry is inactive or longer. Returns whether it was taken.
+    /// `keep_longer`: the lifetime becomes max(existing, `expiry`) (§6.5) instead of `expiry`.
+    #[allow(clippy::too_many_arguments)]
+    fn offer_route(
+        &mut self,
+        now: SimTime,
+        dst: Addr,
+        next_hop: Addr,
+        hops: u8,
+        seq: u32,
+        expiry: SimTime,
+        keep_longer: bool,
+    ) -> bool {
+        if dst == self.addr {
+            return false;
+        }
+        let take = match self.routes.get(&dst) {
+            None => true,
+            Some(r) => !r.valid_seq || seq_newer(seq, r.seq) || (seq == r.seq && (!r.active(now) || hops < r.hops)),
+        };
+        if !take {
+            if keep_longer {
+                if let Some(r) = self.routes.get_mut(&dst) {
+                    if r.active(now) && r.expiry < expiry {
+                        r.expiry = expiry;
+                    }
+                }
+            }
+            return false;
+        }
+        let r = self.routes.entry(dst).or_insert_with(|| Route {
+            next_hop,
+            hops,
+            seq,
+            valid_seq: true,
+            valid: false,
+            expiry: now,
+            precursors: Vec::new(),
+            data_used: false,
+        });
+        let was_active = r.active(now);
+        r.next_hop = next_hop;
+        r.hops = hops;
+        r.seq = seq;
+        r.valid_seq = true;
+        r.valid = true;
+        r.expiry = if keep_longer && was_active {
+            r.expiry.max(expiry)
+        } else {
+            expiry
+        };
+        let e = r.expiry;
+        self.arm_sweep(e);
+        if hops > 1 {
+            self.arm_hello(now);
+        }
+        self.route_became_valid(now, dst);
+        true
+    }
+
+    /// RFC 3561 §6.5, §6.7: a route to a neighbour heard directly, without a valid sequence
+    /// number (an existing one is kept), lifetime at least ACTIVE_ROUTE_TIMEOUT.
+    fn neighbour_route(&mut self, now: SimTime, nb: Addr) {
+        if nb == self.addr {
+            return;
+        }
+        let expiry = now + self.cfg.active_route_timeout;
+        let newly = match self.routes.get_mut(&nb) {
+            Some(r) => {
+                let newly = !r.active(now);
+                r.next_hop = nb;
+                r.hops = 1;
+                r.valid = true;
+                r.expiry = if newly { expiry } else { r.expiry.max(expiry) };
+                newly
+            }
+            None => {
+                self.routes.insert(
+                    nb,
+                    Route {
+                        next_hop: nb,
+                        hops: 1,
+                        seq: 0,
+                        valid_seq: false,
+                        valid: true,
+                        expiry,
+                        precursors: Vec::new(),
+                        data_used: false,
+                    },
+                );
+                true
+            }
+        };
+        self.arm_sweep(expiry);
+        if newly {
+            self.route_became_valid(now, nb);
+        }
+    }
+
+    /// RFC 3561 §6.2: an active route's lifetime becomes at least now + ACTIVE_ROUTE_TIMEOUT.
+    #[inline]
+    fn refresh(&mut self, now: SimTime, a: Addr) {
+        if let Some(r) = self.routes.get_mut(&a) {
+            if r.active(now) {
+                r.expiry = r.expiry.max(now + self.cfg.active_route_timeout);
+            }
+        }
+    }
+
+    /// Something was heard from `a` (HELLO link monitoring, §6.9).
+    #[inline]
+    fn heard(&mut self, now: SimTime, a: Addr) {
+        if let Some(t) = self.neighbors.get_mut(&a) {
+            *t = (*t).max(now);
+        }
+    }
+
+    fn arm_sweep(&mut self, t: SimTime) {
+        if t < self.next_sweep {
+            self.next_sweep = t;
+        }
+    }
+
+    /// A route to `dst` may have become valid: complete its discovery and release its packets.
+    fn route_became_valid(&mut self, now: SimTime, dst: Addr) {
+        if self.discoveries.is_empty() && self.buffer.is_empty() {
+            return;
+        }
+        let Some(next_hop) = self.lookup(now, dst) else {
+            return;
+        };
+        if let Some(d) = self.discoveries.remove(&dst) {
+            self.stats.discoveries_succeeded += 1;
+            self.events.push_back(AodvEvent::RouteFound {
+                dst,
+                latency: now.saturating_since(d.started),
+            });
+        }
+        for _ in 0..self.buffer.len() {
+            let b = self.buffer.pop_front().expect("counted");
+            if b.dst == dst {
+                self.events.push_back(AodvEvent::Release {
+                    packet: b.packet,
+                    next_hop,
+                });
+            } else {
+                self.buffer.push_back(b);
+            }
+        }
+    }
+
+    /// Expired routes become invalid (kept DELETE_PERIOD), invalid ones past it are deleted,
+    /// silent HELLO neighbours are link breaks; recomputes `next_sweep`.
+    fn sweep(&mut self, now: SimTime) {
+        let dp = self.cfg.delete_period;
+        let mut next = SimTime::NEVER;
+        self.routes.retain(|_, r| {
+            if r.valid && r.expiry <= now {
+                // RFC 3561 §6.11: an expired route is invalid and deleted after DELETE_PERIOD.
+                r.valid = false;
+                r.expiry = r.expiry + dp;
+            }
+            if !r.valid && r.expiry <= now {
+                return false;
+            }
+            next = next.min(r.expiry);
+            true
+        });
+        let mut lost = std::mem::take(&mut self.scratch);
+        lost.clear();
+        let life = self.hello_life();
+        for (&a, &t) in &self.neighbors {
+            let deadline = t + life;
+            if deadline <= now {
+                lost.push(a);
+            } else {
+                next = next.min(deadline);
+            }
+        }
+        self.next_sweep = next;
+        for &a in &lost {
+            // RFC 3561 §6.9: nothing heard for ALLOWED_HELLO_LOSS·HELLO_INTERVAL.
+            self.neighbors.remove(&a);
+            self.link_break(now, a);
+        }
+        lost.clear();
+        self.scratch = lost;
+    }
+
+    // ----- Link breaks and RERR (§6.11) -----
+
+    /// RFC 3561 §6.11 case (i): the link to `nb` is broken.
+    fn link_break(&mut self, now: SimTime, nb: Addr) {
+        self.stats.link_breaks += 1;
+        let dp = self.cfg.delete_period;
+        let mut dests = Vec::new();
+        let mut recipients: Vec<Addr> = Vec::new();
+        for (&d, r) in self.routes.iter_mut() {
+            if !(r.valid && r.next_hop == nb) {
+                continue;
+            }
+            let was_active = r.active(now);
+            // RFC 3561 §6.11 (1)–(3): increment the sequence number, invalidate, keep the entry
+            // for DELETE_PERIOD.
+            if r.valid_seq {
+                r.seq = r.seq.wrapping_add(1);
+            }
+            r.valid = false;
+            r.expiry = now + dp;
+            if was_active && !r.precursors.is_empty() {
+                dests.push((d, r.seq));
+                for &p in &r.precursors {
+                    if !recipients.contains(&p) {
+                        recipients.push(p);
+                    }
+                }
+            }
+            r.precursors.clear();
+        }
+        self.arm_sweep(now + dp);
+        self.neighbors.remove(&nb);
+        recipients.retain(|&p| p != nb);
+        self.send_rerr(now, dests, &recipients, Origin::Originated);
+        self.events.push_back(AodvEvent::LinkBroken { next_hop: nb });
+    }
+
+    /// RFC 3561 §6.11 case (ii): a data packet for `dst` to forward and no active route.
+    fn rerr_no_route(&mut self, now: SimTime, prev_hop: Option<Addr>, dst: Addr) {
+        let (seq, mut recipients) = match self.routes.get_mut(&dst) {
+            Some(r) => (r.seq, std::mem::take(&mut r.precursors)),
+            None => (0, Vec::new()),
+        };
+        if let Some(p) = prev_hop {
+            if !recipients.contains(&p) {
+                recipients.push(p);
+            }
+        }
+        self.send_rerr(now, vec![(dst, seq)], &recipients, Origin::Originated);
+    }
+
+    /// RFC 3561 §6.11 case (iii): an RERR from neighbour `from`.
+    fn on_rerr(&mut self, now: SimTime, from: Addr, e: &Rerr) {
+        self.stats.rerr_received += 1;
+        if e.no_delete {
+            return;
+        }
+        let dp = self.cfg.delete_period;
+        let mut dests = Vec::new();
+        let mut recipients: Vec<Addr> = Vec::new();
+        for &(d, s) in &e.unreachable {
+            let Some(r) = self.routes.get_mut(&d) else {
+                continue;
+            };
+            if !(r.valid && r.next_hop == from) {
+                continue;
+            }
+            let was_active = r.active(now);
+            // Copy the sequence number from the RERR (never going back).
+            if !r.valid_seq || seq_newer(s, r.seq) {
+                r.seq = s;
+            }
+            r.valid_seq = true;
+            r.valid = false;
+            r.expiry = now + dp;
+            if was_active && !r.precursors.is_empty() {
+                dests.push((d, r.seq));
+                for &p in &r.precursors {
+                    if !recipients.contains(&p) {
+                        recipients.push(p);
+                    }
+                }
+            }
+            r.precursors.clear();
+        }
+        self.arm_sweep(now + dp);
+        recipients.retain(|&p| p != from);
+        self.send_rerr(now, dests, &recipients, Origin::Forwarded);
+    }
+
+    /// Sends an RERR for `dests` to `recipients`: unicast to a single one, broadcast otherwise
+    /// (§6.11); at most RERR_RATELIMIT per second.
+    fn send_rerr(&mut self, now: SimTime, dests: Vec<(Addr, u32)>, recipients: &[Addr], origin: Origin) {
+        if dests.is_empty() || recipients.is_empty() {
+            return;
+        }
+        if rate_next_allowed(&mut self.rerr_times, self.cfg.rerr_ratelimit, now) > now {
+            self.stats.rerr_rate_limited += 1;
+            return;
+        }
+        if self.cfg.rerr_ratelimit > 0 {
+            self.rerr_times.push_back(now);
+        }
+        for chunk in dests.chunks(255) {
+            let msg = Message::Rerr(Rerr {
+                no_delete: false,
+                unreachable: chunk.to_vec(),
+            });
+            if let [one] = recipients {
+                self.queue(now, LinkDest::Unicast(*one), 1, msg, origin);
+            } else {
+                self.broadcast(now, 1, msg, origin);
+            }
+        }
+    }
+
+    // ----- Output -----
+
+    fn drop_packet(&mut self, packet: P) {
+        self.stats.data_dropped_no_route += 1;
+        self.events.push_back(AodvEvent::Drop {
+            packet,
+            reason: DropReason::NoRoute,
+        });
+    }
+
+    /// Uniform in [0, broadcast_jitter).
+    fn jitter(&mut self) -> SimDuration {
+        let j = self.cfg.broadcast_jitter.0;
+        if j == 0 {
+            SimDuration::ZERO
+        } else {
+            SimDuration((self.rng.uniform() * j as f64) as u64)
+        }
+    }
+
+    fn broadcast(&mut self, now: SimTime, ttl: u8, msg: Message, origin: Origin) {
+        let at = now + self.jitter();
+        self.queue(at, LinkDest::Broadcast, ttl, msg, origin);
+    }
+
+    fn queue(&mut self, at: SimTime, dest: LinkDest, ttl: u8, msg: Message, origin: Origin) {
+        self.tx_seq += 1;
+        self.tx.push(Pending {
+            at,
+            seq: self.tx_seq,
+            origin,
+            out: Outgoing { dest, ttl, msg },
+        });
+    }
+}

@@ -1,0 +1,61 @@
+//! The route table entry (RFC 3561 §6.2) and sequence number arithmetic (§6.1).
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use tpsim_core::SimTime;
+
+use crate::Addr;
+
+/// A `HashMap` with a fixed hasher, so that iteration order (and hence the order of messages
+/// and random draws) is the same in every run.
+pub(crate) type Map<K, V> = HashMap<K, V, BuildHasherDefault<DefaultHasher>>;
+
+/// `a` is newer than `b` in the circular sequence number space: (a − b) as i32 > 0 (§6.1).
+#[inline]
+pub(crate) fn seq_newer(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// `a` is at least as new as `b` (§6.1, signed 32-bit comparison).
+#[inline]
+pub(crate) fn seq_at_least(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) >= 0
+}
+
+/// One route table entry (§6.2).
+#[derive(Clone, Debug)]
+pub(crate) struct Route {
+    /// Next hop toward the destination.
+    pub next_hop: Addr,
+    /// Hop count to the destination.
+    pub hops: u8,
+    /// Destination sequence number.
+    pub seq: u32,
+    /// The "valid destination sequence number" flag.
+    pub valid_seq: bool,
+    /// Route state: valid (active while `expiry` is in the future) or invalid.
+    pub valid: bool,
+    /// Valid route: end of its lifetime. Invalid route: when it is deleted.
+    pub expiry: SimTime,
+    /// Neighbours that forward through us toward this destination (§6.2).
+    pub precursors: Vec<Addr>,
+    /// The route has carried data (a reason to send HELLOs, §6.9).
+    pub data_used: bool,
+}
+
+impl Route {
+    /// A valid route whose lifetime has not run out.
+    #[inline]
+    pub fn active(&self, now: SimTime) -> bool {
+        self.valid && self.expiry > now
+    }
+
+    /// Adds `a` to the precursor list unless already there.
+    pub fn add_precursor(&mut self, a: Addr) {
+        if !self.precursors.contains(&a) {
+            self.precursors.push(a);
+        }
+    }
+}
