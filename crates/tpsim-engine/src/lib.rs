@@ -21,6 +21,8 @@ pub mod trace;
 pub mod wifi;
 pub mod world;
 
+pub use world::CTRL_TYPES;
+
 pub use metrics::{DropReason, FlowRow, NetworkRow, RunResult, SeriesTable};
 pub use world::{RunOptions, World};
 

@@ -151,6 +151,8 @@ pub struct FlowRow {
     pub ack_overhead: Option<f64>,
     pub tx_segments: u64,
     pub rx_segments: u64,
+    /// Mean number of hops (links crossed) of the received segments.
+    pub hops_mean: Option<f64>,
     pub dropped_segments: u64,
     pub in_flight_segments: u64,
     pub buffered_packets: u64,
@@ -165,6 +167,13 @@ pub struct NetworkRow {
     pub mac_load: Option<f64>,
     pub drops: [u64; N_DROP_REASONS],
     pub routing_drops: u64,
+    /// Control messages sent by type, in the order of `routing::CTRL_TYPES` (rreq, rrep,
+    /// rerr, rrep_ack, hello, tc); every hop counted.
+    pub routing_by_type: [u64; 6],
+    /// Mean time from the start of a route discovery to its route, s (AODV).
+    pub route_discovery_latency_s: Option<f64>,
+    /// Route discoveries that gave up (AODV).
+    pub route_discoveries_failed: u64,
     pub jain_fairness: Option<f64>,
     pub data_delivered: u64,
     pub events: u64,

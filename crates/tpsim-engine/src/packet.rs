@@ -11,8 +11,11 @@ use tpsim_wire::Ipv4Repr;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PacketId(pub u32);
 
-/// Flow direction index for packets that belong to no flow (none yet: routing later).
+/// Flow direction index for packets that belong to no flow (routing control packets).
 pub const NO_DIR: u32 = u32::MAX;
+
+/// [`Packet::ctrl`] of a packet that carries no routing control message.
+pub const NO_CTRL: u32 = u32::MAX;
 
 /// A network-layer packet.
 #[derive(Clone, Copy, Debug)]
@@ -26,6 +29,17 @@ pub struct Packet {
     /// Link-layer destination chosen by routing at the last hop decision (wireless: the
     /// next-hop node), set by the sending node before the packet enters a device queue.
     pub link_dst: u32,
+    /// The routing control message carried (an index into the world's store of control
+    /// messages), or [`NO_CTRL`] for a data packet.
+    pub ctrl: u32,
+}
+
+impl Packet {
+    /// Whether the packet carries a routing control message.
+    #[inline]
+    pub fn is_ctrl(&self) -> bool {
+        self.ctrl != NO_CTRL
+    }
 }
 
 /// Arena of packets with reference counts.
@@ -35,6 +49,8 @@ pub struct PacketArena {
     refs: Vec<u32>,
     free: Vec<u32>,
     live: usize,
+    /// Control-message indices of freed packets, for the world to reuse.
+    freed_ctrl: Vec<u32>,
 }
 
 impl PacketArena {
@@ -69,7 +85,17 @@ impl PacketArena {
         if *r == 0 {
             self.free.push(id.0);
             self.live -= 1;
+            let c = self.slots[id.0 as usize].ctrl;
+            if c != NO_CTRL {
+                self.freed_ctrl.push(c);
+            }
         }
+    }
+
+    /// A control-message index whose last packet was freed, if any.
+    #[inline]
+    pub fn reclaim_ctrl(&mut self) -> Option<u32> {
+        self.freed_ctrl.pop()
     }
 
     /// The packet.

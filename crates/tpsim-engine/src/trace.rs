@@ -57,7 +57,16 @@ impl PcapTracer {
     /// kind (IEEE 802.11-2020 §9.3), for DATA frames LLC/SNAP (RFC 1042) and the IP packet,
     /// then the FCS (CRC-32). Written with LLC/SNAP under both size conventions so that
     /// dissectors decode down to IP.
-    pub fn write_wifi(&mut self, idx: u32, now: SimTime, f: &tpsim_mac::Frame, p: Option<&Packet>) {
+    /// `payload`: the real UDP payload of a routing control packet (AODV, OLSR), written
+    /// instead of zeros (and with a real UDP header under either size convention).
+    pub fn write_wifi(
+        &mut self,
+        idx: u32,
+        now: SimTime,
+        f: &tpsim_mac::Frame,
+        p: Option<&Packet>,
+        payload: Option<&[u8]>,
+    ) {
         use tpsim_mac::FrameKind;
         let mut b = std::mem::take(&mut self.buf);
         b.clear();
@@ -93,7 +102,7 @@ impl PcapTracer {
                 b.extend_from_slice(&(f.seq << 4).to_le_bytes());
                 b.extend_from_slice(&[0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00]);
                 if let Some(p) = p {
-                    emit_ip(&mut b, p);
+                    emit_ip(&mut b, p, payload);
                 }
             }
             FrameKind::Rts => b.extend_from_slice(&mac(f.src)),
@@ -115,7 +124,7 @@ impl PcapTracer {
         if self.writers[idx as usize].1 == Framing::Ppp {
             b.extend_from_slice(&PPP_PROTO_IPV4.to_be_bytes());
         }
-        emit_ip(&mut b, p);
+        emit_ip(&mut b, p, None);
         if let Err(e) = self.writers[idx as usize].0.write_packet(now.as_nanos(), &b) {
             self.error.get_or_insert(e);
         }
@@ -135,9 +144,18 @@ impl PcapTracer {
 }
 
 /// Appends the IP packet `p` as bytes: real IPv4 and transport headers with checksums, a
-/// zero payload (tpsim carries no application data).
-fn emit_ip(b: &mut Vec<u8>, p: &Packet) {
+/// zero payload (tpsim carries no application data) unless a UDP `payload` is given.
+fn emit_ip(b: &mut Vec<u8>, p: &Packet, payload: Option<&[u8]>) {
     let ip_start = b.len();
+    if let (Some(data), L4Header::Udp(h)) = (payload, p.seg.header) {
+        let total = IPV4_HEADER_LEN as usize + UDP_HEADER_LEN as usize + data.len();
+        b.resize(ip_start + total, 0);
+        let mut ip = p.ip;
+        ip.total_len = total as u16;
+        ip.emit(&mut b[ip_start..]);
+        h.emit(&ip, data, &mut b[ip_start + IPV4_HEADER_LEN as usize..]);
+        return;
+    }
     let total = (p.ip.total_len as usize).max(IPV4_HEADER_LEN as usize);
     b.resize(ip_start + total, 0);
     let mut ip = p.ip;

@@ -246,6 +246,18 @@ impl PriQueue {
     pub fn iter(&self) -> impl Iterator<Item = &PacketId> {
         self.q.iter()
     }
+    /// Removes and returns the packets for which `pred` holds, keeping the others in order.
+    pub fn remove_where(&mut self, mut pred: impl FnMut(PacketId) -> bool) -> Vec<PacketId> {
+        let mut out = Vec::new();
+        self.q.retain(|&id| {
+            let hit = pred(id);
+            if hit {
+                out.push(id);
+            }
+            !hit
+        });
+        out
+    }
 }
 
 /// One node's 802.11 interface.

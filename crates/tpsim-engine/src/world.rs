@@ -10,12 +10,16 @@ use crate::energy::EnergyModel;
 use crate::metrics::{
     jain, nearest_rank, DirStats, DropReason, FlowRow, NetworkRow, RunResult, SeriesTable, N_DROP_REASONS,
 };
-use crate::packet::{Packet, PacketArena, PacketId, NO_DIR};
+use crate::packet::{Packet, PacketArena, PacketId, NO_CTRL, NO_DIR};
+
+mod routing;
 use crate::trace::PcapTracer;
 use crate::wifi::{
     positions, wifi_addr, wifi_node, AirFrame, PriQueue, RadioParams, WifiChannel, WifiDevice, LLC_SNAP_LEN,
 };
 use crate::EngineError;
+use routing::RoutingState;
+pub use routing::CTRL_TYPES;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
@@ -51,6 +55,8 @@ enum Event {
     AirTxEnd { dev: u32, frame: u32 },
     /// Node `node` runs out of energy (skipped if `gen` is stale).
     EnergyDeath { node: u32, gen: u32 },
+    /// A node's routing protocol deadline (skipped if `gen` is stale).
+    RoutingTimer { node: u32, gen: u32 },
 }
 
 /// A route: destination prefix → (interface, next hop).
@@ -163,6 +169,8 @@ struct Dir {
     stats: DirStats,
     tx_segments: u64,
     rx_segments: u64,
+    /// Sum over received segments of the hops they took.
+    rx_hops: u64,
     /// Byte-stream message tracking (TCP); `None` for message transports.
     stream: Option<StreamTrack>,
     /// Total bytes of a finite transfer.
@@ -213,6 +221,8 @@ pub struct World {
     energy: Option<EnergyModel>,
     /// Every node's movement as at t = 0, for the positions time series.
     mobility_init: Option<Vec<crate::mobility::Mobility>>,
+    /// Ad hoc routing of radio nodes (scenarios with a radio).
+    routing: Option<RoutingState>,
 }
 
 /// Per-run options that are not part of the scenario.
@@ -423,7 +433,12 @@ impl World {
                 EnergyModel::new(n, e.initial.0, e.powers(), e.death, bins)
             }),
             mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
+            routing: sc.radio.as_ref().map(|_| {
+                let moving = mobility.iter().any(|m| m.max_speed() > 0.0);
+                RoutingState::new(sc, n, |i| key(OwnerKind::Node, i, Module::Routing), moving)
+            }),
         };
+        world.start_routing();
 
         // Flows: endpoint A at src, B at dst; a voip flow has a reverse direction B → A.
         for (fi, f) in sc.flows.iter().enumerate() {
@@ -526,6 +541,7 @@ impl World {
                     stats: DirStats::default(),
                     tx_segments: 0,
                     rx_segments: 0,
+                    rx_hops: 0,
                     stream: f.transport.is_tcp().then(StreamTrack::default),
                     total: f.app.bytes.filter(|_| f.app.kind == AppKind::Bulk).map(|b| b.0),
                     done_at: None,
@@ -674,6 +690,7 @@ impl World {
                     }
                     self.air_frame_done(frame);
                 }
+                Event::RoutingTimer { node, gen } => self.on_routing_timer(node, gen),
                 Event::EnergyDeath { node, gen } => {
                     if self.energy.as_ref().is_some_and(|e| e.nodes[node as usize].gen == gen) {
                         self.kill_node(node);
@@ -847,6 +864,7 @@ impl World {
                 seg,
                 dir,
                 link_dst: 0,
+                ctrl: NO_CTRL,
             });
             self.ip_output(node, id);
         }
@@ -943,7 +961,16 @@ impl World {
 
     /// Sends a packet originating at (or forwarded by) `node` out of the interface of its route.
     fn ip_output(&mut self, node: u32, id: PacketId) {
+        self.ip_output_from(node, id, None);
+    }
+
+    /// [`Self::ip_output`] for a packet received from neighbour `prev_hop` (radio forwarding).
+    fn ip_output_from(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
         let dst = self.packets.get(id).ip.dst;
+        if self.routing.as_ref().is_some_and(|r| r.dynamic()) && wifi_node(dst).is_some() {
+            self.route_dynamic(node, id, prev_hop);
+            return;
+        }
         match self.route(node, dst) {
             Some((iface, link_dst)) => {
                 // Only this node holds the packet here: fresh from a transport, or made its
@@ -1003,10 +1030,10 @@ impl World {
             };
             let Some(ev) = d.dcf.poll_event() else { break };
             match ev {
-                MacEvent::Delivered { handle, .. } => {
+                MacEvent::Delivered { handle, src } => {
                     let node = d.node;
                     let id = self.packets.share(PacketId(handle as u32));
-                    self.ip_input(node, id);
+                    self.ip_input_from(node, id, Some(src));
                 }
                 MacEvent::TxOk { handle } => {
                     d.in_service = None;
@@ -1014,7 +1041,10 @@ impl World {
                 }
                 MacEvent::TxFailed { handle, .. } => {
                     d.in_service = None;
-                    self.drop_packet(PacketId(handle as u32), DropReason::MacRetry);
+                    let node = d.node;
+                    let id = PacketId(handle as u32);
+                    self.link_failed(node, id);
+                    self.drop_packet(id, DropReason::MacRetry);
                 }
             }
         }
@@ -1044,7 +1074,10 @@ impl World {
         let sender = d.node;
         if let Some(t) = d.pcap {
             let p = (frame.kind == tpsim_mac::FrameKind::Data).then(|| self.packets.get(PacketId(frame.handle as u32)));
-            self.pcap.write_wifi(t, now, &frame, p);
+            let payload = p
+                .filter(|p| p.is_ctrl())
+                .and_then(|p| self.routing.as_ref().map(|r| r.payload(p.ctrl)));
+            self.pcap.write_wifi(t, now, &frame, p, payload.as_deref());
         }
         self.mac_frames += 1;
         let slot = match ch.free.pop() {
@@ -1170,7 +1203,10 @@ impl World {
         }
         if let (Some(crate::phyrx::RxOutcome::Ok { .. }), Some(t)) = (outcome, d.pcap) {
             let p = af.pkt.map(|id| self.packets.get(id));
-            self.pcap.write_wifi(t, now, &f, p);
+            let payload = p
+                .filter(|p| p.is_ctrl())
+                .and_then(|p| self.routing.as_ref().map(|r| r.payload(p.ctrl)));
+            self.pcap.write_wifi(t, now, &f, p, payload.as_deref());
         }
         match outcome {
             Some(crate::phyrx::RxOutcome::Ok { .. }) => d.dcf.on_rx(now, &f),
@@ -1244,6 +1280,12 @@ impl World {
     }
 
     fn device_enqueue(&mut self, dev: u32, id: PacketId) {
+        self.device_enqueue_prio(dev, id, false);
+    }
+
+    /// Queues `id` at device `dev`; a radio puts `priority` packets (routing control) at the
+    /// head of its queue.
+    fn device_enqueue_prio(&mut self, dev: u32, id: PacketId, priority: bool) {
         let now = self.now;
         match &mut self.devices[dev as usize] {
             Device::Wifi(d) => {
@@ -1254,7 +1296,7 @@ impl World {
                 if let Some(sr) = &mut self.series {
                     q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
                 }
-                if let Err(id) = d.queue.push(id, false) {
+                if let Err(id) = d.queue.push(id, priority) {
                     self.drop_packet(id, DropReason::Queue);
                     return;
                 }
@@ -1321,9 +1363,29 @@ impl World {
     }
 
     fn ip_input(&mut self, node: u32, id: PacketId) {
-        let dst = u32::from(self.packets.get(id).ip.dst);
+        self.ip_input_from(node, id, None);
+    }
+
+    /// A packet arrives at `node`, from radio neighbour `prev_hop` if known.
+    fn ip_input_from(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
+        let (dst, ctrl) = {
+            let p = self.packets.get(id);
+            (p.ip.dst, p.is_ctrl())
+        };
+        if ctrl {
+            // Routing control messages go hop by hop: the protocol decides what to resend.
+            self.ctrl_input(node, id);
+            return;
+        }
+        let dst = u32::from(dst);
         if self.nodes[node as usize].addrs.contains(&dst) {
+            self.data_delivered(node, id, prev_hop);
             self.local_deliver(node, id);
+            return;
+        }
+        if dst == u32::MAX {
+            // A broadcast data packet is not forwarded.
+            self.packets.release(id);
             return;
         }
         // Forwarding: RFC 791 §3.2 / RFC 1812 §5.3.1 — decrement TTL, discard at zero.
@@ -1333,7 +1395,7 @@ impl World {
         if p.ip.ttl == 0 {
             self.drop_packet(id, DropReason::Ttl);
         } else {
-            self.ip_output(node, id);
+            self.ip_output_from(node, id, prev_hop);
         }
     }
 
@@ -1346,13 +1408,23 @@ impl World {
             return;
         };
         if p.dir != NO_DIR {
-            self.dirs[p.dir as usize].rx_segments += 1;
+            let d = &mut self.dirs[p.dir as usize];
+            d.rx_segments += 1;
+            // Every forwarding node decremented the TTL once (RFC 791 §3.2).
+            d.rx_hops += (DEFAULT_TTL.saturating_sub(p.ip.ttl) as u64) + 1;
         }
         self.endpoints[ep as usize].socket.on_segment(self.now, &p.seg);
         self.pump(ep);
     }
 
     fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
+        if self.packets.get(id).is_ctrl() {
+            if let Some(rt) = &mut self.routing {
+                rt.routing_drops += 1;
+            }
+            self.packets.release(id);
+            return;
+        }
         self.drops[reason as usize] += 1;
         let dir = self.packets.get(id).dir;
         if dir != NO_DIR {
@@ -1462,6 +1534,7 @@ impl World {
                 ack_overhead: frac(acks, d.tx_segments),
                 tx_segments: d.tx_segments,
                 rx_segments: d.rx_segments,
+                hops_mean: (d.rx_segments > 0).then(|| d.rx_hops as f64 / d.rx_segments as f64),
                 dropped_segments: s.dropped_segments,
                 in_flight_segments: in_flight[i],
                 buffered_packets: buffered,
@@ -1473,6 +1546,7 @@ impl World {
                 e.settle(i, end);
             }
         }
+        let routing_packets = self.routing.as_ref().map(|r| r.routing_packets).unwrap_or(0);
         let energy = self.energy.as_ref();
         let total_j = energy.map(|e| e.nodes.iter().map(|n| n.consumed_j).sum::<f64>());
         let network = NetworkRow {
@@ -1484,12 +1558,18 @@ impl World {
             dead_nodes: energy
                 .map(|e| e.nodes.iter().filter(|n| n.dead_at.is_some()).count() as u64)
                 .unwrap_or(0),
-            routing_packets: 0,
-            normalized_routing_load: (delivered > 0).then_some(0.0),
+            routing_packets,
+            normalized_routing_load: (delivered > 0).then(|| routing_packets as f64 / delivered as f64),
             mac_frames: self.mac_frames,
             mac_load: (delivered > 0).then(|| self.mac_frames as f64 / delivered as f64),
             drops: self.drops,
-            routing_drops: 0,
+            routing_drops: self.routing.as_ref().map(|r| r.routing_drops).unwrap_or(0),
+            routing_by_type: self.routing.as_ref().map(|r| r.sent_by_type).unwrap_or_default(),
+            route_discovery_latency_s: self.routing.as_ref().and_then(|r| {
+                (!r.discovery_latency_s.is_empty())
+                    .then(|| r.discovery_latency_s.iter().sum::<f64>() / r.discovery_latency_s.len() as f64)
+            }),
+            route_discoveries_failed: self.routing.as_ref().map(|r| r.discoveries_failed).unwrap_or(0),
             jain_fairness: jain(&goodputs),
             data_delivered: delivered,
             events: self.queue.popped(),

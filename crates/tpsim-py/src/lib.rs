@@ -203,6 +203,7 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         ack_overhead,
         tx_segments,
         rx_segments,
+        hops_mean,
         dropped_segments,
         in_flight_segments,
         buffered_packets
@@ -218,6 +219,11 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         net.set_item(reason.column(), n.drops[reason as usize])?;
     }
     net.set_item("routing_drops", n.routing_drops)?;
+    for (name, count) in tpsim_engine::CTRL_TYPES.iter().zip(n.routing_by_type) {
+        net.set_item(format!("routing_{name}"), count)?;
+    }
+    net.set_item("route_discovery_latency_s", n.route_discovery_latency_s)?;
+    net.set_item("route_discoveries_failed", n.route_discoveries_failed)?;
     net.set_item("jain_fairness", n.jain_fairness)?;
     net.set_item("data_delivered", n.data_delivered)?;
     net.set_item("events", n.events)?;

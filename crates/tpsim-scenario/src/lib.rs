@@ -44,6 +44,9 @@ pub struct Scenario {
     /// Radio energy model of every node (needs a radio).
     #[serde(default)]
     pub energy: Option<Energy>,
+    /// How radio nodes find routes. Default: static shortest paths at t = 0.
+    #[serde(default)]
+    pub routing: Option<Routing>,
     /// Flows read from an ns-2 traffic file (cbrgen), added after `flows`.
     #[serde(default)]
     pub ns2_traffic: Option<Ns2Traffic>,
@@ -426,6 +429,58 @@ pub struct Radio {
     /// radiotap headers, those the node sends and those it receives correctly. Default false.
     #[serde(default)]
     pub pcap: bool,
+}
+
+/// Routing protocols of radio nodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RoutingProtocol {
+    /// Shortest hop-count paths on the connectivity graph at t = 0, never updated.
+    #[default]
+    Static,
+    /// Shortest hop-count paths on the current connectivity graph (recomputed as nodes
+    /// move), without control traffic: a baseline.
+    Oracle,
+    /// AODV (RFC 3561).
+    Aodv,
+    /// OLSR (RFC 3626).
+    Olsr,
+}
+
+/// Constant sets of a routing protocol.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RoutingPreset {
+    /// The RFC's defaults (RFC 3561 §10, RFC 3626 §18).
+    #[default]
+    Rfc,
+    /// ns-2.35's AODV constants (link-layer detection, no HELLO; REFERENCES §6).
+    Ns2,
+}
+
+/// Routing of radio nodes.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Routing {
+    /// "static" (default), "oracle", "aodv" or "olsr".
+    pub protocol: RoutingProtocol,
+    /// aodv: "rfc" (default) or "ns2".
+    #[serde(default)]
+    pub preset: Option<RoutingPreset>,
+    /// aodv: send HELLO messages and detect link loss by missing ones (RFC 3561 §6.9).
+    /// Default: off with "ns2", on with "rfc".
+    #[serde(default)]
+    pub hello: Option<bool>,
+    /// aodv, olsr: the largest random delay before a broadcast (RFC 5148). Default 10 ms
+    /// (aodv), HELLO_INTERVAL / 4 (olsr).
+    #[serde(default)]
+    pub jitter: Option<Duration>,
+    /// aodv, olsr: HELLO_INTERVAL. Default 1 s (aodv), 2 s (olsr).
+    #[serde(default)]
+    pub hello_interval: Option<Duration>,
+    /// olsr: TC_INTERVAL. Default 5 s.
+    #[serde(default)]
+    pub tc_interval: Option<Duration>,
 }
 
 /// Power presets of the radio energy model.

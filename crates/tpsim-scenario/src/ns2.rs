@@ -453,19 +453,20 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
             return Err(err(format!("application {name} is not attached to an agent")));
         };
         let agent = &objs[agent_name];
-        let kind =
-            match agent.class.as_str() {
-                "Agent/UDP" => Ns2Agent::Udp,
-                "Agent/TCP" => Ns2Agent::TcpTahoe,
-                "Agent/TCP/Reno" => Ns2Agent::TcpReno,
-                "Agent/TCP/Newreno" => Ns2Agent::TcpNewReno,
-                c => return Err(Ns2Error {
+        let kind = match agent.class.as_str() {
+            "Agent/UDP" => Ns2Agent::Udp,
+            "Agent/TCP" => Ns2Agent::TcpTahoe,
+            "Agent/TCP/Reno" => Ns2Agent::TcpReno,
+            "Agent/TCP/Newreno" => Ns2Agent::TcpNewReno,
+            c => {
+                return Err(Ns2Error {
                     line: agent.line,
                     message: format!(
                         "agent class {c} is not supported (Agent/UDP, Agent/TCP, Agent/TCP/Reno, Agent/TCP/Newreno)"
                     ),
-                }),
-            };
+                })
+            }
+        };
         let (Some(src), Some(peer)) = (agent.node, &agent.peer) else {
             return Err(err(format!(
                 "the agent of {name} is not attached to a node and connected"

@@ -91,6 +91,38 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
     if let Some(m) = &sc.nodes.mobility {
         validate_mobility(m, sc.nodes.placement.as_ref(), n, &mut err);
     }
+    if let Some(r) = &sc.routing {
+        use crate::RoutingProtocol as P;
+        let p = |f: &str| vec![k("routing"), k(f)];
+        if r.protocol != P::Static && sc.radio.is_none() {
+            err(p("protocol"), "ad hoc routing needs a radio (`[radio]`)".into());
+        }
+        let name = serde_json::to_value(r.protocol)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let allowed: &[&str] = match r.protocol {
+            P::Static | P::Oracle => &[],
+            P::Aodv => &["preset", "hello", "jitter", "hello_interval"],
+            P::Olsr => &["jitter", "hello_interval", "tc_interval"],
+        };
+        for (key, present) in [
+            ("preset", r.preset.is_some()),
+            ("hello", r.hello.is_some()),
+            ("jitter", r.jitter.is_some()),
+            ("hello_interval", r.hello_interval.is_some()),
+            ("tc_interval", r.tc_interval.is_some()),
+        ] {
+            if present && !allowed.contains(&key) {
+                err(p(key), format!("`{key}` does not apply to routing protocol \"{name}\""));
+            }
+        }
+        for (key, v) in [("hello_interval", r.hello_interval), ("tc_interval", r.tc_interval)] {
+            if v.is_some_and(|d| d.0 == 0) {
+                err(p(key), "expected an interval greater than 0".into());
+            }
+        }
+    }
     if let Some(e) = &sc.energy {
         if sc.radio.is_none() {
             err(vec![k("energy")], "the energy model needs a radio (`[radio]`)".into());

@@ -54,11 +54,14 @@
 //! * RREQs over RREQ_RATELIMIT are postponed, not dropped.
 //! * When the discovery buffer is full the oldest packet is dropped (ns-2's `aodv_rqueue`).
 //! * HELLOs (§6.9) are RREPs with destination = originator = sender, hop count 0, TTL 1, and
-//!   lifetime ALLOWED_HELLO_LOSS·HELLO_INTERVAL. A node sends them every HELLO_INTERVAL (unless
-//!   it broadcast something in the last interval) while it is "part of an active route": it
-//!   has an active route of more than one hop, with precursors, or that carried data. A
-//!   neighbour from which a HELLO was received and then nothing at all (any AODV message or
-//!   data) for ALLOWED_HELLO_LOSS·HELLO_INTERVAL is treated as a link break (§6.11 case (i)).
+//!   lifetime ALLOWED_HELLO_LOSS·HELLO_INTERVAL. A node sends them every HELLO_INTERVAL minus a
+//!   uniform jitter of up to a quarter of it (RFC 5148 §5.2; without it HELLOs keep a fixed
+//!   phase with periodic data and can collide with it every time) unless it broadcast
+//!   something in the last interval, while it is "part of an active route": it has an active
+//!   route of more than one hop, with precursors, or that carried data. A neighbour from which
+//!   a HELLO was received and then nothing at all (any AODV message or data) for
+//!   ALLOWED_HELLO_LOSS·HELLO_INTERVAL plus the broadcast jitter is treated as a link break
+//!   (§6.11 case (i)).
 //! * An intermediate node does not answer an RREQ (§6.6.2) with a route whose next hop is the
 //!   neighbour the RREQ came from (that reply would describe a path back through the asker).
 //! * On an RREP the node also adds the next hop toward the destination to the precursors of
@@ -977,7 +980,7 @@ impl<P> Aodv<P> {
 
     fn arm_hello(&mut self, now: SimTime) {
         if self.cfg.hello && self.hello_at.is_none() {
-            self.hello_at = Some(now + self.cfg.hello_interval);
+            self.hello_at = Some(now + self.hello_gap());
         }
     }
 
@@ -1010,7 +1013,16 @@ impl<P> Aodv<P> {
             lifetime_ms: to_ms(self.hello_life()),
         };
         self.broadcast(now, 1, Message::Rrep(hello), Origin::Originated);
-        self.hello_at = Some(now + interval);
+        self.hello_at = Some(now + self.hello_gap());
+    }
+
+    /// Time to the next HELLO: HELLO_INTERVAL minus a uniform jitter of up to a quarter of it
+    /// (RFC 5148 §5.2: periodic messages are jittered by subtracting, so that the interval
+    /// never exceeds HELLO_INTERVAL and the loss deadline of §6.9 still holds). Without it,
+    /// HELLOs keep a fixed phase with periodic data and can collide with it every time.
+    fn hello_gap(&mut self) -> SimDuration {
+        let i = self.cfg.hello_interval;
+        SimDuration(i.0 - (self.rng.uniform() * (i.0 / 4) as f64) as u64)
     }
 
     // ----- Route table (§6.2) -----
@@ -1187,7 +1199,10 @@ impl<P> Aodv<P> {
         });
         let mut lost = std::mem::take(&mut self.scratch);
         lost.clear();
-        let life = self.hello_life();
+        // RFC 3561 §6.9 allows ALLOWED_HELLO_LOSS·HELLO_INTERVAL of silence. HELLOs leave up
+        // to `broadcast_jitter` late, so without that margin a single lost HELLO followed by a
+        // jittered one would already count as a break.
+        let life = self.hello_life() + self.cfg.broadcast_jitter;
         for (&a, &t) in &self.neighbors {
             let deadline = t + life;
             if deadline <= now {

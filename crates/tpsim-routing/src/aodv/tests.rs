@@ -1006,7 +1006,12 @@ fn hello_sent_while_on_active_route_and_loss_breaks_link() {
     n.on_message(ms(0), a(3), 30, &Message::Rrep(rrep(9, 4, 1, 1, 6000)));
     let out = tx(&mut n, ms(0));
     assert_eq!(out.len(), 2);
-    // The RREQ broadcast at 0 suppresses a HELLO until 1 s.
+    // The HELLO timer runs HELLO_INTERVAL minus up to a quarter of it (RFC 5148 §5.2) ...
+    let first = n.hello_at.expect("armed");
+    assert!(first >= ms(750) && first <= ms(1000), "{first:?}");
+    // ... and the RREQ broadcast at 0 suppresses a HELLO until 1 s.
+    n.on_timeout(first);
+    assert!(tx(&mut n, first).is_empty());
     assert_eq!(n.hello_at, Some(ms(1000)));
     n.on_message(ms(900), a(3), 1, &hello);
     n.on_timeout(ms(1000));

@@ -1,0 +1,501 @@
+//! Ad hoc routing in the world: the per-node AODV/OLSR state machines (tpsim-routing), the
+//! oracle, control packets as real packets (UDP 654/698 in IPv4, queued at the head of the
+//! interface queue as ns-2's PriQueue does) and the routing metrics.
+//!
+//! * A data packet to a radio node asks the node's protocol for a next hop
+//!   ([`World::route_dynamic`]); AODV may buffer it during a discovery and release or drop it
+//!   later (events).
+//! * Control messages are counted as `routing_packets` when a node sends them (every hop
+//!   counted, as ns-2's traces count `RTR` sends); one that is dropped anywhere (queue full,
+//!   retry limit, flushed, dead node) counts in `routing_drops`.
+//! * MAC feedback: a unicast frame that fails at the retry limit tells the sender's protocol
+//!   that the link to its next hop broke (RFC 3561 §6.11 (i), RFC 3626 §13); AODV then flushes
+//!   the packets queued to that neighbour (`drops_link_break`).
+
+use super::*;
+use tpsim_routing::aodv::{self, Aodv, AodvConfig, AodvEvent, RouteResult};
+use tpsim_routing::olsr::{self, Olsr, OlsrConfig};
+use tpsim_routing::{LinkDest, AODV_PORT, OLSR_PORT};
+use tpsim_scenario::{RoutingPreset, RoutingProtocol};
+use tpsim_wire::UdpRepr;
+
+/// A routing control message carried by a packet.
+pub(super) enum CtrlMsg {
+    Free,
+    Aodv(aodv::Message),
+    Olsr(olsr::Packet),
+}
+
+pub(super) enum Proto {
+    Static,
+    Oracle,
+    Aodv(Vec<Aodv<PacketId>>),
+    Olsr(Vec<Olsr>),
+}
+
+/// Control message types, in the order of [`RoutingState::sent_by_type`].
+pub const CTRL_TYPES: [&str; 6] = ["rreq", "rrep", "rerr", "rrep_ack", "hello", "tc"];
+
+/// Shortest paths on the current connectivity graph.
+#[derive(Default)]
+pub(super) struct Oracle {
+    /// Until when the graph below is current.
+    valid_until: SimTime,
+    adj: Vec<Vec<u32>>,
+    /// `next[dst]`: next hop of every node towards `dst` (empty: not computed this epoch).
+    next: Vec<Vec<u32>>,
+}
+
+pub(super) struct RoutingState {
+    pub proto: Proto,
+    timer_gen: Vec<u32>,
+    timer_at: Vec<SimTime>,
+    ctrl: Vec<CtrlMsg>,
+    ctrl_free: Vec<u32>,
+    pub routing_packets: u64,
+    pub routing_drops: u64,
+    pub sent_by_type: [u64; 6],
+    pub discovery_latency_s: Vec<f64>,
+    pub discoveries_failed: u64,
+    oracle: Oracle,
+    /// How long the oracle's graph stays current with moving nodes.
+    oracle_period: SimDuration,
+    /// Bytes of IP + transport header under the size convention (28 standard, 20 ns-2).
+    hdr: u32,
+}
+
+impl RoutingState {
+    /// The routing of `n` radio nodes for a validated scenario.
+    pub fn new(sc: &Scenario, n: usize, key: impl Fn(u64) -> RngStream, moving: bool) -> RoutingState {
+        let r = sc.routing.clone();
+        let protocol = r.as_ref().map(|r| r.protocol).unwrap_or_default();
+        let proto = match protocol {
+            RoutingProtocol::Static => Proto::Static,
+            RoutingProtocol::Oracle => Proto::Oracle,
+            RoutingProtocol::Aodv => {
+                let r = r.as_ref().expect("aodv has a table");
+                let mut cfg = match r.preset.unwrap_or_default() {
+                    RoutingPreset::Rfc => AodvConfig::rfc(),
+                    RoutingPreset::Ns2 => AodvConfig::ns2(),
+                };
+                if let Some(h) = r.hello {
+                    cfg.hello = h;
+                }
+                if let Some(j) = r.jitter {
+                    cfg.broadcast_jitter = j.sim();
+                }
+                if let Some(h) = r.hello_interval {
+                    cfg.hello_interval = h.sim();
+                }
+                Proto::Aodv(
+                    (0..n)
+                        .map(|i| Aodv::new(cfg.clone(), wifi_addr(i as u32), key(i as u64)))
+                        .collect(),
+                )
+            }
+            RoutingProtocol::Olsr => {
+                let r = r.as_ref().expect("olsr has a table");
+                let mut cfg = OlsrConfig::rfc();
+                if let Some(h) = r.hello_interval {
+                    cfg.hello_interval = h.sim();
+                    cfg.refresh_interval = h.sim();
+                    cfg.neighb_hold_time = SimDuration(h.0.saturating_mul(3));
+                    cfg.max_jitter = SimDuration(h.0 / 4);
+                }
+                if let Some(t) = r.tc_interval {
+                    cfg.tc_interval = t.sim();
+                    cfg.top_hold_time = SimDuration(t.0.saturating_mul(3));
+                }
+                if let Some(j) = r.jitter {
+                    cfg.max_jitter = j.sim();
+                }
+                Proto::Olsr(
+                    (0..n)
+                        .map(|i| Olsr::new(cfg.clone(), wifi_addr(i as u32), key(i as u64)))
+                        .collect(),
+                )
+            }
+        };
+        RoutingState {
+            proto,
+            timer_gen: vec![0; n],
+            timer_at: vec![SimTime::NEVER; n],
+            ctrl: Vec::new(),
+            ctrl_free: Vec::new(),
+            routing_packets: 0,
+            routing_drops: 0,
+            sent_by_type: [0; 6],
+            discovery_latency_s: Vec::new(),
+            discoveries_failed: 0,
+            oracle: Oracle::default(),
+            oracle_period: if moving {
+                SimDuration::from_millis(500)
+            } else {
+                SimDuration(u64::MAX)
+            },
+            hdr: match sc.simulation.sizes.convention() {
+                tpsim_wire::SizeConvention::Standard => 28,
+                tpsim_wire::SizeConvention::Ns2 => 20,
+            },
+        }
+    }
+
+    /// Whether packets to radio nodes are routed by a protocol (not the static table).
+    #[inline]
+    pub fn dynamic(&self) -> bool {
+        !matches!(self.proto, Proto::Static)
+    }
+
+    fn store(&mut self, m: CtrlMsg) -> u32 {
+        match self.ctrl_free.pop() {
+            Some(i) => {
+                self.ctrl[i as usize] = m;
+                i
+            }
+            None => {
+                self.ctrl.push(m);
+                self.ctrl.len() as u32 - 1
+            }
+        }
+    }
+
+    /// The control message of a packet.
+    pub fn message(&self, ctrl: u32) -> &CtrlMsg {
+        &self.ctrl[ctrl as usize]
+    }
+
+    /// The message's bytes (UDP payload), for pcap.
+    pub fn payload(&self, ctrl: u32) -> Vec<u8> {
+        let mut b = Vec::new();
+        match &self.ctrl[ctrl as usize] {
+            CtrlMsg::Aodv(m) => m.emit(&mut b),
+            CtrlMsg::Olsr(p) => p.emit(&mut b),
+            CtrlMsg::Free => {}
+        }
+        b
+    }
+}
+
+impl World {
+    /// Reuses the control-message slots of packets freed since the last call.
+    fn reclaim_ctrl(&mut self) {
+        let Some(rt) = &mut self.routing else { return };
+        while let Some(c) = self.packets.reclaim_ctrl() {
+            rt.ctrl[c as usize] = CtrlMsg::Free;
+            rt.ctrl_free.push(c);
+        }
+    }
+
+    /// Sends a control message from `node`: a UDP packet at the head of its interface queue.
+    fn send_ctrl(&mut self, node: u32, dest: LinkDest, ttl: u8, msg: CtrlMsg) {
+        self.reclaim_ctrl();
+        let Some(rt) = &mut self.routing else { return };
+        let (len, port, kind) = match &msg {
+            CtrlMsg::Aodv(m) => (
+                m.wire_len() as u32,
+                AODV_PORT,
+                match m.kind() {
+                    aodv::MessageKind::Rreq => 0,
+                    aodv::MessageKind::Rrep => 1,
+                    aodv::MessageKind::Rerr => 2,
+                    aodv::MessageKind::RrepAck => 3,
+                    aodv::MessageKind::Hello => 4,
+                },
+            ),
+            CtrlMsg::Olsr(p) => (p.wire_len() as u32, OLSR_PORT, 5),
+            CtrlMsg::Free => return,
+        };
+        rt.routing_packets += 1;
+        match &msg {
+            CtrlMsg::Olsr(p) => {
+                for m in &p.messages {
+                    let k = if matches!(m.body, olsr::Body::Hello(_)) { 4 } else { 5 };
+                    rt.sent_by_type[k] += 1;
+                }
+            }
+            _ => rt.sent_by_type[kind] += 1,
+        }
+        let ctrl = rt.store(msg);
+        let (dst, link_dst) = match dest {
+            LinkDest::Broadcast => (Ipv4Addr::BROADCAST, tpsim_mac::BROADCAST),
+            LinkDest::Unicast(a) => (a, wifi_node(a).unwrap_or(tpsim_mac::BROADCAST)),
+        };
+        let ip_len = rt.hdr + len;
+        let ip = Ipv4Repr {
+            src: wifi_addr(node),
+            dst,
+            protocol: tpsim_wire::IpProtocol::Udp,
+            ttl,
+            total_len: ip_len.min(u16::MAX as u32) as u16,
+            ident: 0,
+        };
+        let seg = Segment {
+            header: tpsim_transport::L4Header::Udp(UdpRepr {
+                src_port: port,
+                dst_port: port,
+            }),
+            payload_len: len,
+            ip_len,
+            message: None,
+            first_tx: self.now,
+            stream: None,
+        };
+        let id = self.packets.alloc(Packet {
+            ip,
+            seg,
+            dir: NO_DIR,
+            link_dst,
+            ctrl,
+        });
+        let Some(ch) = &self.wifi else {
+            self.packets.release(id);
+            return;
+        };
+        let dev = ch.dev_of_node[node as usize];
+        self.device_enqueue_prio(dev, id, true);
+    }
+
+    /// Moves a node's routing outputs: control messages out, released packets on, timers.
+    pub(super) fn pump_routing(&mut self, node: u32) {
+        let now = self.now;
+        loop {
+            let Some(rt) = &mut self.routing else { return };
+            let out = match &mut rt.proto {
+                Proto::Aodv(v) => v[node as usize]
+                    .poll_transmit(now)
+                    .map(|o| (o.dest, o.ttl, CtrlMsg::Aodv(o.msg))),
+                Proto::Olsr(v) => v[node as usize]
+                    .poll_transmit(now)
+                    .map(|p| (LinkDest::Broadcast, 1, CtrlMsg::Olsr(p))),
+                _ => None,
+            };
+            let Some((dest, ttl, msg)) = out else { break };
+            self.send_ctrl(node, dest, ttl, msg);
+        }
+        loop {
+            let Some(rt) = &mut self.routing else { return };
+            let Proto::Aodv(v) = &mut rt.proto else { break };
+            let Some(ev) = v[node as usize].poll_event() else { break };
+            match ev {
+                AodvEvent::Release { packet, next_hop } => self.forward_to(node, packet, next_hop),
+                AodvEvent::Drop { packet, .. } => self.drop_packet(packet, DropReason::NoRoute),
+                AodvEvent::RouteFound { latency, .. } => rt.discovery_latency_s.push(latency.as_secs_f64()),
+                AodvEvent::DiscoveryFailed { .. } => rt.discoveries_failed += 1,
+                AodvEvent::LinkBroken { next_hop } => {
+                    if let Some(hop) = wifi_node(next_hop) {
+                        self.flush_queue_to(node, hop);
+                    }
+                }
+            }
+        }
+        let Some(rt) = &mut self.routing else { return };
+        let t = match &rt.proto {
+            Proto::Aodv(v) => v[node as usize].poll_timeout(),
+            Proto::Olsr(v) => v[node as usize].poll_timeout(),
+            _ => None,
+        };
+        if let Some(t) = t {
+            if t != rt.timer_at[node as usize] {
+                rt.timer_gen[node as usize] = rt.timer_gen[node as usize].wrapping_add(1);
+                rt.timer_at[node as usize] = t;
+                let gen = rt.timer_gen[node as usize];
+                self.queue.push(t.max(now), Event::RoutingTimer { node, gen });
+            }
+        }
+    }
+
+    /// Starts every node's routing (first HELLOs, timers).
+    pub(super) fn start_routing(&mut self) {
+        let n = self.routing.as_ref().map(|r| r.timer_at.len()).unwrap_or(0);
+        for node in 0..n as u32 {
+            self.pump_routing(node);
+        }
+    }
+
+    /// A routing timer fired.
+    pub(super) fn on_routing_timer(&mut self, node: u32, gen: u32) {
+        let now = self.now;
+        let Some(rt) = &mut self.routing else { return };
+        if rt.timer_gen[node as usize] != gen || self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
+            return;
+        }
+        rt.timer_at[node as usize] = SimTime::NEVER;
+        match &mut rt.proto {
+            Proto::Aodv(v) => v[node as usize].on_timeout(now),
+            Proto::Olsr(v) => v[node as usize].on_timeout(now),
+            _ => return,
+        }
+        self.pump_routing(node);
+    }
+
+    /// Sends data packet `id` from `node` to the neighbour with address `next_hop`.
+    fn forward_to(&mut self, node: u32, id: PacketId, next_hop: Ipv4Addr) {
+        let Some(hop) = wifi_node(next_hop) else {
+            self.drop_packet(id, DropReason::NoRoute);
+            return;
+        };
+        let Some(ch) = &self.wifi else { return };
+        let dev = ch.dev_of_node[node as usize];
+        self.packets.get_mut(id).link_dst = hop;
+        self.device_enqueue_prio(dev, id, false);
+    }
+
+    /// Routes a data packet for a radio destination with the node's protocol. `prev_hop` is
+    /// the neighbour it came from (`None` if `node` originated it).
+    pub(super) fn route_dynamic(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
+        let now = self.now;
+        let (src, dst) = {
+            let p = self.packets.get(id);
+            (p.ip.src, p.ip.dst)
+        };
+        let Some(rt) = &mut self.routing else { return };
+        match &mut rt.proto {
+            Proto::Aodv(v) => {
+                match v[node as usize].route_output(now, prev_hop.map(wifi_addr), src, dst, id) {
+                    RouteResult::Forward { next_hop, packet } => self.forward_to(node, packet, next_hop),
+                    RouteResult::Buffered => {}
+                    RouteResult::Drop { packet, .. } => self.drop_packet(packet, DropReason::NoRoute),
+                }
+                self.pump_routing(node);
+            }
+            Proto::Olsr(v) => match v[node as usize].lookup(dst) {
+                Some(next_hop) => self.forward_to(node, id, next_hop),
+                None => self.drop_packet(id, DropReason::NoRoute),
+            },
+            Proto::Oracle => {
+                let hop = wifi_node(dst).and_then(|d| self.oracle_next(node, d));
+                match hop {
+                    Some(h) => self.forward_to(node, id, wifi_addr(h)),
+                    None => self.drop_packet(id, DropReason::NoRoute),
+                }
+            }
+            Proto::Static => {}
+        }
+    }
+
+    /// A packet for this node (or broadcast) carrying a control message arrived from
+    /// neighbour `from`.
+    pub(super) fn ctrl_input(&mut self, node: u32, id: PacketId) {
+        let now = self.now;
+        let (ctrl, src, ttl) = {
+            let p = self.packets.get(id);
+            (p.ctrl, p.ip.src, p.ip.ttl)
+        };
+        if let Some(rt) = &mut self.routing {
+            let RoutingState { proto, ctrl: store, .. } = rt;
+            match (proto, &store[ctrl as usize]) {
+                (Proto::Aodv(v), CtrlMsg::Aodv(m)) => v[node as usize].on_message(now, src, ttl, m),
+                (Proto::Olsr(v), CtrlMsg::Olsr(p)) => v[node as usize].on_packet(now, src, p),
+                _ => {}
+            }
+        }
+        self.packets.release(id);
+        self.pump_routing(node);
+    }
+
+    /// Data for this node arrived from `prev_hop` (AODV refreshes the route back).
+    pub(super) fn data_delivered(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
+        let now = self.now;
+        let (Some(rt), Some(prev)) = (&mut self.routing, prev_hop) else {
+            return;
+        };
+        if let Proto::Aodv(v) = &mut rt.proto {
+            let src = self.packets.get(id).ip.src;
+            v[node as usize].on_data_delivered(now, wifi_addr(prev), src);
+        }
+    }
+
+    /// The MAC of `node` gave up on packet `id` to its next hop.
+    pub(super) fn link_failed(&mut self, node: u32, id: PacketId) {
+        let now = self.now;
+        let (hop, is_rrep) = {
+            let p = self.packets.get(id);
+            let is_rrep = p.is_ctrl()
+                && matches!(
+                    self.routing.as_ref().map(|r| r.message(p.ctrl)),
+                    Some(CtrlMsg::Aodv(aodv::Message::Rrep(_)))
+                );
+            (p.link_dst, is_rrep)
+        };
+        if hop == tpsim_mac::BROADCAST {
+            return;
+        }
+        let Some(rt) = &mut self.routing else { return };
+        match &mut rt.proto {
+            Proto::Aodv(v) => v[node as usize].on_link_failure(now, wifi_addr(hop), is_rrep),
+            Proto::Olsr(v) => v[node as usize].on_link_failure(now, wifi_addr(hop)),
+            _ => return,
+        }
+        self.pump_routing(node);
+    }
+
+    /// Drops every packet waiting in `node`'s interface queue for neighbour `hop`.
+    fn flush_queue_to(&mut self, node: u32, hop: u32) {
+        let Some(ch) = &self.wifi else { return };
+        let dev = ch.dev_of_node[node as usize];
+        let now = self.now;
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+            return;
+        };
+        if let Some(sr) = &mut self.series {
+            q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
+        }
+        let packets = &self.packets;
+        let flushed = d.queue.remove_where(|id| packets.get(id).link_dst == hop);
+        for id in flushed {
+            self.drop_packet(id, DropReason::LinkBreak);
+        }
+    }
+
+    /// The oracle's next hop from `node` towards `dst` on the current connectivity graph.
+    fn oracle_next(&mut self, node: u32, dst: u32) -> Option<u32> {
+        let now = self.now;
+        let (Some(rt), Some(ch)) = (&mut self.routing, &mut self.wifi) else {
+            return None;
+        };
+        let n = ch.mobility.len();
+        let o = &mut rt.oracle;
+        if now >= o.valid_until || o.adj.is_empty() {
+            let t = now.as_secs_f64();
+            let pos: Vec<(f64, f64)> = ch.mobility.iter_mut().map(|m| m.position(t)).collect();
+            ch.refresh(now);
+            let p = ch.params;
+            o.adj = vec![Vec::new(); n];
+            for (i, &pi) in pos.iter().enumerate() {
+                let mut near = Vec::new();
+                ch.grid.for_each_near(pi, ch.cs_range_m + ch.slack_m, |j| near.push(j));
+                near.sort_unstable();
+                for j in near {
+                    if j as usize == i {
+                        continue;
+                    }
+                    let pj = pos[j as usize];
+                    let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
+                    if p.prop.mean_rx_power_w(p.tx_power_w, p.antenna, p.antenna, d) >= p.rx_threshold_w {
+                        o.adj[i].push(j);
+                    }
+                }
+            }
+            o.next = vec![Vec::new(); n];
+            o.valid_until = now + rt.oracle_period;
+        }
+        if o.next[dst as usize].is_empty() {
+            let mut next = vec![u32::MAX; n];
+            let mut seen = vec![false; n];
+            let mut queue = VecDeque::new();
+            seen[dst as usize] = true;
+            queue.push_back(dst);
+            while let Some(u) = queue.pop_front() {
+                for &v in &o.adj[u as usize] {
+                    if !seen[v as usize] {
+                        seen[v as usize] = true;
+                        next[v as usize] = u;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            o.next[dst as usize] = next;
+        }
+        Some(o.next[dst as usize][node as usize]).filter(|&h| h != u32::MAX)
+    }
+}
