@@ -181,6 +181,29 @@ impl RadioParams {
         }
     }
 
+    /// Each node's transmit power, W: `tx_power` (default ns-2's), or the power that reaches
+    /// `tx_range` / the node's `node_ranges` entry at the receive threshold.
+    pub fn node_powers(&self, r: &Radio, n: usize) -> Vec<f64> {
+        let for_range = |m: f64| {
+            let unit = self.prop.mean_rx_power_w(1.0, self.antenna, self.antenna, m);
+            if unit > 0.0 {
+                self.rx_threshold_w / unit
+            } else {
+                self.tx_power_w
+            }
+        };
+        let mut v = vec![r.tx_range.map(|m| for_range(m.0)).unwrap_or(self.tx_power_w); n];
+        for g in r.node_ranges.iter().flatten() {
+            let w = for_range(g.range.0);
+            for &i in &g.nodes {
+                if let Some(x) = v.get_mut(i as usize) {
+                    *x = w;
+                }
+            }
+        }
+        v
+    }
+
     /// The DCF configuration for these parameters under a size convention.
     pub fn dcf_config(&self, sizes: SizeConvention) -> DcfConfig {
         DcfConfig {
@@ -299,6 +322,8 @@ pub struct WifiChannel {
     pub params: RadioParams,
     /// Each node's movement (positions are asked of it at each transmission).
     pub mobility: Vec<Mobility>,
+    /// Each node's transmit power, W.
+    pub tx_power_w: Vec<f64>,
     /// Positions when the grid was last filled, m.
     pub positions: Vec<(f64, f64)>,
     pub grid: Grid,
@@ -316,15 +341,27 @@ pub struct WifiChannel {
     pub free: Vec<u32>,
     /// Per sending node, for shadowing draws.
     pub rngs: Vec<RngStream>,
-    /// Static routes: `next[src * n + dst]` = next-hop node (`u32::MAX`: none).
+    /// Static routes: `next[src * n + dst]` = next-hop node (`u32::MAX`: none), over links
+    /// that work both ways.
     pub next: Vec<u32>,
 }
 
 impl WifiChannel {
     /// A channel for nodes moving as `mobility` says (positions at t = 0 fill the grid).
-    pub fn new(params: RadioParams, mut mobility: Vec<Mobility>, dev_of_node: Vec<u32>, rngs: Vec<RngStream>) -> Self {
+    pub fn new(
+        params: RadioParams,
+        tx_power_w: Vec<f64>,
+        mut mobility: Vec<Mobility>,
+        dev_of_node: Vec<u32>,
+        rngs: Vec<RngStream>,
+    ) -> Self {
         let positions: Vec<(f64, f64)> = mobility.iter_mut().map(|m| m.position(0.0)).collect();
-        let cs_range_m = params.cs_range_m();
+        let strongest = tx_power_w.iter().copied().fold(params.tx_power_w, f64::max);
+        let cs_range_m = RadioParams {
+            tx_power_w: strongest,
+            ..params
+        }
+        .cs_range_m();
         let v_max = mobility.iter().map(Mobility::max_speed).fold(0.0, f64::max);
         // Refill the grid whenever a node may have moved a tenth of the carrier-sense range.
         let (slack_m, refill_every) = if v_max > 0.0 {
@@ -338,6 +375,7 @@ impl WifiChannel {
             grid: Grid::new(&positions, cs_range_m + slack_m),
             positions,
             mobility,
+            tx_power_w,
             cs_range_m,
             slack_m,
             refill_every,
@@ -374,7 +412,6 @@ impl WifiChannel {
     pub fn static_routes(&mut self) {
         let n = self.positions.len();
         let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let p = self.params;
         for (i, &pi) in self.positions.iter().enumerate() {
             let mut near = Vec::new();
             self.grid.for_each_near(pi, self.cs_range_m, |j| near.push(j));
@@ -385,7 +422,7 @@ impl WifiChannel {
                 }
                 let pj = self.positions[j as usize];
                 let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
-                if p.prop.mean_rx_power_w(p.tx_power_w, p.antenna, p.antenna, d) >= p.rx_threshold_w {
+                if self.two_way(i, j as usize, d) {
                     adj[i].push(j);
                 }
             }
@@ -409,6 +446,14 @@ impl WifiChannel {
             }
         }
         self.next = next;
+    }
+
+    /// Whether nodes `i` and `j`, `d_m` apart, decode each other's frames (mean power at or
+    /// above the receive threshold both ways: a unicast needs its ACK back).
+    pub fn two_way(&self, i: usize, j: usize, d_m: f64) -> bool {
+        let p = &self.params;
+        let weakest = self.tx_power_w[i].min(self.tx_power_w[j]);
+        p.prop.mean_rx_power_w(weakest, p.antenna, p.antenna, d_m) >= p.rx_threshold_w
     }
 
     /// The next hop from `src` to `dst` on the static routes.

@@ -360,6 +360,7 @@ impl World {
             }
             let mut ch = WifiChannel::new(
                 params,
+                params.node_powers(radio, n),
                 mobility.clone(),
                 dev_of_node,
                 (0..n as u64)
@@ -1102,6 +1103,7 @@ impl World {
         let here = ch.mobility[sender as usize].position(t);
         let (mobility, rng, grid) = (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid);
         let (cs_range_m, dev_of_node) = (ch.cs_range_m, &ch.dev_of_node);
+        let tx_w = ch.tx_power_w[sender as usize];
         let devices = &self.devices;
         grid.for_each_near(here, cs_range_m + ch.slack_m, |j| {
             if j == sender {
@@ -1112,7 +1114,7 @@ impl World {
             if dist > cs_range_m {
                 return;
             }
-            let power = p.prop.rx_power_w(p.tx_power_w, p.antenna, p.antenna, dist, rng);
+            let power = p.prop.rx_power_w(tx_w, p.antenna, p.antenna, dist, rng);
             let jdev = dev_of_node[j as usize];
             if let Device::Wifi(dj) = &devices[jdev as usize] {
                 if dj.phy.senses(power) {

@@ -156,6 +156,57 @@ pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic
             },
         }
     }
+    if let Some(sn) = &sc.sensors {
+        let key = |f: &str| vec![k("sensors"), k(f)];
+        let nodes: Vec<u32> = match &sn.nodes {
+            Some(v) => v.clone(),
+            None => (0..n).filter(|&i| i != sn.sink).collect(),
+        };
+        let mut ok = true;
+        if sn.sink >= n {
+            ok = false;
+            err(
+                key("sink"),
+                format!(
+                    "node index {} out of range: expected 0..{}",
+                    sn.sink,
+                    n.saturating_sub(1)
+                ),
+            );
+        }
+        if let Some(&bad) = nodes.iter().find(|&&v| v >= n || v == sn.sink) {
+            ok = false;
+            err(key("nodes"), format!("sensor {bad} is not a node other than the sink"));
+        }
+        if sn.interval.0 == 0 {
+            ok = false;
+            err(key("interval"), "expected an interval greater than 0".into());
+        }
+        if ok {
+            let count = nodes.len().max(1) as u64;
+            for (i, &src) in nodes.iter().enumerate() {
+                let offset = sn.interval.0 / count * i as u64;
+                sc.flows.push(Flow {
+                    src,
+                    dst: sn.sink,
+                    transport: sn.transport,
+                    app: App {
+                        kind: AppKind::Cbr,
+                        size: Some(sn.size),
+                        interval: Some(sn.interval),
+                        rate: None,
+                        arrivals: Arrivals::Periodic,
+                        jitter: None,
+                        count: None,
+                        bytes: None,
+                        start: Duration(sn.start.0 + offset),
+                        stop: sn.stop,
+                    },
+                    tcp: sn.tcp.clone().filter(|_| sn.transport.is_tcp()),
+                });
+            }
+        }
+    }
     if let Some(t) = sc.ns2_traffic.take() {
         let key = |f: &str| vec![k("ns2_traffic"), k(f)];
         match content(&t.file, &t.text, source, "ns-2 traffic file") {

@@ -47,6 +47,10 @@ pub struct Scenario {
     /// How radio nodes find routes. Default: static shortest paths at t = 0.
     #[serde(default)]
     pub routing: Option<Routing>,
+    /// Sensor reporting: every sensor sends to the sink periodically (one flow per sensor,
+    /// added after `flows`).
+    #[serde(default)]
+    pub sensors: Option<Sensors>,
     /// Flows read from an ns-2 traffic file (cbrgen), added after `flows`.
     #[serde(default)]
     pub ns2_traffic: Option<Ns2Traffic>,
@@ -220,6 +224,34 @@ pub struct Waypoint {
     pub to: [Meters; 2],
     /// Speed towards the target (0 stops the node where it is).
     pub speed: Speed,
+}
+
+/// The sensor reporting application (DESIGN §4): each sensor sends a `size` report to the
+/// sink every `interval` over `transport`. Sensor k of n starts at `start` + k/n · interval,
+/// so that reports are spread over the interval rather than sent all at once.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Sensors {
+    /// The sink's node index.
+    pub sink: u32,
+    /// The reporting nodes. Default: every node but the sink.
+    #[serde(default)]
+    pub nodes: Option<Vec<u32>>,
+    /// Transport of every report flow.
+    pub transport: Transport,
+    /// Report size (under `sizes = "ns2"` the IP packet size).
+    pub size: Bytes,
+    /// Time between two reports of one sensor.
+    pub interval: Duration,
+    /// First report of sensor 0. Default "0s".
+    #[serde(default)]
+    pub start: Duration,
+    /// No report at or after this time. Default: the end of `simulation.duration`.
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// TCP parameters (TCP transports).
+    #[serde(default)]
+    pub tcp: Option<TcpOptions>,
 }
 
 /// An ns-2 traffic file (cbrgen: CBR over UDP, FTP over TCP) whose flows are added to the
@@ -399,6 +431,15 @@ pub struct Radio {
     /// Decode range: sets the receive threshold to the power received at this distance.
     #[serde(default)]
     pub range: Option<Meters>,
+    /// Transmission range of every node: sets each node's transmit power so that the mean
+    /// received power at this distance equals the receive threshold (instead of `tx_power`).
+    #[serde(default)]
+    pub tx_range: Option<Meters>,
+    /// Per-node transmission ranges, e.g. `[{ nodes = [0, 1, 2], range = "150m" }]`: these
+    /// nodes transmit with the power that reaches `range` at the receive threshold. Nodes
+    /// with different ranges make one-way links.
+    #[serde(default)]
+    pub node_ranges: Option<Vec<NodeRange>>,
     /// Carrier-sense threshold. Default 1.559e-11 W; or give `cs_range` instead.
     #[serde(default)]
     pub cs_threshold: Option<Watts>,
@@ -540,6 +581,16 @@ impl Energy {
             pick(self.sleep, base[3]),
         ]
     }
+}
+
+/// A group of nodes with their own transmission range.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeRange {
+    /// Node indices.
+    pub nodes: Vec<u32>,
+    /// Their transmission range.
+    pub range: Meters,
 }
 
 /// A full-duplex point-to-point link: two independent directions, each with its own

@@ -148,6 +148,18 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             );
         }
         validate_radio(radio, &mut err);
+        for (g, nr) in radio.node_ranges.iter().flatten().enumerate() {
+            let q = |f: &str| vec![k("radio"), k("node_ranges"), Seg::Index(g), k(f)];
+            if let Some(bad) = nr.nodes.iter().find(|&&v| v >= n) {
+                err(
+                    q("nodes"),
+                    format!("node index {bad} out of range: expected 0..{}", n.saturating_sub(1)),
+                );
+            }
+            if !(nr.range.0 > 0.0) {
+                err(q("range"), "expected a range greater than 0".into());
+            }
+        }
     }
     // Wired reachability is known now; wireless reachability depends on positions and ranges
     // (and later on movement), so unroutable wireless packets are counted as `drops_no_route`.
@@ -645,6 +657,12 @@ fn validate_radio(r: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
     }
     if r.range.is_some() && r.rx_threshold.is_some() {
         err(p("range"), "give `range` or `rx_threshold`, not both".into());
+    }
+    if r.tx_range.is_some() && r.tx_power.is_some() {
+        err(p("tx_range"), "give `tx_range` or `tx_power`, not both".into());
+    }
+    if r.tx_range.is_some_and(|m| m.0 <= 0.0) {
+        err(p("tx_range"), "expected `tx_range` greater than 0".into());
     }
     if r.cs_range.is_some() && r.cs_threshold.is_some() {
         err(p("cs_range"), "give `cs_range` or `cs_threshold`, not both".into());

@@ -459,7 +459,6 @@ impl World {
             let t = now.as_secs_f64();
             let pos: Vec<(f64, f64)> = ch.mobility.iter_mut().map(|m| m.position(t)).collect();
             ch.refresh(now);
-            let p = ch.params;
             o.adj = vec![Vec::new(); n];
             for (i, &pi) in pos.iter().enumerate() {
                 let mut near = Vec::new();
@@ -471,7 +470,7 @@ impl World {
                     }
                     let pj = pos[j as usize];
                     let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
-                    if p.prop.mean_rx_power_w(p.tx_power_w, p.antenna, p.antenna, d) >= p.rx_threshold_w {
+                    if ch.two_way(i, j as usize, d) {
                         o.adj[i].push(j);
                     }
                 }
