@@ -5,6 +5,8 @@ use tpsim_core::SimDuration;
 use tpsim_phy::timing::MacTiming;
 use tpsim_phy::{PhyStandard, Preamble, WifiRate};
 
+use crate::rate::RateControl;
+
 /// DATA frame overhead of IEEE 802.11: 24-byte MAC header (three addresses, no QoS) + 4-byte
 /// FCS (§9.2.3 general frame format, §9.3.2 Data frames).
 pub const DATA_OVERHEAD_BYTES: u32 = 28;
@@ -25,7 +27,8 @@ pub struct DcfConfig {
     /// aSlotTime, aSIFSTime, aCWmin, aCWmax of the PHY (IEEE 802.11-2020 Tables 15-5, 16-4,
     /// 17-21). DIFS = SIFS + 2·slot (§10.3.2.3.5).
     pub timing: MacTiming,
-    /// Rate of DATA frames.
+    /// Rate of DATA frames: the only one with [`RateControl::Constant`], the starting rate of
+    /// every destination with ARF/AARF, and always the rate of broadcast DATA frames.
     pub data_rate: WifiRate,
     /// Rate of control frames (RTS, CTS, ACK). The standard sends a control response at the
     /// highest basic rate not above the eliciting frame's rate (§10.6, multirate support); tpsim uses one
@@ -62,12 +65,16 @@ pub struct DcfConfig {
     /// when no reception starts within 2·SIFS + CTS time + aRxPHYStartDelay + 2·slot after
     /// the RTS (the CTS never came). Default true; ns-2 does not do this.
     pub rts_nav_reset: bool,
+    /// Rate adaptation of unicast DATA frames ([`crate::rate`]): constant (the default), ARF
+    /// or AARF, per destination, within `data_rate`'s PHY family.
+    pub rate_control: RateControl,
 }
 
 impl DcfConfig {
     /// The standard's defaults for `data_rate`: the PHY family's timing, the family's lowest
     /// mandatory rate (1 Mbit/s DSSS, 6 Mbit/s OFDM) for control frames, long preamble, no
-    /// RTS/CTS, retry limits 7/4, 28-byte DATA overhead, EIFS and the RTS NAV reset on.
+    /// RTS/CTS, retry limits 7/4, 28-byte DATA overhead, EIFS and the RTS NAV reset on, constant
+    /// rate.
     pub fn new(data_rate: WifiRate) -> DcfConfig {
         let standard = data_rate.standard();
         DcfConfig {
@@ -84,6 +91,7 @@ impl DcfConfig {
             rts_bytes: RTS_BYTES,
             use_eifs: true,
             rts_nav_reset: true,
+            rate_control: RateControl::Constant,
         }
     }
 
@@ -139,6 +147,12 @@ impl DcfConfig {
     pub fn data_airtime(&self, msdu_bytes: u32) -> SimDuration {
         self.airtime(self.data_rate, self.data_bytes(msdu_bytes))
     }
+    /// Airtime of the DATA frame carrying an MSDU of `msdu_bytes` at `rate` (the rate chosen
+    /// by rate control).
+    #[inline]
+    pub fn data_airtime_at(&self, rate: WifiRate, msdu_bytes: u32) -> SimDuration {
+        self.airtime(rate, self.data_bytes(msdu_bytes))
+    }
     /// Airtime of an Ack frame at the basic rate.
     #[inline]
     pub fn ack_airtime(&self) -> SimDuration {
@@ -177,6 +191,9 @@ impl DcfConfig {
     /// header that aRxPHYStartDelay stands for, and the slot is the margin for propagation and
     /// CCA delay. 802.11b 1 Mbit/s: 10 + 20 + 304 = 334 µs; 802.11a 6 Mbit/s: 16 + 9 + 44 =
     /// 69 µs.
+    ///
+    /// It does not depend on the DATA frame's rate (with rate adaptation too): tpsim sends every
+    /// Ack at the one basic rate.
     pub fn ack_timeout(&self) -> SimDuration {
         self.sifs() + self.slot() + self.ack_airtime()
     }

@@ -9,6 +9,8 @@
 //! * G. Bianchi, "Performance analysis of the IEEE 802.11 distributed coordination function",
 //!   IEEE JSAC 18(3):535–547, 2000: the saturation-throughput model that `tests/saturation.rs`
 //!   checks [`Dcf`] against.
+//! * A. Kamerman, L. Monteban, Bell Labs Technical Journal 2(3), 1997 (ARF), and M. Lacage,
+//!   M. H. Manshaei, T. Turletti, ACM MSWiM 2004 (AARF): the rate adaptation of [`rate`].
 //! * [`dcf`]'s module doc: how the backoff is computed from timestamps instead of one event per
 //!   slot, and what is simplified.
 //!
@@ -29,7 +31,9 @@ pub mod config;
 pub mod dcf;
 pub mod dup_cache;
 pub mod frame;
+pub mod rate;
 
 pub use config::DcfConfig;
 pub use dcf::{Dcf, DcfStats};
 pub use frame::{Frame, FrameKind, MacAddr, MacEvent, Msdu, BROADCAST};
+pub use rate::{RateControl, RateState};

@@ -57,23 +57,38 @@
 //! * Duration fields: DATA SIFS + Ack (0 for broadcast), RTS 3·SIFS + CTS + DATA + Ack, CTS the
 //!   RTS's value − SIFS − CTS, Ack 0 (§9.2.5).
 //!
+//! # Rate adaptation
+//!
+//! With [`DcfConfig::rate_control`] = ARF or AARF ([`crate::rate`]), each unicast DATA frame
+//! goes at its destination's current rate, which the outcome of every DATA attempt (Ack
+//! received, or Ack timeout / another frame instead of the Ack) moves up or down. The chosen
+//! rate gives the DATA frame's [`Frame::rate`] and [`Frame::airtime`], and the DATA airtime in
+//! the RTS's Duration field (the rate cannot change between an RTS and its DATA frame: RTS
+//! outcomes are not reported). The DATA frame's Duration (SIFS + Ack), the ACK and CTS
+//! timeouts, EIFS and every control frame do not depend on it, because control frames all go at
+//! the one basic rate. Broadcast DATA frames always go at [`DcfConfig::data_rate`]. The
+//! per-destination state lives in a `BTreeMap` (deterministic, no hasher), created at the
+//! first outcome reported for a destination; with [`RateControl::Constant`] it stays empty.
+//!
 //! # Simplifications
 //!
-//! No fragmentation, no power save, no PCF/HCF/EDCA, no rate adaptation (one data rate and one
-//! basic rate for all control frames), no MSDU lifetime; one MSDU in service at a time (the
-//! engine keeps the interface queue), so the station retry counters SSRC/SLRC are also the
-//! MSDU's retry counters.
+//! No fragmentation, no power save, no PCF/HCF/EDCA, one basic rate for all control frames
+//! (rate adaptation, if any, only changes unicast DATA frames), no MSDU lifetime; one MSDU in
+//! service at a time (the engine keeps the interface queue), so the station retry counters
+//! SSRC/SLRC are also the MSDU's retry counters.
 
 #[cfg(test)]
 mod tests;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use tpsim_core::{RngStream, SimDuration, SimTime};
+use tpsim_phy::WifiRate;
 
 use crate::config::DcfConfig;
 use crate::dup_cache::DupCache;
 use crate::frame::{Frame, FrameKind, MacAddr, MacEvent, Msdu, BROADCAST};
+use crate::rate::{RateChange, RateControl, RateState};
 
 /// Plain counters of one DCF, collected at the end of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -112,6 +127,10 @@ pub struct DcfStats {
     pub duplicates: u64,
     /// RTS frames for us not answered because our NAV was set (§10.3.2.4).
     pub cts_suppressed_by_nav: u64,
+    /// Rate control ([`crate::rate`]) moved a destination up one rate.
+    pub rate_increases: u64,
+    /// Rate control moved a destination down one rate (failed probe or consecutive failures).
+    pub rate_decreases: u64,
 }
 
 impl DcfStats {
@@ -231,6 +250,8 @@ pub struct Dcf {
     tx_in_flight: Option<TxKind>,
 
     dup_cache: DupCache,
+    /// ARF/AARF state per destination ([`crate::rate`]); empty with a constant rate.
+    rates: BTreeMap<MacAddr, RateState>,
     events: VecDeque<MacEvent>,
     stats: DcfStats,
 }
@@ -286,6 +307,7 @@ impl Dcf {
             next_tx: None,
             tx_in_flight: None,
             dup_cache: DupCache::default(),
+            rates: BTreeMap::new(),
             events: VecDeque::with_capacity(8),
             stats: DcfStats::default(),
         }
@@ -325,6 +347,19 @@ impl Dcf {
     /// Counters.
     pub fn stats(&self) -> DcfStats {
         self.stats
+    }
+    /// The rate the next DATA frame to `dst` would be sent at: the configured data rate for
+    /// [`BROADCAST`], with a constant rate, or before any outcome to `dst`; otherwise the
+    /// rate control's current rate for `dst`.
+    pub fn data_rate_for(&self, dst: MacAddr) -> WifiRate {
+        match self.rates.get(&dst) {
+            Some(state) if dst != BROADCAST => state.rate(),
+            _ => self.cfg.data_rate,
+        }
+    }
+    /// The ARF/AARF state of `dst`, once an outcome has been reported for it.
+    pub fn rate_state(&self, dst: MacAddr) -> Option<&RateState> {
+        self.rates.get(&dst)
     }
 
     // ---------------------------------------------------------------- upper layer
@@ -413,6 +448,7 @@ impl Dcf {
                 return;
             }
             (Exchange::WaitAck { .. }, FrameKind::Ack) if for_me => {
+                self.report_data_outcome(true);
                 self.complete(now, true);
                 return;
             }
@@ -673,6 +709,7 @@ impl Dcf {
             }
             Exchange::WaitAck { .. } => {
                 self.stats.ack_timeouts += 1;
+                self.report_data_outcome(false);
                 self.uses_rts
             }
             _ => return,
@@ -722,6 +759,31 @@ impl Dcf {
         self.start_backoff(now);
     }
 
+    /// Reports the outcome of the unicast DATA attempt just ended to rate control
+    /// ([`crate::rate`]); nothing with a constant rate.
+    fn report_data_outcome(&mut self, acked: bool) {
+        if self.cfg.rate_control == RateControl::Constant {
+            return;
+        }
+        let Some(msdu) = self.msdu else {
+            return;
+        };
+        if msdu.dst == BROADCAST {
+            return;
+        }
+        let (start, algo) = (self.cfg.data_rate, self.cfg.rate_control);
+        let state = self
+            .rates
+            .entry(msdu.dst)
+            .or_insert_with(|| RateState::new(start, algo));
+        let change = if acked { state.on_success() } else { state.on_failure() };
+        match change {
+            RateChange::Up => self.stats.rate_increases += 1,
+            RateChange::Down => self.stats.rate_decreases += 1,
+            RateChange::None => {}
+        }
+    }
+
     fn deliver(&mut self, frame: &Frame) {
         self.stats.delivered += 1;
         self.events.push_back(MacEvent::Delivered {
@@ -739,11 +801,13 @@ impl Dcf {
         self.next_tx = Some((now + self.sifs, frame, TxKind::Response));
     }
 
-    /// The DATA frame for the MSDU in service. Duration: SIFS + Ack for unicast, 0 for
-    /// broadcast (§9.2.5). Sets the Retry bit on retransmissions.
+    /// The DATA frame for the MSDU in service, at the destination's current rate
+    /// ([`Dcf::data_rate_for`]). Duration: SIFS + Ack for unicast, 0 for broadcast (§9.2.5).
+    /// Sets the Retry bit on retransmissions.
     fn data_frame(&mut self) -> Frame {
         let msdu = self.msdu.expect("DATA frame without an MSDU");
         let bytes = self.cfg.data_bytes(msdu.bytes);
+        let rate = self.data_rate_for(msdu.dst);
         let duration_nav = if msdu.dst == BROADCAST {
             SimDuration::ZERO
         } else {
@@ -756,8 +820,8 @@ impl Dcf {
             src: self.addr,
             dst: msdu.dst,
             bytes,
-            rate: self.cfg.data_rate,
-            airtime: self.cfg.airtime(self.cfg.data_rate, bytes),
+            rate,
+            airtime: self.cfg.airtime(rate, bytes),
             duration_nav,
             seq: self.msdu_seq,
             retry,
@@ -765,10 +829,11 @@ impl Dcf {
         }
     }
 
-    /// The RTS for the MSDU in service. Duration: 3·SIFS + CTS + DATA + Ack (§9.2.5).
+    /// The RTS for the MSDU in service. Duration: 3·SIFS + CTS + DATA + Ack (§9.2.5), the
+    /// DATA frame at the rate it will be sent at.
     fn rts_frame(&self) -> Frame {
         let msdu = self.msdu.expect("RTS without an MSDU");
-        let data_airtime = self.cfg.data_airtime(msdu.bytes);
+        let data_airtime = self.cfg.data_airtime_at(self.data_rate_for(msdu.dst), msdu.bytes);
         let duration_nav = SimDuration(3 * self.sifs.0 + self.cts_airtime.0 + data_airtime.0 + self.ack_airtime.0);
         Frame {
             kind: FrameKind::Rts,

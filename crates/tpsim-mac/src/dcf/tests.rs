@@ -7,6 +7,7 @@
 
 use super::*;
 use crate::frame::{FrameKind, MacEvent, Msdu, BROADCAST};
+use crate::rate::RateControl;
 use tpsim_core::{Module, OwnerKind, StreamKey};
 use tpsim_phy::WifiRate;
 
@@ -708,4 +709,269 @@ fn ofdm_timing_is_used_for_11a() {
     let f = tx(&mut s, t(194));
     assert_eq!(f.airtime, d(20 + 4 * ((16 + 8 * 1028 + 6) as u64).div_ceil(24)));
     assert_eq!(s.poll_timeout(), Some(t(194) + f.airtime + d(16 + 9 + 44)));
+}
+
+// ------------------------------------------------------------ rate adaptation (ARF, AARF)
+
+fn rate_cfg(rate_control: RateControl) -> DcfConfig {
+    DcfConfig { rate_control, ..cfg() }
+}
+
+/// Puts the next DATA attempt to `PEER` on the air: hands over a new MSDU if the DCF is ready,
+/// waits out any backoff from `*now`, and returns the frame and its start.
+fn next_data(s: &mut Dcf, now: &mut SimTime, handle: u64) -> (Frame, SimTime) {
+    if s.ready() {
+        s.send(*now, msdu(PEER, handle));
+    }
+    let at = s.poll_timeout().unwrap_or(*now).max(*now);
+    s.on_timeout(at);
+    let f = tx(s, at);
+    assert_eq!((f.kind, f.dst), (FrameKind::Data, PEER));
+    (f, at)
+}
+/// One DATA attempt that is acknowledged; returns its rate.
+fn acked(s: &mut Dcf, now: &mut SimTime) -> WifiRate {
+    let (f, at) = next_data(s, now, 1);
+    *now = at + f.airtime + d(10 + ACK_US);
+    rx(s, *now, &ack_to(ME));
+    assert!(s.ready());
+    events(s);
+    f.rate
+}
+/// One DATA attempt whose Ack never comes; returns its rate.
+fn lost(s: &mut Dcf, now: &mut SimTime) -> WifiRate {
+    let (f, at) = next_data(s, now, 1);
+    *now = at + f.airtime + d(334);
+    fire(s, *now);
+    events(s);
+    f.rate
+}
+
+#[test]
+fn arf_climbs_one_rate_after_ten_acked_frames() {
+    let mut s = station(rate_cfg(RateControl::Arf));
+    let mut now = t(1000);
+    for _ in 0..10 {
+        assert_eq!(acked(&mut s, &mut now), WifiRate::Dsss1);
+    }
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Dsss2);
+    for _ in 0..10 {
+        assert_eq!(acked(&mut s, &mut now), WifiRate::Dsss2);
+    }
+    for _ in 0..10 {
+        assert_eq!(acked(&mut s, &mut now), WifiRate::Cck5_5);
+    }
+    for _ in 0..20 {
+        assert_eq!(acked(&mut s, &mut now), WifiRate::Cck11, "11 Mbit/s is the top");
+    }
+    assert_eq!(s.data_rate_for(OTHER), WifiRate::Dsss1, "per destination");
+    assert_eq!(s.stats().rate_increases, 3);
+}
+
+#[test]
+fn arf_failed_probe_drops_straight_back() {
+    let mut s = station(rate_cfg(RateControl::Arf));
+    let mut now = t(1000);
+    for _ in 0..10 {
+        acked(&mut s, &mut now);
+    }
+    assert!(s.rate_state(PEER).unwrap().probing());
+    assert_eq!(lost(&mut s, &mut now), WifiRate::Dsss2, "the probe");
+    assert_eq!(
+        s.data_rate_for(PEER),
+        WifiRate::Dsss1,
+        "one failure is enough for a probe"
+    );
+    // The retransmission of the same MSDU goes at the lower rate.
+    let (f, at) = next_data(&mut s, &mut now, 1);
+    assert!(f.retry);
+    assert_eq!(f.rate, WifiRate::Dsss1);
+    assert_eq!(f.airtime, d(DATA_US));
+    now = at + f.airtime + d(10 + ACK_US);
+    rx(&mut s, now, &ack_to(ME));
+    assert_eq!(
+        s.rate_state(PEER).unwrap().success_threshold(),
+        10,
+        "ARF's threshold is fixed"
+    );
+    assert_eq!((s.stats().rate_increases, s.stats().rate_decreases), (1, 1));
+}
+
+#[test]
+fn arf_two_consecutive_failures_drop_one_rate() {
+    let mut s = station(rate_cfg(RateControl::Arf));
+    let mut now = t(1000);
+    for _ in 0..20 {
+        acked(&mut s, &mut now);
+    }
+    assert_eq!(acked(&mut s, &mut now), WifiRate::Cck5_5, "probe at 5.5 succeeds");
+    assert_eq!(lost(&mut s, &mut now), WifiRate::Cck5_5);
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Cck5_5, "one failure is not enough");
+    assert_eq!(lost(&mut s, &mut now), WifiRate::Cck5_5);
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Dsss2);
+    // A success between two failures resets the count.
+    assert_eq!(acked(&mut s, &mut now), WifiRate::Dsss2);
+    lost(&mut s, &mut now);
+    acked(&mut s, &mut now);
+    lost(&mut s, &mut now);
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Dsss2);
+}
+
+#[test]
+fn aarf_doubles_the_threshold_after_failed_probes_and_resets_it_after_two_failures() {
+    let mut s = station(rate_cfg(RateControl::Aarf));
+    let mut now = t(1000);
+    for threshold in [10, 20, 40, 50, 50] {
+        // The retransmission after a failed probe already counts as one success.
+        let so_far = s.rate_state(PEER).map_or(0, |r| r.successes());
+        for _ in so_far..threshold {
+            assert_eq!(acked(&mut s, &mut now), WifiRate::Dsss1);
+        }
+        assert_eq!(lost(&mut s, &mut now), WifiRate::Dsss2, "failed probe");
+        let next = s.rate_state(PEER).unwrap().success_threshold();
+        assert_eq!(next, (2 * threshold).min(50));
+        acked(&mut s, &mut now); // the retransmission, at 1 Mbit/s
+    }
+    // 49 more successes (50 with the retransmission) and a successful probe: at 2 Mbit/s.
+    for _ in 0..49 {
+        acked(&mut s, &mut now);
+    }
+    assert_eq!(acked(&mut s, &mut now), WifiRate::Dsss2);
+    assert_eq!(s.rate_state(PEER).unwrap().success_threshold(), 50);
+    lost(&mut s, &mut now);
+    lost(&mut s, &mut now);
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Dsss1);
+    assert_eq!(
+        s.rate_state(PEER).unwrap().success_threshold(),
+        10,
+        "reset by a two-failure decrease"
+    );
+    // Back to climbing after 10 (the retransmission is the first).
+    for _ in 0..10 {
+        assert_eq!(acked(&mut s, &mut now), WifiRate::Dsss1);
+    }
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Dsss2);
+}
+
+#[test]
+fn constant_rate_never_changes() {
+    let mut s = station(cfg());
+    assert_eq!(s.config().rate_control, RateControl::Constant);
+    let mut now = t(1000);
+    for _ in 0..30 {
+        assert_eq!(acked(&mut s, &mut now), WifiRate::Dsss1);
+    }
+    assert_eq!(lost(&mut s, &mut now), WifiRate::Dsss1);
+    assert_eq!(lost(&mut s, &mut now), WifiRate::Dsss1);
+    assert_eq!(acked(&mut s, &mut now), WifiRate::Dsss1);
+    assert_eq!(s.rate_state(PEER), None);
+    assert_eq!((s.stats().rate_increases, s.stats().rate_decreases), (0, 0));
+}
+
+#[test]
+fn data_airtime_rts_duration_and_ack_timeout_follow_the_chosen_rate() {
+    // RTS/CTS on, ARF from 1 Mbit/s; after 10 Acks the DATA frame goes at 2 Mbit/s.
+    let mut s = station(DcfConfig {
+        rate_control: RateControl::Arf,
+        ..rts_cfg()
+    });
+    let mut now = t(1000);
+    for i in 0..11u64 {
+        s.send(now, msdu(PEER, i));
+        let at = s.poll_timeout().unwrap_or(now).max(now);
+        s.on_timeout(at);
+        let rts = tx(&mut s, at);
+        assert_eq!(
+            (rts.kind, rts.rate, rts.airtime),
+            (FrameKind::Rts, WifiRate::Dsss1, d(352))
+        );
+        let rate = if i < 10 { WifiRate::Dsss1 } else { WifiRate::Dsss2 };
+        let data_airtime = rate.ppdu_duration(1028, tpsim_phy::Preamble::Long);
+        assert_eq!(
+            rts.duration_nav,
+            SimDuration(3 * d(10).0 + d(304).0 + data_airtime.0 + d(ACK_US).0),
+            "the RTS reserves the DATA frame at its own rate"
+        );
+        let cts_end = at + d(352 + 10 + 304);
+        rx(&mut s, cts_end, &frame(FrameKind::Cts, PEER, ME, 304, 1000));
+        s.on_timeout(cts_end + d(10));
+        let f = tx(&mut s, cts_end + d(10));
+        assert_eq!(f.kind, FrameKind::Data);
+        assert_eq!(f.rate, rate);
+        assert_eq!(
+            f.airtime, data_airtime,
+            "DATA airtime = PPDU duration at the chosen rate"
+        );
+        assert_eq!(f.duration_nav, d(10 + ACK_US), "the Ack stays at the basic rate");
+        let data_end = cts_end + d(10) + f.airtime;
+        assert_eq!(
+            s.poll_timeout(),
+            Some(data_end + d(334)),
+            "ACK timeout from the DATA end"
+        );
+        now = data_end + d(10 + ACK_US);
+        rx(&mut s, now, &ack_to(ME));
+        events(&mut s);
+    }
+    assert_eq!(
+        WifiRate::Dsss2.ppdu_duration(1028, tpsim_phy::Preamble::Long),
+        d(192 + 4112),
+        "2 Mbit/s: 192 µs PLCP + 1028·8/2 µs"
+    );
+}
+
+#[test]
+fn broadcast_frames_keep_the_configured_rate() {
+    let mut s = station(rate_cfg(RateControl::Arf));
+    let mut now = t(1000);
+    for _ in 0..10 {
+        acked(&mut s, &mut now);
+    }
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Dsss2);
+    now += d(10_000);
+    s.send(now, msdu(BROADCAST, 9));
+    let at = s.poll_timeout().unwrap_or(now).max(now);
+    s.on_timeout(at);
+    let f = tx(&mut s, at);
+    assert_eq!((f.dst, f.rate, f.airtime), (BROADCAST, WifiRate::Dsss1, d(DATA_US)));
+    assert_eq!(s.data_rate_for(BROADCAST), WifiRate::Dsss1);
+}
+
+#[test]
+fn ofdm_arf_moves_within_the_ofdm_rates() {
+    let mut s = Dcf::new(
+        DcfConfig {
+            rate_control: RateControl::Arf,
+            ..DcfConfig::new(WifiRate::Ofdm48)
+        },
+        ME,
+        rng(1),
+    );
+    let mut now = t(1000);
+    let ack = |s: &mut Dcf, now: &mut SimTime, lose: bool| {
+        let (f, at) = next_data(s, now, 1);
+        assert_eq!(f.airtime, f.rate.ppdu_duration(1028, tpsim_phy::Preamble::Long));
+        if lose {
+            *now = at + f.airtime + d(16 + 9 + 44);
+            fire(s, *now);
+        } else {
+            *now = at + f.airtime + d(16 + 44);
+            rx(s, *now, &frame(FrameKind::Ack, PEER, ME, 44, 0));
+        }
+        events(s);
+        f.rate
+    };
+    for _ in 0..10 {
+        assert_eq!(ack(&mut s, &mut now, false), WifiRate::Ofdm48);
+    }
+    for _ in 0..10 {
+        assert_eq!(ack(&mut s, &mut now, false), WifiRate::Ofdm54);
+    }
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Ofdm54, "54 Mbit/s is the top");
+    ack(&mut s, &mut now, true);
+    ack(&mut s, &mut now, true);
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Ofdm48);
+    ack(&mut s, &mut now, true);
+    ack(&mut s, &mut now, true);
+    assert_eq!(s.data_rate_for(PEER), WifiRate::Ofdm36);
 }
