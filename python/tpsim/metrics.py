@@ -64,6 +64,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "energy_consumed_j_total": ("J", "radio energy consumed by all nodes (energy model)"),
     "first_node_death_s": ("s", "when the first node ran out of energy (empty: none did)"),
     "dead_nodes": ("nodes", "nodes that ran out of energy"),
+    "broadcasts_sent": ("packets", "one-hop broadcast datagrams sent ([beacons])"),
+    "broadcast_receptions": ("packets", "receptions of those broadcasts, one per receiving node"),
 }
 
 #: Time series of TCP senders (binned output, sampled at the start of each bin).

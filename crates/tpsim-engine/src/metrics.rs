@@ -184,6 +184,10 @@ pub struct NetworkRow {
     pub first_node_death_s: Option<f64>,
     /// Nodes that ran out of energy.
     pub dead_nodes: u64,
+    /// One-hop broadcast datagrams sent (`[beacons]`).
+    pub broadcasts_sent: u64,
+    /// Their receptions, one per receiving node.
+    pub broadcast_receptions: u64,
 }
 
 /// Long-format time series: one row per (series, owner, bin).

@@ -155,6 +155,86 @@ impl PhyRx {
     }
 }
 
+/// The receiver of a radio: ns-2's threshold mode ([`PhyRx`]) or the SINR model
+/// ([`tpsim_phy::sinr::SinrRx`]), chosen per scenario (`radio.reception`).
+#[derive(Clone, Debug)]
+pub enum Receiver {
+    /// RXThresh / CSThresh / capture ratio.
+    Threshold(PhyRx),
+    /// Interference accumulated over the frame against per-rate SINR thresholds.
+    Sinr(tpsim_phy::sinr::SinrRx),
+}
+
+impl Receiver {
+    /// Whether a signal of this power is seen at all.
+    #[inline]
+    pub fn senses(&self, power_w: f64) -> bool {
+        match self {
+            Receiver::Threshold(p) => p.senses(power_w),
+            Receiver::Sinr(p) => p.senses(power_w),
+        }
+    }
+
+    /// A signal starts (see [`PhyRx::on_signal_start`]); `rate` is the frame's PHY rate.
+    #[inline]
+    pub fn on_signal_start(
+        &mut self,
+        frame: u32,
+        power_w: f64,
+        end: SimTime,
+        rate: tpsim_phy::WifiRate,
+    ) -> Option<Cca> {
+        use tpsim_phy::sinr::Cca as S;
+        match self {
+            Receiver::Threshold(p) => p.on_signal_start(frame, power_w, end),
+            Receiver::Sinr(p) => p.on_signal_start(frame, power_w, end, rate).map(|c| match c {
+                S::Busy => Cca::Busy,
+                S::Idle => Cca::Idle,
+            }),
+        }
+    }
+
+    /// A signal ends (see [`PhyRx::on_signal_end`]).
+    #[inline]
+    pub fn on_signal_end(&mut self, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
+        use tpsim_phy::sinr::{Cca as S, RxOutcome as O};
+        match self {
+            Receiver::Threshold(p) => p.on_signal_end(frame),
+            Receiver::Sinr(p) => {
+                let (o, c) = p.on_signal_end(frame);
+                (
+                    o.map(|o| match o {
+                        O::Ok { frame } => RxOutcome::Ok { frame },
+                        O::Error => RxOutcome::Error,
+                    }),
+                    c.map(|c| match c {
+                        S::Busy => Cca::Busy,
+                        S::Idle => Cca::Idle,
+                    }),
+                )
+            }
+        }
+    }
+
+    /// Our own transmission starts (half duplex).
+    #[inline]
+    pub fn on_tx_start(&mut self) {
+        match self {
+            Receiver::Threshold(p) => p.on_tx_start(),
+            Receiver::Sinr(p) => p.on_tx_start(),
+        }
+    }
+
+    /// Our own transmission ends.
+    #[inline]
+    pub fn on_tx_end(&mut self) {
+        match self {
+            Receiver::Threshold(p) => p.on_tx_end(),
+            Receiver::Sinr(p) => p.on_tx_end(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@
 use crate::grid::Grid;
 use crate::mobility::Mobility;
 use crate::packet::PacketId;
-use crate::phyrx::PhyRx;
+use crate::phyrx::{PhyRx, Receiver};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use tpsim_core::{Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
@@ -19,7 +19,9 @@ use tpsim_mac::{Dcf, DcfConfig, Frame};
 use tpsim_phy::propagation::SPEED_OF_LIGHT;
 use tpsim_phy::timing::{MacTiming, PhyStandard, Preamble, WifiRate};
 use tpsim_phy::{ns2, Antenna, Propagation};
-use tpsim_scenario::{PlacementKind, PreambleKind, PropagationKind, Radio, Scenario, WifiStandard};
+use tpsim_scenario::{
+    PlacementKind, PreambleKind, PropagationKind, Radio, RateControlKind, ReceptionKind, Scenario, WifiStandard,
+};
 use tpsim_wire::SizeConvention;
 
 /// LLC/SNAP header carried in every 802.11 data frame under the `standard` convention (ns-2's
@@ -91,6 +93,9 @@ pub struct RadioParams {
     pub queue: usize,
     pub short_retry: u32,
     pub long_retry: u32,
+    /// SINR reception (`None`: ns-2's threshold mode) with its receiver noise figure, dB.
+    pub sinr_noise_figure_db: Option<f64>,
+    pub rate_control: tpsim_mac::RateControl,
 }
 
 impl RadioParams {
@@ -160,6 +165,12 @@ impl RadioParams {
             queue: r.queue.unwrap_or(50) as usize,
             short_retry: r.short_retry_limit.unwrap_or(7),
             long_retry: r.long_retry_limit.unwrap_or(4),
+            sinr_noise_figure_db: (r.reception == ReceptionKind::Sinr).then(|| r.noise_figure_db.unwrap_or(7.0)),
+            rate_control: match r.rate_control {
+                RateControlKind::Constant => tpsim_mac::RateControl::Constant,
+                RateControlKind::Arf => tpsim_mac::RateControl::Arf,
+                RateControlKind::Aarf => tpsim_mac::RateControl::Aarf,
+            },
         }
     }
 
@@ -204,6 +215,18 @@ impl RadioParams {
         v
     }
 
+    /// A receiver for these parameters.
+    pub fn receiver(&self) -> Receiver {
+        match self.sinr_noise_figure_db {
+            None => Receiver::Threshold(PhyRx::new(self.rx_threshold_w, self.cs_threshold_w, self.capture_ratio)),
+            Some(nf) => {
+                let mut cfg = tpsim_phy::sinr::SinrConfig::new(self.rx_threshold_w, self.cs_threshold_w);
+                cfg.noise_figure_db = nf;
+                Receiver::Sinr(tpsim_phy::sinr::SinrRx::new(cfg))
+            }
+        }
+    }
+
     /// The DCF configuration for these parameters under a size convention.
     pub fn dcf_config(&self, sizes: SizeConvention) -> DcfConfig {
         DcfConfig {
@@ -214,6 +237,7 @@ impl RadioParams {
             rts_threshold_bytes: self.rts_threshold,
             short_retry_limit: self.short_retry,
             long_retry_limit: self.long_retry,
+            rate_control: self.rate_control,
             // ns-2 counts 58 header bytes of which 24 stand for the PLCP, which the PHY
             // timing adds separately: 34 bytes of MAC overhead.
             mac_header_bytes: match sizes {
@@ -288,7 +312,7 @@ pub struct WifiDevice {
     pub iface: u32,
     pub node: u32,
     pub dcf: Dcf,
-    pub phy: PhyRx,
+    pub phy: Receiver,
     pub queue: PriQueue,
     /// The packet the DCF is serving (its handle).
     pub in_service: Option<PacketId>,

@@ -57,6 +57,8 @@ enum Event {
     EnergyDeath { node: u32, gen: u32 },
     /// A node's routing protocol deadline (skipped if `gen` is stale).
     RoutingTimer { node: u32, gen: u32 },
+    /// Node `node` sends its next beacon (one-hop broadcast).
+    Beacon { node: u32 },
 }
 
 /// A route: destination prefix → (interface, next hop).
@@ -223,6 +225,12 @@ pub struct World {
     mobility_init: Option<Vec<crate::mobility::Mobility>>,
     /// Ad hoc routing of radio nodes (scenarios with a radio).
     routing: Option<RoutingState>,
+    /// Beacons: (interval, IP size, UDP payload size, stop time).
+    beacon: Option<(SimDuration, u32, u32, SimTime)>,
+    broadcasts_sent: u64,
+    broadcast_receptions: u64,
+    /// Broadcast data frames × receivers in decode range (power ≥ receive threshold).
+    broadcast_expected: u64,
 }
 
 /// Per-run options that are not part of the scenario.
@@ -347,7 +355,7 @@ impl World {
                     iface,
                     node,
                     dcf: Dcf::new(dcf_cfg, node, key(OwnerKind::Node, node as u64, Module::MacBackoff)),
-                    phy: crate::phyrx::PhyRx::new(params.rx_threshold_w, params.cs_threshold_w, params.capture_ratio),
+                    phy: params.receiver(),
                     queue: PriQueue::new(params.queue),
                     in_service: None,
                     timer_gen: 0,
@@ -434,12 +442,31 @@ impl World {
                 EnergyModel::new(n, e.initial.0, e.powers(), e.death, bins)
             }),
             mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
+            beacon: None,
+            broadcasts_sent: 0,
+            broadcast_receptions: 0,
+            broadcast_expected: 0,
             routing: sc.radio.as_ref().map(|_| {
                 let moving = mobility.iter().any(|m| m.max_speed() > 0.0);
                 RoutingState::new(sc, n, |i| key(OwnerKind::Node, i, Module::Routing), moving)
             }),
         };
         world.start_routing();
+        if let (Some(b), Some(_)) = (&sc.beacons, &sc.radio) {
+            let (ip, payload) = match sizes {
+                tpsim_wire::SizeConvention::Standard => (b.size.0 as u32 + 28, b.size.0 as u32),
+                tpsim_wire::SizeConvention::Ns2 => (b.size.0 as u32, (b.size.0 as u32).saturating_sub(28)),
+            };
+            world.beacon = Some((b.interval.sim(), ip, payload, dur));
+            let nodes: Vec<u32> = b.nodes.clone().unwrap_or_else(|| (0..n as u32).collect());
+            for node in nodes {
+                let mut rng = key(OwnerKind::Node, node as u64, Module::Traffic);
+                let first = SimTime(b.start.0) + SimDuration((rng.uniform() * b.interval.0 as f64) as u64);
+                if first < dur {
+                    world.queue.push(first, Event::Beacon { node });
+                }
+            }
+        }
 
         // Flows: endpoint A at src, B at dst; a voip flow has a reverse direction B → A.
         for (fi, f) in sc.flows.iter().enumerate() {
@@ -692,6 +719,7 @@ impl World {
                     self.air_frame_done(frame);
                 }
                 Event::RoutingTimer { node, gen } => self.on_routing_timer(node, gen),
+                Event::Beacon { node } => self.on_beacon(node),
                 Event::EnergyDeath { node, gen } => {
                     if self.energy.as_ref().is_some_and(|e| e.nodes[node as usize].gen == gen) {
                         self.kill_node(node);
@@ -723,6 +751,48 @@ impl World {
     /// Events executed so far.
     pub fn events(&self) -> u64 {
         self.queue.popped()
+    }
+
+    /// Node `node` broadcasts a beacon and schedules the next.
+    fn on_beacon(&mut self, node: u32) {
+        let now = self.now;
+        let Some((interval, ip_len, payload, stop)) = self.beacon else {
+            return;
+        };
+        let next = now + interval;
+        if next < stop {
+            self.queue.push(next, Event::Beacon { node });
+        }
+        let Some(ch) = &self.wifi else { return };
+        let dev = ch.dev_of_node[node as usize];
+        self.broadcasts_sent += 1;
+        let ip = Ipv4Repr {
+            src: wifi_addr(node),
+            dst: Ipv4Addr::BROADCAST,
+            protocol: tpsim_wire::IpProtocol::Udp,
+            ttl: 1,
+            ident: 0,
+            total_len: ip_len.min(u16::MAX as u32) as u16,
+        };
+        let seg = Segment {
+            header: tpsim_transport::L4Header::Udp(tpsim_wire::UdpRepr {
+                src_port: 9,
+                dst_port: 9,
+            }),
+            payload_len: payload,
+            ip_len,
+            message: None,
+            first_tx: now,
+            stream: None,
+        };
+        let id = self.packets.alloc(Packet {
+            ip,
+            seg,
+            dir: NO_DIR,
+            link_dst: tpsim_mac::BROADCAST,
+            ctrl: NO_CTRL,
+        });
+        self.device_enqueue(dev, id);
     }
 
     fn on_app_send(&mut self, gen: u32) {
@@ -1122,6 +1192,13 @@ impl World {
                 }
             }
         });
+        if frame.dst == tpsim_mac::BROADCAST
+            && frame.kind == tpsim_mac::FrameKind::Data
+            && pkt.is_some_and(|id| !self.packets.get(id).is_ctrl())
+        {
+            let thr = p.rx_threshold_w;
+            self.broadcast_expected += rx.iter().filter(|&&(_, w, _)| w >= thr).count() as u64;
+        }
         let airtime = frame.airtime;
         for (k, &(_, _, delay)) in rx.iter().enumerate() {
             let t0 = now + delay;
@@ -1160,7 +1237,7 @@ impl World {
         let Some(ch) = &self.wifi else { return };
         let af = &ch.frames[frame as usize];
         let (jdev, power, _) = af.rx[k as usize];
-        let end = now + af.frame.airtime;
+        let (end, rate) = (now + af.frame.airtime, af.frame.rate);
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
         };
@@ -1172,7 +1249,7 @@ impl World {
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
         };
-        if d.phy.on_signal_start(frame, power, end) == Some(crate::phyrx::Cca::Busy) {
+        if d.phy.on_signal_start(frame, power, end, rate) == Some(crate::phyrx::Cca::Busy) {
             d.dcf.on_medium_busy(now);
             self.pump_mac(jdev);
         }
@@ -1386,7 +1463,8 @@ impl World {
             return;
         }
         if dst == u32::MAX {
-            // A broadcast data packet is not forwarded.
+            // A broadcast data packet (beacon) is counted and not forwarded.
+            self.broadcast_receptions += 1;
             self.packets.release(id);
             return;
         }
@@ -1557,6 +1635,8 @@ impl World {
             first_node_death_s: energy
                 .and_then(|e| e.nodes.iter().filter_map(|n| n.dead_at).min())
                 .map(|t| t.as_secs_f64()),
+            broadcasts_sent: self.broadcasts_sent,
+            broadcast_receptions: self.broadcast_receptions,
             dead_nodes: energy
                 .map(|e| e.nodes.iter().filter(|n| n.dead_at.is_some()).count() as u64)
                 .unwrap_or(0),
@@ -1564,7 +1644,11 @@ impl World {
             normalized_routing_load: (delivered > 0).then(|| routing_packets as f64 / delivered as f64),
             mac_frames: self.mac_frames,
             mac_load: (delivered > 0).then(|| self.mac_frames as f64 / delivered as f64),
-            drops: self.drops,
+            drops: {
+                let mut d = self.drops;
+                d[DropReason::Phy as usize] = self.broadcast_expected.saturating_sub(self.broadcast_receptions);
+                d
+            },
             routing_drops: self.routing.as_ref().map(|r| r.routing_drops).unwrap_or(0),
             routing_by_type: self.routing.as_ref().map(|r| r.sent_by_type).unwrap_or_default(),
             route_discovery_latency_s: self.routing.as_ref().and_then(|r| {

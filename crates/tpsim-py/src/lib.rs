@@ -231,6 +231,8 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     net.set_item("energy_consumed_j_total", n.energy_consumed_j_total)?;
     net.set_item("first_node_death_s", n.first_node_death_s)?;
     net.set_item("dead_nodes", n.dead_nodes)?;
+    net.set_item("broadcasts_sent", n.broadcasts_sent)?;
+    net.set_item("broadcast_receptions", n.broadcast_receptions)?;
     out.set_item("network", net)?;
     let t = &r.timeseries;
     let ts = PyDict::new(py);

@@ -51,6 +51,9 @@ pub struct Scenario {
     /// added after `flows`).
     #[serde(default)]
     pub sensors: Option<Sensors>,
+    /// Periodic one-hop broadcasts (beacons) from radio nodes.
+    #[serde(default)]
+    pub beacons: Option<Beacons>,
     /// Flows read from an ns-2 traffic file (cbrgen), added after `flows`.
     #[serde(default)]
     pub ns2_traffic: Option<Ns2Traffic>,
@@ -224,6 +227,25 @@ pub struct Waypoint {
     pub to: [Meters; 2],
     /// Speed towards the target (0 stops the node where it is).
     pub speed: Speed,
+}
+
+/// Periodic one-hop broadcasts: every node in `nodes` sends a `size` UDP datagram to the
+/// link-layer broadcast address every `interval` (not forwarded, no ACK). Each node starts at
+/// a uniform random offset in [`start`, `start` + `interval`) drawn from its own stream.
+/// Counted in the network table (`broadcasts_sent`, `broadcast_receptions`, `drops_phy`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Beacons {
+    /// Time between two broadcasts of one node.
+    pub interval: Duration,
+    /// Datagram size (under `sizes = "ns2"` the IP packet size).
+    pub size: Bytes,
+    /// The broadcasting nodes. Default: all.
+    #[serde(default)]
+    pub nodes: Option<Vec<u32>>,
+    /// Earliest first broadcast. Default "0s".
+    #[serde(default)]
+    pub start: Duration,
 }
 
 /// The sensor reporting application (DESIGN §4): each sensor sends a `size` report to the
@@ -466,6 +488,18 @@ pub struct Radio {
     /// Long retry limit (frames above the RTS threshold). Default 4.
     #[serde(default)]
     pub long_retry_limit: Option<u32>,
+    /// Reception model: "threshold" (default; ns-2's RXThresh/CSThresh/capture ratio) or
+    /// "sinr" (interference accumulated over the frame, thermal noise, per-rate SINR
+    /// thresholds; docs/models.md).
+    #[serde(default)]
+    pub reception: ReceptionKind,
+    /// Receiver noise figure for SINR reception, dB. Default 7.
+    #[serde(default)]
+    pub noise_figure_db: Option<f64>,
+    /// Data-rate control: "constant" (default, `data_rate`), "arf" (Kamerman & Monteban
+    /// 1997) or "aarf" (Lacage et al. 2004), per destination, starting at `data_rate`.
+    #[serde(default)]
+    pub rate_control: RateControlKind,
     /// Write `pcap/.../node<i>.pcap` per node (with `tpsim run --pcap`): 802.11 frames with
     /// radiotap headers, those the node sends and those it receives correctly. Default false.
     #[serde(default)]
@@ -581,6 +615,30 @@ impl Energy {
             pick(self.sleep, base[3]),
         ]
     }
+}
+
+/// Reception models of a radio.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceptionKind {
+    /// ns-2's threshold mode.
+    #[default]
+    Threshold,
+    /// SINR with cumulative interference.
+    Sinr,
+}
+
+/// Data-rate control of the 802.11 MAC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RateControlKind {
+    /// Always `data_rate`.
+    #[default]
+    Constant,
+    /// Automatic Rate Fallback.
+    Arf,
+    /// Adaptive ARF.
+    Aarf,
 }
 
 /// A group of nodes with their own transmission range.

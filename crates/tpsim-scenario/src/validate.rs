@@ -123,6 +123,27 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             }
         }
     }
+    if let Some(b) = &sc.beacons {
+        let p = |f: &str| vec![k("beacons"), k(f)];
+        if sc.radio.is_none() {
+            err(vec![k("beacons")], "beacons need a radio (`[radio]`)".into());
+        }
+        if b.interval.0 == 0 {
+            err(p("interval"), "expected an interval greater than 0".into());
+        }
+        if b.size.0 == 0 || b.size.0 > 1472 {
+            err(
+                p("size"),
+                format!("expected a size between 1B and 1472B, found {}B", b.size.0),
+            );
+        }
+        if let Some(&bad) = b.nodes.iter().flatten().find(|&&v| v >= n) {
+            err(
+                p("nodes"),
+                format!("node index {bad} out of range: expected 0..{}", n.saturating_sub(1)),
+            );
+        }
+    }
     if let Some(e) = &sc.energy {
         if sc.radio.is_none() {
             err(vec![k("energy")], "the energy model needs a radio (`[radio]`)".into());
@@ -660,6 +681,15 @@ fn validate_radio(r: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
     }
     if r.tx_range.is_some() && r.tx_power.is_some() {
         err(p("tx_range"), "give `tx_range` or `tx_power`, not both".into());
+    }
+    if r.noise_figure_db.is_some() && r.reception != crate::ReceptionKind::Sinr {
+        err(
+            p("noise_figure_db"),
+            "`noise_figure_db` applies to reception = \"sinr\"".into(),
+        );
+    }
+    if r.noise_figure_db.is_some_and(|nf| !(nf.is_finite() && nf >= 0.0)) {
+        err(p("noise_figure_db"), "expected a noise figure of at least 0 dB".into());
     }
     if r.tx_range.is_some_and(|m| m.0 <= 0.0) {
         err(p("tx_range"), "expected `tx_range` greater than 0".into());

@@ -1,0 +1,69 @@
+//! Channel scaling (issue: wall time per frame per receiver stays flat as N grows): a static
+//! grid of N ∈ {100, 400, 1600, 6400} nodes 200 m apart (fixed density), ns-2's radio (250 m
+//! decode, 550 m carrier sense), every node broadcasting a 100-byte beacon once per second
+//! for 100 s. Prints wall time per MAC frame and per frame per receiver in carrier-sense
+//! range (counted from the layout), and events/s. Not a criterion benchmark: each N runs
+//! `REPEAT` times and the fastest run is reported (`cargo bench -p tpsim-benches --bench
+//! grid_broadcast`).
+
+use std::time::Instant;
+use tpsim_engine::{RunOptions, World};
+
+const SPACING_M: f64 = 200.0;
+const CS_RANGE_M: f64 = 550.0;
+const REPEAT: usize = 3;
+
+fn scenario(n: u32) -> String {
+    format!(
+        "[simulation]\nduration = \"100s\"\n[output]\ntimeseries = false\n[nodes]\ncount = {n}\nplacement = {{ kind = \"grid\", spacing = \"{SPACING_M}m\" }}\n[radio]\n[beacons]\ninterval = \"1s\"\nsize = \"100B\"\n"
+    )
+}
+
+/// Mean number of other nodes within carrier-sense range on the grid.
+fn mean_in_range(n: u32) -> f64 {
+    let cols = (n as f64).sqrt().ceil() as i64;
+    let pos: Vec<(i64, i64)> = (0..n as i64).map(|i| (i % cols, i / cols)).collect();
+    let r2 = (CS_RANGE_M / SPACING_M).powi(2);
+    let mut total = 0u64;
+    for &(x, y) in &pos {
+        total += pos
+            .iter()
+            .filter(|&&(u, v)| (u, v) != (x, y) && (((u - x).pow(2) + (v - y).pow(2)) as f64) <= r2)
+            .count() as u64;
+    }
+    total as f64 / n as f64
+}
+
+fn main() {
+    println!("| N | MAC frames | receivers in CS range (mean) | events | wall s (best of {REPEAT}) | events/s | µs per frame | ns per frame per receiver |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for n in [100u32, 400, 1600, 6400] {
+        let sc = tpsim_scenario::load(&scenario(n), "grid_broadcast").expect("valid scenario");
+        let opts = RunOptions {
+            seed: 1,
+            run: 0,
+            pcap_dir: None,
+        };
+        let mut best = f64::INFINITY;
+        let mut last = None;
+        for _ in 0..REPEAT {
+            let mut w = World::build(&sc, &opts).expect("builds");
+            let t0 = Instant::now();
+            w.run();
+            best = best.min(t0.elapsed().as_secs_f64());
+            last = Some(w);
+        }
+        let mut w = last.expect("ran");
+        let events = w.events();
+        let r = w.results(best).expect("results");
+        let frames = r.network.mac_frames as f64;
+        let k = mean_in_range(n);
+        println!(
+            "| {n} | {} | {k:.2} | {events} | {best:.3} | {:.2e} | {:.2} | {:.1} |",
+            r.network.mac_frames,
+            events as f64 / best,
+            best / frames * 1e6,
+            best / (frames * k) * 1e9
+        );
+    }
+}
