@@ -37,7 +37,12 @@ fn mean_in_range(n: u32) -> f64 {
 fn main() {
     println!("| N | MAC frames | receivers in CS range (mean) | events | wall s (best of {REPEAT}) | events/s | µs per frame | ns per frame per receiver |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
-    for n in [100u32, 400, 1600, 6400] {
+    // `GRID_N=6400` runs one size only (for profiling).
+    let sizes: Vec<u32> = match std::env::var("GRID_N") {
+        Ok(v) => v.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
+        Err(_) => vec![100, 400, 1600, 6400],
+    };
+    for n in sizes {
         let sc = tpsim_scenario::load(&scenario(n), "grid_broadcast").expect("valid scenario");
         let opts = RunOptions {
             seed: 1,

@@ -164,5 +164,36 @@ mod tests {
                 std::iter::from_fn(|| q.pop().map(|(t, i)| (t.0, i))).collect();
             prop_assert_eq!(got, expect);
         }
+
+        /// Pushes and pops interleaved (as an event loop does, never into the past) give the
+        /// same order as a sorted reference, and `peek_time` always names the next pop.
+        #[test]
+        fn interleaved_matches_a_sorted_reference(
+            ops in proptest::collection::vec((0u8..3, 0u64..1_000_000_000_000u64), 1..600),
+        ) {
+            let mut q = EventQueue::new();
+            let mut reference = std::collections::BTreeSet::new();
+            let mut seq = 0usize;
+            for (op, delta) in ops {
+                if op < 2 {
+                    // Mostly near-future times, sometimes far ones, sometimes "now".
+                    let dt = match op { 0 => delta % 1000, _ => delta };
+                    let t = q.now().0 + dt;
+                    q.push(SimTime(t), seq);
+                    reference.insert((t, seq));
+                    seq += 1;
+                } else {
+                    prop_assert_eq!(q.peek_time().map(|t| t.0), reference.first().map(|e| e.0));
+                    let got = q.pop().map(|(t, i)| (t.0, i));
+                    let want = reference.pop_first();
+                    prop_assert_eq!(got, want);
+                }
+                prop_assert_eq!(q.len(), reference.len());
+            }
+            while let Some(want) = reference.pop_first() {
+                prop_assert_eq!(q.pop().map(|(t, i)| (t.0, i)), Some(want));
+            }
+            prop_assert!(q.pop().is_none());
+        }
     }
 }

@@ -2,9 +2,10 @@
 //! hear it: O(nodes in range) per frame instead of O(all nodes).
 //!
 //! Cells are squares of the carrier-sense range; a query for radius r visits the cells that
-//! overlap the disk's bounding box and leaves the exact distance test to the caller. Positions
-//! are static today; moving nodes (random waypoint ...) will update their cell when asked for
-//! their position.
+//! overlap the disk's bounding box and leaves the exact distance test to the caller. The
+//! channel refills the grid when moving nodes may have left their cells
+//! (`WifiChannel::refresh`). Cells are one flat array (counting sort), so a query walks
+//! contiguous memory row by row.
 
 /// Node indices bucketed by cell.
 #[derive(Clone, Debug)]
@@ -14,7 +15,9 @@ pub struct Grid {
     y0: f64,
     cols: usize,
     rows: usize,
-    cells: Vec<Vec<u32>>,
+    /// Nodes of cell c: `items[start[c]..start[c + 1]]` (one flat array, cell by cell).
+    start: Vec<u32>,
+    items: Vec<u32>,
 }
 
 impl Grid {
@@ -49,11 +52,21 @@ impl Grid {
             y0,
             cols,
             rows,
-            cells: vec![Vec::new(); cols * rows],
+            start: vec![0; cols * rows + 1],
+            items: vec![0; positions.len()],
         };
-        for (i, &p) in positions.iter().enumerate() {
-            let c = g.cell_of(p);
-            g.cells[c].push(i as u32);
+        // Counting sort by cell: nodes of a cell stay in index order.
+        let cell_of: Vec<usize> = positions.iter().map(|&p| g.cell_of(p)).collect();
+        for &c in &cell_of {
+            g.start[c + 1] += 1;
+        }
+        for c in 0..cols * rows {
+            g.start[c + 1] += g.start[c];
+        }
+        let mut fill = g.start.clone();
+        for (i, &c) in cell_of.iter().enumerate() {
+            g.items[fill[c] as usize] = i as u32;
+            fill[c] += 1;
         }
         g
     }
@@ -76,10 +89,10 @@ impl Grid {
         let (c0, c1) = (self.clamp_col(center.0 - r), self.clamp_col(center.0 + r));
         let (r0, r1) = (self.clamp_row(center.1 - r), self.clamp_row(center.1 + r));
         for row in r0..=r1 {
-            for col in c0..=c1 {
-                for &n in &self.cells[row * self.cols + col] {
-                    f(n);
-                }
+            // The cells of one row are contiguous in `items`.
+            let (a, b) = (self.start[row * self.cols + c0], self.start[row * self.cols + c1 + 1]);
+            for &n in &self.items[a as usize..b as usize] {
+                f(n);
             }
         }
     }

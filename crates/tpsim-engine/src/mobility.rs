@@ -664,7 +664,7 @@ mod tests {
         let mut stationary: Vec<Mobility> = (0..n)
             .map(|i| Mobility::Waypoint(RandomWaypoint::stationary(w, h, lo, hi, pause, rng(i))))
             .collect();
-        let mut mean_speed_at = |t: f64, ms: &mut Vec<Mobility>| -> f64 {
+        let mean_speed_at = |t: f64, ms: &mut Vec<Mobility>| -> f64 {
             ms.iter_mut()
                 .map(|m| {
                     let (vx, vy) = m.velocity(t);

@@ -161,8 +161,9 @@ impl PhyRx {
 pub enum Receiver {
     /// RXThresh / CSThresh / capture ratio.
     Threshold(PhyRx),
-    /// Interference accumulated over the frame against per-rate SINR thresholds.
-    Sinr(tpsim_phy::sinr::SinrRx),
+    /// Interference accumulated over the frame against per-rate SINR thresholds (boxed: it
+    /// is large, and the threshold receiver should keep devices small).
+    Sinr(Box<tpsim_phy::sinr::SinrRx>),
 }
 
 impl Receiver {

@@ -222,7 +222,7 @@ impl RadioParams {
             Some(nf) => {
                 let mut cfg = tpsim_phy::sinr::SinrConfig::new(self.rx_threshold_w, self.cs_threshold_w);
                 cfg.noise_figure_db = nf;
-                Receiver::Sinr(tpsim_phy::sinr::SinrRx::new(cfg))
+                Receiver::Sinr(Box::new(tpsim_phy::sinr::SinrRx::new(cfg)))
             }
         }
     }
@@ -365,9 +365,9 @@ pub struct WifiChannel {
     pub free: Vec<u32>,
     /// Per sending node, for shadowing draws.
     pub rngs: Vec<RngStream>,
-    /// Static routes: `next[src * n + dst]` = next-hop node (`u32::MAX`: none), over links
-    /// that work both ways.
-    pub next: Vec<u32>,
+    /// Static routes: `next[dst][src]` = next-hop node (`u32::MAX`: none), over links that
+    /// work both ways; empty for a destination no flow uses.
+    pub next: Vec<Vec<u32>>,
 }
 
 impl WifiChannel {
@@ -431,9 +431,11 @@ impl WifiChannel {
         SimDuration::from_secs_f64(d_m / SPEED_OF_LIGHT)
     }
 
-    /// Hop-count shortest paths on the graph of node pairs within decode range (mean
-    /// power ≥ receive threshold), ties broken by node index (BFS from each destination).
-    pub fn static_routes(&mut self) {
+    /// Hop-count shortest paths, on the graph of node pairs that decode each other (mean
+    /// power ≥ receive threshold both ways) at t = 0, towards each node of `destinations`
+    /// (the flows' endpoints: a table towards every node would take N² memory), ties broken
+    /// by node index (BFS from each destination).
+    pub fn static_routes(&mut self, destinations: &[u32]) {
         let n = self.positions.len();
         let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (i, &pi) in self.positions.iter().enumerate() {
@@ -451,10 +453,15 @@ impl WifiChannel {
                 }
             }
         }
-        let mut next = vec![u32::MAX; n * n];
+        self.next = vec![Vec::new(); n];
         let mut seen = vec![false; n];
         let mut queue = VecDeque::with_capacity(n);
-        for dst in 0..n {
+        for &dst in destinations {
+            let dst = dst as usize;
+            if dst >= n || !self.next[dst].is_empty() {
+                continue;
+            }
+            let mut next = vec![u32::MAX; n];
             seen.fill(false);
             seen[dst] = true;
             queue.clear();
@@ -463,13 +470,13 @@ impl WifiChannel {
                 for &v in &adj[u as usize] {
                     if !seen[v as usize] {
                         seen[v as usize] = true;
-                        next[v as usize * n + dst] = u;
+                        next[v as usize] = u;
                         queue.push_back(v);
                     }
                 }
             }
+            self.next[dst] = next;
         }
-        self.next = next;
     }
 
     /// Whether nodes `i` and `j`, `d_m` apart, decode each other's frames (mean power at or
@@ -482,9 +489,9 @@ impl WifiChannel {
 
     /// The next hop from `src` to `dst` on the static routes.
     pub fn next_hop(&self, src: u32, dst: u32) -> Option<u32> {
-        let n = self.positions.len();
         self.next
-            .get(src as usize * n + dst as usize)
+            .get(dst as usize)
+            .and_then(|t| t.get(src as usize))
             .copied()
             .filter(|&h| h != u32::MAX)
     }
@@ -526,6 +533,7 @@ mod tests {
             .collect();
         let mut ch = WifiChannel::new(
             params,
+            vec![params.tx_power_w; n as usize],
             mobility,
             (0..n as u32).collect(),
             (0..n).map(|i| key(i, Module::Channel)).collect(),

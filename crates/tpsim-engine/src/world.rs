@@ -375,7 +375,10 @@ impl World {
                     .map(|i| key(OwnerKind::Node, i, Module::Channel))
                     .collect(),
             );
-            ch.static_routes();
+            let mut ends: Vec<u32> = sc.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+            ends.sort_unstable();
+            ends.dedup();
+            ch.static_routes(&ends);
             wifi = Some(ch);
         }
 
@@ -1171,25 +1174,30 @@ impl World {
         let p = ch.params;
         let t = now.as_secs_f64();
         let here = ch.mobility[sender as usize].position(t);
-        let (mobility, rng, grid) = (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid);
+        // Static nodes stand where the grid has them: no need to ask their mobility.
+        let still = ch.slack_m == 0.0;
+        let (mobility, rng, grid, positions) =
+            (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid, &ch.positions);
         let (cs_range_m, dev_of_node) = (ch.cs_range_m, &ch.dev_of_node);
         let tx_w = ch.tx_power_w[sender as usize];
-        let devices = &self.devices;
         grid.for_each_near(here, cs_range_m + ch.slack_m, |j| {
             if j == sender {
                 return;
             }
-            let pj = mobility[j as usize].position(t);
+            let pj = if still {
+                positions[j as usize]
+            } else {
+                mobility[j as usize].position(t)
+            };
             let dist = ((here.0 - pj.0).powi(2) + (here.1 - pj.1).powi(2)).sqrt();
             if dist > cs_range_m {
                 return;
             }
             let power = p.prop.rx_power_w(tx_w, p.antenna, p.antenna, dist, rng);
-            let jdev = dev_of_node[j as usize];
-            if let Device::Wifi(dj) = &devices[jdev as usize] {
-                if dj.phy.senses(power) {
-                    rx.push((jdev, power, WifiChannel::delay(dist)));
-                }
+            // Every radio shares the carrier-sense threshold (`Receiver::senses`): checking it
+            // here spares a cache miss on each candidate's device.
+            if power >= p.cs_threshold_w {
+                rx.push((dev_of_node[j as usize], power, WifiChannel::delay(dist)));
             }
         });
         if frame.dst == tpsim_mac::BROADCAST
