@@ -73,7 +73,17 @@ TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s"}
 
 #: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).
 HEADLINE_FLOW_METRICS = ["goodput_kbps", "pdr", "delay_mean_s", "delay_p95_s", "jitter_ipdv_s", "segment_loss_rate"]
-HEADLINE_NETWORK_METRICS = ["mac_frames", "drops_queue"]
+HEADLINE_NETWORK_METRICS = [
+    "mac_frames",
+    "mac_load",
+    "normalized_routing_load",
+    "routing_packets",
+    "energy_consumed_j_mean",
+    "drops_queue",
+    "drops_mac_retry",
+    "drops_no_route",
+    "drops_link_break",
+]
 
 
 def label(metric: str) -> str:

@@ -32,6 +32,11 @@ def make_figures(res: Results, figdir: Path) -> list[tuple[str, Path]]:
     if res.param_keys:
         net, net_hue = combine_hue(res.network, x, None, res.param_keys)
         for m in HEADLINE_NETWORK_METRICS:
+            # Only what the scenario produces: no routing figures for static routes, no
+            # energy figures without an energy model, no figures of drops that never happen.
+            if m not in net.columns or net[m].null_count() == net.height or not (net[m].fill_null(0) != 0).any():
+                if m != "mac_frames":
+                    continue
             fig = metric_figure(net, m, x, net_hue)
             figs.append((f"{m} against {x}", save(fig, figdir / f"network-{m}")[0]))
     ts = res.timeseries

@@ -11,7 +11,9 @@ from .scenario import Scenario, load
 
 #: short name -> (scenario file name, one-line description)
 STUDIES: dict[str, tuple[str, str]] = {
-    "d": ("study-d-wired-voip.toml", "Study D: transport protocols on a wired VoIP link (ns-2.35); UDP so far"),
+    "a": ("study-a-sensor-interval.toml", "Study A: sensor network against the reporting interval, AODV (ns-2); UDP and TCP so far"),
+    "c": ("study-c-manet-speed.toml", "Study C: MANET flow over AODV against speed, with/without background (ns-2.32); UDP and TCP so far"),
+    "d": ("study-d-wired-voip.toml", "Study D: transport protocols on a wired VoIP link (ns-2.35); UDP and TCP so far"),
 }
 
 

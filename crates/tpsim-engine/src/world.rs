@@ -327,6 +327,9 @@ impl World {
             }
         }
 
+        // The scenario's flows plus its background flows of this replication.
+        let all_flows = background_flows(sc, opts.seed, opts.run);
+
         // Movement: each node's model, from its own random stream.
         let mobility = crate::mobility::from_scenario(sc, &positions(sc, opts.seed, opts.run), opts.seed, opts.run);
 
@@ -375,7 +378,7 @@ impl World {
                     .map(|i| key(OwnerKind::Node, i, Module::Channel))
                     .collect(),
             );
-            let mut ends: Vec<u32> = sc.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+            let mut ends: Vec<u32> = all_flows.iter().flat_map(|f| [f.src, f.dst]).collect();
             ends.sort_unstable();
             ends.dedup();
             ch.static_routes(&ends);
@@ -472,7 +475,7 @@ impl World {
         }
 
         // Flows: endpoint A at src, B at dst; a voip flow has a reverse direction B → A.
-        for (fi, f) in sc.flows.iter().enumerate() {
+        for (fi, f) in all_flows.iter().enumerate() {
             let fi = fi as u32;
             let remote_b = world.primary_addr(f.dst);
             let local_a = world.source_addr(f.src, remote_b);
@@ -1813,6 +1816,54 @@ fn q_accumulate(sr: &mut Series, dev: u32, len: usize, changed: &mut SimTime, no
         row[b] += len * (bin_end - t) as f64;
         t = bin_end;
     }
+}
+
+/// `sc.flows` followed by `[background]`'s random flows for replication (`seed`, `run`),
+/// drawn from the scenario's own stream (owner id 1; id 0 places the nodes).
+fn background_flows(sc: &Scenario, seed: u64, run: u64) -> Vec<tpsim_scenario::Flow> {
+    let mut flows = sc.flows.clone();
+    let Some(b) = &sc.background else { return flows };
+    let mut rng = RngStream::new(StreamKey {
+        seed,
+        run,
+        kind: OwnerKind::Scenario,
+        owner_id: 1,
+        module: Module::Traffic,
+    });
+    let pool: Vec<u32> = (0..sc.nodes.count).filter(|v| !b.exclude.contains(v)).collect();
+    if pool.len() < 2 {
+        return flows;
+    }
+    let [lo, hi] = b.start.map(|[a, z]| [a.0, z.0]).unwrap_or([0, 0]);
+    for _ in 0..b.flows {
+        let src = pool[(rng.next_u64() % pool.len() as u64) as usize];
+        let dst = loop {
+            let d = pool[(rng.next_u64() % pool.len() as u64) as usize];
+            if d != src {
+                break d;
+            }
+        };
+        let start = lo + (rng.uniform() * (hi - lo) as f64) as u64;
+        flows.push(tpsim_scenario::Flow {
+            src,
+            dst,
+            transport: b.transport,
+            app: tpsim_scenario::App {
+                kind: AppKind::Cbr,
+                size: Some(b.size),
+                interval: b.interval,
+                rate: b.rate,
+                arrivals: Arrivals::Periodic,
+                jitter: None,
+                count: None,
+                bytes: None,
+                start: tpsim_scenario::Duration(start),
+                stop: None,
+            },
+            tcp: None,
+        });
+    }
+    flows
 }
 
 fn min_mtu(sc: &Scenario, paths: &Paths, s: u32, d: u32) -> u32 {

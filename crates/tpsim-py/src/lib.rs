@@ -147,10 +147,20 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 /// that `tpsim study` works from any directory.
 #[pyfunction]
 fn bundled_scenarios() -> Vec<(&'static str, &'static str)> {
-    vec![(
-        "study-d-wired-voip.toml",
-        include_str!("../../../scenarios/study-d-wired-voip.toml"),
-    )]
+    vec![
+        (
+            "study-a-sensor-interval.toml",
+            include_str!("../../../scenarios/study-a-sensor-interval.toml"),
+        ),
+        (
+            "study-c-manet-speed.toml",
+            include_str!("../../../scenarios/study-c-manet-speed.toml"),
+        ),
+        (
+            "study-d-wired-voip.toml",
+            include_str!("../../../scenarios/study-d-wired-voip.toml"),
+        ),
+    ]
 }
 
 /// The JSON Schema of the scenario format.

@@ -51,6 +51,9 @@ pub struct Scenario {
     /// added after `flows`).
     #[serde(default)]
     pub sensors: Option<Sensors>,
+    /// Background CBR flows between random pairs of nodes, drawn per replication.
+    #[serde(default)]
+    pub background: Option<Background>,
     /// Periodic one-hop broadcasts (beacons) from radio nodes.
     #[serde(default)]
     pub beacons: Option<Beacons>,
@@ -227,6 +230,39 @@ pub struct Waypoint {
     pub to: [Meters; 2],
     /// Speed towards the target (0 stops the node where it is).
     pub speed: Speed,
+}
+
+/// Background traffic: `flows` CBR flows over `transport`, each between a random pair of
+/// distinct nodes, starting at a uniform random time in `start` = [earliest, latest]; pairs
+/// and starts are drawn from the scenario's stream of each replication (the same for every
+/// sweep value of other keys). Added after `flows` and `[sensors]`. Sweep `background.flows`
+/// (e.g. [0, 8]) to compare with and without.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Background {
+    /// Number of flows (0 = none).
+    pub flows: u32,
+    /// Transport. Default "udp".
+    #[serde(default = "udp")]
+    pub transport: Transport,
+    /// Message size.
+    pub size: Bytes,
+    /// Time between messages (give this or `rate`).
+    #[serde(default)]
+    pub interval: Option<Duration>,
+    /// Sending rate: interval = size · 8 / rate.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// [earliest, latest] start. Default ["0s", "0s"].
+    #[serde(default)]
+    pub start: Option<[Duration; 2]>,
+    /// Nodes never chosen as endpoints (e.g. the main flow's).
+    #[serde(default)]
+    pub exclude: Vec<u32>,
+}
+
+fn udp() -> Transport {
+    Transport::Udp
 }
 
 /// Periodic one-hop broadcasts: every node in `nodes` sends a `size` UDP datagram to the
@@ -758,7 +794,8 @@ pub struct Flow {
     pub transport: Transport,
     /// The application.
     pub app: App,
-    /// TCP parameters (TCP transports only); every key optional.
+    /// TCP parameters, used when the transport is a TCP (ignored otherwise, so that a sweep
+    /// over `transport` can keep them); every key optional.
     #[serde(default)]
     pub tcp: Option<TcpOptions>,
 }

@@ -123,6 +123,45 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             }
         }
     }
+    if let Some(b) = &sc.background {
+        let p = |f: &str| vec![k("background"), k(f)];
+        match (b.interval, b.rate) {
+            (None, None) => err(p("size"), "background flows need `interval` or `rate`".into()),
+            (Some(_), Some(_)) => err(p("rate"), "give `interval` or `rate`, not both".into()),
+            (Some(i), None) if i.0 == 0 => err(p("interval"), "expected an interval greater than 0".into()),
+            (None, Some(r)) if r.0 == 0 => err(p("rate"), "expected a rate greater than 0".into()),
+            _ => {}
+        }
+        if b.size.0 == 0 {
+            err(p("size"), "expected a size greater than 0".into());
+        }
+        if let Some([a, z]) = b.start {
+            if z.0 < a.0 {
+                err(
+                    p("start"),
+                    "expected [earliest, latest] with latest not before earliest".into(),
+                );
+            } else if z.0 >= sim.duration.0 {
+                err(
+                    p("start"),
+                    "background flows must start before the end of the simulation".into(),
+                );
+            }
+        }
+        let usable = (0..n).filter(|v| !b.exclude.contains(v)).count();
+        if b.flows > 0 && usable < 2 {
+            err(
+                p("exclude"),
+                "background flows need at least two nodes that are not excluded".into(),
+            );
+        }
+        if !b.transport.implemented() {
+            err(
+                p("transport"),
+                format!("transport \"{}\" is not implemented yet", b.transport.name()),
+            );
+        }
+    }
     if let Some(b) = &sc.beacons {
         let p = |f: &str| vec![k("beacons"), k(f)];
         if sc.radio.is_none() {
@@ -222,13 +261,9 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
                 ),
             );
         }
+        // `tcp` options are checked whatever the transport (they apply only to TCP ones), so
+        // that a sweep over `transport` can keep them in the file.
         if let Some(t) = &f.tcp {
-            if !f.transport.is_tcp() {
-                err(
-                    p("tcp"),
-                    format!("`tcp` options apply to TCP transports, not \"{}\"", f.transport.name()),
-                );
-            }
             let pt = |k: &str| {
                 vec![
                     Seg::Key("flows".into()),

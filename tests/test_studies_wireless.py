@@ -1,0 +1,142 @@
+"""Studies A and C end to end through the CLI (shortened), the ns-2 samples through the
+importer with AODV, and AODV/OLSR packets in pcap decoded by tshark."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import tpsim
+from conftest import ROOT, SCENARIOS, cli, require_tool
+
+NS2 = ROOT.parent / "shared" / "data" / "ns2"
+
+# What a wireless study must report for every sweep point (issue: throughput, energy, routing
+# load, MAC load, drops by reason, delay).
+FLOW_COLUMNS = ["goodput_kbps", "pdr", "delay_mean_s", "tx_packets", "rx_packets", "hops_mean"]
+NETWORK_COLUMNS = [
+    "routing_packets",
+    "normalized_routing_load",
+    "mac_frames",
+    "mac_load",
+    "drops_queue",
+    "drops_mac_retry",
+    "drops_link_break",
+    "drops_no_route",
+    "drops_ttl",
+    "drops_phy",
+    "drops_energy",
+    "routing_drops",
+    "routing_rreq",
+    "routing_rrep",
+    "routing_rerr",
+]
+
+
+def run_study(tmp_path: Path, name: str, *args: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    out = tmp_path / name
+    p = cli("run", str(SCENARIOS / name), "-o", str(out), "--runs", "1", *args)
+    assert p.returncode == 0, p.stderr
+    assert (out / "report.html").is_file()
+    return pl.read_parquet(out / "flows.parquet"), pl.read_parquet(out / "network.parquet")
+
+
+def test_study_a_reports_every_metric_for_every_point(tmp_path):
+    flows, net = run_study(tmp_path, "study-a-sensor-interval.toml", "--set", "simulation.duration=25s")
+    assert net.height == 10  # 5 intervals x {udp, tcp}
+    assert set(net["sensors.transport"]) == {"udp", "tcp"}
+    assert flows.height == 10 * 48
+    for c in FLOW_COLUMNS:
+        assert c in flows.columns, c
+    for c in NETWORK_COLUMNS + ["energy_consumed_j_mean", "energy_consumed_j_total"]:
+        assert c in net.columns and net[c].null_count() == 0 or c == "normalized_routing_load", c
+    # Every point delivers something, uses AODV and spends energy.
+    per_point = flows.group_by("point").agg(pl.col("rx_packets").sum())
+    assert per_point["rx_packets"].min() > 0
+    assert net["routing_rreq"].min() > 0
+    assert (net["energy_consumed_j_mean"] > 0).all()
+    # MICA2 idle power alone over 25 s + 5 s drain: 21.1 mW x 30 s = 0.633 J.
+    assert (net["energy_consumed_j_mean"] >= 0.633 - 1e-9).all()
+    # UDP at I = 20 s is an easy load: nearly everything arrives.
+    easy = flows.filter((pl.col("sensors.transport") == "udp") & (pl.col("sensors.interval") == "20s"))
+    assert easy["rx_packets"].sum() >= 0.9 * easy["tx_packets"].sum()
+
+
+def test_study_c_reports_every_metric_for_every_point(tmp_path):
+    flows, net = run_study(tmp_path, "study-c-manet-speed.toml", "--set", "simulation.duration=60s")
+    assert net.height == 12  # 3 speeds x {0, 8} background flows x {udp, tcp}
+    main = flows.filter(pl.col("flow") == 0)
+    assert main.height == 12
+    for c in FLOW_COLUMNS:
+        assert c in flows.columns
+    for c in NETWORK_COLUMNS:
+        assert c in net.columns, c
+    # The background sweep adds 8 flows, drawn between nodes other than 0 and 49.
+    bg = flows.filter(pl.col("background.flows") == 8)
+    assert bg.group_by("point").agg(pl.len())["len"].to_list() == [9] * 6
+    others = bg.filter(pl.col("flow") > 0)
+    assert not set(others["src"]) & {0, 49} and not set(others["dst"]) & {0, 49}
+    assert (main["tx_packets"] > 0).all() and (main["rx_packets"] > 0).all()
+    assert (net["routing_packets"] > 0).all()
+
+
+def test_ns2_samples_run_through_the_importer_with_aodv(tmp_path):
+    if not NS2.is_dir():
+        pytest.skip("ns-2 samples (../shared/data/ns2) not present")
+    scenario = tmp_path / "imported.toml"
+    p = cli("import-ns2", str(NS2 / "scen-670x670-50-600-20-0"), str(NS2 / "cbr-50-10-4-512"), "-o", str(scenario))
+    assert p.returncode == 0, p.stderr
+    text = scenario.read_text() + '\n[routing]\nprotocol = "aodv"\npreset = "ns2"\n'
+    scenario.write_text(text)
+    res = tpsim.run(scenario)
+    f = res.flows
+    assert f.height == 10
+    # Every CBR source sends one 512-byte packet per 4 s from its start (10,000 at most).
+    assert (f["tx_packets"] > 150).all()
+    assert f["rx_packets"].sum() >= 0.9 * f["tx_packets"].sum()
+    n = res.network.row(0, named=True)
+    assert n["routing_rreq"] > 0 and n["routing_rrep"] > 0
+
+
+def test_aodv_and_olsr_packets_decode_in_tshark(tmp_path):
+    tshark = require_tool("tshark")
+    for protocol, port, proto_name in [("aodv", 654, "aodv"), ("olsr", 698, "olsr")]:
+        text = f"""
+[simulation]
+duration = "20s"
+[nodes]
+count = 4
+placement = {{ kind = "explicit", positions = [["0m", "0m"], ["200m", "0m"], ["400m", "0m"], ["600m", "0m"]] }}
+[radio]
+pcap = true
+[routing]
+protocol = "{protocol}"
+[[flows]]
+src = 0
+dst = 3
+transport = "udp"
+app = {{ kind = "cbr", size = "100B", interval = "500ms", start = "8s" }}
+"""
+        path = tmp_path / f"{protocol}.toml"
+        path.write_text(text)
+        out = tmp_path / f"out-{protocol}"
+        p = cli("run", str(path), "-o", str(out), "--pcap")
+        assert p.returncode == 0, p.stderr
+        pcaps = sorted(out.rglob("*.pcap"))
+        assert pcaps, "no pcap written"
+        total = 0
+        for pcap in pcaps:
+            fields = subprocess.run(
+                [tshark, "-r", str(pcap), "-o", "wlan.check_checksum:TRUE", "-Y", f"udp.port == {port}", "-T", "fields", "-e", "frame.protocols", "-e", "_ws.malformed", "-e", "_ws.expert.message"],
+                capture_output=True, text=True, check=True,
+            ).stdout.splitlines()
+            for line in fields:
+                protos, malformed, expert = (line.split("\t") + ["", ""])[:3]
+                assert proto_name in protos.split(":"), (pcap.name, line)
+                assert not malformed, (pcap.name, line)
+                assert "malformed" not in expert.lower(), (pcap.name, line)
+            total += len(fields)
+        assert total > 10, f"{protocol}: only {total} control packets in the pcaps"
