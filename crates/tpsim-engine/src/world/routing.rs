@@ -417,7 +417,11 @@ impl World {
                 );
             (p.link_dst, is_rrep)
         };
-        if hop == tpsim_mac::BROADCAST {
+        // Only data frames (and RREPs, for the one-way-link blacklist) tell the protocol
+        // about a broken link: RFC 3561 §6.11 detects breaks "while transmitting data", and
+        // ns-2's AODV drops failed control packets without declaring a break.
+        let is_data = !self.packets.get(id).is_ctrl();
+        if hop == tpsim_mac::BROADCAST || !(is_data || is_rrep) {
             return;
         }
         let Some(rt) = &mut self.routing else { return };

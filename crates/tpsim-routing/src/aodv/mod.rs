@@ -498,13 +498,18 @@ impl<P> Aodv<P> {
         }
     }
 
-    /// The MAC gave up on a unicast frame to `next_hop`. With link-layer detection this is a
-    /// link break (§6.11 case (i)): routes through `next_hop` become invalid, their precursors
-    /// get an RERR, and a [`AodvEvent::LinkBroken`] follows. If the frame was an RREP
-    /// (`is_rrep`), `next_hop` is also blacklisted for BLACKLIST_TIMEOUT (§6.8, as ns-2 does).
+    /// The MAC gave up on a unicast frame to `next_hop`. For a data frame, with link-layer
+    /// detection, this is a link break (§6.11 case (i)): routes through `next_hop` become
+    /// invalid, their precursors get an RERR, and a [`AodvEvent::LinkBroken`] follows. If the
+    /// frame was an RREP (`is_rrep`), `next_hop` is only blacklisted for BLACKLIST_TIMEOUT
+    /// (§6.8). The engine reports no other control frames.
     pub fn on_link_failure(&mut self, now: SimTime, next_hop: Addr, is_rrep: bool) {
         if is_rrep {
+            // §6.8: an RREP that cannot be delivered marks a link that may work one way only;
+            // it is not a break of an active route (§6.11 speaks of links "while
+            // transmitting data"; ns-2 also ignores failed control packets).
             self.blacklist.insert(next_hop, now + self.cfg.blacklist_timeout);
+            return;
         }
         if self.cfg.link_layer_detection {
             self.link_break(now, next_hop);
