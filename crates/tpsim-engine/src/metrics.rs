@@ -184,6 +184,17 @@ pub struct NetworkRow {
     pub first_node_death_s: Option<f64>,
     /// Nodes that ran out of energy.
     pub dead_nodes: u64,
+    /// 802.11 frames sent by type (DATA incl. retransmissions and broadcasts, ACK, RTS, CTS),
+    /// DATA retransmissions, ACK and CTS timeouts, and receptions in error, summed over
+    /// radios (zero without a radio).
+    pub mac_data_frames: u64,
+    pub mac_ack_frames: u64,
+    pub mac_rts_frames: u64,
+    pub mac_cts_frames: u64,
+    pub mac_retransmissions: u64,
+    pub mac_ack_timeouts: u64,
+    pub mac_cts_timeouts: u64,
+    pub mac_rx_errors: u64,
     /// One-hop broadcast datagrams sent (`[beacons]`).
     pub broadcasts_sent: u64,
     /// Their receptions, one per receiving node.

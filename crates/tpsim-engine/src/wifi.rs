@@ -500,6 +500,26 @@ impl WifiChannel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ns-2's PriQueue: routing control packets go to the head, everything else to the tail;
+    /// a full queue refuses the arriving packet (tail drop), whatever its kind.
+    #[test]
+    fn priqueue_puts_routing_first_and_drops_the_arrival_when_full() {
+        let mut q = PriQueue::new(3);
+        q.push(PacketId(1), false).unwrap();
+        q.push(PacketId(2), false).unwrap();
+        q.push(PacketId(9), true).unwrap();
+        assert_eq!(q.push(PacketId(10), true), Err(PacketId(10)));
+        assert_eq!(q.push(PacketId(3), false), Err(PacketId(3)));
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|p| p.0)).collect();
+        assert_eq!(order, vec![9, 1, 2]);
+        let mut q = PriQueue::new(5);
+        for i in 0..5 {
+            q.push(PacketId(i), false).unwrap();
+        }
+        assert_eq!(q.remove_where(|p| p.0 % 2 == 1), vec![PacketId(1), PacketId(3)]);
+        assert_eq!(q.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2, 4]);
+    }
     use crate::mobility::{Mobility, RandomWaypoint};
     use tpsim_scenario::Radio;
 

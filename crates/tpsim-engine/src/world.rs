@@ -1119,9 +1119,9 @@ impl World {
                 MacEvent::TxFailed { handle, .. } => {
                     d.in_service = None;
                     let node = d.node;
-                    let id = PacketId(handle as u32);
-                    self.link_failed(node, id);
-                    self.drop_packet(id, DropReason::MacRetry);
+                    if let Some(id) = self.link_failed(node, PacketId(handle as u32)) {
+                        self.drop_packet(id, DropReason::MacRetry);
+                    }
                 }
             }
         }
@@ -1638,6 +1638,20 @@ impl World {
             }
         }
         let routing_packets = self.routing.as_ref().map(|r| r.routing_packets).unwrap_or(0);
+        let mut mac = tpsim_mac::DcfStats::default();
+        for d in &self.devices {
+            if let Device::Wifi(w) = d {
+                let st = w.dcf.stats();
+                mac.data_sent += st.data_sent;
+                mac.ack_sent += st.ack_sent;
+                mac.rts_sent += st.rts_sent;
+                mac.cts_sent += st.cts_sent;
+                mac.data_retries += st.data_retries;
+                mac.ack_timeouts += st.ack_timeouts;
+                mac.cts_timeouts += st.cts_timeouts;
+                mac.rx_errors += st.rx_errors;
+            }
+        }
         let energy = self.energy.as_ref();
         let total_j = energy.map(|e| e.nodes.iter().map(|n| n.consumed_j).sum::<f64>());
         let network = NetworkRow {
@@ -1646,6 +1660,14 @@ impl World {
             first_node_death_s: energy
                 .and_then(|e| e.nodes.iter().filter_map(|n| n.dead_at).min())
                 .map(|t| t.as_secs_f64()),
+            mac_data_frames: mac.data_sent,
+            mac_ack_frames: mac.ack_sent,
+            mac_rts_frames: mac.rts_sent,
+            mac_cts_frames: mac.cts_sent,
+            mac_retransmissions: mac.data_retries,
+            mac_ack_timeouts: mac.ack_timeouts,
+            mac_cts_timeouts: mac.cts_timeouts,
+            mac_rx_errors: mac.rx_errors,
             broadcasts_sent: self.broadcasts_sent,
             broadcast_receptions: self.broadcast_receptions,
             dead_nodes: energy

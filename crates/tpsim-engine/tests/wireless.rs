@@ -35,8 +35,14 @@ fn single_hop_delay_is_difs_plus_airtime_plus_propagation() {
     for d in [f.delay_mean_s.unwrap(), f.delay_max_s.unwrap(), f.delay_p50_s.unwrap()] {
         assert!((d - expect).abs() < 1e-9, "{d} vs {expect}");
     }
-    // DATA + ACK per message.
+    // DATA + ACK per message, counted by type too.
     assert_eq!(r.network.mac_frames, 2 * f.tx_packets);
+    assert_eq!(r.network.mac_data_frames, f.tx_packets);
+    assert_eq!(r.network.mac_ack_frames, f.tx_packets);
+    assert_eq!(
+        r.network.mac_rts_frames + r.network.mac_cts_frames + r.network.mac_retransmissions,
+        0
+    );
 }
 
 #[test]

@@ -241,6 +241,18 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     net.set_item("energy_consumed_j_total", n.energy_consumed_j_total)?;
     net.set_item("first_node_death_s", n.first_node_death_s)?;
     net.set_item("dead_nodes", n.dead_nodes)?;
+    for (name, v) in [
+        ("mac_data_frames", n.mac_data_frames),
+        ("mac_ack_frames", n.mac_ack_frames),
+        ("mac_rts_frames", n.mac_rts_frames),
+        ("mac_cts_frames", n.mac_cts_frames),
+        ("mac_retransmissions", n.mac_retransmissions),
+        ("mac_ack_timeouts", n.mac_ack_timeouts),
+        ("mac_cts_timeouts", n.mac_cts_timeouts),
+        ("mac_rx_errors", n.mac_rx_errors),
+    ] {
+        net.set_item(name, v)?;
+    }
     net.set_item("broadcasts_sent", n.broadcasts_sent)?;
     net.set_item("broadcast_receptions", n.broadcast_receptions)?;
     out.set_item("network", net)?;

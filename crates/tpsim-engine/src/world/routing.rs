@@ -256,36 +256,46 @@ impl World {
     }
 
     /// Moves a node's routing outputs: control messages out, released packets on, timers.
+    /// Handling an event can make the protocol want to send (a local repair's RREQ), so
+    /// both are polled until neither has anything.
     pub(super) fn pump_routing(&mut self, node: u32) {
         let now = self.now;
         loop {
-            let Some(rt) = &mut self.routing else { return };
-            let out = match &mut rt.proto {
-                Proto::Aodv(v) => v[node as usize]
-                    .poll_transmit(now)
-                    .map(|o| (o.dest, o.ttl, CtrlMsg::Aodv(o.msg))),
-                Proto::Olsr(v) => v[node as usize]
-                    .poll_transmit(now)
-                    .map(|p| (LinkDest::Broadcast, 1, CtrlMsg::Olsr(p))),
-                _ => None,
-            };
-            let Some((dest, ttl, msg)) = out else { break };
-            self.send_ctrl(node, dest, ttl, msg);
-        }
-        loop {
-            let Some(rt) = &mut self.routing else { return };
-            let Proto::Aodv(v) = &mut rt.proto else { break };
-            let Some(ev) = v[node as usize].poll_event() else { break };
-            match ev {
-                AodvEvent::Release { packet, next_hop } => self.forward_to(node, packet, next_hop),
-                AodvEvent::Drop { packet, .. } => self.drop_packet(packet, DropReason::NoRoute),
-                AodvEvent::RouteFound { latency, .. } => rt.discovery_latency_s.push(latency.as_secs_f64()),
-                AodvEvent::DiscoveryFailed { .. } => rt.discoveries_failed += 1,
-                AodvEvent::LinkBroken { next_hop } => {
-                    if let Some(hop) = wifi_node(next_hop) {
-                        self.flush_queue_to(node, hop);
+            let mut progressed = false;
+            loop {
+                let Some(rt) = &mut self.routing else { return };
+                let out = match &mut rt.proto {
+                    Proto::Aodv(v) => v[node as usize]
+                        .poll_transmit(now)
+                        .map(|o| (o.dest, o.ttl, CtrlMsg::Aodv(o.msg))),
+                    Proto::Olsr(v) => v[node as usize]
+                        .poll_transmit(now)
+                        .map(|p| (LinkDest::Broadcast, 1, CtrlMsg::Olsr(p))),
+                    _ => None,
+                };
+                let Some((dest, ttl, msg)) = out else { break };
+                progressed = true;
+                self.send_ctrl(node, dest, ttl, msg);
+            }
+            loop {
+                let Some(rt) = &mut self.routing else { return };
+                let Proto::Aodv(v) = &mut rt.proto else { break };
+                let Some(ev) = v[node as usize].poll_event() else { break };
+                progressed = true;
+                match ev {
+                    AodvEvent::Release { packet, next_hop } => self.forward_to(node, packet, next_hop),
+                    AodvEvent::Drop { packet, .. } => self.drop_packet(packet, DropReason::NoRoute),
+                    AodvEvent::RouteFound { latency, .. } => rt.discovery_latency_s.push(latency.as_secs_f64()),
+                    AodvEvent::DiscoveryFailed { .. } => rt.discoveries_failed += 1,
+                    AodvEvent::LinkBroken { next_hop } => {
+                        if let Some(hop) = wifi_node(next_hop) {
+                            self.flush_queue_to(node, hop);
+                        }
                     }
                 }
+            }
+            if !progressed {
+                break;
             }
         }
         let Some(rt) = &mut self.routing else { return };
@@ -405,35 +415,52 @@ impl World {
         }
     }
 
-    /// The MAC of `node` gave up on packet `id` to its next hop.
-    pub(super) fn link_failed(&mut self, node: u32, id: PacketId) {
+    /// The MAC of `node` gave up on packet `id` to its next hop. Returns the packet if the
+    /// caller must drop it (`drops_mac_retry`), `None` if AODV kept it for a local repair
+    /// (RFC 3561 §6.12; it comes back as a release or a drop).
+    pub(super) fn link_failed(&mut self, node: u32, id: PacketId) -> Option<PacketId> {
         let now = self.now;
-        let (hop, is_rrep) = {
+        let (hop, is_rrep, is_data, dst, hops) = {
             let p = self.packets.get(id);
             let is_rrep = p.is_ctrl()
                 && matches!(
                     self.routing.as_ref().map(|r| r.message(p.ctrl)),
                     Some(CtrlMsg::Aodv(aodv::Message::Rrep(_)))
                 );
-            (p.link_dst, is_rrep)
+            (
+                p.link_dst,
+                is_rrep,
+                !p.is_ctrl(),
+                p.ip.dst,
+                DEFAULT_TTL.saturating_sub(p.ip.ttl),
+            )
         };
         // Only data frames (and RREPs, for the one-way-link blacklist) tell the protocol
         // about a broken link: RFC 3561 §6.11 detects breaks "while transmitting data", and
         // ns-2's AODV drops failed control packets without declaring a break.
-        let is_data = !self.packets.get(id).is_ctrl();
         if hop == tpsim_mac::BROADCAST || !(is_data || is_rrep) {
-            return;
+            return Some(id);
         }
-        let Some(rt) = &mut self.routing else { return };
-        match &mut rt.proto {
-            Proto::Aodv(v) => v[node as usize].on_link_failure(now, wifi_addr(hop), is_rrep),
-            Proto::Olsr(v) => v[node as usize].on_link_failure(now, wifi_addr(hop)),
-            _ => return,
-        }
+        let Some(rt) = &mut self.routing else { return Some(id) };
+        let back = match &mut rt.proto {
+            Proto::Aodv(v) if is_data => v[node as usize].on_data_link_failure(now, wifi_addr(hop), dst, hops, id),
+            Proto::Aodv(v) => {
+                v[node as usize].on_link_failure(now, wifi_addr(hop), is_rrep);
+                Some(id)
+            }
+            Proto::Olsr(v) => {
+                v[node as usize].on_link_failure(now, wifi_addr(hop));
+                Some(id)
+            }
+            _ => return Some(id),
+        };
         self.pump_routing(node);
+        back
     }
 
-    /// Drops every packet waiting in `node`'s interface queue for neighbour `hop`.
+    /// Takes every packet waiting in `node`'s interface queue for neighbour `hop` out: data
+    /// packets go to AODV as failures of that link (kept if a local repair of their
+    /// destination runs, else dropped as `drops_link_break`), control packets are dropped.
     fn flush_queue_to(&mut self, node: u32, hop: u32) {
         let Some(ch) = &self.wifi else { return };
         let dev = ch.dev_of_node[node as usize];
@@ -447,7 +474,22 @@ impl World {
         let packets = &self.packets;
         let flushed = d.queue.remove_where(|id| packets.get(id).link_dst == hop);
         for id in flushed {
-            self.drop_packet(id, DropReason::LinkBreak);
+            let (is_data, dst, hops) = {
+                let p = self.packets.get(id);
+                (!p.is_ctrl(), p.ip.dst, DEFAULT_TTL.saturating_sub(p.ip.ttl))
+            };
+            let back = match (&mut self.routing, is_data) {
+                (
+                    Some(RoutingState {
+                        proto: Proto::Aodv(v), ..
+                    }),
+                    true,
+                ) => v[node as usize].on_data_link_failure(now, wifi_addr(hop), dst, hops, id),
+                _ => Some(id),
+            };
+            if let Some(id) = back {
+                self.drop_packet(id, DropReason::LinkBreak);
+            }
         }
     }
 

@@ -12,6 +12,20 @@ pub enum RreqBackoff {
     Linear,
 }
 
+/// Which nodes attempt a local repair (RFC 3561 §6.12) when the MAC reports a data frame it could
+/// not deliver (only with [`AodvConfig::local_repair`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalRepairRule {
+    /// RFC 3561 §6.12: a node upstream of the break (not the packet's originator) MAY repair "if
+    /// the destination was no farther than MAX_REPAIR_TTL hops away": the route's hop count is
+    /// at most [`AodvConfig::max_repair_ttl`].
+    Rfc,
+    /// ns-2.35 `AODV::rt_ll_failed` (AODV_LOCAL_REPAIR): repair when the packet has travelled
+    /// more hops than the route still has to go (`num_forwards > rt_hops`), i.e. the break is
+    /// closer to the destination than to the source. No MAX_REPAIR_TTL bound.
+    Ns2,
+}
+
 /// AODV configuration. Every RFC 3561 §10 constant is a field; derived constants
 /// (NET_TRAVERSAL_TIME, PATH_DISCOVERY_TIME, DELETE_PERIOD, BLACKLIST_TIMEOUT ...) are fields too
 /// and are *not* recomputed when a base constant is changed: [`AodvConfig::rfc`] and
@@ -81,9 +95,21 @@ pub struct AodvConfig {
     pub dest_only: bool,
     /// Set the G (gratuitous RREP) flag on our RREQs (§5.1, §6.6.3).
     pub gratuitous_rrep: bool,
-    /// Local repair of a broken link at an intermediate node (§6.12). Not implemented: must be
-    /// false ([`AodvConfig::validate`] rejects true).
+    /// Local repair of a broken link at an intermediate node (§6.12): on a data frame the MAC
+    /// could not deliver ([`super::Aodv::on_data_link_failure`]) the node may rediscover the
+    /// route itself, holding the packets meanwhile, instead of reporting the break at once.
     pub local_repair: bool,
+    /// Which breaks are repaired locally (see [`LocalRepairRule`]).
+    pub local_repair_rule: LocalRepairRule,
+    /// LOCAL_ADD_TTL: added to the TTL of a local repair RREQ (§6.12, §10).
+    pub local_add_ttl: u8,
+    /// MAX_REPAIR_TTL: farthest destination (in hops) repaired locally under
+    /// [`LocalRepairRule::Rfc`] (§6.12; 0.3·NET_DIAMETER, rounded down).
+    pub max_repair_ttl: u8,
+    /// Wait for an RREP after a local repair RREQ. `None`: the RFC's "discovery period", taken as
+    /// RING_TRAVERSAL_TIME of the RREQ's TTL (§6.12, §6.4); `Some(d)`: d (ns-2's
+    /// LOCAL_REPAIR_WAIT_TIME, 0.15 s).
+    pub local_repair_wait: Option<SimDuration>,
     /// Set the A flag on the RREPs we send or forward and blacklist a next hop whose RREP-ACK
     /// does not come within NEXT_HOP_WAIT (§6.7, §6.8).
     pub rrep_ack: bool,
@@ -134,7 +160,13 @@ impl AodvConfig {
             link_layer_detection: true,
             dest_only: false,
             gratuitous_rrep: false,
+            // §6.12: local repair is a MAY; off in the RFC preset.
             local_repair: false,
+            local_repair_rule: LocalRepairRule::Rfc,
+            local_add_ttl: 2,
+            // 0.3 · NET_DIAMETER = 10.5 → 10.
+            max_repair_ttl: (3 * net_diameter / 10) as u8,
+            local_repair_wait: None,
             rrep_ack: false,
         }
     }
@@ -146,7 +178,9 @@ impl AodvConfig {
     /// TTL_INCREMENT 2, TTL_THRESHOLD 7, REV_ROUTE_LIFE 6 s (reverse route lifetime),
     /// BCAST_ID_SAVE 6 s (PATH_DISCOVERY_TIME), MAX_RREQ_TIMEOUT 10 s, no rate limits, routing
     /// queue of 64 packets held at most 30 s (`AODV_RTQ_MAX_LEN`, `AODV_RTQ_TIMEOUT`), and the
-    /// 10 ms uniform jitter of ns-2's broadcasts (`0.01 * Random::uniform()`).
+    /// 10 ms uniform jitter of ns-2's broadcasts (`0.01 * Random::uniform()`), and local repair
+    /// (AODV_LOCAL_REPAIR is defined) with ns-2's rule ([`LocalRepairRule::Ns2`]) and
+    /// LOCAL_REPAIR_WAIT_TIME 0.15 s.
     ///
     /// ns-2 waits 2·TTL·NODE_TRAVERSAL_TIME in the expanding ring (so TIMEOUT_BUFFER = 0 here)
     /// and k·2·NETWORK_DIAMETER·NODE_TRAVERSAL_TIME for its k-th network-wide RREQ (linear
@@ -190,7 +224,14 @@ impl AodvConfig {
             link_layer_detection: true,
             dest_only: false,
             gratuitous_rrep: false,
-            local_repair: false,
+            // aodv.h defines AODV_LOCAL_REPAIR: rt_ll_failed repairs when num_forwards > hops,
+            // waiting LOCAL_REPAIR_WAIT_TIME (0.15 s).
+            local_repair: true,
+            local_repair_rule: LocalRepairRule::Ns2,
+            local_add_ttl: 2,
+            // 0.3 · 30 = 9 (not used by the ns-2 rule).
+            max_repair_ttl: (3 * net_diameter / 10) as u8,
+            local_repair_wait: Some(SimDuration::from_millis(150)),
             rrep_ack: false,
         }
     }
@@ -246,8 +287,8 @@ impl AodvConfig {
                 self.ttl_threshold, self.net_diameter
             ));
         }
-        if self.local_repair {
-            return Err("local_repair (RFC 3561 §6.12) is not implemented".into());
+        if let Some(w) = self.local_repair_wait {
+            pos(w, "local_repair_wait")?;
         }
         Ok(())
     }

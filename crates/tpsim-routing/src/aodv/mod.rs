@@ -7,8 +7,8 @@
 //! * §6.1 sequence numbers, §6.2 the route table and lifetimes, §6.3–§6.4 generating RREQs with
 //!   the expanding ring search, §6.5 processing RREQs, §6.6 generating RREPs (destination,
 //!   intermediate node, gratuitous), §6.7 forwarding RREPs, §6.8 unidirectional links and the
-//!   blacklist, §6.9 HELLO messages, §6.10–§6.11 link breaks and RERRs, §10 the constants
-//!   ([`AodvConfig`]).
+//!   blacklist, §6.9 HELLO messages, §6.10–§6.11 link breaks and RERRs, §6.12 local repair,
+//!   §10 the constants ([`AodvConfig`]).
 //! * ns-2.35 `aodv/aodv.{h,cc}` for the values of [`AodvConfig::ns2`] (REFERENCES §6).
 //!
 //! # Shape
@@ -16,9 +16,11 @@
 //! [`Aodv`] owns the route table, the RREQ ID cache, the blacklist, the route discoveries in
 //! progress and a buffer of data packets waiting for a route. The engine calls
 //! [`Aodv::route_output`] for every data packet that needs a next hop, [`Aodv::on_message`] for
-//! every AODV message received, [`Aodv::on_link_failure`] when the MAC gives up on a unicast
-//! frame, and [`Aodv::on_timeout`]; after every call it drains [`Aodv::poll_transmit`],
-//! [`Aodv::poll_event`] and asks [`Aodv::poll_timeout`].
+//! every AODV message received, [`Aodv::on_data_link_failure`] when the MAC gives up on a data
+//! frame (with the packet, which a local repair may keep), [`Aodv::on_link_failure`] when it
+//! gives up on an RREP (or on a data frame it does not hand over), and [`Aodv::on_timeout`];
+//! after every call it drains [`Aodv::poll_transmit`], [`Aodv::poll_event`] and asks
+//! [`Aodv::poll_timeout`].
 //!
 //! Broadcasts (RREQs sent or forwarded, RERRs to several precursors, HELLOs) are held for a
 //! uniform random jitter in [0, `broadcast_jitter`) before `poll_transmit` hands them out;
@@ -67,14 +69,43 @@
 //! * On an RREP the node also adds the next hop toward the destination to the precursors of
 //!   the reverse route, so that breaks of the reverse path are reported too (as ns-2 does).
 //!
+//! # Local repair (§6.12)
+//!
+//! With [`AodvConfig::local_repair`], a data frame the MAC could not deliver
+//! ([`Aodv::on_data_link_failure`]) may start a local repair instead of an immediate RERR:
+//!
+//! * Who repairs ([`LocalRepairRule`]): the RFC's rule, an intermediate node (the packet has
+//!   travelled at least one hop) whose route to the destination is at most MAX_REPAIR_TTL hops;
+//!   or ns-2's (`rt_ll_failed`), a node the packet reached in more hops than the route still
+//!   has (the break is closer to the destination than to the source). Only the packet's
+//!   destination is repaired; the other routes through the broken neighbour are broken and
+//!   reported at once (§6.11), and are not repaired later (the RFC's optional "locally
+//!   repairable" flag is not kept). ns-2 leaves those other routes up instead.
+//! * The route's destination sequence number is incremented and the route made invalid (its
+//!   precursors kept); one RREQ goes out with TTL max(MIN_REPAIR_TTL, ⌈#hops/2⌉) +
+//!   LOCAL_ADD_TTL, MIN_REPAIR_TTL being the route's hop count and #hops the hops the packet
+//!   travelled from its source; RREQ_RATELIMIT applies. The wait is RING_TRAVERSAL_TIME of that
+//!   TTL (RFC "discovery period") or `local_repair_wait` (ns-2's LOCAL_REPAIR_WAIT_TIME).
+//! * Meanwhile packets for the destination, forwarded ([`Aodv::route_output`]) or handed back
+//!   by the engine's queue flush ([`Aodv::on_data_link_failure`]), wait in the discovery buffer.
+//! * Any message that makes the route valid again (an RREP, an RREQ from the destination) ends
+//!   the repair: the packets are released, and if the new route is longer than the old one an
+//!   RERR with the N flag goes to the route's precursors. No [`AodvEvent::RouteFound`] (that
+//!   event is for discoveries of originated packets); see the `local_repairs*` counters.
+//! * No route by the end of the wait: the packets are dropped (NoRoute) and the precursors get
+//!   an RERR for the destination, as for a plain break (§6.11). No
+//!   [`AodvEvent::DiscoveryFailed`].
+//! * A received RERR with the N flag deletes nothing: it is passed on, with N, to the
+//!   precursors of the listed destinations whose next hop sent it (§6.12). Originators do not
+//!   start a new discovery on it (the RFC's MAY).
+//! * Breaks found by HELLO loss (no packet in hand) are never repaired.
+//!
 //! # Simplifications
 //!
-//! No local repair (§6.12, `local_repair` must be false; RERRs never carry the N flag and a
-//! received RERR with N set is ignored), no multicast (J, R flags), no subnet routes (prefix
-//! size 0), no extensions, one interface, no actions after reboot (§6.13), no expanding-ring
-//! TTL learned from the IP header of received RREPs. The A flag is put on every RREP sent or
-//! forwarded when `rrep_ack` is set, rather than only over links suspected to be
-//! unidirectional.
+//! No multicast (J, R flags), no subnet routes (prefix size 0), no extensions, one interface,
+//! no actions after reboot (§6.13), no expanding-ring TTL learned from the IP header of
+//! received RREPs. The A flag is put on every RREP sent or forwarded when `rrep_ack` is set,
+//! rather than only over links suspected to be unidirectional.
 
 mod config;
 mod message;
@@ -82,7 +113,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use config::{AodvConfig, RreqBackoff};
+pub use config::{AodvConfig, LocalRepairRule, RreqBackoff};
 pub use message::{Message, MessageKind, Rerr, Rrep, Rreq};
 
 use std::cmp::Ordering;
@@ -220,6 +251,12 @@ pub struct AodvStats {
     pub data_dropped_no_route: u64,
     /// Link breaks handled (MAC feedback or HELLO loss).
     pub link_breaks: u64,
+    /// Local repairs started (§6.12).
+    pub local_repairs: u64,
+    /// Local repairs that found a route within their wait.
+    pub local_repairs_succeeded: u64,
+    /// Local repairs that found none (their packets dropped, RERR sent).
+    pub local_repairs_failed: u64,
 }
 
 /// Who created a held message (for the counters).
@@ -269,6 +306,9 @@ struct Discovery {
     deadline: SimTime,
     /// The RREQ for `ttl` has been sent.
     sent: bool,
+    /// A local repair (§6.12) rather than a discovery for packets this node originates:
+    /// the hop count of the route before the break.
+    repair: Option<u8>,
 }
 
 /// A data packet waiting for a route.
@@ -336,6 +376,9 @@ pub struct Aodv<P> {
     /// Lower bound of route expiries and HELLO loss deadlines.
     next_sweep: SimTime,
     scratch: Vec<Addr>,
+    /// Neighbours whose break was handled, all at the same instant (the last one): a data frame
+    /// handed back at that instant (the engine's LinkBroken flush) is not a new break.
+    recent_breaks: Vec<(Addr, SimTime)>,
     stats: AodvStats,
 }
 
@@ -367,6 +410,7 @@ impl<P> Aodv<P> {
             ack_wait: Map::default(),
             next_sweep: SimTime::NEVER,
             scratch: Vec::new(),
+            recent_breaks: Vec::new(),
             stats: AodvStats::default(),
         }
     }
@@ -408,7 +452,10 @@ impl<P> Aodv<P> {
     ///   hop become at least now + ACTIVE_ROUTE_TIMEOUT (§6.2) and the packet is forwarded.
     /// * Originated, no route: the packet is buffered and a route discovery starts, or the
     ///   packet joins the one in progress (§6.3, §6.4).
-    /// * Forwarded, no route: the packet is dropped and an RERR is sent (§6.11 case (ii)).
+    /// * Forwarded, no route, a local repair for `dst` in progress (§6.12): the packet is
+    ///   buffered ([`RouteResult::Buffered`]) until the repair ends.
+    /// * Forwarded, no route otherwise: the packet is dropped and an RERR is sent (§6.11 case
+    ///   (ii)).
     pub fn route_output(
         &mut self,
         now: SimTime,
@@ -441,7 +488,7 @@ impl<P> Aodv<P> {
                 return RouteResult::Forward { next_hop, packet };
             }
         }
-        if prev_hop.is_some() {
+        if prev_hop.is_some() && !self.repairing(dst) {
             // RFC 3561 §6.11 case (ii): no active route for a packet we should forward.
             self.stats.data_dropped_no_route += 1;
             self.rerr_no_route(now, prev_hop, dst);
@@ -450,20 +497,17 @@ impl<P> Aodv<P> {
                 reason: DropReason::NoRoute,
             };
         }
-        let result = if self.cfg.buffer_limit == 0 {
-            self.stats.data_dropped_no_route += 1;
-            RouteResult::Drop {
-                packet,
-                reason: DropReason::NoRoute,
+        // Originated, or forwarded during a local repair (§6.12: "data packets SHOULD be
+        // buffered").
+        let result = match self.enqueue(now, dst, packet) {
+            None => RouteResult::Buffered,
+            Some(packet) => {
+                self.stats.data_dropped_no_route += 1;
+                RouteResult::Drop {
+                    packet,
+                    reason: DropReason::NoRoute,
+                }
             }
-        } else {
-            if self.buffer.len() >= self.cfg.buffer_limit {
-                let old = self.buffer.pop_front().expect("full buffer");
-                self.drop_packet(old.packet);
-            }
-            self.buffer.push_back(Buffered { dst, at: now, packet });
-            self.stats.data_buffered += 1;
-            RouteResult::Buffered
         };
         if !self.discoveries.contains_key(&dst) {
             self.start_discovery(now, dst);
@@ -503,6 +547,9 @@ impl<P> Aodv<P> {
     /// invalid, their precursors get an RERR, and a [`AodvEvent::LinkBroken`] follows. If the
     /// frame was an RREP (`is_rrep`), `next_hop` is only blacklisted for BLACKLIST_TIMEOUT
     /// (§6.8). The engine reports no other control frames.
+    ///
+    /// For a data frame the engine should prefer [`Aodv::on_data_link_failure`], which can keep
+    /// the packet for a local repair (§6.12); this entry point never repairs.
     pub fn on_link_failure(&mut self, now: SimTime, next_hop: Addr, is_rrep: bool) {
         if is_rrep {
             // §6.8: an RREP that cannot be delivered marks a link that may work one way only;
@@ -514,6 +561,57 @@ impl<P> Aodv<P> {
         if self.cfg.link_layer_detection {
             self.link_break(now, next_hop);
         }
+    }
+
+    /// The MAC gave up on a data frame to `next_hop`; `packet` is the frame's IP packet, bound for
+    /// `dst`, which has travelled `hops_traveled` hops from its source to this node (0 when this
+    /// node originated it; e.g. the initial IP TTL minus the current one). Returns
+    /// `Some(packet)` when the engine must drop it (as after [`Aodv::on_link_failure`]), `None`
+    /// when the module kept it: it comes back later as [`AodvEvent::Release`] or
+    /// [`AodvEvent::Drop`].
+    ///
+    /// * A local repair for `dst` is in progress: the packet joins its buffer (`None`).
+    /// * With `local_repair` and link-layer detection, an active route to `dst` through
+    ///   `next_hop`, and [`AodvConfig::local_repair_rule`] satisfied (ns-2: `hops_traveled` >
+    ///   the route's hop count; RFC: `hops_traveled` ≥ 1 and hop count ≤ MAX_REPAIR_TTL), and a
+    ///   non-zero buffer: a local repair starts (§6.12). The route to `dst` becomes invalid with
+    ///   its sequence number incremented but keeps its precursors (no RERR for it yet); every
+    ///   other route through `next_hop` is broken as in §6.11 (RERR to their precursors); an RREQ
+    ///   for `dst` goes out with TTL max(hop count, ⌈hops_traveled/2⌉) + LOCAL_ADD_TTL; the
+    ///   packet is buffered (`None`).
+    /// * Otherwise the link break is handled as by [`Aodv::on_link_failure`] (`Some(packet)`).
+    ///
+    /// [`AodvEvent::LinkBroken`]`{ next_hop }` is emitted on every break, repair or not. The
+    /// engine then flushes its interface queue to `next_hop` and hands each flushed data packet
+    /// to this method at the same `now`: a packet for the destination being repaired is kept;
+    /// any other is returned for dropping. A report for a neighbour whose break was already
+    /// handled at this same instant is not handled again (no second RERR or LinkBroken).
+    pub fn on_data_link_failure(
+        &mut self,
+        now: SimTime,
+        next_hop: Addr,
+        dst: Addr,
+        hops_traveled: u8,
+        packet: P,
+    ) -> Option<P> {
+        if !self.cfg.link_layer_detection {
+            return Some(packet);
+        }
+        let handled = self.recent_breaks.iter().any(|&(a, t)| a == next_hop && t == now);
+        if self.repairing(dst) {
+            if !handled {
+                self.link_break(now, next_hop);
+            }
+            return self.enqueue(now, dst, packet);
+        }
+        if !handled {
+            if let Some(old_hops) = self.repair_candidate(now, next_hop, dst, hops_traveled) {
+                self.start_local_repair(now, next_hop, dst, old_hops, hops_traveled);
+                return self.enqueue(now, dst, packet);
+            }
+            self.link_break(now, next_hop);
+        }
+        Some(packet)
     }
 
     /// The next control message due at `now`, if any.
@@ -629,6 +727,7 @@ impl<P> Aodv<P> {
                 nw_sent: 0,
                 deadline: now,
                 sent: false,
+                repair: None,
             },
         );
         self.try_send_rreq(now, dst);
@@ -674,7 +773,11 @@ impl<P> Aodv<P> {
         let jitter = self.jitter();
         let cfg = &self.cfg;
         let d = self.discoveries.get_mut(&dst).expect("present");
-        let wait = if ttl >= cfg.max_ttl() {
+        let wait = if d.repair.is_some() {
+            // RFC 3561 §6.12: wait the discovery period (RING_TRAVERSAL_TIME of the TTL), or
+            // ns-2's LOCAL_REPAIR_WAIT_TIME.
+            cfg.local_repair_wait.unwrap_or_else(|| cfg.ring_traversal_time(ttl)).0
+        } else if ttl >= cfg.max_ttl() {
             d.nw_sent += 1;
             let k = d.nw_sent as u64;
             let ntt = cfg.net_traversal_time.0;
@@ -706,7 +809,14 @@ impl<P> Aodv<P> {
         }
         let max = self.cfg.max_ttl();
         let d = self.discoveries.get_mut(&dst).expect("present");
-        if !d.sent {
+        if d.repair.is_some() {
+            // RFC 3561 §6.12: one RREQ; no RREP within the discovery period → the repair failed.
+            if d.sent {
+                self.local_repair_failed(now, dst);
+            } else {
+                self.try_send_rreq(now, dst);
+            }
+        } else if !d.sent {
             self.try_send_rreq(now, dst);
         } else if d.ttl >= max {
             // RFC 3561 §6.3: at most RREQ_RETRIES more RREQs at TTL = NET_DIAMETER.
@@ -727,6 +837,11 @@ impl<P> Aodv<P> {
         self.discoveries.remove(&dst);
         self.stats.discoveries_failed += 1;
         self.events.push_back(AodvEvent::DiscoveryFailed { dst });
+        self.drop_buffered(dst);
+    }
+
+    /// Drops every buffered packet for `dst`.
+    fn drop_buffered(&mut self, dst: Addr) {
         for _ in 0..self.buffer.len() {
             let b = self.buffer.pop_front().expect("counted");
             if b.dst == dst {
@@ -735,6 +850,96 @@ impl<P> Aodv<P> {
                 self.buffer.push_back(b);
             }
         }
+    }
+
+    // ----- Local repair (§6.12) -----
+
+    /// A local repair for `dst` is in progress.
+    fn repairing(&self, dst: Addr) -> bool {
+        self.discoveries.get(&dst).is_some_and(|d| d.repair.is_some())
+    }
+
+    /// The hop count of the route to `dst` if the break of `nb` under a packet that travelled
+    /// `hops_traveled` hops should be repaired locally (§6.12).
+    fn repair_candidate(&self, now: SimTime, nb: Addr, dst: Addr, hops_traveled: u8) -> Option<u8> {
+        if !self.cfg.local_repair || self.cfg.buffer_limit == 0 || self.discoveries.contains_key(&dst) {
+            return None;
+        }
+        let r = self.routes.get(&dst).filter(|r| r.active(now) && r.next_hop == nb)?;
+        let ok = match self.cfg.local_repair_rule {
+            // §6.12: an intermediate node, destination no farther than MAX_REPAIR_TTL.
+            LocalRepairRule::Rfc => hops_traveled > 0 && r.hops <= self.cfg.max_repair_ttl,
+            // ns-2 rt_ll_failed: the break is closer to the destination than to the source.
+            LocalRepairRule::Ns2 => hops_traveled > r.hops,
+        };
+        ok.then_some(r.hops)
+    }
+
+    /// RFC 3561 §6.12: the link to `nb` broke under a packet for `dst`; repair that route.
+    fn start_local_repair(&mut self, now: SimTime, nb: Addr, dst: Addr, old_hops: u8, hops_traveled: u8) {
+        self.stats.local_repairs += 1;
+        let dp = self.cfg.delete_period;
+        let r = self.routes.get_mut(&dst).expect("repair candidate");
+        // "the node increments the sequence number for the destination"; the route is unusable
+        // meanwhile but keeps its precursors for the RERR that may follow.
+        if r.valid_seq {
+            r.seq = r.seq.wrapping_add(1);
+        }
+        r.valid = false;
+        r.expiry = now + dp;
+        r.precursors.retain(|&p| p != nb);
+        // The other routes through `nb` break as in §6.11 (the route to `dst`, now invalid, is
+        // left alone); LinkBroken for the engine's queue.
+        self.link_break(now, nb);
+        // TTL = max(MIN_REPAIR_TTL, 0.5·#hops) + LOCAL_ADD_TTL, MIN_REPAIR_TTL being the last
+        // known hop count to the destination and #hops the hops back to the packet's source
+        // (rounded up).
+        let half = hops_traveled.div_ceil(2);
+        let ttl = old_hops
+            .max(half)
+            .saturating_add(self.cfg.local_add_ttl)
+            .min(self.cfg.max_ttl());
+        self.discoveries.insert(
+            dst,
+            Discovery {
+                started: now,
+                ttl,
+                nw_sent: 0,
+                deadline: now,
+                sent: false,
+                repair: Some(old_hops),
+            },
+        );
+        self.try_send_rreq(now, dst);
+    }
+
+    /// RFC 3561 §6.12: no route within the discovery period: drop the packets and report the
+    /// destination unreachable as in §6.11.
+    fn local_repair_failed(&mut self, now: SimTime, dst: Addr) {
+        self.discoveries.remove(&dst);
+        self.stats.local_repairs_failed += 1;
+        self.drop_buffered(dst);
+        let Some(r) = self.routes.get_mut(&dst) else {
+            return;
+        };
+        let dests = vec![(dst, r.seq)];
+        let recipients = std::mem::take(&mut r.precursors);
+        self.send_rerr(now, dests, &recipients, Origin::Originated, false);
+    }
+
+    /// Puts a packet for `dst` in the buffer (dropping the oldest if full); gives it back when
+    /// nothing may be buffered.
+    fn enqueue(&mut self, now: SimTime, dst: Addr, packet: P) -> Option<P> {
+        if self.cfg.buffer_limit == 0 {
+            return Some(packet);
+        }
+        if self.buffer.len() >= self.cfg.buffer_limit {
+            let old = self.buffer.pop_front().expect("full buffer");
+            self.drop_packet(old.packet);
+        }
+        self.buffer.push_back(Buffered { dst, at: now, packet });
+        self.stats.data_buffered += 1;
+        None
     }
 
     fn remember_rreq(&mut self, now: SimTime, orig: Addr, id: u32) {
@@ -1166,11 +1371,25 @@ impl<P> Aodv<P> {
             return;
         };
         if let Some(d) = self.discoveries.remove(&dst) {
-            self.stats.discoveries_succeeded += 1;
-            self.events.push_back(AodvEvent::RouteFound {
-                dst,
-                latency: now.saturating_since(d.started),
-            });
+            match d.repair {
+                None => {
+                    self.stats.discoveries_succeeded += 1;
+                    self.events.push_back(AodvEvent::RouteFound {
+                        dst,
+                        latency: now.saturating_since(d.started),
+                    });
+                }
+                Some(old_hops) => {
+                    self.stats.local_repairs_succeeded += 1;
+                    // RFC 3561 §6.12: a longer route than before → RERR with the N flag.
+                    let r = &self.routes[&dst];
+                    if r.hops > old_hops {
+                        let dests = vec![(dst, r.seq)];
+                        let recipients = r.precursors.clone();
+                        self.send_rerr(now, dests, &recipients, Origin::Originated, true);
+                    }
+                }
+            }
         }
         for _ in 0..self.buffer.len() {
             let b = self.buffer.pop_front().expect("counted");
@@ -1231,6 +1450,8 @@ impl<P> Aodv<P> {
     /// RFC 3561 §6.11 case (i): the link to `nb` is broken.
     fn link_break(&mut self, now: SimTime, nb: Addr) {
         self.stats.link_breaks += 1;
+        self.recent_breaks.retain(|&(_, t)| t == now);
+        self.recent_breaks.push((nb, now));
         let dp = self.cfg.delete_period;
         let mut dests = Vec::new();
         let mut recipients: Vec<Addr> = Vec::new();
@@ -1259,7 +1480,7 @@ impl<P> Aodv<P> {
         self.arm_sweep(now + dp);
         self.neighbors.remove(&nb);
         recipients.retain(|&p| p != nb);
-        self.send_rerr(now, dests, &recipients, Origin::Originated);
+        self.send_rerr(now, dests, &recipients, Origin::Originated, false);
         self.events.push_back(AodvEvent::LinkBroken { next_hop: nb });
     }
 
@@ -1274,13 +1495,14 @@ impl<P> Aodv<P> {
                 recipients.push(p);
             }
         }
-        self.send_rerr(now, vec![(dst, seq)], &recipients, Origin::Originated);
+        self.send_rerr(now, vec![(dst, seq)], &recipients, Origin::Originated, false);
     }
 
     /// RFC 3561 §6.11 case (iii): an RERR from neighbour `from`.
     fn on_rerr(&mut self, now: SimTime, from: Addr, e: &Rerr) {
         self.stats.rerr_received += 1;
         if e.no_delete {
+            self.on_rerr_no_delete(now, from, e);
             return;
         }
         let dp = self.cfg.delete_period;
@@ -1313,12 +1535,43 @@ impl<P> Aodv<P> {
         }
         self.arm_sweep(now + dp);
         recipients.retain(|&p| p != from);
-        self.send_rerr(now, dests, &recipients, Origin::Forwarded);
+        self.send_rerr(now, dests, &recipients, Origin::Forwarded, false);
+    }
+
+    /// RFC 3561 §6.12, §5.3: an RERR with the N flag (a downstream node repaired a route
+    /// locally and it got longer). The route is not deleted; the RERR is only passed on, with
+    /// N, to the precursors of the destinations whose next hop is `from`.
+    fn on_rerr_no_delete(&mut self, now: SimTime, from: Addr, e: &Rerr) {
+        let mut dests = Vec::new();
+        let mut recipients: Vec<Addr> = Vec::new();
+        for &(d, s) in &e.unreachable {
+            let Some(r) = self.routes.get(&d) else {
+                continue;
+            };
+            if !(r.active(now) && r.next_hop == from) || r.precursors.is_empty() {
+                continue;
+            }
+            dests.push((d, s));
+            for &p in &r.precursors {
+                if !recipients.contains(&p) {
+                    recipients.push(p);
+                }
+            }
+        }
+        recipients.retain(|&p| p != from);
+        self.send_rerr(now, dests, &recipients, Origin::Forwarded, true);
     }
 
     /// Sends an RERR for `dests` to `recipients`: unicast to a single one, broadcast otherwise
-    /// (§6.11); at most RERR_RATELIMIT per second.
-    fn send_rerr(&mut self, now: SimTime, dests: Vec<(Addr, u32)>, recipients: &[Addr], origin: Origin) {
+    /// (§6.11); at most RERR_RATELIMIT per second. `no_delete`: the N flag (§5.3, §6.12).
+    fn send_rerr(
+        &mut self,
+        now: SimTime,
+        dests: Vec<(Addr, u32)>,
+        recipients: &[Addr],
+        origin: Origin,
+        no_delete: bool,
+    ) {
         if dests.is_empty() || recipients.is_empty() {
             return;
         }
@@ -1331,7 +1584,7 @@ impl<P> Aodv<P> {
         }
         for chunk in dests.chunks(255) {
             let msg = Message::Rerr(Rerr {
-                no_delete: false,
+                no_delete,
                 unreachable: chunk.to_vec(),
             });
             if let [one] = recipients {

@@ -294,6 +294,12 @@ fn rfc_constants() {
     assert_eq!(c.next_hop_wait, SimDuration::from_millis(50));
     assert_eq!(c.ring_traversal_time(1), SimDuration::from_millis(240));
     assert!(c.hello && c.link_layer_detection && !c.local_repair);
+    // §10: LOCAL_ADD_TTL 2, MAX_REPAIR_TTL 0.3·NET_DIAMETER.
+    assert_eq!(
+        (c.local_repair_rule, c.local_add_ttl, c.max_repair_ttl),
+        (LocalRepairRule::Rfc, 2, 10)
+    );
+    assert_eq!(c.local_repair_wait, None);
     assert_eq!(c.validate(), Ok(()));
 }
 
@@ -314,6 +320,10 @@ fn ns2_constants() {
     assert_eq!(c.max_rreq_timeout, SimDuration::from_secs(10));
     assert_eq!((c.buffer_limit, c.buffer_timeout), (64, SimDuration::from_secs(30)));
     assert_eq!(c.broadcast_jitter, SimDuration::from_millis(10));
+    // AODV_LOCAL_REPAIR, LOCAL_REPAIR_WAIT_TIME 0.15 s.
+    assert!(c.local_repair);
+    assert_eq!(c.local_repair_rule, LocalRepairRule::Ns2);
+    assert_eq!(c.local_repair_wait, Some(SimDuration::from_millis(150)));
     assert_eq!(c.validate(), Ok(()));
 }
 
@@ -333,7 +343,7 @@ fn validate_rejects_unusable_values() {
             ..AodvConfig::rfc()
         },
         AodvConfig {
-            local_repair: true,
+            local_repair_wait: Some(SimDuration::ZERO),
             ..AodvConfig::rfc()
         },
         AodvConfig {
@@ -344,6 +354,12 @@ fn validate_rejects_unusable_values() {
     for c in bad {
         assert!(c.validate().is_err(), "{c:?}");
     }
+    // Local repair (§6.12) is implemented: allowed.
+    let c = AodvConfig {
+        local_repair: true,
+        ..AodvConfig::rfc()
+    };
+    assert_eq!(c.validate(), Ok(()));
 }
 
 // ---------------------------------------------------------------- route discovery (§6.3, §6.4)
@@ -592,7 +608,13 @@ fn destination_answers_with_rrep_unicast_to_previous_hop() {
 
 /// Node 2 with a route to 9 via 3 (2 hops, seq 10) learned from an RREP for originator 7.
 fn node_with_route_to_9() -> Aodv<u64> {
-    let mut n = node(2, cfg0());
+    route_to_9(cfg0())
+}
+
+/// [`node_with_route_to_9`] with configuration `cfg`: 7 is the precursor of the routes to 9 and
+/// to 3.
+fn route_to_9(cfg: AodvConfig) -> Aodv<u64> {
+    let mut n = node(2, cfg);
     n.on_message(ms(0), a(7), 5, &Message::Rreq(rreq(7, 1, 1, 9, None, 0)));
     tx(&mut n, ms(0));
     n.on_message(ms(10), a(3), 30, &Message::Rrep(rrep(9, 10, 7, 1, 6000)));
@@ -1048,4 +1070,307 @@ fn link_failure_ignored_without_link_layer_detection() {
     n.on_link_failure(ms(1), a(2), false);
     assert!(evs(&mut n).is_empty());
     assert_eq!(n.lookup(ms(1), a(9)), Some(a(2)));
+}
+
+// ---------------------------------------------------------------- local repair (§6.12)
+
+/// `cfg0` with local repair under `rule`.
+fn cfg_lr(rule: LocalRepairRule) -> AodvConfig {
+    let mut c = cfg0();
+    c.local_repair = true;
+    c.local_repair_rule = rule;
+    c
+}
+
+#[test]
+fn local_repair_ns2_rule_repairs_only_breaks_closer_to_the_destination() {
+    // RFC 3561 §6.12 lets the node upstream of a break repair it; ns-2 (rt_ll_failed) does when
+    // the packet has travelled more hops than the route still has (here 2). Node 2's route to 9
+    // goes through 3; 7 is the precursor of the routes to 9 and to 3.
+    let c = cfg_lr(LocalRepairRule::Ns2);
+    for (hops, repaired) in [(0, false), (1, false), (2, false), (3, true), (9, true)] {
+        let mut n = route_to_9(c.clone());
+        let r = n.on_data_link_failure(ms(100), a(3), a(9), hops, 42);
+        assert_eq!(r, if repaired { None } else { Some(42) }, "hops_traveled {hops}");
+        // LinkBroken in both cases (the engine flushes its queue to 3).
+        assert_eq!(evs(&mut n), vec![AodvEvent::LinkBroken { next_hop: a(3) }]);
+        assert_eq!(n.lookup(ms(100), a(9)), None);
+        assert_eq!(n.lookup(ms(100), a(3)), None);
+        assert_eq!(n.routes[&a(9)].seq, 11, "§6.12 / §6.11: destination seq incremented");
+        let out = tx(&mut n, ms(100));
+        assert_eq!(out.len(), 1 + repaired as usize);
+        assert_eq!(out[0].dest, LinkDest::Unicast(a(7)));
+        let e = as_rerr(&out[0]);
+        assert!(!e.no_delete);
+        if repaired {
+            // The other route through 3 (to 3 itself) is reported; 9, under repair, is not.
+            assert_eq!(e.unreachable, [(a(3), 0)]);
+            assert_eq!(out[1].dest, LinkDest::Broadcast);
+            assert_eq!(as_rreq(&out[1]).dst, a(9));
+            assert_eq!(n.routes[&a(9)].precursors, [a(7)], "kept for a later RERR");
+            assert_eq!(n.stats().local_repairs, 1);
+        } else {
+            // §6.11 case (i): a plain break.
+            assert_eq!(sorted(e.unreachable.clone()), [(a(3), 0), (a(9), 11)]);
+            assert_eq!(n.stats().local_repairs, 0);
+            assert_eq!(n.poll_timeout(), Some(ms(3000)), "no repair timer");
+        }
+    }
+    // Without local_repair, through on_link_failure (no packet), or without link-layer
+    // detection: no repair.
+    let mut n = route_to_9(cfg0());
+    assert_eq!(n.on_data_link_failure(ms(100), a(3), a(9), 3, 42), Some(42));
+    assert_eq!(n.stats().local_repairs, 0);
+    let mut n = route_to_9(c.clone());
+    n.on_link_failure(ms(100), a(3), false);
+    assert_eq!(n.stats().local_repairs, 0);
+    assert_eq!(
+        sorted(as_rerr(&tx(&mut n, ms(100))[0]).unreachable.clone()),
+        [(a(3), 0), (a(9), 11)]
+    );
+    let mut c2 = c.clone();
+    c2.link_layer_detection = false;
+    let mut n = route_to_9(c2);
+    assert_eq!(n.on_data_link_failure(ms(100), a(3), a(9), 3, 42), Some(42));
+    assert!(evs(&mut n).is_empty());
+    assert_eq!(n.lookup(ms(100), a(9)), Some(a(3)));
+    // A failed RREP still only blacklists (§6.8).
+    let mut n = route_to_9(c);
+    n.on_link_failure(ms(100), a(3), true);
+    assert!(evs(&mut n).is_empty());
+    assert_eq!(n.lookup(ms(100), a(9)), Some(a(3)));
+}
+
+#[test]
+fn local_repair_rfc_rule_bounds_the_distance_by_max_repair_ttl() {
+    // RFC 3561 §6.12: repair "if the destination was no farther than MAX_REPAIR_TTL hops away",
+    // at a node upstream of the break; the originator itself rediscovers instead (§6.3).
+    let c = cfg_lr(LocalRepairRule::Rfc);
+    let mut n = route_to_9(c.clone());
+    assert_eq!(n.on_data_link_failure(ms(100), a(3), a(9), 1, 42), None, "2 hops ≤ 10");
+    assert_eq!(n.stats().local_repairs, 1);
+    let mut n = route_to_9(c.clone());
+    assert_eq!(
+        n.on_data_link_failure(ms(100), a(3), a(9), 0, 42),
+        Some(42),
+        "originator"
+    );
+    let mut far = c;
+    far.max_repair_ttl = 1;
+    let mut n = route_to_9(far);
+    assert_eq!(
+        n.on_data_link_failure(ms(100), a(3), a(9), 5, 42),
+        Some(42),
+        "2 hops > 1"
+    );
+    assert_eq!(n.stats().local_repairs, 0);
+}
+
+#[test]
+fn local_repair_rreq_ttl_sequence_number_and_wait() {
+    // RFC 3561 §6.12: TTL = max(MIN_REPAIR_TTL, 0.5·#hops) + LOCAL_ADD_TTL, MIN_REPAIR_TTL being
+    // the last known hop count (2), #hops the hops from the source (half rounded up); the RREQ
+    // asks for the incremented destination sequence number; the wait is the discovery period
+    // RING_TRAVERSAL_TIME = 2·40 ms·(TTL + 2).
+    for (hops, ttl) in [(1, 4), (4, 4), (5, 5), (7, 6), (20, 12)] {
+        let mut n = route_to_9(cfg_lr(LocalRepairRule::Rfc));
+        assert_eq!(n.on_data_link_failure(ms(100), a(3), a(9), hops, 1), None);
+        let out = tx(&mut n, ms(100));
+        let o = out.iter().find(|o| o.msg.kind() == MessageKind::Rreq).expect("RREQ");
+        assert_eq!((o.dest, o.ttl), (LinkDest::Broadcast, ttl), "hops_traveled {hops}");
+        let q = as_rreq(o);
+        assert_eq!(
+            (q.orig, q.dst, q.dst_seq, q.unknown_seq, q.hop_count),
+            (a(2), a(9), 11, false, 0)
+        );
+        assert_eq!(n.poll_timeout(), Some(ms(100 + 80 * (ttl as u64 + 2))));
+    }
+    // The cap is NET_DIAMETER.
+    let mut c = cfg_lr(LocalRepairRule::Rfc);
+    c.local_add_ttl = 250;
+    let mut n = route_to_9(c);
+    n.on_data_link_failure(ms(100), a(3), a(9), 3, 1);
+    assert!(tx(&mut n, ms(100)).iter().any(|o| o.ttl == 35));
+    // ns-2's rule and LOCAL_REPAIR_WAIT_TIME (0.15 s).
+    let mut c = cfg_lr(LocalRepairRule::Ns2);
+    c.local_repair_wait = Some(SimDuration::from_millis(150));
+    let mut n = route_to_9(c);
+    n.on_data_link_failure(ms(100), a(3), a(9), 3, 1);
+    let out = tx(&mut n, ms(100));
+    assert_eq!(out.iter().find(|o| o.msg.kind() == MessageKind::Rreq).unwrap().ttl, 4);
+    assert_eq!(n.poll_timeout(), Some(ms(250)));
+    assert_eq!(n.stats().rreq_originated, 1);
+}
+
+#[test]
+fn local_repair_buffers_packets_and_releases_them_on_rrep() {
+    // RFC 3561 §6.12: "During local repair data packets SHOULD be buffered"; an RREP ends the
+    // repair; a route no longer than before needs no RERR.
+    let mut n = route_to_9(cfg_lr(LocalRepairRule::Ns2));
+    assert_eq!(n.on_data_link_failure(ms(100), a(3), a(9), 3, 1), None);
+    tx(&mut n, ms(100));
+    evs(&mut n);
+    // The engine's flush of its queue to 3, at the same instant: the packet for 9 is kept, the
+    // one for 3 given back to be dropped, and the break is not handled twice.
+    assert_eq!(n.on_data_link_failure(ms(100), a(3), a(9), 3, 2), None);
+    assert_eq!(n.on_data_link_failure(ms(100), a(3), a(3), 3, 3), Some(3));
+    assert!(evs(&mut n).is_empty());
+    assert!(tx(&mut n, ms(100)).is_empty());
+    assert_eq!(n.stats().link_breaks, 1);
+    // A packet to forward meanwhile waits too, instead of §6.11 case (ii).
+    assert_eq!(
+        n.route_output(ms(110), Some(a(7)), a(7), a(9), 4),
+        RouteResult::Buffered
+    );
+    assert!(tx(&mut n, ms(110)).is_empty());
+    // 9 answers through 4 with the same length (1 + 1 = 2 hops).
+    n.on_message(ms(120), a(4), 30, &Message::Rrep(rrep(9, 11, 2, 1, 6000)));
+    assert!(tx(&mut n, ms(120)).is_empty(), "no RERR");
+    let rel = |packet| AodvEvent::Release { packet, next_hop: a(4) };
+    assert_eq!(evs(&mut n), vec![rel(1), rel(2), rel(4)], "no RouteFound for a repair");
+    assert_eq!(n.lookup(ms(120), a(9)), Some(a(4)));
+    let s = n.stats();
+    assert_eq!(
+        (s.local_repairs, s.local_repairs_succeeded, s.local_repairs_failed),
+        (1, 1, 0)
+    );
+    assert_eq!((s.discoveries_started, s.discoveries_succeeded), (0, 0));
+    // The repair is over: packets go straight out, and no timer is left for it.
+    assert_eq!(
+        n.route_output(ms(130), Some(a(7)), a(7), a(9), 5),
+        RouteResult::Forward {
+            next_hop: a(4),
+            packet: 5
+        }
+    );
+    assert!(n.poll_timeout().unwrap() > ms(2000));
+}
+
+#[test]
+fn local_repair_with_longer_route_sends_rerr_with_n_flag() {
+    // RFC 3561 §6.12: "If the hop count of the newly determined route to the destination is
+    // greater than the hop count of the previously known route the node SHOULD issue a RERR
+    // message for the destination, with the 'N' bit set."
+    let mut n = route_to_9(cfg_lr(LocalRepairRule::Ns2));
+    n.on_data_link_failure(ms(100), a(3), a(9), 3, 1);
+    tx(&mut n, ms(100));
+    evs(&mut n);
+    n.on_message(ms(120), a(4), 30, &Message::Rrep(rrep(9, 12, 2, 2, 6000)));
+    let out = tx(&mut n, ms(120));
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].dest, out[0].ttl), (LinkDest::Unicast(a(7)), 1));
+    assert_eq!(
+        *as_rerr(&out[0]),
+        Rerr {
+            no_delete: true,
+            unreachable: vec![(a(9), 12)]
+        }
+    );
+    assert_eq!(
+        evs(&mut n),
+        vec![AodvEvent::Release {
+            packet: 1,
+            next_hop: a(4)
+        }]
+    );
+    assert_eq!(n.route_hops(ms(120), a(9)), Some(3));
+    assert_eq!(
+        n.routes[&a(9)].precursors,
+        [a(7)],
+        "the precursor keeps using the route"
+    );
+    assert_eq!(n.stats().rerr_originated, 2, "the break of 3, then the N RERR");
+}
+
+#[test]
+fn failed_local_repair_drops_packets_and_sends_rerr() {
+    // RFC 3561 §6.12: no RREP by the end of the discovery period → RERR for the destination as
+    // in §6.11, and the buffered packets are dropped.
+    let mut n = route_to_9(cfg_lr(LocalRepairRule::Rfc));
+    assert_eq!(n.on_data_link_failure(ms(100), a(3), a(9), 1, 1), None);
+    tx(&mut n, ms(100));
+    evs(&mut n);
+    assert_eq!(
+        n.route_output(ms(200), Some(a(7)), a(7), a(9), 2),
+        RouteResult::Buffered
+    );
+    // TTL max(2, 1) + 2 = 4: RING_TRAVERSAL_TIME 480 ms.
+    assert_eq!(n.poll_timeout(), Some(ms(580)));
+    n.on_timeout(ms(579));
+    assert!(evs(&mut n).is_empty() && tx(&mut n, ms(579)).is_empty());
+    n.on_timeout(ms(580));
+    let drop = |packet| AodvEvent::Drop {
+        packet,
+        reason: DropReason::NoRoute,
+    };
+    assert_eq!(evs(&mut n), vec![drop(1), drop(2)], "no DiscoveryFailed for a repair");
+    let out = tx(&mut n, ms(580));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].dest, LinkDest::Unicast(a(7)));
+    assert_eq!(
+        *as_rerr(&out[0]),
+        Rerr {
+            no_delete: false,
+            unreachable: vec![(a(9), 11)]
+        }
+    );
+    let s = n.stats();
+    assert_eq!(
+        (s.local_repairs, s.local_repairs_succeeded, s.local_repairs_failed),
+        (1, 0, 1)
+    );
+    assert_eq!(
+        (s.discoveries_failed, s.data_dropped_no_route, s.rreq_originated),
+        (0, 2, 1)
+    );
+    assert!(n.routes[&a(9)].precursors.is_empty());
+    // The repair is over: a packet to forward is dropped with an RERR (§6.11 case (ii)).
+    assert!(matches!(
+        n.route_output(ms(600), Some(a(7)), a(7), a(9), 3),
+        RouteResult::Drop { packet: 3, .. }
+    ));
+    assert_eq!(as_rerr(&tx(&mut n, ms(600))[0]).unreachable, [(a(9), 11)]);
+    // A late RREP is simply a new route.
+    n.on_message(ms(700), a(4), 30, &Message::Rrep(rrep(9, 11, 2, 1, 6000)));
+    assert!(evs(&mut n).is_empty() && tx(&mut n, ms(700)).is_empty());
+}
+
+#[test]
+fn rerr_with_n_flag_keeps_the_route_and_is_passed_on() {
+    // RFC 3561 §6.12, §5.3: "A node that receives a RERR message with the 'N' flag set MUST NOT
+    // delete the route to that destination. The only action taken should be the retransmission
+    // of the message, if the RERR arrived from the next hop along that route, and if there are
+    // one or more precursor nodes for that destination."
+    let mut n = node_with_two_flows();
+    let e = Rerr {
+        no_delete: true,
+        unreachable: vec![(a(9), 11), (a(8), 21)],
+    };
+    n.on_message(ms(100), a(3), 1, &Message::Rerr(e));
+    assert_eq!(n.lookup(ms(100), a(9)), Some(a(3)));
+    assert_eq!(n.routes[&a(9)].seq, 10, "nothing changes");
+    assert_eq!(n.lookup(ms(100), a(8)), Some(a(4)));
+    let out = tx(&mut n, ms(100));
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].dest, out[0].ttl), (LinkDest::Unicast(a(1)), 1));
+    assert_eq!(
+        *as_rerr(&out[0]),
+        Rerr {
+            no_delete: true,
+            unreachable: vec![(a(9), 11)]
+        },
+        "only 9: 8 is not reached through 3"
+    );
+    assert_eq!(n.stats().rerr_forwarded, 1);
+    // At the originator (no precursors): nothing sent, the route stays.
+    let mut m = node(1, cfg0());
+    m.on_message(ms(0), a(2), 30, &Message::Rrep(rrep(9, 4, 1, 2, 6000)));
+    let e = Rerr {
+        no_delete: true,
+        unreachable: vec![(a(9), 5)],
+    };
+    m.on_message(ms(10), a(2), 1, &Message::Rerr(e));
+    assert!(tx(&mut m, ms(10)).is_empty());
+    assert_eq!(m.lookup(ms(10), a(9)), Some(a(2)));
+    assert_eq!(m.routes[&a(9)].seq, 4);
 }

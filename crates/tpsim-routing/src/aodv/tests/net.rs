@@ -1,7 +1,8 @@
 //! A small network harness in the manner of smoltcp's `tests/netsim.rs`: N [`Aodv`] nodes on an
 //! undirected graph, a fixed per-hop delay, a (time, sequence) event heap. A broadcast reaches
 //! every neighbour; a unicast reaches the named node only if it is adjacent, otherwise the
-//! sender's `on_link_failure` is called at once (the MAC's retry limit, without its delay).
+//! sender's `on_link_failure` (control) or `on_data_link_failure` (data, which a local repair
+//! may keep) is called at once (the MAC's retry limit, without its delay).
 //! Control messages go through `emit`/`parse`, so the wire format is exercised too.
 
 use std::cmp::Reverse;
@@ -43,6 +44,8 @@ struct Net {
     timer_at: Vec<Option<SimTime>>,
     /// Packet id → (source, destination).
     packets: HashMap<u64, (usize, usize)>,
+    /// Packet id → hops travelled so far.
+    hops: HashMap<u64, u8>,
     delivered: Vec<u64>,
     dropped: Vec<u64>,
     /// Lost on a broken link (the engine's LinkBroken flush).
@@ -68,6 +71,7 @@ impl Net {
             seq: 0,
             timer_at: vec![None; n],
             packets: HashMap::new(),
+            hops: HashMap::new(),
             delivered: Vec::new(),
             dropped: Vec::new(),
             lost: Vec::new(),
@@ -128,8 +132,11 @@ impl Net {
         if self.adjacent(from, to) {
             self.schedule(self.now + self.delay, Ev::Data { to, from, pkt });
         } else {
-            self.lost.push(pkt);
-            self.nodes[from].on_link_failure(self.now, next_hop, false);
+            let dst = addr(self.packets[&pkt].1);
+            let hops = self.hops.get(&pkt).copied().unwrap_or(0);
+            if let Some(p) = self.nodes[from].on_data_link_failure(self.now, next_hop, dst, hops, pkt) {
+                self.lost.push(p);
+            }
         }
     }
 
@@ -235,13 +242,15 @@ impl Net {
                 }
                 Ev::Data { to, from, pkt } => {
                     let (src, dst) = self.packets[&pkt];
+                    *self.hops.entry(pkt).or_insert(0) += 1;
                     if to == dst {
                         self.nodes[to].on_data_delivered(t, addr(from), addr(src));
                         self.delivered.push(pkt);
                     } else {
                         match self.nodes[to].route_output(t, Some(addr(from)), addr(src), addr(dst), pkt) {
                             RouteResult::Forward { next_hop, packet } => self.send_data(to, next_hop, packet),
-                            RouteResult::Buffered => panic!("a forwarded packet is never buffered"),
+                            // Only during a local repair (§6.12); a Release or Drop follows.
+                            RouteResult::Buffered => {}
                             RouteResult::Drop { packet, .. } => self.dropped.push(packet),
                         }
                     }
@@ -444,4 +453,81 @@ fn unreachable_destination_fails_after_retries() {
     // Node 1 forwarded each of the 7 RREQs with TTL > 1 (all but the first, TTL 1).
     assert_eq!(net.nodes[0].stats().rreq_originated, 7);
     assert_eq!(net.nodes[1].stats().rreq_forwarded, 6);
+}
+
+#[test]
+fn local_repair_near_the_destination_is_invisible_to_the_source() {
+    // RFC 3561 §6.12 with ns-2's rule: 0 - 1 - 2 - 3 - 4 is the route, 3 - 5 - 4 a detour. The
+    // link 3 - 4 breaks under a packet that has travelled 3 hops with 1 to go: node 3 repairs
+    // it, the source never floods again, and delivery goes on.
+    let mut cfg = AodvConfig::ns2();
+    cfg.broadcast_jitter = SimDuration::from_millis(1);
+    let edges = [(0, 1), (1, 2), (2, 3), (3, 4), (3, 5), (5, 4)];
+    let mut net = Net::new(6, &edges, &cfg, 7);
+    net.originate(0, 4, 1);
+    assert!(net.run_for_packet(1, SimDuration::from_secs(10), SimDuration::from_millis(100)));
+    assert_eq!(net.nodes[0].route_hops(net.now, addr(4)), Some(4));
+    assert_eq!(net.nodes[3].lookup(net.now, addr(4)), Some(addr(4)));
+    let rreq_src = net.nodes[0].stats().rreq_originated;
+    let rerr_before = net.rerr_sent;
+
+    net.remove_link(3, 4);
+    net.originate(0, 4, 2);
+    assert!(net.run_for_packet(2, SimDuration::from_secs(1), SimDuration::from_millis(200)));
+    assert!(net.link_broken.contains(&(3, addr(4))));
+    let s3 = net.nodes[3].stats();
+    assert_eq!(
+        (s3.local_repairs, s3.local_repairs_succeeded, s3.local_repairs_failed),
+        (1, 1, 0)
+    );
+    assert_eq!(s3.rreq_originated, 1);
+    assert_eq!(net.nodes[3].lookup(net.now, addr(4)), Some(addr(5)));
+    // The new route is one hop longer: an RERR with N goes 3 → 2 → 1 → 0 and deletes nothing.
+    assert_eq!(net.rerr_sent - rerr_before, 3);
+    assert_eq!(net.nodes[2].stats().rerr_forwarded, 1);
+    assert_eq!(net.nodes[1].stats().rerr_forwarded, 1);
+    for (i, nh) in [(0, 1), (1, 2), (2, 3)] {
+        assert_eq!(net.nodes[i].lookup(net.now, addr(4)), Some(addr(nh)), "node {i}");
+    }
+
+    // More packets flow over the repaired route; the source never started another discovery.
+    for pkt in 3..8 {
+        net.originate(0, 4, pkt);
+        assert!(net.run_for_packet(pkt, SimDuration::from_secs(1), SimDuration::from_millis(10)));
+    }
+    assert_eq!(net.nodes[0].stats().rreq_originated, rreq_src);
+    assert_eq!(net.nodes[0].stats().discoveries_started, 1);
+    assert_eq!(net.found, [(0, addr(4))]);
+    assert!(net.lost.is_empty() && net.dropped.is_empty() && net.failed.is_empty());
+    assert_eq!(net.delivered, [1, 2, 3, 4, 5, 6, 7]);
+}
+
+#[test]
+fn failed_local_repair_falls_back_to_rerr_and_source_rediscovery() {
+    // RFC 3561 §6.12: the repair finds nothing (4 is cut off from 3's two-hop neighbourhood),
+    // the packet is dropped and the RERR reaches the source as after a plain break (§6.11),
+    // whose next packet rediscovers the far detour 0 - 6 - 7 - 8 - 9 - 4.
+    let mut cfg = AodvConfig::ns2();
+    cfg.broadcast_jitter = SimDuration::from_millis(1);
+    let edges = [(0, 1), (1, 2), (2, 3), (3, 4), (0, 6), (6, 7), (7, 8), (8, 9), (9, 4)];
+    let mut net = Net::new(10, &edges, &cfg, 8);
+    net.originate(0, 4, 1);
+    assert!(net.run_for_packet(1, SimDuration::from_secs(10), SimDuration::from_millis(100)));
+    assert_eq!(net.nodes[0].lookup(net.now, addr(4)), Some(addr(1)));
+
+    net.remove_link(3, 4);
+    net.originate(0, 4, 2);
+    assert!(!net.run_for_packet(2, SimDuration::from_secs(1), SimDuration::ZERO));
+    assert_eq!(net.dropped, [2]);
+    assert!(net.lost.is_empty(), "kept by the repair, then dropped");
+    let t = net.now + SimDuration::from_millis(50);
+    net.run_until(t);
+    let s3 = net.nodes[3].stats();
+    assert_eq!((s3.local_repairs, s3.local_repairs_failed), (1, 1));
+    assert_eq!(net.nodes[0].lookup(net.now, addr(4)), None);
+
+    net.originate(0, 4, 3);
+    assert!(net.run_for_packet(3, SimDuration::from_secs(10), SimDuration::from_millis(100)));
+    assert_eq!(net.nodes[0].lookup(net.now, addr(4)), Some(addr(6)));
+    assert_eq!(net.nodes[0].stats().discoveries_started, 2);
 }
