@@ -26,27 +26,7 @@ struct Reception {
     corrupted: bool,
 }
 
-/// What the end of a signal means for the MAC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RxOutcome {
-    /// The frame `frame` was received correctly.
-    Ok {
-        /// The frame's id on the channel.
-        frame: u32,
-    },
-    /// A reception ended in error (collision, or a frame too weak to decode that the radio
-    /// locked on).
-    Error,
-}
-
-/// Carrier-sense transitions for the MAC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cca {
-    /// The medium became busy.
-    Busy,
-    /// The medium became idle.
-    Idle,
-}
+pub use tpsim_phy::sinr::{Cca, RxOutcome};
 
 /// Reception state of one radio.
 #[derive(Clone, Debug)]
@@ -185,35 +165,18 @@ impl Receiver {
         end: SimTime,
         rate: tpsim_phy::WifiRate,
     ) -> Option<Cca> {
-        use tpsim_phy::sinr::Cca as S;
         match self {
             Receiver::Threshold(p) => p.on_signal_start(frame, power_w, end),
-            Receiver::Sinr(p) => p.on_signal_start(frame, power_w, end, rate).map(|c| match c {
-                S::Busy => Cca::Busy,
-                S::Idle => Cca::Idle,
-            }),
+            Receiver::Sinr(p) => p.on_signal_start(frame, power_w, end, rate),
         }
     }
 
     /// A signal ends (see [`PhyRx::on_signal_end`]).
     #[inline]
     pub fn on_signal_end(&mut self, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
-        use tpsim_phy::sinr::{Cca as S, RxOutcome as O};
         match self {
             Receiver::Threshold(p) => p.on_signal_end(frame),
-            Receiver::Sinr(p) => {
-                let (o, c) = p.on_signal_end(frame);
-                (
-                    o.map(|o| match o {
-                        O::Ok { frame } => RxOutcome::Ok { frame },
-                        O::Error => RxOutcome::Error,
-                    }),
-                    c.map(|c| match c {
-                        S::Busy => Cca::Busy,
-                        S::Idle => Cca::Idle,
-                    }),
-                )
-            }
+            Receiver::Sinr(p) => p.on_signal_end(frame),
         }
     }
 

@@ -224,16 +224,18 @@ impl SinrConfig {
     }
 }
 
-/// What the end of a signal means for the MAC (the engine maps it to its own type).
+/// What the end of a signal means for the MAC (shared by every receiver model: the
+/// engine's threshold receiver uses the same type).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RxOutcome {
-    /// The frame `frame` was received: its minimum SINR reached its rate's threshold.
+    /// The frame `frame` was received (SINR model: its minimum SINR reached its rate's
+    /// threshold).
     Ok {
         /// The frame's id on the channel.
         frame: u32,
     },
-    /// The frame the radio was locked on ended with its SINR below the threshold at some
-    /// point.
+    /// The frame the radio was locked on could not be decoded (collision, too weak, SINR
+    /// below the threshold at some point).
     Error,
 }
 

@@ -110,6 +110,7 @@
 mod config;
 mod message;
 mod table;
+
 #[cfg(test)]
 mod tests;
 
@@ -1465,17 +1466,7 @@ impl<P> Aodv<P> {
             if r.valid_seq {
                 r.seq = r.seq.wrapping_add(1);
             }
-            r.valid = false;
-            r.expiry = now + dp;
-            if was_active && !r.precursors.is_empty() {
-                dests.push((d, r.seq));
-                for &p in &r.precursors {
-                    if !recipients.contains(&p) {
-                        recipients.push(p);
-                    }
-                }
-            }
-            r.precursors.clear();
+            invalidate(r, d, now + dp, was_active, &mut dests, &mut recipients);
         }
         self.arm_sweep(now + dp);
         self.neighbors.remove(&nb);
@@ -1521,17 +1512,7 @@ impl<P> Aodv<P> {
                 r.seq = s;
             }
             r.valid_seq = true;
-            r.valid = false;
-            r.expiry = now + dp;
-            if was_active && !r.precursors.is_empty() {
-                dests.push((d, r.seq));
-                for &p in &r.precursors {
-                    if !recipients.contains(&p) {
-                        recipients.push(p);
-                    }
-                }
-            }
-            r.precursors.clear();
+            invalidate(r, d, now + dp, was_active, &mut dests, &mut recipients);
         }
         self.arm_sweep(now + dp);
         recipients.retain(|&p| p != from);
@@ -1629,4 +1610,27 @@ impl<P> Aodv<P> {
             out: Outgoing { dest, ttl, msg },
         });
     }
+}
+
+/// RFC 3561 §6.11: marks route `r` (to `d`) invalid until `delete_at`; if it was active,
+/// lists `d` (with its sequence number) for the RERR and its precursors as recipients.
+fn invalidate(
+    r: &mut Route,
+    d: Addr,
+    delete_at: SimTime,
+    was_active: bool,
+    dests: &mut Vec<(Addr, u32)>,
+    recipients: &mut Vec<Addr>,
+) {
+    r.valid = false;
+    r.expiry = delete_at;
+    if was_active && !r.precursors.is_empty() {
+        dests.push((d, r.seq));
+        for &p in &r.precursors {
+            if !recipients.contains(&p) {
+                recipients.push(p);
+            }
+        }
+    }
+    r.precursors.clear();
 }
