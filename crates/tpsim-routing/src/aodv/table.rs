@@ -1,16 +1,15 @@
 //! The route table entry (RFC 3561 §6.2) and sequence number arithmetic (§6.1).
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::collections::BTreeMap;
 
 use tpsim_core::SimTime;
 
 use crate::Addr;
 
-/// A `HashMap` with a fixed hasher, so that iteration order (and hence the order of messages
-/// and random draws) is the same in every run.
-pub(crate) type Map<K, V> = HashMap<K, V, BuildHasherDefault<DefaultHasher>>;
+/// An ordered map: iteration order (and hence the order of messages and random draws) is
+/// the order of the keys, the same in every run and with every Rust release (a `HashMap`'s
+/// order depends on its hasher and table layout, which `std` does not promise to keep).
+pub(crate) type Map<K, V> = BTreeMap<K, V>;
 
 /// `a` is newer than `b` in the circular sequence number space: (a − b) as i32 > 0 (§6.1).
 #[inline]
