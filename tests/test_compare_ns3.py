@@ -175,6 +175,137 @@ def test_wired_udp_scenario_matches_the_ns3_program_on_a_short_run():
     assert len(res.engine_seconds) == 1 and res.engine_seconds[0] > 0
 
 
+# ---------------------------------------------------------------- wireless scenarios (smoke, tpsim only)
+
+WIRELESS = [k for k, b in cmp.BENCHMARKS.items() if b.mac_frames]
+
+
+def test_every_wireless_scenario_of_the_issue_is_in_the_harness():
+    groups = {cmp.BENCHMARKS[k].group for k in WIRELESS}
+    assert groups == {"s1_manet_tcp", "s4_manet_cbr", "s2_wsn", "s6_scale"}
+    assert cmp.select_keys("s6_scale") == [f"s6_scale-n{n}" for n in (25, 50, 100, 200, 400, 800)]
+    assert cmp.select_keys("s4_manet_cbr") == ["s4_manet_cbr-v5", "s4_manet_cbr-v10", "s4_manet_cbr-v20"]
+    for k in WIRELESS:
+        b = cmp.BENCHMARKS[k]
+        assert (ROOT / b.tpsim_scenario).is_file() and b.notes and b.config
+
+
+def test_grid_receivers_in_carrier_sense_range():
+    # 2x2 grid (4 nodes, 200 m): each node hears 2 (the diagonal is 283 m > 250 m).
+    assert cmp.grid_neighbours(4) == 2.0
+    # 5x5: 4 corners x 2 + 12 edges x 3 + 9 inner x 4 = 80 over 25 nodes.
+    assert cmp.grid_neighbours(25) == pytest.approx(80 / 25)
+    assert 3.8 < cmp.grid_neighbours(800) < 4.0
+
+
+def test_drawn_flows_are_distinct_pairs_reproducible_per_seed_and_within_the_run():
+    f = cmp.BENCHMARKS["s6_scale-n100"].tpsim_flows
+    a, b, c = f(1, 100.0), f(1, 100.0), f(2, 100.0)
+    assert a == b and a != c
+    import tomllib
+    flows = tomllib.loads(a)["flows"]
+    assert len(flows) == 20
+    assert all(x["src"] != x["dst"] and 0 <= x["src"] < 100 and 0 <= x["dst"] < 100 for x in flows)
+    # 10 s runs: flows drawn to start at or after the end are left out (they send nothing).
+    assert all(float(x["app"]["start"][:-1]) < 10 for x in tomllib.loads(f(1, 10.0))["flows"])
+    s2 = tomllib.loads(cmp.BENCHMARKS["s2_wsn-tcp-I10"].tpsim_flows(3, 100.0))["flows"]
+    assert [x["src"] for x in s2] == list(range(8, 56)) and {x["dst"] for x in s2} == {0}
+    assert all(1 <= float(x["app"]["start"][:-1]) <= 11 for x in s2) and s2[0]["transport"] == "tcp-newreno"
+
+
+@pytest.mark.parametrize("distance, delivered", [(249, 50), (251, 0)])
+def test_default_radio_decodes_to_250_m_like_the_ns3_programs(tmp_path, distance, delivered):
+    """tpsim's default radio (ns-2 Pt 0.2818 W, RXThresh 3.652e-10 W, two-ray ground at
+    914 MHz, 1.5 m antennas) with the benchmarks' cs_range and SINR reception: the ns-3
+    README's check, 100 % delivered at 249 m and nothing at 251 m."""
+    f = tmp_path / "range.toml"
+    f.write_text(
+        '[simulation]\nduration = "5s"\n[output]\ntimeseries = false\n[nodes]\ncount = 2\n'
+        f'placement = {{ kind = "explicit", positions = [["0m", "0m"], ["{distance}m", "0m"]] }}\n'
+        '[radio]\ncs_range = "250m"\nreception = "sinr"\n'
+        '[[flows]]\nsrc = 0\ndst = 1\ntransport = "udp"\napp = { kind = "cbr", size = "1000B", interval = "100ms" }\n',
+        encoding="utf-8")
+    res = tpsim.run(f, seed=1)
+    assert res.flows["tx_packets"].to_list() == [50]
+    assert res.flows["rx_packets"].to_list() == [delivered]
+
+
+@pytest.mark.parametrize("key", WIRELESS)
+def test_wireless_scenario_runs_for_a_few_simulated_seconds(key, tmp_path):
+    """The tpsim side of each wireless scenario under its --quick overrides (1 seed, a few
+    simulated seconds, no ns-3), so that the files and the generated flows cannot rot."""
+    bench = cmp.BENCHMARKS[key]
+    path = cmp.tpsim_scenario_file(bench, 1, bench.quick_sim_time_s, cache=tmp_path)
+    res = tpsim.run(path, seed=1, set=[*bench.tpsim_set, *bench.quick_tpsim_set])
+    net = res.network.to_dicts()[0]
+    assert net["mac_frames"] > 0 and net["routing_packets"] > 0 and net["events"] > 0
+    assert len(res.engine_seconds) == 1
+    rec = {"output": {"engine_seconds": res.engine_seconds[0], "flows": res.flows.to_dicts(), "network": net},
+           "process_wall_s": 1.0, "peak_rss_kb": 1024}
+    m = cmp.add_derived(cmp.tpsim_measures(rec, bench, bench.quick_sim_time_s), bench.quick_sim_time_s, bench.cs_receivers)
+    assert res.flows.height >= 1 and m["us_per_mac_frame"] > 0
+    if not bench.tcp:  # a TCP connection across the sparse S1 network may not open in 5 s
+        assert m["tx_packets"] > 0
+
+
+def _wireless_records(seed, loop_tp, loop_ns, main_flow=False):
+    flows = [{"flow": 0, "tx_packets": 100, "rx_packets": 90, "tx_bytes": 100 * 512, "rx_bytes": 90 * 512,
+              "delay_mean_s": 0.02, "net_delay_mean_s": 0.02, "jitter_ipdv_s": 0.001, "goodput_kbps": 3.0,
+              "tx_segments": 100, "rx_segments": 90},
+             {"flow": 1, "tx_packets": 100, "rx_packets": 50, "tx_bytes": 100 * 512, "rx_bytes": 50 * 512,
+              "delay_mean_s": 0.04, "net_delay_mean_s": 0.04, "jitter_ipdv_s": 0.001, "goodput_kbps": 2.0,
+              "tx_segments": 100, "rx_segments": 50}]
+    tp = {"side": "tpsim", "seed": seed, "command": "tpsim.run(...)", "measured_at": "2026-01-01T00:00:00+00:00",
+          "process_wall_s": 1.0, "peak_rss_kb": 70 * 1024, "sim_time_s": 100.0, "cached": False,
+          "output": {"engine_seconds": loop_tp, "tpsim_version": "0.1.0", "flows": flows,
+                     "network": {"events": 100_000, "mac_frames": 10_000, "routing_packets": 2_000}}}
+    fm = {"tx_pkts": 200, "rx_pkts": 160, "pdr": 0.8, "mean_delay_s": 0.03, "mean_jitter_s": 0.001,
+          "rx_bytes_ip": 160 * 540, "sum_flow_thr_kbps": 7.0}
+    out = {"wall_run_s": loop_ns, "events": 1_000_000, "app_rx_bytes": 160 * 512, "mac_frames_tx": 12_000,
+           "routing_pkts_tx": 2_500}
+    if main_flow:
+        out["main_flow"] = {**fm, "tx_pkts": 100, "rx_pkts": 95, "pdr": 0.95}
+        out["all_flows"] = fm
+    else:
+        out["flowmon"] = fm
+    ns = {"side": "ns-3", "seed": seed, "command": "s6_scale --nodes=25", "measured_at": "2026-01-01T00:00:00+00:00",
+          "process_wall_s": loop_ns + 0.1, "peak_rss_kb": 40 * 1024, "cached": True, "output": out}
+    return tp, ns
+
+
+def test_wireless_measures_summary_and_scale_table():
+    bench = cmp.BENCHMARKS["s6_scale-n25"]
+    recs = [_wireless_records(s, 0.02 * s, 2.0 * s) for s in (1, 2, 3)]
+    runs = {"tpsim": [r[0] for r in recs], "ns-3": [r[1] for r in recs]}
+    tp, ns = cmp.measures(bench, runs, 100.0)
+    assert tp[0]["pdr"] == 0.7 and ns[0]["pdr"] == 0.8
+    assert tp[0]["goodput_kbps"] == pytest.approx(140 * 512 * 8 / 1000 / 100)
+    assert ns[0]["goodput_kbps"] == pytest.approx(160 * 512 * 8 / 1000 / 100)
+    assert tp[0]["us_per_mac_frame"] == pytest.approx(2.0) and tp[0]["us_per_event"] == pytest.approx(0.2)
+    assert tp[0]["ns_per_frame_receiver"] == pytest.approx(2000 / 3.2)
+    ctx = {"sim_time_s": 100.0, "date": "2026-01-01 00:00 UTC",
+           "machine": {"cores": 2, "cpu": "Test CPU", "os": "Linux", "python": "3.11", "load1": 0.5}}
+    md = cmp.render_scenario(bench, runs, ctx)
+    assert _row(md, "event-loop time per MAC frame, µs")[1:] == ["4.00 (2.00–6.00)", "333 (167–500)", "0.0120"]
+    assert _row(md, "routing packets transmitted")[1:3] == ["2,000", "2,500"]
+    assert "receiver in carrier-sense range" in md
+    summary = cmp.render_summary({"s6_scale-n25": runs}, "2026-01-01")
+    assert "| `s6_scale-n25` | 3 / 3 | 0.0400 / 4.00 | 100× |" in summary
+    scale = cmp.render_scale_summary({"s6_scale-n25": runs}, "2026-01-01")
+    assert "| 25 | 100 | 3 / 3 | 3.20 |" in scale
+    # A partial run keeps the rows of scenarios it did not re-run, in the harness's order.
+    old = summary.replace("`s6_scale-n25`", "`s1_manet_tcp`")
+    merged = cmp.render_summary({"s6_scale-n25": runs}, "2026-01-02", old)
+    rows = [line for line in merged.splitlines() if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == ["s1_manet_tcp", "s6_scale-n25"]
+    # S4: headline = the main flow (tpsim flow 0, ns-3 main_flow); all-flows PDR beside it.
+    s4 = cmp.BENCHMARKS["s4_manet_cbr-v10"]
+    tp4, ns4 = cmp.measures(s4, {"tpsim": [recs[0][0]], "ns-3": [_wireless_records(1, 0.1, 1.0, main_flow=True)[1]]}, 500.0)
+    assert tp4[0]["pdr"] == 0.9 and tp4[0]["all_pdr"] == 0.7
+    assert ns4[0]["pdr"] == 0.95 and ns4[0]["all_pdr"] == 0.8
+    assert ns4[0]["goodput_kbps"] == pytest.approx(95 * 1000 * 8 / 1000 / 490)
+
+
 # ---------------------------------------------------------------- end to end (opt-in)
 
 
