@@ -12,7 +12,10 @@ import pytest
 import tpsim
 from conftest import ROOT, SCENARIOS, cli, require_tool
 
-NS2 = ROOT.parent / "shared" / "data" / "ns2"
+NS2 = next(
+    (d for d in (ROOT.parent / "shared" / "data" / "ns2", Path("/work/shared/data/ns2")) if d.is_dir()),
+    ROOT.parent / "shared" / "data" / "ns2",
+)
 
 # What a wireless study must report for every sweep point (issue: throughput, energy, routing
 # load, MAC load, drops by reason, delay).
