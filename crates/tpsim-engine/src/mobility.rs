@@ -425,38 +425,39 @@ pub enum Mobility {
 }
 
 impl Mobility {
-    /// Position at `t` s, m. Random models must be asked at non-decreasing times.
+    /// The leg the node is on at `t` s (moving models; random ones advance to `t`).
     #[inline]
-    pub fn position(&mut self, t: f64) -> (f64, f64) {
+    fn leg_at(&mut self, t: f64) -> Option<&Leg> {
         match self {
-            Mobility::Static(x, y) => (*x, *y),
-            Mobility::Linear(x, y, vx, vy) => (*x + *vx * t, *y + *vy * t),
-            Mobility::Scripted(s) => s.leg(t).at(t),
+            Mobility::Static(..) | Mobility::Linear(..) => None,
+            Mobility::Scripted(s) => Some(s.leg(t)),
             Mobility::Waypoint(m) => {
                 m.advance(t);
-                m.leg.at(t)
+                Some(&m.leg)
             }
             Mobility::Walk(m) => {
                 m.advance(t);
-                m.leg.at(t)
+                Some(&m.leg)
             }
+        }
+    }
+
+    /// Position at `t` s, m. Random models must be asked at non-decreasing times.
+    #[inline]
+    pub fn position(&mut self, t: f64) -> (f64, f64) {
+        match *self {
+            Mobility::Static(x, y) => (x, y),
+            Mobility::Linear(x, y, vx, vy) => (x + vx * t, y + vy * t),
+            _ => self.leg_at(t).expect("a moving model").at(t),
         }
     }
 
     /// Velocity at `t` s, m/s.
     pub fn velocity(&mut self, t: f64) -> (f64, f64) {
-        match self {
+        match *self {
             Mobility::Static(..) => (0.0, 0.0),
-            Mobility::Linear(_, _, vx, vy) => (*vx, *vy),
-            Mobility::Scripted(s) => s.leg(t).velocity(t),
-            Mobility::Waypoint(m) => {
-                m.advance(t);
-                m.leg.velocity(t)
-            }
-            Mobility::Walk(m) => {
-                m.advance(t);
-                m.leg.velocity(t)
-            }
+            Mobility::Linear(_, _, vx, vy) => (vx, vy),
+            _ => self.leg_at(t).expect("a moving model").velocity(t),
         }
     }
 

@@ -147,15 +147,6 @@ pub enum Receiver {
 }
 
 impl Receiver {
-    /// Whether a signal of this power is seen at all.
-    #[inline]
-    pub fn senses(&self, power_w: f64) -> bool {
-        match self {
-            Receiver::Threshold(p) => p.senses(power_w),
-            Receiver::Sinr(p) => p.senses(power_w),
-        }
-    }
-
     /// A signal starts (see [`PhyRx::on_signal_start`]); `rate` is the frame's PHY rate.
     #[inline]
     pub fn on_signal_start(

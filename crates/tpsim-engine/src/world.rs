@@ -1143,20 +1143,17 @@ impl World {
     /// signal start and end, after the propagation delay.
     fn start_air(&mut self, dev: u32, frame: tpsim_mac::Frame) {
         let now = self.now;
-        let Some(ch) = &mut self.wifi else { return };
         let Device::Wifi(d) = &mut self.devices[dev as usize] else {
             return;
         };
         d.phy.on_tx_start();
-        let sender = d.node;
-        if let Some(t) = d.pcap {
-            let p = (frame.kind == tpsim_mac::FrameKind::Data).then(|| self.packets.get(PacketId(frame.handle as u32)));
-            let payload = p
-                .filter(|p| p.is_ctrl())
-                .and_then(|p| self.routing.as_ref().map(|r| r.payload(p.ctrl)));
-            self.pcap.write_wifi(t, now, &frame, p, payload.as_deref());
+        let (sender, pcap) = (d.node, d.pcap);
+        if let Some(t) = pcap {
+            let pkt = (frame.kind == tpsim_mac::FrameKind::Data).then_some(PacketId(frame.handle as u32));
+            self.trace_wifi(t, &frame, pkt);
         }
         self.mac_frames += 1;
+        let Some(ch) = &mut self.wifi else { return };
         let slot = match ch.free.pop() {
             Some(s) => s,
             None => {
@@ -1249,13 +1246,10 @@ impl World {
         let af = &ch.frames[frame as usize];
         let (jdev, power, _) = af.rx[k as usize];
         let (end, rate) = (now + af.frame.airtime, af.frame.rate);
-        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
-            return;
+        let node = match &self.devices[jdev as usize] {
+            Device::Wifi(d) if !d.dead => d.node,
+            _ => return,
         };
-        if d.dead {
-            return;
-        }
-        let node = d.node;
         self.energy_change(node, |e, now| e.sense(node as usize, now, true));
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
@@ -1271,18 +1265,15 @@ impl World {
         let Some(ch) = &self.wifi else { return };
         let af = &ch.frames[frame as usize];
         let (jdev, _, _) = af.rx[k as usize];
-        let (f, cut) = (af.frame, af.cut);
-        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
-            return;
+        let (f, cut, pkt) = (af.frame, af.cut, af.pkt);
+        let node = match &self.devices[jdev as usize] {
+            Device::Wifi(d) if !d.dead => d.node,
+            _ => {
+                self.air_frame_done(frame);
+                return;
+            }
         };
-        if d.dead {
-            self.air_frame_done(frame);
-            return;
-        }
-        let node = d.node;
         self.energy_change(node, |e, now| e.sense(node as usize, now, false));
-        let Some(ch) = &self.wifi else { return };
-        let af = &ch.frames[frame as usize];
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
         };
@@ -1290,13 +1281,6 @@ impl World {
         // A frame whose sender died while sending it is cut short: nobody decodes it.
         if cut && matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
             outcome = Some(crate::phyrx::RxOutcome::Error);
-        }
-        if let (Some(crate::phyrx::RxOutcome::Ok { .. }), Some(t)) = (outcome, d.pcap) {
-            let p = af.pkt.map(|id| self.packets.get(id));
-            let payload = p
-                .filter(|p| p.is_ctrl())
-                .and_then(|p| self.routing.as_ref().map(|r| r.payload(p.ctrl)));
-            self.pcap.write_wifi(t, now, &f, p, payload.as_deref());
         }
         match outcome {
             Some(crate::phyrx::RxOutcome::Ok { .. }) => d.dcf.on_rx(now, &f),
@@ -1306,8 +1290,21 @@ impl World {
         if cca == Some(crate::phyrx::Cca::Idle) {
             d.dcf.on_medium_idle(now);
         }
+        if let (Some(crate::phyrx::RxOutcome::Ok { .. }), Some(t)) = (outcome, d.pcap) {
+            self.trace_wifi(t, &f, pkt);
+        }
         self.pump_mac(jdev);
         self.air_frame_done(frame);
+    }
+
+    /// Writes frame `f` (carrying packet `pkt`, if DATA) to pcap writer `t`, with the real
+    /// bytes of a routing control message.
+    fn trace_wifi(&mut self, t: u32, f: &tpsim_mac::Frame, pkt: Option<PacketId>) {
+        let p = pkt.map(|id| self.packets.get(id));
+        let payload = p
+            .filter(|p| p.is_ctrl())
+            .and_then(|p| self.routing.as_ref().map(|r| r.payload(p.ctrl)));
+        self.pcap.write_wifi(t, self.now, f, p, payload.as_deref());
     }
 
     /// Applies a state change to node `node`'s energy account (if there is one) and

@@ -35,21 +35,22 @@ pub fn file_path(source: &str, file: &str) -> PathBuf {
     }
 }
 
-/// The content of a `file`/`text` pair, or a message for the key at `at`.
+/// The content of a `file`/`text` pair with its name for messages and the key it came from,
+/// or a message for the key at fault.
 fn content(
     file: &Option<String>,
     text: &Option<String>,
     source: &str,
     what: &str,
-) -> Result<(String, String), (&'static str, String)> {
+) -> Result<(String, String, &'static str), (&'static str, String)> {
     match (file, text) {
         (Some(_), Some(_)) => Err(("text", format!("give the {what} as `file` or as `text`, not both"))),
         (None, None) => Err(("file", format!("expected `file`, the path of the {what}"))),
-        (None, Some(t)) => Ok((t.clone(), format!("{what} (inline text)"))),
+        (None, Some(t)) => Ok((t.clone(), format!("{what} (inline text)"), "text")),
         (Some(f), None) => {
             let p = file_path(source, f);
             std::fs::read_to_string(&p)
-                .map(|t| (t, format!("{what} {}", p.display())))
+                .map(|t| (t, format!("{what} {}", p.display()), "file"))
                 .map_err(|e| ("file", format!("cannot read the {what} {}: {e}", p.display())))
         }
     }
@@ -81,11 +82,8 @@ pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic
         }
         match content(&m.file, &m.text, source, "ns-2 movement file") {
             Err((at, msg)) => err(key(at), msg),
-            Ok((text, name)) => match ns2::parse_movement(&text) {
-                Err(e) => err(
-                    key(if m.text.is_some() { "text" } else { "file" }),
-                    format!("{name}, line {}: {}", e.line, e.message),
-                ),
+            Ok((text, name, from)) => match ns2::parse_movement(&text) {
+                Err(e) => err(key(from), format!("{name}, line {}: {}", e.line, e.message)),
                 Ok(mv) => {
                     let first = m.first_id.or(mv.first_id()).unwrap_or(0);
                     movement_first_id = Some(first);
@@ -211,11 +209,8 @@ pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic
         let key = |f: &str| vec![k("ns2_traffic"), k(f)];
         match content(&t.file, &t.text, source, "ns-2 traffic file") {
             Err((at, msg)) => err(key(at), msg),
-            Ok((text, name)) => match ns2::parse_traffic(&text) {
-                Err(e) => err(
-                    key(if t.text.is_some() { "text" } else { "file" }),
-                    format!("{name}, line {}: {}", e.line, e.message),
-                ),
+            Ok((text, name, from)) => match ns2::parse_traffic(&text) {
+                Err(e) => err(key(from), format!("{name}, line {}: {}", e.line, e.message)),
                 Ok(flows) => {
                     let first = t.first_id.or(movement_first_id).unwrap_or(0);
                     for f in flows {
@@ -224,7 +219,7 @@ pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic
                             f.dst.checked_sub(first).filter(|&i| i < n),
                         ) else {
                             err(
-                                key(if t.text.is_some() { "text" } else { "file" }),
+                                key(from),
                                 format!(
                                     "{name}, line {}: flow {} -> {} is outside nodes 0..{} with file id {first} as node 0",
                                     f.line,

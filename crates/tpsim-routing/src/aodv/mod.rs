@@ -1148,34 +1148,7 @@ impl<P> Aodv<P> {
         // RFC 3561 §6.9: an active route to the neighbour for ALLOWED_HELLO_LOSS·HELLO_INTERVAL
         // with the HELLO's sequence number.
         let expiry = now + self.hello_life();
-        let newly = match self.routes.get_mut(&from) {
-            Some(r) => {
-                let newly = !r.active(now);
-                r.next_hop = from;
-                r.hops = 1;
-                r.valid = true;
-                r.expiry = if newly { expiry } else { r.expiry.max(expiry) };
-                r.seq = p.dst_seq;
-                r.valid_seq = true;
-                newly
-            }
-            None => {
-                self.routes.insert(
-                    from,
-                    Route {
-                        next_hop: from,
-                        hops: 1,
-                        seq: p.dst_seq,
-                        valid_seq: true,
-                        valid: true,
-                        expiry,
-                        precursors: Vec::new(),
-                        data_used: false,
-                    },
-                );
-                true
-            }
-        };
+        let newly = self.set_neighbour_route(now, from, expiry, Some(p.dst_seq));
         self.arm_sweep(expiry);
         if self.cfg.hello {
             self.neighbors.insert(from, now);
@@ -1270,16 +1243,7 @@ impl<P> Aodv<P> {
             }
             return false;
         }
-        let r = self.routes.entry(dst).or_insert_with(|| Route {
-            next_hop,
-            hops,
-            seq,
-            valid_seq: true,
-            valid: false,
-            expiry: now,
-            precursors: Vec::new(),
-            data_used: false,
-        });
+        let r = self.routes.entry(dst).or_insert_with(|| Route::unknown(next_hop));
         let was_active = r.active(now);
         r.next_hop = next_hop;
         r.hops = hops;
@@ -1300,6 +1264,23 @@ impl<P> Aodv<P> {
         true
     }
 
+    /// Makes the route to neighbour `nb` a valid one-hop route lasting at least until
+    /// `expiry` (with sequence number `seq` if given, else keeping the one it has); returns
+    /// whether it was not active before.
+    fn set_neighbour_route(&mut self, now: SimTime, nb: Addr, expiry: SimTime, seq: Option<u32>) -> bool {
+        let r = self.routes.entry(nb).or_insert_with(|| Route::unknown(nb));
+        let newly = !r.active(now);
+        r.next_hop = nb;
+        r.hops = 1;
+        r.valid = true;
+        r.expiry = if newly { expiry } else { r.expiry.max(expiry) };
+        if let Some(seq) = seq {
+            r.seq = seq;
+            r.valid_seq = true;
+        }
+        newly
+    }
+
     /// RFC 3561 §6.5, §6.7: a route to a neighbour heard directly, without a valid sequence
     /// number (an existing one is kept), lifetime at least ACTIVE_ROUTE_TIMEOUT.
     fn neighbour_route(&mut self, now: SimTime, nb: Addr) {
@@ -1307,32 +1288,7 @@ impl<P> Aodv<P> {
             return;
         }
         let expiry = now + self.cfg.active_route_timeout;
-        let newly = match self.routes.get_mut(&nb) {
-            Some(r) => {
-                let newly = !r.active(now);
-                r.next_hop = nb;
-                r.hops = 1;
-                r.valid = true;
-                r.expiry = if newly { expiry } else { r.expiry.max(expiry) };
-                newly
-            }
-            None => {
-                self.routes.insert(
-                    nb,
-                    Route {
-                        next_hop: nb,
-                        hops: 1,
-                        seq: 0,
-                        valid_seq: false,
-                        valid: true,
-                        expiry,
-                        precursors: Vec::new(),
-                        data_used: false,
-                    },
-                );
-                true
-            }
-        };
+        let newly = self.set_neighbour_route(now, nb, expiry, None);
         self.arm_sweep(expiry);
         if newly {
             self.route_became_valid(now, nb);

@@ -45,6 +45,21 @@ pub(crate) struct Route {
 }
 
 impl Route {
+    /// A new, invalid entry through `next_hop` with no known sequence number; the caller
+    /// fills it in.
+    pub fn unknown(next_hop: Addr) -> Route {
+        Route {
+            next_hop,
+            hops: 0,
+            seq: 0,
+            valid_seq: false,
+            valid: false,
+            expiry: SimTime::ZERO,
+            precursors: Vec::new(),
+            data_used: false,
+        }
+    }
+
     /// A valid route whose lifetime has not run out.
     #[inline]
     pub fn active(&self, now: SimTime) -> bool {
