@@ -460,38 +460,48 @@ pub fn ns2_to_toml(
                 f.dst
             ));
         }
+        // The same mapping as a referenced traffic file ([`flow_of`]), written as TOML.
+        let flow = flow_of(f, src, dst);
+        let a = &flow.app;
+        // Exact decimal seconds of the integer nanoseconds ("176.708986534s", "4s").
+        let secs = |d: Duration| {
+            let frac = format!("{:09}", d.0 % 1_000_000_000);
+            let frac = frac.trim_end_matches('0');
+            let dot = if frac.is_empty() { "" } else { "." };
+            format!("\"{}{dot}{frac}s\"", d.0 / 1_000_000_000)
+        };
+        let mut app = format!("kind = \"{}\"", if a.kind == AppKind::Cbr { "cbr" } else { "bulk" });
+        if let Some(size) = a.size {
+            let _ = write!(app, ", size = \"{size}\"");
+        }
+        if let Some(i) = a.interval {
+            let _ = write!(app, ", interval = {}", secs(i));
+        }
+        if let Some(j) = a.jitter {
+            let _ = write!(app, ", jitter = {j}");
+        }
+        if let Some(c) = a.count {
+            let _ = write!(app, ", count = {c}");
+        }
+        let _ = write!(app, ", start = {}", secs(a.start));
+        if let Some(stop) = a.stop {
+            let _ = write!(app, ", stop = {}", secs(stop));
+        }
         let _ = writeln!(
             o,
-            "\n[[flows]]  # {} line {}\nsrc = {src}\ndst = {dst}\ntransport = \"{}\"",
+            "\n[[flows]]  # {} line {}\nsrc = {src}\ndst = {dst}\ntransport = \"{}\"\napp = {{ {app} }}",
             names.1.unwrap_or(""),
             f.line,
-            f.agent.transport()
+            flow.transport.name()
         );
-        let stop = f.stop_s.map(|s| format!(", stop = \"{s}s\"")).unwrap_or_default();
-        match f.app {
-            Ns2App::Cbr {
-                size,
-                interval_s,
-                random,
-                max_packets,
-            } => {
-                let jitter = if random { ", jitter = 0.5" } else { "" };
-                let _ = writeln!(
-                    o,
-                    "app = {{ kind = \"cbr\", size = \"{size}B\", interval = \"{interval_s}s\"{jitter}, count = {max_packets}, start = \"{}s\"{stop} }}",
-                    f.start_s
-                );
-            }
-            Ns2App::Ftp => {
-                let _ = writeln!(
-                    o,
-                    "app = {{ kind = \"bulk\", size = \"{}B\", start = \"{}s\"{stop} }}\ntcp = {{ mss = \"{}B\", receive_window = \"{}B\" }}",
-                    f.tcp_packet_size,
-                    f.start_s,
-                    f.tcp_packet_size,
-                    (f.tcp_window * f.tcp_packet_size).min(65535)
-                );
-            }
+        if let Some(t) = &flow.tcp {
+            let opt = |b: Option<Bytes>| b.map(|b| b.to_string()).unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "tcp = {{ mss = \"{}\", receive_window = \"{}\" }}",
+                opt(t.mss),
+                opt(t.receive_window)
+            );
         }
     }
     Ok(o)

@@ -312,6 +312,21 @@ struct Discovery {
     repair: Option<u8>,
 }
 
+impl Discovery {
+    /// A discovery (or local repair) starting at `now` with its first RREQ at `ttl`, not sent
+    /// yet.
+    fn new(now: SimTime, ttl: u8, repair: Option<u8>) -> Discovery {
+        Discovery {
+            started: now,
+            ttl,
+            nw_sent: 0,
+            deadline: now,
+            sent: false,
+            repair,
+        }
+    }
+}
+
 /// A data packet waiting for a route.
 #[derive(Debug)]
 struct Buffered<P> {
@@ -720,17 +735,7 @@ impl<P> Aodv<P> {
             ttl = max;
         }
         self.stats.discoveries_started += 1;
-        self.discoveries.insert(
-            dst,
-            Discovery {
-                started: now,
-                ttl,
-                nw_sent: 0,
-                deadline: now,
-                sent: false,
-                repair: None,
-            },
-        );
+        self.discoveries.insert(dst, Discovery::new(now, ttl, None));
         self.try_send_rreq(now, dst);
     }
 
@@ -900,17 +905,7 @@ impl<P> Aodv<P> {
             .max(half)
             .saturating_add(self.cfg.local_add_ttl)
             .min(self.cfg.max_ttl());
-        self.discoveries.insert(
-            dst,
-            Discovery {
-                started: now,
-                ttl,
-                nw_sent: 0,
-                deadline: now,
-                sent: false,
-                repair: Some(old_hops),
-            },
-        );
+        self.discoveries.insert(dst, Discovery::new(now, ttl, Some(old_hops)));
         self.try_send_rreq(now, dst);
     }
 
