@@ -104,6 +104,10 @@ def test_cli_runs_a_wireless_scenario(tmp_path):
         ('rx_threshold = "1W"', "radio.rx_threshold", "no link could exist"),
         ('rts_threshold = "-1B"', "radio.rts_threshold", "negative"),
         ('data_rate = "54Mbps"', "radio.data_rate", "not a rate of this standard"),
+        ('error_model = "ber"', "radio.error_model", 'applies to reception = "sinr"'),
+        ('reception = "sinr"\nerror_model = "per"', "radio.error_model", "ber"),
+        ('reception = "sinr"\npreamble_detection_db = nan', "radio.preamble_detection_db", "finite"),
+        ('reception = "sinr"\nstandard = "802.11a"\nerror_model = "ber"', "radio.error_model", "802.11b rates only"),
     ],
 )
 def test_more_radio_errors(radio, key, what):

@@ -58,6 +58,8 @@ pub enum Module {
     TrafficReverse = 8,
     /// A sender's propagation draws (log-normal shadowing).
     Channel = 9,
+    /// A radio's reception draws (the SINR receiver's `ber` error model).
+    PhyReception = 10,
 }
 
 /// The identity of a random stream.

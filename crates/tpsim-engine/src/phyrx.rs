@@ -147,10 +147,11 @@ pub enum Receiver {
 }
 
 impl Receiver {
-    /// A signal starts (see [`PhyRx::on_signal_start`]); `rate` is the frame's PHY rate.
+    /// A signal starts at `now` (see [`PhyRx::on_signal_start`]); `rate` is the frame's PHY rate.
     #[inline]
     pub fn on_signal_start(
         &mut self,
+        now: SimTime,
         frame: u32,
         power_w: f64,
         end: SimTime,
@@ -158,16 +159,16 @@ impl Receiver {
     ) -> Option<Cca> {
         match self {
             Receiver::Threshold(p) => p.on_signal_start(frame, power_w, end),
-            Receiver::Sinr(p) => p.on_signal_start(frame, power_w, end, rate),
+            Receiver::Sinr(p) => p.on_signal_start(now, frame, power_w, end, rate),
         }
     }
 
-    /// A signal ends (see [`PhyRx::on_signal_end`]).
+    /// A signal ends at `now` (see [`PhyRx::on_signal_end`]).
     #[inline]
-    pub fn on_signal_end(&mut self, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
+    pub fn on_signal_end(&mut self, now: SimTime, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
         match self {
             Receiver::Threshold(p) => p.on_signal_end(frame),
-            Receiver::Sinr(p) => p.on_signal_end(frame),
+            Receiver::Sinr(p) => p.on_signal_end(now, frame),
         }
     }
 

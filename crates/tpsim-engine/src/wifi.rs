@@ -95,6 +95,10 @@ pub struct RadioParams {
     pub long_retry: u32,
     /// SINR reception (`None`: ns-2's threshold mode) with its receiver noise figure, dB.
     pub sinr_noise_figure_db: Option<f64>,
+    /// SINR reception's error model.
+    pub sinr_error_model: tpsim_phy::sinr::ErrorModel,
+    /// SINR reception's preamble detection threshold (`Ber` model), dB.
+    pub preamble_detection_db: f64,
     pub rate_control: tpsim_mac::RateControl,
 }
 
@@ -166,6 +170,13 @@ impl RadioParams {
             short_retry: r.short_retry_limit.unwrap_or(7),
             long_retry: r.long_retry_limit.unwrap_or(4),
             sinr_noise_figure_db: (r.reception == ReceptionKind::Sinr).then(|| r.noise_figure_db.unwrap_or(7.0)),
+            sinr_error_model: match r.error_model.unwrap_or_default() {
+                tpsim_scenario::ErrorModelKind::Threshold => tpsim_phy::sinr::ErrorModel::Threshold,
+                tpsim_scenario::ErrorModelKind::Ber => tpsim_phy::sinr::ErrorModel::Ber,
+            },
+            preamble_detection_db: r
+                .preamble_detection_db
+                .unwrap_or(tpsim_phy::sinr::DEFAULT_PREAMBLE_DETECTION_DB),
             rate_control: match r.rate_control {
                 RateControlKind::Constant => tpsim_mac::RateControl::Constant,
                 RateControlKind::Arf => tpsim_mac::RateControl::Arf,
@@ -215,14 +226,18 @@ impl RadioParams {
         v
     }
 
-    /// A receiver for these parameters.
-    pub fn receiver(&self) -> Receiver {
+    /// A receiver for these parameters; `rng` is the radio's own stream (draws of the SINR
+    /// receiver's `Ber` error model).
+    pub fn receiver(&self, rng: tpsim_core::RngStream) -> Receiver {
         match self.sinr_noise_figure_db {
             None => Receiver::Threshold(PhyRx::new(self.rx_threshold_w, self.cs_threshold_w, self.capture_ratio)),
             Some(nf) => {
                 let mut cfg = tpsim_phy::sinr::SinrConfig::new(self.rx_threshold_w, self.cs_threshold_w);
                 cfg.noise_figure_db = nf;
-                Receiver::Sinr(Box::new(tpsim_phy::sinr::SinrRx::new(cfg)))
+                cfg.error_model = self.sinr_error_model;
+                cfg.preamble_detection_db = self.preamble_detection_db;
+                cfg.preamble = self.preamble;
+                Receiver::Sinr(Box::new(tpsim_phy::sinr::SinrRx::new(cfg, rng)))
             }
         }
     }

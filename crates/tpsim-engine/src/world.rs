@@ -358,7 +358,7 @@ impl World {
                     iface,
                     node,
                     dcf: Dcf::new(dcf_cfg, node, key(OwnerKind::Node, node as u64, Module::MacBackoff)),
-                    phy: params.receiver(),
+                    phy: params.receiver(key(OwnerKind::Node, node as u64, Module::PhyReception)),
                     queue: PriQueue::new(params.queue),
                     in_service: None,
                     timer_gen: 0,
@@ -1254,7 +1254,7 @@ impl World {
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
         };
-        if d.phy.on_signal_start(frame, power, end, rate) == Some(crate::phyrx::Cca::Busy) {
+        if d.phy.on_signal_start(now, frame, power, end, rate) == Some(crate::phyrx::Cca::Busy) {
             d.dcf.on_medium_busy(now);
             self.pump_mac(jdev);
         }
@@ -1277,7 +1277,7 @@ impl World {
         let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
             return;
         };
-        let (mut outcome, cca) = d.phy.on_signal_end(frame);
+        let (mut outcome, cca) = d.phy.on_signal_end(now, frame);
         // A frame whose sender died while sending it is cut short: nobody decodes it.
         if cut && matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
             outcome = Some(crate::phyrx::RxOutcome::Error);

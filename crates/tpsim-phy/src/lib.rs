@@ -13,6 +13,7 @@
 //! The channel (who hears a frame) and the DCF state machine build on these in later crates.
 //! Transcendental functions go through `libm` so results do not depend on the platform.
 
+pub mod error_rate;
 pub mod ns2;
 pub mod propagation;
 pub mod sinr;

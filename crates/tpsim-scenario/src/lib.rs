@@ -532,6 +532,16 @@ pub struct Radio {
     /// Receiver noise figure for SINR reception, dB. Default 7.
     #[serde(default)]
     pub noise_figure_db: Option<f64>,
+    /// Error model of SINR reception: "threshold" (default; a step SINR threshold per rate,
+    /// from the standard's receiver sensitivities) or "ber" (802.11b only: bit error rates
+    /// of DBPSK/DQPSK/CCK with the spreading gain, one random draw per frame, as ns-3's
+    /// DSSS error model; docs/models.md).
+    #[serde(default)]
+    pub error_model: Option<ErrorModelKind>,
+    /// SINR a frame needs at its start for the radio to lock on under the "ber" error model
+    /// (preamble detection), dB. Default 4 (ns-3's `ThresholdPreambleDetectionModel`).
+    #[serde(default)]
+    pub preamble_detection_db: Option<f64>,
     /// Data-rate control: "constant" (default, `data_rate`), "arf" (Kamerman & Monteban
     /// 1997) or "aarf" (Lacage et al. 2004), per destination, starting at `data_rate`.
     #[serde(default)]
@@ -662,6 +672,17 @@ pub enum ReceptionKind {
     Threshold,
     /// SINR with cumulative interference.
     Sinr,
+}
+
+/// Error models of SINR reception.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorModelKind {
+    /// A step SINR threshold per rate.
+    #[default]
+    Threshold,
+    /// Bit error rates from modulation theory (802.11b rates), one draw per frame.
+    Ber,
 }
 
 /// Data-rate control of the 802.11 MAC.

@@ -723,6 +723,25 @@ fn validate_radio(r: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
             "`noise_figure_db` applies to reception = \"sinr\"".into(),
         );
     }
+    for (key, given) in [
+        ("error_model", r.error_model.is_some()),
+        ("preamble_detection_db", r.preamble_detection_db.is_some()),
+    ] {
+        if given && r.reception != crate::ReceptionKind::Sinr {
+            err(p(key), format!("`{key}` applies to reception = \"sinr\""));
+        }
+    }
+    if r.error_model == Some(crate::ErrorModelKind::Ber) && r.standard != crate::WifiStandard::B {
+        err(
+            p("error_model"),
+            "error_model = \"ber\" covers the 802.11b rates only (no OFDM error rates yet); \
+             use error_model = \"threshold\" with this standard"
+                .into(),
+        );
+    }
+    if r.preamble_detection_db.is_some_and(|d| !d.is_finite()) {
+        err(p("preamble_detection_db"), "expected a finite SINR in dB".into());
+    }
     if r.noise_figure_db.is_some_and(|nf| !(nf.is_finite() && nf >= 0.0)) {
         err(p("noise_figure_db"), "expected a noise figure of at least 0 dB".into());
     }
