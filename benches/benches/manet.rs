@@ -73,18 +73,25 @@ fn study_e() {
 }
 
 fn broch() {
-    println!("Classic mobility benchmark (benches/scenarios/broch-aodv.toml), AODV, 3 replications");
+    // `BROCH_RATE=1Mbps` runs every frame at that rate instead of the file's 2 Mbit/s.
+    let rate = std::env::var("BROCH_RATE").ok();
+    println!(
+        "Classic mobility benchmark (benches/scenarios/broch-aodv.toml), AODV, 3 replications, rate {}",
+        rate.as_deref().unwrap_or("of the file")
+    );
     println!("| sources | pause s | PDR (mean) | PDR (min) | normalized routing load | routing packets | mean delay s | wall s |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for sources in [10u32, 20] {
         for pause in [0u32, 30, 60, 120, 300, 600, 900] {
-            let sc = load(
-                "scenarios/broch-aodv.toml",
-                &[
-                    ("background.flows", serde_json::json!(sources)),
-                    ("nodes.mobility.pause", serde_json::json!(format!("{pause}s"))),
-                ],
-            );
+            let mut sets = vec![
+                ("background.flows", serde_json::json!(sources)),
+                ("nodes.mobility.pause", serde_json::json!(format!("{pause}s"))),
+            ];
+            if let Some(r) = &rate {
+                sets.push(("radio.data_rate", serde_json::json!(r)));
+                sets.push(("radio.basic_rate", serde_json::json!(r)));
+            }
+            let sc = load("scenarios/broch-aodv.toml", &sets);
             let (mut pdrs, mut nrl, mut rp, mut delay, mut wall) = (Vec::new(), Vec::new(), 0u64, Vec::new(), 0.0);
             for run in 0..3u64 {
                 let opts = RunOptions {
