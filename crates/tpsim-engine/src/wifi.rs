@@ -327,18 +327,56 @@ pub struct WifiDevice {
     pub dead: bool,
 }
 
+/// One radio that notices an air frame, computed once per frame.
+#[derive(Clone, Copy, Debug)]
+pub struct AirRx {
+    /// The receiving device.
+    pub dev: u32,
+    /// Its rank in the order the channel found the frame's receivers: its signal start has
+    /// the sequence number `seq0 + 2·order` in the event queue, its signal end the next one.
+    pub order: u32,
+    /// Received power, W.
+    pub power_w: f64,
+    /// Propagation delay.
+    pub delay: SimDuration,
+}
+
 /// A frame on the air and the receivers that will notice it.
 pub struct AirFrame {
     pub frame: Frame,
     /// The packet carried (DATA frames), one reference held by the channel until the last
     /// receiver is done.
     pub pkt: Option<PacketId>,
-    /// (receiving device, received power W, propagation delay), computed once per frame.
-    pub rx: Vec<(u32, f64, SimDuration)>,
+    /// The receivers in the order their signals start (and end): by propagation delay, then
+    /// `order`.
+    pub rx: Vec<AirRx>,
+    /// When the sender started transmitting.
+    pub sent: SimTime,
+    /// First of the `2 · rx.len()` event sequence numbers reserved for the signals.
+    pub seq0: u64,
     /// Signal ends still to come, plus one for the sender's own transmission end.
     pub pending: u32,
     /// The sender died while sending: no receiver decodes the frame.
     pub cut: bool,
+}
+
+impl AirFrame {
+    /// The event-queue key (time, sequence number) of the `k`-th receiver's signal start.
+    #[inline]
+    pub fn start_key(&self, k: usize) -> (SimTime, u64) {
+        let r = &self.rx[k];
+        (self.sent + r.delay, self.seq0 + 2 * r.order as u64)
+    }
+
+    /// The event-queue key of the `k`-th receiver's signal end.
+    #[inline]
+    pub fn end_key(&self, k: usize) -> (SimTime, u64) {
+        let r = &self.rx[k];
+        (
+            self.sent + r.delay + self.frame.airtime,
+            self.seq0 + 2 * r.order as u64 + 1,
+        )
+    }
 }
 
 /// The shared medium.

@@ -15,7 +15,7 @@ use crate::packet::{Packet, PacketArena, PacketId, NO_CTRL, NO_DIR};
 mod routing;
 use crate::trace::PcapTracer;
 use crate::wifi::{
-    positions, wifi_addr, wifi_node, AirFrame, PriQueue, RadioParams, WifiChannel, WifiDevice, LLC_SNAP_LEN,
+    positions, wifi_addr, wifi_node, AirFrame, AirRx, PriQueue, RadioParams, WifiChannel, WifiDevice, LLC_SNAP_LEN,
 };
 use crate::EngineError;
 use routing::RoutingState;
@@ -47,9 +47,12 @@ enum Event {
     Open { ep: u32 },
     /// A MAC's deadline (skipped if `gen` is stale).
     MacTimer { dev: u32, gen: u32 },
-    /// The `k`-th receiver of air frame `frame` starts to hear it.
+    /// The `k`-th receiver (in arrival order) of air frame `frame` starts to hear it; the
+    /// next receivers follow in place while they come before every other event, and then
+    /// this event is queued again for the next one (one queued event per frame, not one per
+    /// receiver; each receiver still counts as an event executed).
     SignalStart { frame: u32, k: u32 },
-    /// ... and stops.
+    /// ... and stops (the same walk over the signal ends).
     SignalEnd { frame: u32, k: u32 },
     /// The sender of air frame `frame` finishes transmitting it.
     AirTxEnd { dev: u32, frame: u32 },
@@ -681,12 +684,7 @@ impl World {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
-            if let Some(sr) = &self.series {
-                if t >= sr.next_sample {
-                    self.sample_tcp(t);
-                }
-            }
-            self.now = t;
+            self.begin_event(t);
             match ev {
                 Event::AppSend { gen } => self.on_app_send(gen),
                 Event::TxEnd { dev } => self.on_tx_end(dev),
@@ -709,8 +707,8 @@ impl World {
                         }
                     }
                 }
-                Event::SignalStart { frame, k } => self.on_signal_start(frame, k),
-                Event::SignalEnd { frame, k } => self.on_signal_end(frame, k),
+                Event::SignalStart { frame, k } => self.on_signal_starts(frame, k),
+                Event::SignalEnd { frame, k } => self.on_signal_ends(frame, k),
                 Event::AirTxEnd { dev, frame } => {
                     if let Device::Wifi(d) = &mut self.devices[dev as usize] {
                         d.on_air = None;
@@ -737,6 +735,29 @@ impl World {
         if self.series.is_some() {
             self.sample_tcp(SimTime(self.end_run.0.saturating_add(1)));
         }
+    }
+
+    /// The event loop's bookkeeping before an event at `t` runs: TCP sampling, the clock.
+    #[inline]
+    fn begin_event(&mut self, t: SimTime) {
+        if let Some(sr) = &self.series {
+            if t >= sr.next_sample {
+                self.sample_tcp(t);
+            }
+        }
+        self.now = t;
+    }
+
+    /// Whether the event (`t`, `seq`), whose sequence number was reserved and which was never
+    /// queued, runs now in place: it is due within the run and before every queued event. If
+    /// so, it counts as executed and the clock moves to `t`.
+    #[inline]
+    fn take_in_place(&mut self, t: SimTime, seq: u64) -> bool {
+        if t > self.end_run || !self.queue.take_if_next(t, seq) {
+            return false;
+        }
+        self.begin_event(t);
+        true
     }
 
     /// Records the TCP state of every byte-stream direction at each bin start before `t`.
@@ -1161,6 +1182,8 @@ impl World {
                     frame,
                     pkt: None,
                     rx: Vec::new(),
+                    sent: now,
+                    seq0: 0,
                     pending: 0,
                     cut: false,
                 });
@@ -1197,7 +1220,12 @@ impl World {
             // Every radio shares the carrier-sense threshold (`Receiver::senses`): checking it
             // here spares a cache miss on each candidate's device.
             if power >= p.cs_threshold_w {
-                rx.push((dev_of_node[j as usize], power, WifiChannel::delay(dist)));
+                rx.push(AirRx {
+                    dev: dev_of_node[j as usize],
+                    order: rx.len() as u32,
+                    power_w: power,
+                    delay: WifiChannel::delay(dist),
+                });
             }
         });
         if frame.dst == tpsim_mac::BROADCAST
@@ -1205,34 +1233,31 @@ impl World {
             && pkt.is_some_and(|id| !self.packets.get(id).is_ctrl())
         {
             let thr = p.rx_threshold_w;
-            self.broadcast_expected += rx.iter().filter(|&&(_, w, _)| w >= thr).count() as u64;
+            self.broadcast_expected += rx.iter().filter(|r| r.power_w >= thr).count() as u64;
         }
         let airtime = frame.airtime;
-        for (k, &(_, _, delay)) in rx.iter().enumerate() {
-            let t0 = now + delay;
-            self.queue.push(
-                t0,
-                Event::SignalStart {
-                    frame: slot,
-                    k: k as u32,
-                },
-            );
-            self.queue.push(
-                t0 + airtime,
-                Event::SignalEnd {
-                    frame: slot,
-                    k: k as u32,
-                },
-            );
-        }
+        // Each receiver's signal start and end keep the place in the event order they would
+        // have if queued now, one by one in `order` (sequence numbers reserved here), but only
+        // the first start and the first end are queued: the rest follow in arrival order.
+        rx.sort_unstable_by_key(|r| (r.delay, r.order));
+        let seq0 = self.queue.reserve(2 * rx.len() as u64);
         let pending = rx.len() as u32 + 1;
         ch.frames[slot as usize] = AirFrame {
             frame,
             pkt,
             rx,
+            sent: now,
+            seq0,
             pending,
             cut: false,
         };
+        let af = &ch.frames[slot as usize];
+        if !af.rx.is_empty() {
+            let ((t0, s0), (t1, s1)) = (af.start_key(0), af.end_key(0));
+            self.queue
+                .push_reserved(t0, s0, Event::SignalStart { frame: slot, k: 0 });
+            self.queue.push_reserved(t1, s1, Event::SignalEnd { frame: slot, k: 0 });
+        }
         if let Device::Wifi(d) = &mut self.devices[dev as usize] {
             d.on_air = Some(slot);
         }
@@ -1240,11 +1265,57 @@ impl World {
         self.queue.push(now + airtime, Event::AirTxEnd { dev, frame: slot });
     }
 
+    /// Signal starts of air frame `frame` from its `k`-th receiver on: each runs in place while
+    /// it comes before every queued event; the walk is queued again at the first that does not.
+    fn on_signal_starts(&mut self, frame: u32, mut k: u32) {
+        let Some(ch) = &self.wifi else { return };
+        // The frame's slot lives until its last signal end, after every start.
+        let n = ch.frames[frame as usize].rx.len() as u32;
+        loop {
+            self.on_signal_start(frame, k);
+            k += 1;
+            if k == n {
+                return;
+            }
+            let Some(ch) = &self.wifi else { return };
+            let (t, seq) = ch.frames[frame as usize].start_key(k as usize);
+            if !self.take_in_place(t, seq) {
+                self.queue.push_reserved(t, seq, Event::SignalStart { frame, k });
+                return;
+            }
+        }
+    }
+
+    /// Signal ends of air frame `frame` from its `k`-th receiver on, as
+    /// [`Self::on_signal_starts`]. The last one may release the frame's slot.
+    fn on_signal_ends(&mut self, frame: u32, mut k: u32) {
+        let Some(ch) = &self.wifi else { return };
+        let n = ch.frames[frame as usize].rx.len() as u32;
+        loop {
+            // The slot is released only after its last signal end (k = n − 1).
+            self.on_signal_end(frame, k);
+            k += 1;
+            if k == n {
+                return;
+            }
+            let Some(ch) = &self.wifi else { return };
+            let (t, seq) = ch.frames[frame as usize].end_key(k as usize);
+            if !self.take_in_place(t, seq) {
+                self.queue.push_reserved(t, seq, Event::SignalEnd { frame, k });
+                return;
+            }
+        }
+    }
+
     fn on_signal_start(&mut self, frame: u32, k: u32) {
         let now = self.now;
         let Some(ch) = &self.wifi else { return };
         let af = &ch.frames[frame as usize];
-        let (jdev, power, _) = af.rx[k as usize];
+        let AirRx {
+            dev: jdev,
+            power_w: power,
+            ..
+        } = af.rx[k as usize];
         let (end, rate) = (now + af.frame.airtime, af.frame.rate);
         let node = match &self.devices[jdev as usize] {
             Device::Wifi(d) if !d.dead => d.node,
@@ -1264,7 +1335,7 @@ impl World {
         let now = self.now;
         let Some(ch) = &self.wifi else { return };
         let af = &ch.frames[frame as usize];
-        let (jdev, _, _) = af.rx[k as usize];
+        let jdev = af.rx[k as usize].dev;
         let (f, cut, pkt) = (af.frame, af.cut, af.pkt);
         let node = match &self.devices[jdev as usize] {
             Device::Wifi(d) if !d.dead => d.node,
