@@ -307,12 +307,11 @@ impl PriQueue {
     }
 }
 
-/// One node's 802.11 interface.
+/// One node's 802.11 interface (its receiver is in [`WifiChannel::radios`]).
 pub struct WifiDevice {
     pub iface: u32,
     pub node: u32,
     pub dcf: Dcf,
-    pub phy: Receiver,
     pub queue: PriQueue,
     /// The packet the DCF is serving (its handle).
     pub in_service: Option<PacketId>,
@@ -327,11 +326,68 @@ pub struct WifiDevice {
     pub dead: bool,
 }
 
+/// What every signal start and end at a radio touches, one small record per node in a dense
+/// array ([`WifiChannel::radios`]) apart from the large 802.11 device: the receiver, and the
+/// carrier-sense transitions held back from a DCF at rest ([`Dcf::at_rest`]). A signal that
+/// changes nothing the DCF must act on then costs no access to the device.
+#[derive(Clone, Debug)]
+pub struct RadioState {
+    /// The PHY receiver.
+    pub phy: Receiver,
+    /// The node's energy is spent (mirrors [`WifiDevice::dead`]).
+    pub dead: bool,
+    /// The device is at rest: its DCF is ([`Dcf::at_rest`]), and no packet is in service or
+    /// waiting. Carrier-sense transitions are then held here instead of reported.
+    pub rest: bool,
+    /// Transitions are held back: hand them over ([`RadioState::take_held`]) before any input to
+    /// the DCF.
+    pub held: bool,
+    /// The medium is busy, as of the last transition held.
+    pub held_busy: bool,
+    /// The last transition to idle held back, if any.
+    pub held_idle_since: Option<SimTime>,
+}
+
+impl RadioState {
+    /// An idle radio with this receiver.
+    pub fn new(phy: Receiver) -> Self {
+        RadioState {
+            phy,
+            dead: false,
+            rest: false,
+            held: false,
+            held_busy: false,
+            held_idle_since: None,
+        }
+    }
+
+    /// Holds back a transition of the medium to busy (`busy`) or to idle, at `now`.
+    #[inline]
+    pub fn hold(&mut self, busy: bool, now: SimTime) {
+        self.held = true;
+        self.held_busy = busy;
+        if !busy {
+            self.held_idle_since = Some(now);
+        }
+    }
+
+    /// The net effect of the transitions held back, for [`Dcf::sync_medium`], if any; clears
+    /// them.
+    #[inline]
+    pub fn take_held(&mut self) -> Option<(bool, Option<SimTime>)> {
+        if !self.held {
+            return None;
+        }
+        self.held = false;
+        Some((self.held_busy, self.held_idle_since.take()))
+    }
+}
+
 /// One radio that notices an air frame, computed once per frame.
 #[derive(Clone, Copy, Debug)]
 pub struct AirRx {
-    /// The receiving device.
-    pub dev: u32,
+    /// The receiving node (its radio and 802.11 device).
+    pub node: u32,
     /// Its rank in the order the channel found the frame's receivers: its signal start has
     /// the sequence number `seq0 + 2·order` in the event queue, its signal end the next one.
     pub order: u32,
@@ -399,6 +455,8 @@ pub struct WifiChannel {
     pub next_refill: SimTime,
     /// Node → its wifi device.
     pub dev_of_node: Vec<u32>,
+    /// Node → the hot part of its radio.
+    pub radios: Vec<RadioState>,
     pub frames: Vec<AirFrame>,
     pub free: Vec<u32>,
     /// Per sending node, for shadowing draws.
@@ -417,6 +475,7 @@ impl WifiChannel {
         dev_of_node: Vec<u32>,
         rngs: Vec<RngStream>,
     ) -> Self {
+        let radios = dev_of_node.iter().map(|_| RadioState::new(params.receiver())).collect();
         let positions: Vec<(f64, f64)> = mobility.iter_mut().map(|m| m.position(0.0)).collect();
         let strongest = tx_power_w.iter().copied().fold(params.tx_power_w, f64::max);
         let cs_range_m = RadioParams {
@@ -443,6 +502,7 @@ impl WifiChannel {
             refill_every,
             next_refill: SimTime::ZERO + refill_every,
             dev_of_node,
+            radios,
             frames: Vec::new(),
             free: Vec::new(),
             rngs,

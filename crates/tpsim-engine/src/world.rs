@@ -361,7 +361,6 @@ impl World {
                     iface,
                     node,
                     dcf: Dcf::new(dcf_cfg, node, key(OwnerKind::Node, node as u64, Module::MacBackoff)),
-                    phy: params.receiver(),
                     queue: PriQueue::new(params.queue),
                     in_service: None,
                     timer_gen: 0,
@@ -702,6 +701,7 @@ impl World {
                     if let Device::Wifi(d) = &mut self.devices[dev as usize] {
                         if d.timer_gen == gen && !d.dead {
                             d.timer_at = SimTime::NEVER;
+                            sync_medium(&mut self.wifi, d);
                             d.dcf.on_timeout(t);
                             self.pump_mac(dev);
                         }
@@ -714,7 +714,10 @@ impl World {
                         d.on_air = None;
                         let node = d.node;
                         if !self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
-                            d.phy.on_tx_end();
+                            sync_medium(&mut self.wifi, d);
+                            if let Some(ch) = &mut self.wifi {
+                                ch.radios[node as usize].phy.on_tx_end();
+                            }
                             d.dcf.on_tx_end(t);
                             self.energy_change(node, |e, now| e.set_tx(node as usize, now, false));
                             self.pump_mac(dev);
@@ -1097,6 +1100,7 @@ impl World {
         d.in_service = Some(id);
         let p = self.packets.get(id);
         let llc = if self.sizes_standard { LLC_SNAP_LEN } else { 0 };
+        sync_medium(&mut self.wifi, d);
         d.dcf.send(
             now,
             Msdu {
@@ -1158,6 +1162,14 @@ impl World {
             }
         }
         self.wifi_serve_next(dev);
+        // Whether signals may skip the device until its next input (see `RadioState`).
+        let Device::Wifi(d) = &self.devices[dev as usize] else {
+            return;
+        };
+        let rest = !d.dead && d.in_service.is_none() && d.queue.is_empty() && d.dcf.at_rest();
+        if let Some(ch) = &mut self.wifi {
+            ch.radios[d.node as usize].rest = rest;
+        }
     }
 
     /// Puts a frame on the air: every radio within carrier-sense range that senses it gets a
@@ -1167,8 +1179,10 @@ impl World {
         let Device::Wifi(d) = &mut self.devices[dev as usize] else {
             return;
         };
-        d.phy.on_tx_start();
         let (sender, pcap) = (d.node, d.pcap);
+        if let Some(ch) = &mut self.wifi {
+            ch.radios[sender as usize].phy.on_tx_start();
+        }
         if let Some(t) = pcap {
             let pkt = (frame.kind == tpsim_mac::FrameKind::Data).then_some(PacketId(frame.handle as u32));
             self.trace_wifi(t, &frame, pkt);
@@ -1201,7 +1215,7 @@ impl World {
         let still = ch.slack_m == 0.0;
         let (mobility, rng, grid, positions) =
             (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid, &ch.positions);
-        let (cs_range_m, dev_of_node) = (ch.cs_range_m, &ch.dev_of_node);
+        let cs_range_m = ch.cs_range_m;
         let tx_w = ch.tx_power_w[sender as usize];
         grid.for_each_near(here, cs_range_m + ch.slack_m, |j| {
             if j == sender {
@@ -1221,7 +1235,7 @@ impl World {
             // here spares a cache miss on each candidate's device.
             if power >= p.cs_threshold_w {
                 rx.push(AirRx {
-                    dev: dev_of_node[j as usize],
+                    node: j,
                     order: rx.len() as u32,
                     power_w: power,
                     delay: WifiChannel::delay(dist),
@@ -1307,52 +1321,71 @@ impl World {
         }
     }
 
+    /// Receiver `k` of air frame `frame` starts to hear it. If the medium turns busy, its DCF
+    /// is told, unless it is at rest: then the transition is only held at the radio.
     fn on_signal_start(&mut self, frame: u32, k: u32) {
         let now = self.now;
-        let Some(ch) = &self.wifi else { return };
+        let Some(ch) = &mut self.wifi else { return };
         let af = &ch.frames[frame as usize];
-        let AirRx {
-            dev: jdev,
-            power_w: power,
-            ..
-        } = af.rx[k as usize];
+        let AirRx { node, power_w, .. } = af.rx[k as usize];
         let (end, rate) = (now + af.frame.airtime, af.frame.rate);
-        let node = match &self.devices[jdev as usize] {
-            Device::Wifi(d) if !d.dead => d.node,
-            _ => return,
-        };
+        if ch.radios[node as usize].dead {
+            return;
+        }
         self.energy_change(node, |e, now| e.sense(node as usize, now, true));
-        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
+        let Some(ch) = &mut self.wifi else { return };
+        let r = &mut ch.radios[node as usize];
+        if r.phy.on_signal_start(frame, power_w, end, rate) != Some(crate::phyrx::Cca::Busy) {
+            return;
+        }
+        if r.rest {
+            // A DCF at rest only records the transition (`Dcf::at_rest`).
+            r.hold(true, now);
+            return;
+        }
+        let dev = ch.dev_of_node[node as usize];
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
             return;
         };
-        if d.phy.on_signal_start(frame, power, end, rate) == Some(crate::phyrx::Cca::Busy) {
-            d.dcf.on_medium_busy(now);
-            self.pump_mac(jdev);
-        }
+        sync_medium(&mut self.wifi, d);
+        d.dcf.on_medium_busy(now);
+        self.pump_mac(dev);
     }
 
+    /// Receiver `k` of air frame `frame` stops hearing it: the reception's outcome, if any,
+    /// goes to the DCF, and the medium may turn idle (held at the radio if the DCF is at rest
+    /// and nothing was received).
     fn on_signal_end(&mut self, frame: u32, k: u32) {
         let now = self.now;
-        let Some(ch) = &self.wifi else { return };
+        let Some(ch) = &mut self.wifi else { return };
         let af = &ch.frames[frame as usize];
-        let jdev = af.rx[k as usize].dev;
+        let node = af.rx[k as usize].node;
         let (f, cut, pkt) = (af.frame, af.cut, af.pkt);
-        let node = match &self.devices[jdev as usize] {
-            Device::Wifi(d) if !d.dead => d.node,
-            _ => {
-                self.air_frame_done(frame);
-                return;
-            }
-        };
-        self.energy_change(node, |e, now| e.sense(node as usize, now, false));
-        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
+        if ch.radios[node as usize].dead {
+            self.air_frame_done(frame);
             return;
-        };
-        let (mut outcome, cca) = d.phy.on_signal_end(frame);
+        }
+        self.energy_change(node, |e, now| e.sense(node as usize, now, false));
+        let Some(ch) = &mut self.wifi else { return };
+        let r = &mut ch.radios[node as usize];
+        let (mut outcome, cca) = r.phy.on_signal_end(frame);
         // A frame whose sender died while sending it is cut short: nobody decodes it.
         if cut && matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
             outcome = Some(crate::phyrx::RxOutcome::Error);
         }
+        if outcome.is_none() && r.rest {
+            if cca == Some(crate::phyrx::Cca::Idle) {
+                r.hold(false, now);
+            }
+            // Nothing for the DCF: polling a device at rest would find nothing to do either.
+            self.air_frame_done(frame);
+            return;
+        }
+        let dev = ch.dev_of_node[node as usize];
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+            return;
+        };
+        sync_medium(&mut self.wifi, d);
         match outcome {
             Some(crate::phyrx::RxOutcome::Ok { .. }) => d.dcf.on_rx(now, &f),
             Some(crate::phyrx::RxOutcome::Error) => d.dcf.on_rx_error(now),
@@ -1364,7 +1397,7 @@ impl World {
         if let (Some(crate::phyrx::RxOutcome::Ok { .. }), Some(t)) = (outcome, d.pcap) {
             self.trace_wifi(t, &f, pkt);
         }
-        self.pump_mac(jdev);
+        self.pump_mac(dev);
         self.air_frame_done(frame);
     }
 
@@ -1410,6 +1443,9 @@ impl World {
             return;
         };
         d.dead = true;
+        let r = &mut ch.radios[node as usize];
+        r.dead = true;
+        r.rest = false;
         if let Some(slot) = d.on_air {
             ch.frames[slot as usize].cut = true;
         }
@@ -1879,6 +1915,17 @@ impl World {
             }
         }
         t
+    }
+}
+
+/// Hands the carrier-sense transitions held back at `d`'s radio (see [`crate::wifi::RadioState`])
+/// to its DCF: call before every input to the DCF.
+#[inline]
+fn sync_medium(wifi: &mut Option<WifiChannel>, d: &mut WifiDevice) {
+    if let Some(ch) = wifi {
+        if let Some((busy, idle_since)) = ch.radios[d.node as usize].take_held() {
+            d.dcf.sync_medium(busy, idle_since);
+        }
     }
 }
 
