@@ -1572,15 +1572,16 @@ impl World {
             return;
         }
         let dst = u32::from(dst);
+        if dst == u32::MAX {
+            // A broadcast data packet (beacon) is counted and not forwarded (no node has the
+            // broadcast address, so the node's own addresses need not be looked at).
+            self.broadcast_receptions += 1;
+            self.packets.release(id);
+            return;
+        }
         if self.nodes[node as usize].addrs.contains(&dst) {
             self.data_delivered(node, id, prev_hop);
             self.local_deliver(node, id);
-            return;
-        }
-        if dst == u32::MAX {
-            // A broadcast data packet (beacon) is counted and not forwarded.
-            self.broadcast_receptions += 1;
-            self.packets.release(id);
             return;
         }
         // Forwarding: RFC 791 §3.2 / RFC 1812 §5.3.1 — decrement TTL, discard at zero.

@@ -249,7 +249,9 @@ pub struct Dcf {
     /// Our frame on the air.
     tx_in_flight: Option<TxKind>,
 
-    dup_cache: DupCache,
+    /// Boxed: half a kilobyte read only for unicast DATA frames to us, kept out of the state
+    /// that every carrier-sense change and reception touches.
+    dup_cache: Box<DupCache>,
     /// ARF/AARF state per destination ([`crate::rate`]); empty with a constant rate.
     rates: BTreeMap<MacAddr, RateState>,
     events: VecDeque<MacEvent>,
@@ -306,7 +308,7 @@ impl Dcf {
             exchange: Exchange::Idle,
             next_tx: None,
             tx_in_flight: None,
-            dup_cache: DupCache::default(),
+            dup_cache: Box::default(),
             rates: BTreeMap::new(),
             events: VecDeque::with_capacity(8),
             stats: DcfStats::default(),
