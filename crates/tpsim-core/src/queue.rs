@@ -83,6 +83,55 @@ impl<E> EventQueue<E> {
         });
     }
 
+    /// Reserves `n` consecutive sequence numbers and returns the first. An event pushed later
+    /// with one of them ([`push_reserved`](Self::push_reserved)) or executed in place
+    /// ([`take_if_next`](Self::take_if_next)) orders among same-time events exactly as if it
+    /// had been pushed now: a batch of events can be scheduled now and fed to the queue one at
+    /// a time, with the same results.
+    #[inline]
+    pub fn reserve(&mut self, n: u64) -> u64 {
+        let first = self.next_seq;
+        self.next_seq += n;
+        first
+    }
+
+    /// Schedules `event` at `time` with a sequence number from [`reserve`](Self::reserve)
+    /// (each used once).
+    ///
+    /// # Panics
+    /// If `time` is earlier than the time of the last popped event.
+    #[inline]
+    pub fn push_reserved(&mut self, time: SimTime, seq: u64, event: E) {
+        assert!(
+            time >= self.now,
+            "event scheduled in the past: {time} < now {}",
+            self.now
+        );
+        debug_assert!(seq < self.next_seq, "sequence number {seq} was not reserved");
+        self.heap.push(Entry {
+            key: ((time.0 as u128) << 64) | seq as u128,
+            event,
+        });
+    }
+
+    /// If an event at `time` with the reserved sequence number `seq` (never pushed) comes
+    /// before every pending event, counts it as popped, advances the clock to `time` and
+    /// returns true: the caller executes it in place, sparing the heap a push and a pop.
+    /// Otherwise returns false and changes nothing (push it with
+    /// [`push_reserved`](Self::push_reserved)).
+    #[inline]
+    pub fn take_if_next(&mut self, time: SimTime, seq: u64) -> bool {
+        debug_assert!(seq < self.next_seq, "sequence number {seq} was not reserved");
+        let key = ((time.0 as u128) << 64) | seq as u128;
+        if self.heap.peek().is_some_and(|top| top.key < key) {
+            return false;
+        }
+        assert!(time >= self.now, "event taken in the past: {time} < now {}", self.now);
+        self.now = time;
+        self.popped += 1;
+        true
+    }
+
     /// Removes and returns the earliest event, advancing the queue's clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
@@ -149,6 +198,31 @@ mod tests {
         q.push(SimTime(10), ());
         q.pop();
         q.push(SimTime(9), ());
+    }
+
+    /// Reserved sequence numbers order as if the events had been pushed at reservation time,
+    /// whether they are pushed later or taken in place.
+    #[test]
+    fn reserved_events_keep_their_place() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(5), 'a');
+        let r = q.reserve(2);
+        q.push(SimTime(5), 'd');
+        q.push(SimTime(7), 'e');
+        q.push_reserved(SimTime(5), r + 1, 'c');
+        assert_eq!(q.pop(), Some((SimTime(5), 'a')));
+        // `r` at time 5 comes before 'c' and 'd': taken in place.
+        assert!(q.take_if_next(SimTime(5), r));
+        assert_eq!(q.now(), SimTime(5));
+        assert_eq!(q.pop(), Some((SimTime(5), 'c')));
+        let r2 = q.reserve(1);
+        // A reserved event after a pending one ('d' at time 5) stays out.
+        assert!(!q.take_if_next(SimTime(6), r2));
+        assert_eq!(q.pop(), Some((SimTime(5), 'd')));
+        assert!(q.take_if_next(SimTime(6), r2));
+        assert!(!q.take_if_next(SimTime(8), r2));
+        assert_eq!(q.pop(), Some((SimTime(7), 'e')));
+        assert_eq!(q.popped(), 6);
     }
 
     proptest! {

@@ -322,12 +322,11 @@ impl PriQueue {
     }
 }
 
-/// One node's 802.11 interface.
+/// One node's 802.11 interface (its receiver is in [`WifiChannel::radios`]).
 pub struct WifiDevice {
     pub iface: u32,
     pub node: u32,
     pub dcf: Dcf,
-    pub phy: Receiver,
     pub queue: PriQueue,
     /// The packet the DCF is serving (its handle).
     pub in_service: Option<PacketId>,
@@ -342,18 +341,113 @@ pub struct WifiDevice {
     pub dead: bool,
 }
 
+/// What every signal start and end at a radio touches, one small record per node in a dense
+/// array ([`WifiChannel::radios`]) apart from the large 802.11 device: the receiver, and the
+/// carrier-sense transitions held back from a DCF at rest ([`Dcf::at_rest`]). A signal that
+/// changes nothing the DCF must act on then costs no access to the device.
+#[derive(Clone, Debug)]
+pub struct RadioState {
+    /// The PHY receiver.
+    pub phy: Receiver,
+    /// The node's energy is spent (mirrors [`WifiDevice::dead`]).
+    pub dead: bool,
+    /// The device is at rest: its DCF is ([`Dcf::at_rest`]), and no packet is in service or
+    /// waiting. Carrier-sense transitions are then held here instead of reported.
+    pub rest: bool,
+    /// Transitions are held back: hand them over ([`RadioState::take_held`]) before any input to
+    /// the DCF.
+    pub held: bool,
+    /// The medium is busy, as of the last transition held.
+    pub held_busy: bool,
+    /// The last transition to idle held back, if any.
+    pub held_idle_since: Option<SimTime>,
+}
+
+impl RadioState {
+    /// An idle radio with this receiver.
+    pub fn new(phy: Receiver) -> Self {
+        RadioState {
+            phy,
+            dead: false,
+            rest: false,
+            held: false,
+            held_busy: false,
+            held_idle_since: None,
+        }
+    }
+
+    /// Holds back a transition of the medium to busy (`busy`) or to idle, at `now`.
+    #[inline]
+    pub fn hold(&mut self, busy: bool, now: SimTime) {
+        self.held = true;
+        self.held_busy = busy;
+        if !busy {
+            self.held_idle_since = Some(now);
+        }
+    }
+
+    /// The net effect of the transitions held back, for [`Dcf::sync_medium`], if any; clears
+    /// them.
+    #[inline]
+    pub fn take_held(&mut self) -> Option<(bool, Option<SimTime>)> {
+        if !self.held {
+            return None;
+        }
+        self.held = false;
+        Some((self.held_busy, self.held_idle_since.take()))
+    }
+}
+
+/// One radio that notices an air frame, computed once per frame.
+#[derive(Clone, Copy, Debug)]
+pub struct AirRx {
+    /// The receiving node (its radio and 802.11 device).
+    pub node: u32,
+    /// Its rank in the order the channel found the frame's receivers: its signal start has
+    /// the sequence number `seq0 + 2·order` in the event queue, its signal end the next one.
+    pub order: u32,
+    /// Received power, W.
+    pub power_w: f64,
+    /// Propagation delay.
+    pub delay: SimDuration,
+}
+
 /// A frame on the air and the receivers that will notice it.
 pub struct AirFrame {
     pub frame: Frame,
     /// The packet carried (DATA frames), one reference held by the channel until the last
     /// receiver is done.
     pub pkt: Option<PacketId>,
-    /// (receiving device, received power W, propagation delay), computed once per frame.
-    pub rx: Vec<(u32, f64, SimDuration)>,
+    /// The receivers in the order their signals start (and end): by propagation delay, then
+    /// `order`.
+    pub rx: Vec<AirRx>,
+    /// When the sender started transmitting.
+    pub sent: SimTime,
+    /// First of the `2 · rx.len()` event sequence numbers reserved for the signals.
+    pub seq0: u64,
     /// Signal ends still to come, plus one for the sender's own transmission end.
     pub pending: u32,
     /// The sender died while sending: no receiver decodes the frame.
     pub cut: bool,
+}
+
+impl AirFrame {
+    /// The event-queue key (time, sequence number) of the `k`-th receiver's signal start.
+    #[inline]
+    pub fn start_key(&self, k: usize) -> (SimTime, u64) {
+        let r = &self.rx[k];
+        (self.sent + r.delay, self.seq0 + 2 * r.order as u64)
+    }
+
+    /// The event-queue key of the `k`-th receiver's signal end.
+    #[inline]
+    pub fn end_key(&self, k: usize) -> (SimTime, u64) {
+        let r = &self.rx[k];
+        (
+            self.sent + r.delay + self.frame.airtime,
+            self.seq0 + 2 * r.order as u64 + 1,
+        )
+    }
 }
 
 /// The shared medium.
@@ -376,6 +470,8 @@ pub struct WifiChannel {
     pub next_refill: SimTime,
     /// Node → its wifi device.
     pub dev_of_node: Vec<u32>,
+    /// Node → the hot part of its radio.
+    pub radios: Vec<RadioState>,
     pub frames: Vec<AirFrame>,
     pub free: Vec<u32>,
     /// Per sending node, for shadowing draws.
@@ -387,13 +483,20 @@ pub struct WifiChannel {
 
 impl WifiChannel {
     /// A channel for nodes moving as `mobility` says (positions at t = 0 fill the grid).
+    /// `rngs` are the nodes' shadowing streams, `phy_rngs` their receivers' streams.
     pub fn new(
         params: RadioParams,
         tx_power_w: Vec<f64>,
         mut mobility: Vec<Mobility>,
         dev_of_node: Vec<u32>,
         rngs: Vec<RngStream>,
+        phy_rngs: Vec<RngStream>,
     ) -> Self {
+        debug_assert_eq!(phy_rngs.len(), dev_of_node.len());
+        let radios = phy_rngs
+            .into_iter()
+            .map(|rng| RadioState::new(params.receiver(rng)))
+            .collect();
         let positions: Vec<(f64, f64)> = mobility.iter_mut().map(|m| m.position(0.0)).collect();
         let strongest = tx_power_w.iter().copied().fold(params.tx_power_w, f64::max);
         let cs_range_m = RadioParams {
@@ -420,6 +523,7 @@ impl WifiChannel {
             refill_every,
             next_refill: SimTime::ZERO + refill_every,
             dev_of_node,
+            radios,
             frames: Vec::new(),
             free: Vec::new(),
             rngs,
@@ -572,6 +676,7 @@ mod tests {
             mobility,
             (0..n as u32).collect(),
             (0..n).map(|i| key(i, Module::Channel)).collect(),
+            (0..n).map(|i| key(i, Module::PhyReception)).collect(),
         );
         assert!(ch.slack_m > 0.0 && ch.refill_every.0 > 0);
         let mut checked = 0;

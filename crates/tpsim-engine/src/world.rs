@@ -15,7 +15,7 @@ use crate::packet::{Packet, PacketArena, PacketId, NO_CTRL, NO_DIR};
 mod routing;
 use crate::trace::PcapTracer;
 use crate::wifi::{
-    positions, wifi_addr, wifi_node, AirFrame, PriQueue, RadioParams, WifiChannel, WifiDevice, LLC_SNAP_LEN,
+    positions, wifi_addr, wifi_node, AirFrame, AirRx, PriQueue, RadioParams, WifiChannel, WifiDevice, LLC_SNAP_LEN,
 };
 use crate::EngineError;
 use routing::RoutingState;
@@ -47,9 +47,12 @@ enum Event {
     Open { ep: u32 },
     /// A MAC's deadline (skipped if `gen` is stale).
     MacTimer { dev: u32, gen: u32 },
-    /// The `k`-th receiver of air frame `frame` starts to hear it.
+    /// The `k`-th receiver (in arrival order) of air frame `frame` starts to hear it; the
+    /// next receivers follow in place while they come before every other event, and then
+    /// this event is queued again for the next one (one queued event per frame, not one per
+    /// receiver; each receiver still counts as an event executed).
     SignalStart { frame: u32, k: u32 },
-    /// ... and stops.
+    /// ... and stops (the same walk over the signal ends).
     SignalEnd { frame: u32, k: u32 },
     /// The sender of air frame `frame` finishes transmitting it.
     AirTxEnd { dev: u32, frame: u32 },
@@ -358,7 +361,6 @@ impl World {
                     iface,
                     node,
                     dcf: Dcf::new(dcf_cfg, node, key(OwnerKind::Node, node as u64, Module::MacBackoff)),
-                    phy: params.receiver(key(OwnerKind::Node, node as u64, Module::PhyReception)),
                     queue: PriQueue::new(params.queue),
                     in_service: None,
                     timer_gen: 0,
@@ -376,6 +378,9 @@ impl World {
                 dev_of_node,
                 (0..n as u64)
                     .map(|i| key(OwnerKind::Node, i, Module::Channel))
+                    .collect(),
+                (0..n as u64)
+                    .map(|i| key(OwnerKind::Node, i, Module::PhyReception))
                     .collect(),
             );
             let mut ends: Vec<u32> = all_flows.iter().flat_map(|f| [f.src, f.dst]).collect();
@@ -681,12 +686,7 @@ impl World {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
-            if let Some(sr) = &self.series {
-                if t >= sr.next_sample {
-                    self.sample_tcp(t);
-                }
-            }
-            self.now = t;
+            self.begin_event(t);
             match ev {
                 Event::AppSend { gen } => self.on_app_send(gen),
                 Event::TxEnd { dev } => self.on_tx_end(dev),
@@ -704,19 +704,23 @@ impl World {
                     if let Device::Wifi(d) = &mut self.devices[dev as usize] {
                         if d.timer_gen == gen && !d.dead {
                             d.timer_at = SimTime::NEVER;
+                            sync_medium(&mut self.wifi, d);
                             d.dcf.on_timeout(t);
                             self.pump_mac(dev);
                         }
                     }
                 }
-                Event::SignalStart { frame, k } => self.on_signal_start(frame, k),
-                Event::SignalEnd { frame, k } => self.on_signal_end(frame, k),
+                Event::SignalStart { frame, k } => self.on_signal_starts(frame, k),
+                Event::SignalEnd { frame, k } => self.on_signal_ends(frame, k),
                 Event::AirTxEnd { dev, frame } => {
                     if let Device::Wifi(d) = &mut self.devices[dev as usize] {
                         d.on_air = None;
                         let node = d.node;
                         if !self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
-                            d.phy.on_tx_end();
+                            sync_medium(&mut self.wifi, d);
+                            if let Some(ch) = &mut self.wifi {
+                                ch.radios[node as usize].phy.on_tx_end();
+                            }
                             d.dcf.on_tx_end(t);
                             self.energy_change(node, |e, now| e.set_tx(node as usize, now, false));
                             self.pump_mac(dev);
@@ -737,6 +741,29 @@ impl World {
         if self.series.is_some() {
             self.sample_tcp(SimTime(self.end_run.0.saturating_add(1)));
         }
+    }
+
+    /// The event loop's bookkeeping before an event at `t` runs: TCP sampling, the clock.
+    #[inline]
+    fn begin_event(&mut self, t: SimTime) {
+        if let Some(sr) = &self.series {
+            if t >= sr.next_sample {
+                self.sample_tcp(t);
+            }
+        }
+        self.now = t;
+    }
+
+    /// Whether the event (`t`, `seq`), whose sequence number was reserved and which was never
+    /// queued, runs now in place: it is due within the run and before every queued event. If
+    /// so, it counts as executed and the clock moves to `t`.
+    #[inline]
+    fn take_in_place(&mut self, t: SimTime, seq: u64) -> bool {
+        if t > self.end_run || !self.queue.take_if_next(t, seq) {
+            return false;
+        }
+        self.begin_event(t);
+        true
     }
 
     /// Records the TCP state of every byte-stream direction at each bin start before `t`.
@@ -1076,6 +1103,7 @@ impl World {
         d.in_service = Some(id);
         let p = self.packets.get(id);
         let llc = if self.sizes_standard { LLC_SNAP_LEN } else { 0 };
+        sync_medium(&mut self.wifi, d);
         d.dcf.send(
             now,
             Msdu {
@@ -1137,6 +1165,14 @@ impl World {
             }
         }
         self.wifi_serve_next(dev);
+        // Whether signals may skip the device until its next input (see `RadioState`).
+        let Device::Wifi(d) = &self.devices[dev as usize] else {
+            return;
+        };
+        let rest = !d.dead && d.in_service.is_none() && d.queue.is_empty() && d.dcf.at_rest();
+        if let Some(ch) = &mut self.wifi {
+            ch.radios[d.node as usize].rest = rest;
+        }
     }
 
     /// Puts a frame on the air: every radio within carrier-sense range that senses it gets a
@@ -1146,8 +1182,10 @@ impl World {
         let Device::Wifi(d) = &mut self.devices[dev as usize] else {
             return;
         };
-        d.phy.on_tx_start();
         let (sender, pcap) = (d.node, d.pcap);
+        if let Some(ch) = &mut self.wifi {
+            ch.radios[sender as usize].phy.on_tx_start();
+        }
         if let Some(t) = pcap {
             let pkt = (frame.kind == tpsim_mac::FrameKind::Data).then_some(PacketId(frame.handle as u32));
             self.trace_wifi(t, &frame, pkt);
@@ -1161,6 +1199,8 @@ impl World {
                     frame,
                     pkt: None,
                     rx: Vec::new(),
+                    sent: now,
+                    seq0: 0,
                     pending: 0,
                     cut: false,
                 });
@@ -1178,7 +1218,7 @@ impl World {
         let still = ch.slack_m == 0.0;
         let (mobility, rng, grid, positions) =
             (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid, &ch.positions);
-        let (cs_range_m, dev_of_node) = (ch.cs_range_m, &ch.dev_of_node);
+        let cs_range_m = ch.cs_range_m;
         let tx_w = ch.tx_power_w[sender as usize];
         grid.for_each_near(here, cs_range_m + ch.slack_m, |j| {
             if j == sender {
@@ -1197,7 +1237,12 @@ impl World {
             // Every radio shares the carrier-sense threshold (`Receiver::senses`): checking it
             // here spares a cache miss on each candidate's device.
             if power >= p.cs_threshold_w {
-                rx.push((dev_of_node[j as usize], power, WifiChannel::delay(dist)));
+                rx.push(AirRx {
+                    node: j,
+                    order: rx.len() as u32,
+                    power_w: power,
+                    delay: WifiChannel::delay(dist),
+                });
             }
         });
         if frame.dst == tpsim_mac::BROADCAST
@@ -1205,34 +1250,31 @@ impl World {
             && pkt.is_some_and(|id| !self.packets.get(id).is_ctrl())
         {
             let thr = p.rx_threshold_w;
-            self.broadcast_expected += rx.iter().filter(|&&(_, w, _)| w >= thr).count() as u64;
+            self.broadcast_expected += rx.iter().filter(|r| r.power_w >= thr).count() as u64;
         }
         let airtime = frame.airtime;
-        for (k, &(_, _, delay)) in rx.iter().enumerate() {
-            let t0 = now + delay;
-            self.queue.push(
-                t0,
-                Event::SignalStart {
-                    frame: slot,
-                    k: k as u32,
-                },
-            );
-            self.queue.push(
-                t0 + airtime,
-                Event::SignalEnd {
-                    frame: slot,
-                    k: k as u32,
-                },
-            );
-        }
+        // Each receiver's signal start and end keep the place in the event order they would
+        // have if queued now, one by one in `order` (sequence numbers reserved here), but only
+        // the first start and the first end are queued: the rest follow in arrival order.
+        rx.sort_unstable_by_key(|r| (r.delay, r.order));
+        let seq0 = self.queue.reserve(2 * rx.len() as u64);
         let pending = rx.len() as u32 + 1;
         ch.frames[slot as usize] = AirFrame {
             frame,
             pkt,
             rx,
+            sent: now,
+            seq0,
             pending,
             cut: false,
         };
+        let af = &ch.frames[slot as usize];
+        if !af.rx.is_empty() {
+            let ((t0, s0), (t1, s1)) = (af.start_key(0), af.end_key(0));
+            self.queue
+                .push_reserved(t0, s0, Event::SignalStart { frame: slot, k: 0 });
+            self.queue.push_reserved(t1, s1, Event::SignalEnd { frame: slot, k: 0 });
+        }
         if let Device::Wifi(d) = &mut self.devices[dev as usize] {
             d.on_air = Some(slot);
         }
@@ -1240,48 +1282,113 @@ impl World {
         self.queue.push(now + airtime, Event::AirTxEnd { dev, frame: slot });
     }
 
-    fn on_signal_start(&mut self, frame: u32, k: u32) {
-        let now = self.now;
+    /// Signal starts of air frame `frame` from its `k`-th receiver on: each runs in place while
+    /// it comes before every queued event; the walk is queued again at the first that does not.
+    fn on_signal_starts(&mut self, frame: u32, mut k: u32) {
         let Some(ch) = &self.wifi else { return };
-        let af = &ch.frames[frame as usize];
-        let (jdev, power, _) = af.rx[k as usize];
-        let (end, rate) = (now + af.frame.airtime, af.frame.rate);
-        let node = match &self.devices[jdev as usize] {
-            Device::Wifi(d) if !d.dead => d.node,
-            _ => return,
-        };
-        self.energy_change(node, |e, now| e.sense(node as usize, now, true));
-        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
-            return;
-        };
-        if d.phy.on_signal_start(now, frame, power, end, rate) == Some(crate::phyrx::Cca::Busy) {
-            d.dcf.on_medium_busy(now);
-            self.pump_mac(jdev);
+        // The frame's slot lives until its last signal end, after every start.
+        let n = ch.frames[frame as usize].rx.len() as u32;
+        loop {
+            self.on_signal_start(frame, k);
+            k += 1;
+            if k == n {
+                return;
+            }
+            let Some(ch) = &self.wifi else { return };
+            let (t, seq) = ch.frames[frame as usize].start_key(k as usize);
+            if !self.take_in_place(t, seq) {
+                self.queue.push_reserved(t, seq, Event::SignalStart { frame, k });
+                return;
+            }
         }
     }
 
-    fn on_signal_end(&mut self, frame: u32, k: u32) {
-        let now = self.now;
+    /// Signal ends of air frame `frame` from its `k`-th receiver on, as
+    /// [`Self::on_signal_starts`]. The last one may release the frame's slot.
+    fn on_signal_ends(&mut self, frame: u32, mut k: u32) {
         let Some(ch) = &self.wifi else { return };
-        let af = &ch.frames[frame as usize];
-        let (jdev, _, _) = af.rx[k as usize];
-        let (f, cut, pkt) = (af.frame, af.cut, af.pkt);
-        let node = match &self.devices[jdev as usize] {
-            Device::Wifi(d) if !d.dead => d.node,
-            _ => {
-                self.air_frame_done(frame);
+        let n = ch.frames[frame as usize].rx.len() as u32;
+        loop {
+            // The slot is released only after its last signal end (k = n − 1).
+            self.on_signal_end(frame, k);
+            k += 1;
+            if k == n {
                 return;
             }
-        };
-        self.energy_change(node, |e, now| e.sense(node as usize, now, false));
-        let Device::Wifi(d) = &mut self.devices[jdev as usize] else {
+            let Some(ch) = &self.wifi else { return };
+            let (t, seq) = ch.frames[frame as usize].end_key(k as usize);
+            if !self.take_in_place(t, seq) {
+                self.queue.push_reserved(t, seq, Event::SignalEnd { frame, k });
+                return;
+            }
+        }
+    }
+
+    /// Receiver `k` of air frame `frame` starts to hear it. If the medium turns busy, its DCF
+    /// is told, unless it is at rest: then the transition is only held at the radio.
+    fn on_signal_start(&mut self, frame: u32, k: u32) {
+        let now = self.now;
+        let Some(ch) = &mut self.wifi else { return };
+        let af = &ch.frames[frame as usize];
+        let AirRx { node, power_w, .. } = af.rx[k as usize];
+        let (end, rate) = (now + af.frame.airtime, af.frame.rate);
+        if ch.radios[node as usize].dead {
+            return;
+        }
+        self.energy_change(node, |e, now| e.sense(node as usize, now, true));
+        let Some(ch) = &mut self.wifi else { return };
+        let r = &mut ch.radios[node as usize];
+        if r.phy.on_signal_start(now, frame, power_w, end, rate) != Some(crate::phyrx::Cca::Busy) {
+            return;
+        }
+        if r.rest {
+            // A DCF at rest only records the transition (`Dcf::at_rest`).
+            r.hold(true, now);
+            return;
+        }
+        let dev = ch.dev_of_node[node as usize];
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
             return;
         };
-        let (mut outcome, cca) = d.phy.on_signal_end(now, frame);
+        sync_medium(&mut self.wifi, d);
+        d.dcf.on_medium_busy(now);
+        self.pump_mac(dev);
+    }
+
+    /// Receiver `k` of air frame `frame` stops hearing it: the reception's outcome, if any,
+    /// goes to the DCF, and the medium may turn idle (held at the radio if the DCF is at rest
+    /// and nothing was received).
+    fn on_signal_end(&mut self, frame: u32, k: u32) {
+        let now = self.now;
+        let Some(ch) = &mut self.wifi else { return };
+        let af = &ch.frames[frame as usize];
+        let node = af.rx[k as usize].node;
+        let (f, cut, pkt) = (af.frame, af.cut, af.pkt);
+        if ch.radios[node as usize].dead {
+            self.air_frame_done(frame);
+            return;
+        }
+        self.energy_change(node, |e, now| e.sense(node as usize, now, false));
+        let Some(ch) = &mut self.wifi else { return };
+        let r = &mut ch.radios[node as usize];
+        let (mut outcome, cca) = r.phy.on_signal_end(now, frame);
         // A frame whose sender died while sending it is cut short: nobody decodes it.
         if cut && matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
             outcome = Some(crate::phyrx::RxOutcome::Error);
         }
+        if outcome.is_none() && r.rest {
+            if cca == Some(crate::phyrx::Cca::Idle) {
+                r.hold(false, now);
+            }
+            // Nothing for the DCF: polling a device at rest would find nothing to do either.
+            self.air_frame_done(frame);
+            return;
+        }
+        let dev = ch.dev_of_node[node as usize];
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+            return;
+        };
+        sync_medium(&mut self.wifi, d);
         match outcome {
             Some(crate::phyrx::RxOutcome::Ok { .. }) => d.dcf.on_rx(now, &f),
             Some(crate::phyrx::RxOutcome::Error) => d.dcf.on_rx_error(now),
@@ -1293,7 +1400,7 @@ impl World {
         if let (Some(crate::phyrx::RxOutcome::Ok { .. }), Some(t)) = (outcome, d.pcap) {
             self.trace_wifi(t, &f, pkt);
         }
-        self.pump_mac(jdev);
+        self.pump_mac(dev);
         self.air_frame_done(frame);
     }
 
@@ -1339,6 +1446,9 @@ impl World {
             return;
         };
         d.dead = true;
+        let r = &mut ch.radios[node as usize];
+        r.dead = true;
+        r.rest = false;
         if let Some(slot) = d.on_air {
             ch.frames[slot as usize].cut = true;
         }
@@ -1465,15 +1575,16 @@ impl World {
             return;
         }
         let dst = u32::from(dst);
+        if dst == u32::MAX {
+            // A broadcast data packet (beacon) is counted and not forwarded (no node has the
+            // broadcast address, so the node's own addresses need not be looked at).
+            self.broadcast_receptions += 1;
+            self.packets.release(id);
+            return;
+        }
         if self.nodes[node as usize].addrs.contains(&dst) {
             self.data_delivered(node, id, prev_hop);
             self.local_deliver(node, id);
-            return;
-        }
-        if dst == u32::MAX {
-            // A broadcast data packet (beacon) is counted and not forwarded.
-            self.broadcast_receptions += 1;
-            self.packets.release(id);
             return;
         }
         // Forwarding: RFC 791 §3.2 / RFC 1812 §5.3.1 — decrement TTL, discard at zero.
@@ -1808,6 +1919,17 @@ impl World {
             }
         }
         t
+    }
+}
+
+/// Hands the carrier-sense transitions held back at `d`'s radio (see [`crate::wifi::RadioState`])
+/// to its DCF: call before every input to the DCF.
+#[inline]
+fn sync_medium(wifi: &mut Option<WifiChannel>, d: &mut WifiDevice) {
+    if let Some(ch) = wifi {
+        if let Some((busy, idle_since)) = ch.radios[d.node as usize].take_held() {
+            d.dcf.sync_medium(busy, idle_since);
+        }
     }
 }
 

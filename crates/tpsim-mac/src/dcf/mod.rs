@@ -249,7 +249,9 @@ pub struct Dcf {
     /// Our frame on the air.
     tx_in_flight: Option<TxKind>,
 
-    dup_cache: DupCache,
+    /// Boxed: half a kilobyte read only for unicast DATA frames to us, kept out of the state
+    /// that every carrier-sense change and reception touches.
+    dup_cache: Box<DupCache>,
     /// ARF/AARF state per destination ([`crate::rate`]); empty with a constant rate.
     rates: BTreeMap<MacAddr, RateState>,
     events: VecDeque<MacEvent>,
@@ -306,7 +308,7 @@ impl Dcf {
             exchange: Exchange::Idle,
             next_tx: None,
             tx_in_flight: None,
-            dup_cache: DupCache::default(),
+            dup_cache: Box::default(),
             rates: BTreeMap::new(),
             events: VecDeque::with_capacity(8),
             stats: DcfStats::default(),
@@ -410,6 +412,39 @@ impl Dcf {
         }
         self.resolve_rts_nav(now);
         self.cca_busy = true;
+    }
+
+    /// Whether the station is at rest: no MSDU in service, no backoff (post-backoff included)
+    /// pending, no frame exchange, nothing scheduled for or on the air, no RTS NAV reset
+    /// pending, no event to poll. At rest, [`Dcf::on_medium_busy`] and
+    /// [`Dcf::on_medium_idle`] only record the carrier-sense state and the station stays at
+    /// rest, so an engine may hold such transitions back and hand over their net effect with
+    /// [`Dcf::sync_medium`] before the next input.
+    #[inline]
+    pub fn at_rest(&self) -> bool {
+        self.msdu.is_none()
+            && !self.backoff_pending
+            && !self.immediate_access
+            && self.exchange == Exchange::Idle
+            && self.next_tx.is_none()
+            && self.tx_in_flight.is_none()
+            && self.rts_nav.is_none()
+            && self.events.is_empty()
+    }
+
+    /// The net effect of carrier-sense transitions held back while the station was at rest
+    /// ([`Dcf::at_rest`]): the medium is now busy or not (`busy`), and the last transition to
+    /// idle among them, if any, was at `idle_since`. Gives the same state as calling
+    /// [`Dcf::on_medium_busy`] and [`Dcf::on_medium_idle`] at each transition.
+    pub fn sync_medium(&mut self, busy: bool, idle_since: Option<SimTime>) {
+        debug_assert!(
+            self.at_rest(),
+            "carrier-sense transitions held back from a busy station"
+        );
+        self.cca_busy = busy;
+        if let Some(t) = idle_since {
+            self.cca_idle_since = t;
+        }
     }
 
     /// Physical carrier sense turned idle.

@@ -975,3 +975,33 @@ fn ofdm_arf_moves_within_the_ofdm_rates() {
     ack(&mut s, &mut now, true);
     assert_eq!(s.data_rate_for(PEER), WifiRate::Ofdm36);
 }
+
+/// Carrier-sense transitions held back while a station is at rest and handed over with
+/// `sync_medium` leave it exactly as if each had been reported when it happened, and what
+/// follows (a new MSDU) comes out the same.
+#[test]
+fn held_back_carrier_sense_is_the_same_as_reported() {
+    let mut a = station(cfg());
+    // A broadcast, then its post-backoff runs out: the station comes to rest.
+    a.send(t(1000), msdu(BROADCAST, 7));
+    tx(&mut a, t(1000));
+    assert_eq!(events(&mut a), vec![MacEvent::TxOk { handle: 7 }]);
+    assert!(!a.at_rest(), "post-backoff pending");
+    a.on_timeout(t(20_000));
+    assert!(a.at_rest());
+    let mut b = a.clone();
+    for (busy, idle) in [(26_000, 27_000), (27_010, 28_000), (29_000, 29_500)] {
+        a.on_medium_busy(t(busy));
+        a.on_medium_idle(t(idle));
+        assert!(a.at_rest());
+    }
+    a.on_medium_busy(t(29_900));
+    b.sync_medium(true, Some(t(29_500)));
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    for s in [&mut a, &mut b] {
+        s.on_medium_idle(t(30_000));
+        s.send(t(30_020), msdu(PEER, 8));
+    }
+    assert_eq!(a.poll_timeout(), b.poll_timeout());
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+}
