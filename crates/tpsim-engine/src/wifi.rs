@@ -361,6 +361,8 @@ pub struct RadioState {
     pub held_busy: bool,
     /// The last transition to idle held back, if any.
     pub held_idle_since: Option<SimTime>,
+    /// Failed receptions held back.
+    pub held_rx_errors: u32,
 }
 
 impl RadioState {
@@ -373,6 +375,7 @@ impl RadioState {
             held: false,
             held_busy: false,
             held_idle_since: None,
+            held_rx_errors: 0,
         }
     }
 
@@ -386,15 +389,29 @@ impl RadioState {
         }
     }
 
-    /// The net effect of the transitions held back, for [`Dcf::sync_medium`], if any; clears
-    /// them.
+    /// Holds back a failed reception, at the end of its signal (before the transition to
+    /// idle that end may bring, which the caller holds next).
     #[inline]
-    pub fn take_held(&mut self) -> Option<(bool, Option<SimTime>)> {
+    pub fn hold_rx_error(&mut self) {
+        if !self.held {
+            // Nothing held: the DCF saw the medium turn busy when this signal started, and it
+            // has stayed busy since.
+            self.held = true;
+            self.held_busy = true;
+        }
+        self.held_rx_errors += 1;
+    }
+
+    /// The net effect of the transitions and failed receptions held back, for
+    /// [`Dcf::sync_medium`], if any; clears them.
+    #[inline]
+    pub fn take_held(&mut self) -> Option<(bool, Option<SimTime>, u32)> {
         if !self.held {
             return None;
         }
         self.held = false;
-        Some((self.held_busy, self.held_idle_since.take()))
+        let errors = std::mem::take(&mut self.held_rx_errors);
+        Some((self.held_busy, self.held_idle_since.take(), errors))
     }
 }
 

@@ -1213,9 +1213,13 @@ impl World {
         ch.refresh(now);
         let p = ch.params;
         let t = now.as_secs_f64();
-        let here = ch.mobility[sender as usize].position(t);
         // Static nodes stand where the grid has them: no need to ask their mobility.
         let still = ch.slack_m == 0.0;
+        let here = if still {
+            ch.positions[sender as usize]
+        } else {
+            ch.mobility[sender as usize].position(t)
+        };
         let (mobility, rng, grid, positions) =
             (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid, &ch.positions);
         let cs_range_m = ch.cs_range_m;
@@ -1376,7 +1380,12 @@ impl World {
         if cut && matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
             outcome = Some(crate::phyrx::RxOutcome::Error);
         }
-        if outcome.is_none() && r.rest {
+        if r.rest && !matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
+            // A failed reception at rest only counts and makes the next deferral EIFS
+            // (`Dcf::sync_medium`): held like the transitions.
+            if outcome == Some(crate::phyrx::RxOutcome::Error) {
+                r.hold_rx_error();
+            }
             if cca == Some(crate::phyrx::Cca::Idle) {
                 r.hold(false, now);
             }
@@ -1758,6 +1767,10 @@ impl World {
                 mac.ack_timeouts += st.ack_timeouts;
                 mac.cts_timeouts += st.cts_timeouts;
                 mac.rx_errors += st.rx_errors;
+                if let Some(ch) = &self.wifi {
+                    // Failed receptions still held at a radio at rest.
+                    mac.rx_errors += ch.radios[w.node as usize].held_rx_errors as u64;
+                }
             }
         }
         let energy = self.energy.as_ref();
@@ -1927,8 +1940,8 @@ impl World {
 #[inline]
 fn sync_medium(wifi: &mut Option<WifiChannel>, d: &mut WifiDevice) {
     if let Some(ch) = wifi {
-        if let Some((busy, idle_since)) = ch.radios[d.node as usize].take_held() {
-            d.dcf.sync_medium(busy, idle_since);
+        if let Some((busy, idle_since, rx_errors)) = ch.radios[d.node as usize].take_held() {
+            d.dcf.sync_medium(busy, idle_since, rx_errors);
         }
     }
 }

@@ -432,11 +432,13 @@ impl Dcf {
             && self.events.is_empty()
     }
 
-    /// The net effect of carrier-sense transitions held back while the station was at rest
-    /// ([`Dcf::at_rest`]): the medium is now busy or not (`busy`), and the last transition to
-    /// idle among them, if any, was at `idle_since`. Gives the same state as calling
-    /// [`Dcf::on_medium_busy`] and [`Dcf::on_medium_idle`] at each transition.
-    pub fn sync_medium(&mut self, busy: bool, idle_since: Option<SimTime>) {
+    /// The net effect of carrier-sense transitions and failed receptions held back while the
+    /// station was at rest ([`Dcf::at_rest`]): the medium is now busy or not (`busy`), the
+    /// last transition to idle among them, if any, was at `idle_since`, and `rx_errors`
+    /// receptions failed. Gives the same state as calling [`Dcf::on_medium_busy`],
+    /// [`Dcf::on_medium_idle`] and [`Dcf::on_rx_error`] as each happened (at rest a failed
+    /// reception only counts and makes the next deferral EIFS).
+    pub fn sync_medium(&mut self, busy: bool, idle_since: Option<SimTime>, rx_errors: u32) {
         debug_assert!(
             self.at_rest(),
             "carrier-sense transitions held back from a busy station"
@@ -444,6 +446,12 @@ impl Dcf {
         self.cca_busy = busy;
         if let Some(t) = idle_since {
             self.cca_idle_since = t;
+        }
+        if rx_errors > 0 {
+            self.stats.rx_errors += rx_errors as u64;
+            if self.cfg.use_eifs {
+                self.eifs_pending = true;
+            }
         }
     }
 

@@ -976,9 +976,9 @@ fn ofdm_arf_moves_within_the_ofdm_rates() {
     assert_eq!(s.data_rate_for(PEER), WifiRate::Ofdm36);
 }
 
-/// Carrier-sense transitions held back while a station is at rest and handed over with
-/// `sync_medium` leave it exactly as if each had been reported when it happened, and what
-/// follows (a new MSDU) comes out the same.
+/// Carrier-sense transitions and a failed reception held back while a station is at rest and
+/// handed over with `sync_medium` leave it exactly as if each had been reported when it
+/// happened, and what follows (a new MSDU, deferring EIFS) comes out the same.
 #[test]
 fn held_back_carrier_sense_is_the_same_as_reported() {
     let mut a = station(cfg());
@@ -992,11 +992,15 @@ fn held_back_carrier_sense_is_the_same_as_reported() {
     let mut b = a.clone();
     for (busy, idle) in [(26_000, 27_000), (27_010, 28_000), (29_000, 29_500)] {
         a.on_medium_busy(t(busy));
+        if busy == 27_010 {
+            // An undecodable frame: EIFS for the next deferral.
+            a.on_rx_error(t(idle));
+        }
         a.on_medium_idle(t(idle));
         assert!(a.at_rest());
     }
     a.on_medium_busy(t(29_900));
-    b.sync_medium(true, Some(t(29_500)));
+    b.sync_medium(true, Some(t(29_500)), 1);
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
     for s in [&mut a, &mut b] {
         s.on_medium_idle(t(30_000));
