@@ -1,0 +1,42 @@
+//! Runs one scenario file (first sweep point, replication 0) in this process and prints the
+//! event-loop time, events and MAC frames: a target for `perf` when profiling a scenario
+//! (`cargo build --release -p tpsim-benches --example run_scenario`, then
+//! `perf record -g target/release/examples/run_scenario FILE [SEED]`).
+
+use std::time::Instant;
+use tpsim_engine::{RunOptions, World};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        eprintln!("usage: run_scenario FILE [SEED]");
+        std::process::exit(2);
+    };
+    let seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        eprintln!("{path}: {e}");
+        std::process::exit(2)
+    });
+    let sc = tpsim_scenario::load(&text, &path).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let opts = RunOptions {
+        seed,
+        run: 0,
+        pcap_dir: None,
+    };
+    let mut w = World::build(&sc, &opts).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let t0 = Instant::now();
+    w.run();
+    let dt = t0.elapsed().as_secs_f64();
+    let events = w.events();
+    let r = w.results(dt).expect("results");
+    println!(
+        "event loop {dt:.3} s, {events} events, {} MAC frames, {} routing packets",
+        r.network.mac_frames, r.network.routing_packets
+    );
+}
