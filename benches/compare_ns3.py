@@ -231,7 +231,10 @@ WIRELESS_NOTES: Tuple[str, ...] = (
     "default step threshold instead (7.6 dB at 1 Mbit/s) such overlaps destroy the frame and the scale "
     "scenario lost a quarter of its packets (N = 100: PDR 0.71 vs 0.94) through retry-limit drops, false "
     "link breaks and RREQ floods; the engine test `ber_error_model_survives_equal_power_overlaps_that_the_"
-    "step_threshold_loses` isolates that difference. (5) AODV implementations differ in details (ns-3: RREQ rate limit 10/s, "
+    "step_threshold_loses` isolates that difference. Still different: a signal whose preamble ns-3 does not detect (SINR below 4 dB "
+    "at its start) is only interference there and makes the medium busy only above the energy-detection "
+    "threshold (−62 dBm, stronger than the −64 dBm of a 250 m link); tpsim's carrier sense counts every signal "
+    "at or above its carrier-sense threshold. (5) AODV implementations differ in details (ns-3: RREQ rate limit 10/s, "
     "64-packet / 30 s route-discovery buffer, link breaks from MAC transmit failures and missed "
     "hellos; tpsim: RFC 3561 constants, docs/models.md).",
     "Measurement points: ns-3's FlowMonitor counts IP packets of the data flows (delay IP send → IP "
