@@ -108,6 +108,7 @@ def test_cli_runs_a_wireless_scenario(tmp_path):
         ('reception = "sinr"\nerror_model = "per"', "radio.error_model", "ber"),
         ('reception = "sinr"\npreamble_detection_db = nan', "radio.preamble_detection_db", "finite"),
         ('reception = "sinr"\nstandard = "802.11a"\nerror_model = "ber"', "radio.error_model", "802.11b rates only"),
+        ('queue_max_delay = "0s"', "radio.queue_max_delay", "greater than 0"),
     ],
 )
 def test_more_radio_errors(radio, key, what):

@@ -48,6 +48,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "drops_phy": ("packets", "broadcast data not received (collision or below threshold)"),
     "drops_energy": ("packets", "data packets lost to a depleted node"),
     "drops_link_error": ("packets", "data packets lost to a link error model"),
+    "drops_queue_timeout": ("packets", "data packets dropped after waiting longer than queue_max_delay"),
     "routing_drops": ("packets", "routing control packets dropped"),
     "routing_rreq": ("messages", "AODV RREQs sent, every hop counted"),
     "routing_rrep": ("messages", "AODV RREPs sent, every hop counted"),

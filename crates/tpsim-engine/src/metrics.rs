@@ -22,10 +22,12 @@ pub enum DropReason {
     Energy = 6,
     /// Lost to a link's error model (Bernoulli loss or explicit drop list).
     LinkError = 7,
+    /// Waited longer than the radio's `queue_max_delay` in its interface queue.
+    QueueTimeout = 8,
 }
 
 /// Number of drop reasons.
-pub const N_DROP_REASONS: usize = 8;
+pub const N_DROP_REASONS: usize = 9;
 
 impl DropReason {
     /// All reasons, in column order.
@@ -38,6 +40,7 @@ impl DropReason {
         DropReason::Phy,
         DropReason::Energy,
         DropReason::LinkError,
+        DropReason::QueueTimeout,
     ];
     /// The column name (`drops_<reason>`).
     pub fn column(self) -> &'static str {
@@ -50,6 +53,7 @@ impl DropReason {
             DropReason::Phy => "drops_phy",
             DropReason::Energy => "drops_energy",
             DropReason::LinkError => "drops_link_error",
+            DropReason::QueueTimeout => "drops_queue_timeout",
         }
     }
 }

@@ -91,6 +91,8 @@ pub struct RadioParams {
     pub preamble: Preamble,
     pub rts_threshold: Option<u32>,
     pub queue: usize,
+    /// Longest wait in the interface queue (older packets are dropped at the head).
+    pub queue_max_delay: Option<SimDuration>,
     pub short_retry: u32,
     pub long_retry: u32,
     /// SINR reception (`None`: ns-2's threshold mode) with its receiver noise figure, dB.
@@ -167,6 +169,7 @@ impl RadioParams {
             },
             rts_threshold: r.rts_threshold.map(|b| b.0.min(u32::MAX as u64) as u32),
             queue: r.queue.unwrap_or(50) as usize,
+            queue_max_delay: r.queue_max_delay.map(|d| d.sim()),
             short_retry: r.short_retry_limit.unwrap_or(7),
             long_retry: r.long_retry_limit.unwrap_or(4),
             sinr_noise_figure_db: (r.reception == ReceptionKind::Sinr).then(|| r.noise_figure_db.unwrap_or(7.0)),
@@ -268,7 +271,8 @@ impl RadioParams {
 /// head (ns-2 `Queue/DropTail/PriQueue` with `Prefer_Routing_Protocols`); when full, the
 /// arriving packet is dropped (tail drop).
 pub struct PriQueue {
-    q: VecDeque<PacketId>,
+    /// Waiting packets with the time each was queued.
+    q: VecDeque<(PacketId, SimTime)>,
     limit: usize,
 }
 
@@ -280,21 +284,32 @@ impl PriQueue {
             limit,
         }
     }
-    /// Adds `p` (at the head if `priority`), or gives it back when full.
-    pub fn push(&mut self, p: PacketId, priority: bool) -> Result<(), PacketId> {
+    /// Adds `p`, queued at `now` (at the head if `priority`), or gives it back when full.
+    pub fn push(&mut self, p: PacketId, priority: bool, now: SimTime) -> Result<(), PacketId> {
         if self.q.len() >= self.limit {
             return Err(p);
         }
         if priority {
-            self.q.push_front(p);
+            self.q.push_front((p, now));
         } else {
-            self.q.push_back(p);
+            self.q.push_back((p, now));
         }
         Ok(())
     }
     /// The next packet.
     pub fn pop(&mut self) -> Option<PacketId> {
-        self.q.pop_front()
+        self.q.pop_front().map(|(p, _)| p)
+    }
+    /// The head packet if it was queued before `deadline` (it has waited too long): removed
+    /// and returned.
+    pub fn pop_queued_before(&mut self, deadline: SimTime) -> Option<PacketId> {
+        match self.q.front() {
+            Some(&(p, since)) if since < deadline => {
+                self.q.pop_front();
+                Some(p)
+            }
+            _ => None,
+        }
     }
     /// Waiting packets.
     pub fn len(&self) -> usize {
@@ -306,12 +321,12 @@ impl PriQueue {
     }
     /// The waiting packets.
     pub fn iter(&self) -> impl Iterator<Item = &PacketId> {
-        self.q.iter()
+        self.q.iter().map(|(p, _)| p)
     }
     /// Removes and returns the packets for which `pred` holds, keeping the others in order.
     pub fn remove_where(&mut self, mut pred: impl FnMut(PacketId) -> bool) -> Vec<PacketId> {
         let mut out = Vec::new();
-        self.q.retain(|&id| {
+        self.q.retain(|&(id, _)| {
             let hit = pred(id);
             if hit {
                 out.push(id);

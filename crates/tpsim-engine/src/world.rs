@@ -1099,6 +1099,23 @@ impl World {
         if let Some(sr) = &mut self.series {
             q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
         }
+        // Packets that waited longer than the limit are dropped as they reach the head (as
+        // ns-3's WifiMacQueue drops those older than its MaxDelay).
+        if let Some(max) = self.wifi.as_ref().and_then(|ch| ch.params.queue_max_delay) {
+            let deadline = SimTime(now.0.saturating_sub(max.0));
+            loop {
+                let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+                    return;
+                };
+                let Some(id) = d.queue.pop_queued_before(deadline) else {
+                    break;
+                };
+                self.drop_packet(id, DropReason::QueueTimeout);
+            }
+        }
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+            return;
+        };
         let Some(id) = d.queue.pop() else { return };
         d.in_service = Some(id);
         let p = self.packets.get(id);
@@ -1502,7 +1519,7 @@ impl World {
                 if let Some(sr) = &mut self.series {
                     q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
                 }
-                if let Err(id) = d.queue.push(id, priority) {
+                if let Err(id) = d.queue.push(id, priority, now) {
                     self.drop_packet(id, DropReason::Queue);
                     return;
                 }

@@ -290,6 +290,45 @@ fn ber_error_model_survives_equal_power_overlaps_that_the_step_threshold_loses()
     assert!(lost(&ber) * 2 < lost(&threshold));
 }
 
+/// `radio.queue_max_delay` (ns-3's WifiMacQueue MaxDelay): an overloaded one-hop link (4 Mbit/s
+/// offered to 1 Mbit/s) keeps its 50-packet queue full, about 0.45 s of waiting. With a 100 ms
+/// limit every packet that waited longer is dropped at the head: no delivered packet is older
+/// than the limit plus one frame's service, the drops are counted under their own reason, and
+/// every sent packet is accounted for.
+#[test]
+fn queue_max_delay_drops_packets_that_waited_too_long() {
+    let flows = cbr(0, 1, "1000B", "2ms");
+    let run = |extra: &str| {
+        sim(
+            &line(2, 100.0, &format!("queue = 50\n{extra}"), &flows, "10s", "standard"),
+            1,
+        )
+    };
+    let free = run("");
+    let capped = run("queue_max_delay = \"100ms\"");
+    let timeout = |r: &RunResult| r.network.drops[DropReason::QueueTimeout as usize];
+    let (f0, f1) = (&free.flows[0], &capped.flows[0]);
+    eprintln!(
+        "no limit: max delay {:?} s, queue drops {}; 100 ms: max delay {:?} s, timeouts {}, queue drops {}",
+        f0.delay_max_s,
+        free.network.drops[DropReason::Queue as usize],
+        f1.delay_max_s,
+        timeout(&capped),
+        capped.network.drops[DropReason::Queue as usize]
+    );
+    assert_eq!(timeout(&free), 0);
+    assert!(f0.delay_max_s.unwrap() > 0.3);
+    assert!(timeout(&capped) > 100);
+    // A 1000-byte frame takes about 9 ms at 1 Mbit/s with DIFS, backoff and ACK.
+    assert!(f1.delay_max_s.unwrap() < 0.1 + 0.03, "{:?}", f1.delay_max_s);
+    let drops: u64 = capped.network.drops.iter().sum();
+    assert_eq!(
+        f1.tx_packets,
+        f1.rx_packets + drops,
+        "every packet delivered or dropped once"
+    );
+}
+
 /// ARF over SINR reception: with a 23 dB noise figure the link 240 m long has about 14 dB of
 /// SNR, enough for 5.5 Mbit/s (11.6 dB) but not 11 Mbit/s (14.6 dB). ARF climbs from 1 Mbit/s,
 /// fails its 11 Mbit/s probes and settles below: more goodput than constant 2 Mbit/s, while

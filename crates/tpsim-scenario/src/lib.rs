@@ -518,6 +518,11 @@ pub struct Radio {
     /// Interface queue limit, packets (PriQueue: routing packets first). Default 50.
     #[serde(default)]
     pub queue: Option<u32>,
+    /// Longest wait in the interface queue: a packet that reaches the head of the queue
+    /// after waiting longer is dropped (`drops_queue_timeout`), as ns-3's `WifiMacQueue`
+    /// `MaxDelay` (500 ms there). Default: no limit (ns-2).
+    #[serde(default)]
+    pub queue_max_delay: Option<Duration>,
     /// Short retry limit (frames up to the RTS threshold). Default 7.
     #[serde(default)]
     pub short_retry_limit: Option<u32>,

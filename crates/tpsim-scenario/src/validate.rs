@@ -739,6 +739,12 @@ fn validate_radio(r: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
                 .into(),
         );
     }
+    if r.queue_max_delay.is_some_and(|d| d.0 == 0) {
+        err(
+            p("queue_max_delay"),
+            "expected a queue delay limit greater than 0".into(),
+        );
+    }
     if r.preamble_detection_db.is_some_and(|d| !d.is_finite()) {
         err(p("preamble_detection_db"), "expected a finite SINR in dB".into());
     }
