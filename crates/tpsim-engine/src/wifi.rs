@@ -657,19 +657,39 @@ mod tests {
     #[test]
     fn priqueue_puts_routing_first_and_drops_the_arrival_when_full() {
         let mut q = PriQueue::new(3);
-        q.push(PacketId(1), false).unwrap();
-        q.push(PacketId(2), false).unwrap();
-        q.push(PacketId(9), true).unwrap();
-        assert_eq!(q.push(PacketId(10), true), Err(PacketId(10)));
-        assert_eq!(q.push(PacketId(3), false), Err(PacketId(3)));
+        q.push(PacketId(1), false, SimTime::ZERO).unwrap();
+        q.push(PacketId(2), false, SimTime::ZERO).unwrap();
+        q.push(PacketId(9), true, SimTime::ZERO).unwrap();
+        assert_eq!(q.push(PacketId(10), true, SimTime::ZERO), Err(PacketId(10)));
+        assert_eq!(q.push(PacketId(3), false, SimTime::ZERO), Err(PacketId(3)));
         let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|p| p.0)).collect();
         assert_eq!(order, vec![9, 1, 2]);
         let mut q = PriQueue::new(5);
         for i in 0..5 {
-            q.push(PacketId(i), false).unwrap();
+            q.push(PacketId(i), false, SimTime::ZERO).unwrap();
         }
         assert_eq!(q.remove_where(|p| p.0 % 2 == 1), vec![PacketId(1), PacketId(3)]);
         assert_eq!(q.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2, 4]);
+    }
+
+    /// The age limit (`radio.queue_max_delay`): only a head packet queued before the deadline
+    /// comes out of `pop_queued_before`, so expired packets leave in queue order and a fresh
+    /// head stops the sweep.
+    #[test]
+    fn priqueue_gives_up_only_head_packets_older_than_the_deadline() {
+        let mut q = PriQueue::new(10);
+        for (id, t) in [(1, 100), (2, 200), (3, 300)] {
+            q.push(PacketId(id), false, SimTime(t)).unwrap();
+        }
+        // A routing packet queued late goes to the head and shields the old ones behind it.
+        q.push(PacketId(9), true, SimTime(400)).unwrap();
+        assert_eq!(q.pop_queued_before(SimTime(250)), None);
+        assert_eq!(q.pop(), Some(PacketId(9)));
+        assert_eq!(q.pop_queued_before(SimTime(250)), Some(PacketId(1)));
+        assert_eq!(q.pop_queued_before(SimTime(250)), Some(PacketId(2)));
+        assert_eq!(q.pop_queued_before(SimTime(250)), None, "queued at 300: not expired");
+        assert_eq!(q.pop_queued_before(SimTime(300)), None, "strictly before the deadline");
+        assert_eq!(q.len(), 1);
     }
     use crate::mobility::{Mobility, RandomWaypoint};
     use tpsim_scenario::Radio;

@@ -745,6 +745,15 @@ fn validate_radio(r: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
             "expected a queue delay limit greater than 0".into(),
         );
     }
+    if r.preamble_detection_db.is_some()
+        && r.reception == crate::ReceptionKind::Sinr
+        && r.error_model != Some(crate::ErrorModelKind::Ber)
+    {
+        err(
+            p("preamble_detection_db"),
+            "`preamble_detection_db` applies to error_model = \"ber\"".into(),
+        );
+    }
     if r.preamble_detection_db.is_some_and(|d| !d.is_finite()) {
         err(p("preamble_detection_db"), "expected a finite SINR in dB".into());
     }
