@@ -523,8 +523,9 @@ impl SinrRx {
                     r.min_sinr >= r.threshold
                 };
                 outcome = Some(if ok { RxOutcome::Ok { frame } } else { RxOutcome::Error });
-            } else {
-                // Another signal's end raises the SINR (the minimum stands).
+            } else if self.uses_ber(r.rate) {
+                // Another signal's end raises the SINR: a new piece for the `Ber` model (the
+                // `Threshold` model's minimum stands, nothing to do).
                 self.sinr_changed(now);
             }
         }
