@@ -17,6 +17,7 @@ use std::net::Ipv4Addr;
 use tpsim_core::{Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
 use tpsim_mac::{Dcf, DcfConfig, Frame};
 use tpsim_phy::propagation::SPEED_OF_LIGHT;
+use tpsim_phy::sinr::{ErrorModel, SinrConfig};
 use tpsim_phy::timing::{MacTiming, PhyStandard, Preamble, WifiRate};
 use tpsim_phy::{ns2, Antenna, Propagation};
 use tpsim_scenario::{
@@ -95,12 +96,8 @@ pub struct RadioParams {
     pub queue_max_delay: Option<SimDuration>,
     pub short_retry: u32,
     pub long_retry: u32,
-    /// SINR reception (`None`: ns-2's threshold mode) with its receiver noise figure, dB.
-    pub sinr_noise_figure_db: Option<f64>,
-    /// SINR reception's error model.
-    pub sinr_error_model: tpsim_phy::sinr::ErrorModel,
-    /// SINR reception's preamble detection threshold (`Ber` model), dB.
-    pub preamble_detection_db: f64,
+    /// SINR reception's configuration (`None`: ns-2's threshold mode).
+    pub sinr: Option<SinrConfig>,
     pub rate_control: tpsim_mac::RateControl,
 }
 
@@ -153,6 +150,10 @@ impl RadioParams {
             .or(r.cs_range.map(|m| at(m.0)))
             .unwrap_or(ns2::CS_THRESH_W)
             .min(rx_threshold_w);
+        let preamble = match r.preamble {
+            PreambleKind::Long => Preamble::Long,
+            PreambleKind::Short => Preamble::Short,
+        };
         RadioParams {
             prop,
             antenna,
@@ -163,23 +164,23 @@ impl RadioParams {
             standard,
             data_rate: rate(r.data_rate),
             basic_rate: rate(r.basic_rate),
-            preamble: match r.preamble {
-                PreambleKind::Long => Preamble::Long,
-                PreambleKind::Short => Preamble::Short,
-            },
+            preamble,
             rts_threshold: r.rts_threshold.map(|b| b.0.min(u32::MAX as u64) as u32),
             queue: r.queue.unwrap_or(50) as usize,
             queue_max_delay: r.queue_max_delay.map(|d| d.sim()),
             short_retry: r.short_retry_limit.unwrap_or(7),
             long_retry: r.long_retry_limit.unwrap_or(4),
-            sinr_noise_figure_db: (r.reception == ReceptionKind::Sinr).then(|| r.noise_figure_db.unwrap_or(7.0)),
-            sinr_error_model: match r.error_model.unwrap_or_default() {
-                tpsim_scenario::ErrorModelKind::Threshold => tpsim_phy::sinr::ErrorModel::Threshold,
-                tpsim_scenario::ErrorModelKind::Ber => tpsim_phy::sinr::ErrorModel::Ber,
-            },
-            preamble_detection_db: r
-                .preamble_detection_db
-                .unwrap_or(tpsim_phy::sinr::DEFAULT_PREAMBLE_DETECTION_DB),
+            sinr: (r.reception == ReceptionKind::Sinr).then(|| {
+                let mut cfg = SinrConfig::new(rx_threshold_w, cs_threshold_w);
+                cfg.noise_figure_db = r.noise_figure_db.unwrap_or(cfg.noise_figure_db);
+                cfg.error_model = match r.error_model.unwrap_or_default() {
+                    tpsim_scenario::ErrorModelKind::Threshold => ErrorModel::Threshold,
+                    tpsim_scenario::ErrorModelKind::Ber => ErrorModel::Ber,
+                };
+                cfg.preamble_detection_db = r.preamble_detection_db.unwrap_or(cfg.preamble_detection_db);
+                cfg.preamble = preamble;
+                cfg
+            }),
             rate_control: match r.rate_control {
                 RateControlKind::Constant => tpsim_mac::RateControl::Constant,
                 RateControlKind::Arf => tpsim_mac::RateControl::Arf,
@@ -232,16 +233,9 @@ impl RadioParams {
     /// A receiver for these parameters; `rng` is the radio's own stream (draws of the SINR
     /// receiver's `Ber` error model).
     pub fn receiver(&self, rng: tpsim_core::RngStream) -> Receiver {
-        match self.sinr_noise_figure_db {
+        match self.sinr {
             None => Receiver::Threshold(PhyRx::new(self.rx_threshold_w, self.cs_threshold_w, self.capture_ratio)),
-            Some(nf) => {
-                let mut cfg = tpsim_phy::sinr::SinrConfig::new(self.rx_threshold_w, self.cs_threshold_w);
-                cfg.noise_figure_db = nf;
-                cfg.error_model = self.sinr_error_model;
-                cfg.preamble_detection_db = self.preamble_detection_db;
-                cfg.preamble = self.preamble;
-                Receiver::Sinr(Box::new(tpsim_phy::sinr::SinrRx::new(cfg, rng)))
-            }
+            Some(cfg) => Receiver::Sinr(Box::new(tpsim_phy::sinr::SinrRx::new(cfg, rng))),
         }
     }
 

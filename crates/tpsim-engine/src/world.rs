@@ -710,8 +710,8 @@ impl World {
                         }
                     }
                 }
-                Event::SignalStart { frame, k } => self.on_signal_starts(frame, k),
-                Event::SignalEnd { frame, k } => self.on_signal_ends(frame, k),
+                Event::SignalStart { frame, k } => self.walk_signals(frame, k, false),
+                Event::SignalEnd { frame, k } => self.walk_signals(frame, k, true),
                 Event::AirTxEnd { dev, frame } => {
                     if let Device::Wifi(d) = &mut self.devices[dev as usize] {
                         d.on_air = None;
@@ -1228,7 +1228,7 @@ impl World {
         let mut rx = std::mem::take(&mut ch.frames[slot as usize].rx);
         rx.clear();
         ch.refresh(now);
-        let p = ch.params;
+        let p = &ch.params;
         let t = now.as_secs_f64();
         // Static nodes stand where the grid has them: no need to ask their mobility.
         let still = ch.slack_m == 0.0;
@@ -1303,43 +1303,37 @@ impl World {
         self.queue.push(now + airtime, Event::AirTxEnd { dev, frame: slot });
     }
 
-    /// Signal starts of air frame `frame` from its `k`-th receiver on: each runs in place while
-    /// it comes before every queued event; the walk is queued again at the first that does not.
-    fn on_signal_starts(&mut self, frame: u32, mut k: u32) {
+    /// Signal starts (`ends` false) or ends of air frame `frame` from its `k`-th receiver on,
+    /// in arrival order: each runs in place while it comes before every queued event; the walk
+    /// is queued again at the first that does not. The frame's slot lives until its last signal
+    /// end (k = n − 1), after every start, and that end may release it.
+    fn walk_signals(&mut self, frame: u32, mut k: u32, ends: bool) {
         let Some(ch) = &self.wifi else { return };
-        // The frame's slot lives until its last signal end, after every start.
         let n = ch.frames[frame as usize].rx.len() as u32;
         loop {
-            self.on_signal_start(frame, k);
+            if ends {
+                self.on_signal_end(frame, k);
+            } else {
+                self.on_signal_start(frame, k);
+            }
             k += 1;
             if k == n {
                 return;
             }
             let Some(ch) = &self.wifi else { return };
-            let (t, seq) = ch.frames[frame as usize].start_key(k as usize);
+            let af = &ch.frames[frame as usize];
+            let (t, seq) = if ends {
+                af.end_key(k as usize)
+            } else {
+                af.start_key(k as usize)
+            };
             if !self.take_in_place(t, seq) {
-                self.queue.push_reserved(t, seq, Event::SignalStart { frame, k });
-                return;
-            }
-        }
-    }
-
-    /// Signal ends of air frame `frame` from its `k`-th receiver on, as
-    /// [`Self::on_signal_starts`]. The last one may release the frame's slot.
-    fn on_signal_ends(&mut self, frame: u32, mut k: u32) {
-        let Some(ch) = &self.wifi else { return };
-        let n = ch.frames[frame as usize].rx.len() as u32;
-        loop {
-            // The slot is released only after its last signal end (k = n − 1).
-            self.on_signal_end(frame, k);
-            k += 1;
-            if k == n {
-                return;
-            }
-            let Some(ch) = &self.wifi else { return };
-            let (t, seq) = ch.frames[frame as usize].end_key(k as usize);
-            if !self.take_in_place(t, seq) {
-                self.queue.push_reserved(t, seq, Event::SignalEnd { frame, k });
+                let ev = if ends {
+                    Event::SignalEnd { frame, k }
+                } else {
+                    Event::SignalStart { frame, k }
+                };
+                self.queue.push_reserved(t, seq, ev);
                 return;
             }
         }
