@@ -102,6 +102,15 @@ fn words(line: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The statements of an ns-2 Tcl file: (line number from 1, the trimmed line, its words),
+/// blank lines and `#` comments skipped.
+fn statements(text: &str) -> impl Iterator<Item = (usize, &str, Vec<&str>)> {
+    text.lines().enumerate().filter_map(|(i, raw)| {
+        let t = raw.trim();
+        (!t.is_empty() && !t.starts_with('#')).then(|| (i + 1, t, words(t)))
+    })
+}
+
 fn num(w: Option<&&str>, line: usize, what: &str) -> Result<f64, Ns2Error> {
     let w = w.ok_or_else(|| Ns2Error {
         line,
@@ -144,13 +153,7 @@ fn unrecognised(line: usize, text: &str) -> Ns2Error {
 pub fn parse_movement(text: &str) -> Result<Movement, Ns2Error> {
     let mut m = Movement::default();
     let mut partial: HashMap<u32, (Option<f64>, Option<f64>, usize)> = HashMap::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let t = raw.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let w = words(t);
+    for (line, t, w) in statements(text) {
         match w.as_slice() {
             ["set", "god_", ..] => {}
             [n, "set", attr, _] if n.starts_with("$node_(") => {
@@ -339,13 +342,7 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
             })
         }
     };
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let t = raw.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let w = words(t);
+    for (line, t, w) in statements(text) {
         match w.as_slice() {
             ["set", name, "[new", class] => {
                 let class = class.trim_end_matches(']').to_string();
