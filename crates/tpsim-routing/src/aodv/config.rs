@@ -119,12 +119,26 @@ impl AodvConfig {
     /// The defaults of RFC 3561 §10 (REFERENCES §6). The buffer (64 packets, 30 s) and jitter
     /// (10 ms) are not RFC constants; ns-2's values are used.
     pub fn rfc() -> Self {
-        let ntt = SimDuration::from_millis(40);
-        let net_diameter = 35;
-        let art = SimDuration::from_millis(3000);
-        let hello_interval = SimDuration::from_millis(1000);
-        let rreq_retries = 2;
-        // NET_TRAVERSAL_TIME = 2 · NODE_TRAVERSAL_TIME · NET_DIAMETER = 2800 ms.
+        Self::rfc_formulas(
+            SimDuration::from_millis(40),
+            35,
+            SimDuration::from_millis(3000),
+            SimDuration::from_millis(1000),
+            2,
+        )
+    }
+
+    /// The RFC 3561 §10 defaults with these base constants (NODE_TRAVERSAL_TIME `ntt`,
+    /// NET_DIAMETER, ACTIVE_ROUTE_TIMEOUT `art`, HELLO_INTERVAL, RREQ_RETRIES) and every
+    /// derived constant computed from them by the RFC's formulas.
+    fn rfc_formulas(
+        ntt: SimDuration,
+        net_diameter: u32,
+        art: SimDuration,
+        hello_interval: SimDuration,
+        rreq_retries: u32,
+    ) -> Self {
+        // NET_TRAVERSAL_TIME = 2 · NODE_TRAVERSAL_TIME · NET_DIAMETER (2800 ms in the RFC).
         let net_traversal_time = SimDuration(2 * ntt.0 * net_diameter as u64);
         AodvConfig {
             active_route_timeout: art,
@@ -188,51 +202,33 @@ impl AodvConfig {
     /// gives no DELETE_PERIOD or BLACKLIST_TIMEOUT; the RFC formulas are applied to the values
     /// above (5·10 s = 50 s, 3·1.8 s = 5.4 s).
     pub fn ns2() -> Self {
-        let ntt = SimDuration::from_millis(30);
-        let net_diameter = 30;
-        let art = SimDuration::from_secs(10);
-        let hello_interval = SimDuration::from_secs(1);
-        let rreq_retries = 3;
-        // 2 · 30 ms · 30 = 1.8 s.
-        let net_traversal_time = SimDuration(2 * ntt.0 * net_diameter as u64);
         AodvConfig {
-            active_route_timeout: art,
             allowed_hello_loss: 3,
-            hello_interval,
             hello: false,
             my_route_timeout: SimDuration::from_secs(10),
-            net_diameter,
-            node_traversal_time: ntt,
-            rreq_retries,
             rreq_ratelimit: 0,
             rerr_ratelimit: 0,
             ttl_start: 5,
-            ttl_increment: 2,
-            ttl_threshold: 7,
             timeout_buffer: 0,
-            delete_period: SimDuration(5 * art.0.max(hello_interval.0)),
-            blacklist_timeout: SimDuration(rreq_retries as u64 * net_traversal_time.0),
             path_discovery_time: SimDuration::from_secs(6),
-            net_traversal_time,
-            next_hop_wait: ntt + SimDuration::from_millis(10),
             rev_route_life: Some(SimDuration::from_secs(6)),
             max_rreq_timeout: SimDuration::from_secs(10),
             rreq_backoff: RreqBackoff::Linear,
-            buffer_limit: 64,
-            buffer_timeout: SimDuration::from_secs(30),
-            broadcast_jitter: SimDuration::from_millis(10),
-            link_layer_detection: true,
-            dest_only: false,
-            gratuitous_rrep: false,
             // aodv.h defines AODV_LOCAL_REPAIR: rt_ll_failed repairs when num_forwards > hops,
             // waiting LOCAL_REPAIR_WAIT_TIME (0.15 s).
             local_repair: true,
             local_repair_rule: LocalRepairRule::Ns2,
-            local_add_ttl: 2,
-            // 0.3 · 30 = 9 (not used by the ns-2 rule).
-            max_repair_ttl: (3 * net_diameter / 10) as u8,
             local_repair_wait: Some(SimDuration::from_millis(150)),
-            rrep_ack: false,
+            // The rest follows the RFC formulas from ns-2's base constants: NET_TRAVERSAL_TIME
+            // 2 · 30 ms · 30 = 1.8 s, DELETE_PERIOD 5 · 10 s, BLACKLIST_TIMEOUT 3 · 1.8 s,
+            // MAX_REPAIR_TTL 0.3 · 30 = 9 (not used by the ns-2 rule), NEXT_HOP_WAIT 40 ms.
+            ..Self::rfc_formulas(
+                SimDuration::from_millis(30),
+                30,
+                SimDuration::from_secs(10),
+                SimDuration::from_secs(1),
+                3,
+            )
         }
     }
 
