@@ -12,6 +12,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
+#: The real ns-2 sample files of ../shared/data/ns2 (beside the checkout, or at /work/shared
+#: for a clone elsewhere); tests that need them skip when neither exists.
+NS2 = next(
+    (d for d in (ROOT.parent / "shared" / "data" / "ns2", Path("/work/shared/data/ns2")) if d.is_dir()),
+    ROOT.parent / "shared" / "data" / "ns2",
+)
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -17,12 +17,8 @@ from pathlib import Path
 import pytest
 
 import tpsim
-from conftest import ROOT, cli
+from conftest import NS2, cli
 
-NS2 = next(
-    (d for d in (ROOT.parent / "shared" / "data" / "ns2", Path("/work/shared/data/ns2")) if d.is_dir()),
-    ROOT.parent / "shared" / "data" / "ns2",
-)
 SET_RE = re.compile(r"^\$node_\((\d+)\) set ([XYZ])_ (\S+)$")
 DEST_RE = re.compile(r'^\$ns_ at (\S+) "\$node_\((\d+)\) setdest (\S+) (\S+) (\S+)"$')
 

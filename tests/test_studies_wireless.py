@@ -10,12 +10,7 @@ import polars as pl
 import pytest
 
 import tpsim
-from conftest import ROOT, SCENARIOS, cli, require_tool
-
-NS2 = next(
-    (d for d in (ROOT.parent / "shared" / "data" / "ns2", Path("/work/shared/data/ns2")) if d.is_dir()),
-    ROOT.parent / "shared" / "data" / "ns2",
-)
+from conftest import NS2, SCENARIOS, cli, require_tool
 
 # What a wireless study must report for every sweep point (issue: throughput, energy, routing
 # load, MAC load, drops by reason, delay).
@@ -38,14 +33,12 @@ NETWORK_COLUMNS = [
     "routing_rerr",
 ]
 
-
 def run_study(tmp_path: Path, name: str, *args: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     out = tmp_path / name
     p = cli("run", str(SCENARIOS / name), "-o", str(out), "--runs", "1", *args)
     assert p.returncode == 0, p.stderr
     assert (out / "report.html").is_file()
     return pl.read_parquet(out / "flows.parquet"), pl.read_parquet(out / "network.parquet")
-
 
 def test_study_a_reports_every_metric_for_every_point(tmp_path):
     flows, net = run_study(tmp_path, "study-a-sensor-interval.toml", "--set", "simulation.duration=25s")
@@ -67,7 +60,6 @@ def test_study_a_reports_every_metric_for_every_point(tmp_path):
     easy = flows.filter((pl.col("sensors.transport") == "udp") & (pl.col("sensors.interval") == "20s"))
     assert easy["rx_packets"].sum() >= 0.9 * easy["tx_packets"].sum()
 
-
 def test_study_c_reports_every_metric_for_every_point(tmp_path):
     flows, net = run_study(tmp_path, "study-c-manet-speed.toml", "--set", "simulation.duration=60s")
     assert net.height == 12  # 3 speeds x {0, 8} background flows x {udp, tcp}
@@ -85,7 +77,6 @@ def test_study_c_reports_every_metric_for_every_point(tmp_path):
     assert (main["tx_packets"] > 0).all() and (main["rx_packets"] > 0).all()
     assert (net["routing_packets"] > 0).all()
 
-
 def test_ns2_samples_run_through_the_importer_with_aodv(tmp_path):
     if not NS2.is_dir():
         pytest.skip("ns-2 samples (../shared/data/ns2) not present")
@@ -102,7 +93,6 @@ def test_ns2_samples_run_through_the_importer_with_aodv(tmp_path):
     assert f["rx_packets"].sum() >= 0.9 * f["tx_packets"].sum()
     n = res.network.row(0, named=True)
     assert n["routing_rreq"] > 0 and n["routing_rrep"] > 0
-
 
 def test_aodv_and_olsr_packets_decode_in_tshark(tmp_path):
     tshark = require_tool("tshark")
