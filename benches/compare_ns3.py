@@ -122,8 +122,6 @@ class Benchmark:
     #: Goodput = application bytes delivered · 8 / (sim time − this) on both sides;
     #: ``None`` keeps the wired scenario's per-direction definition.
     goodput_from_s: Optional[float] = None
-    #: Seeds run at most (``None``: ``--seeds``); for the largest scale runs.
-    max_seeds: Optional[int] = None
     #: Mean number of other nodes within the carrier-sense range of a sender (from the layout);
     #: adds "time per MAC frame per receiver in carrier-sense range".
     cs_receivers: Optional[float] = None
@@ -1403,8 +1401,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         tp_sets = b.quick_tpsim_set if a.quick else ()
         sim_time = b.quick_sim_time_s if a.quick else b.sim_time_s
         runs: Dict[str, List[Dict[str, Any]]] = {"ns-3": [], "tpsim": []}
-        bseeds = seeds[: b.max_seeds] if b.max_seeds else seeds
-        for s in bseeds:
+        for s in seeds:
             rec = run_ns3(b, binaries[b.ns3_program], ns3_dir, ns_args, s, cache, a.fresh_ns3,
                           cached_only=a.ns3_cached_only)
             if rec is not None:
@@ -1413,7 +1410,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             continue
         if not runs["ns-3"]:
             log(f"{key}: no cached ns-3 result (--ns3-cached-only): tpsim side only")
-        for s in bseeds:
+        for s in seeds:
             runs["tpsim"].append(run_tpsim(b, tp_sets, s, quick=a.quick))
         tpsim_version = runs["tpsim"][0]["output"]["tpsim_version"]
         ctx = {"sim_time_s": sim_time, "machine": machine, "date": date}
