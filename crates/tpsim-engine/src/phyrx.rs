@@ -141,8 +141,9 @@ impl PhyRx {
 pub enum Receiver {
     /// RXThresh / CSThresh / capture ratio.
     Threshold(PhyRx),
-    /// Interference accumulated over the frame against per-rate SINR thresholds (boxed: it
-    /// is large, and the threshold receiver should keep devices small).
+    /// Interference accumulated over the frame, judged by per-rate SINR thresholds or by bit
+    /// error rates (`radio.error_model`; boxed: it is large, and the threshold receiver should
+    /// keep the radio array small).
     Sinr(Box<tpsim_phy::sinr::SinrRx>),
 }
 
