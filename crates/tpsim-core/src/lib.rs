@@ -9,10 +9,12 @@
 //! Protocol crates depend on this crate and on `tpsim-wire` only; nothing here knows about
 //! events of a particular kind, nodes or Python.
 
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod time;
 
+pub use prefetch::prefetch;
 pub use queue::EventQueue;
 pub use rng::{Module, OwnerKind, RngStream, StreamKey};
 pub use time::{SimDuration, SimTime};

@@ -18,6 +18,10 @@ pub struct Grid {
     /// Nodes of cell c: `items[start[c]..start[c + 1]]` (one flat array, cell by cell).
     start: Vec<u32>,
     items: Vec<u32>,
+    /// The position each node of `items` had when the grid was filled, beside it: a query
+    /// over static nodes reads positions as one contiguous stream, not one scattered access
+    /// per candidate.
+    at: Vec<(f64, f64)>,
 }
 
 impl Grid {
@@ -54,6 +58,7 @@ impl Grid {
             rows,
             start: vec![0; cols * rows + 1],
             items: vec![0; positions.len()],
+            at: vec![(0.0, 0.0); positions.len()],
         };
         // Counting sort by cell: nodes of a cell stay in index order.
         let cell_of: Vec<usize> = positions.iter().map(|&p| g.cell_of(p)).collect();
@@ -66,6 +71,7 @@ impl Grid {
         let mut fill = g.start.clone();
         for (i, &c) in cell_of.iter().enumerate() {
             g.items[fill[c] as usize] = i as u32;
+            g.at[fill[c] as usize] = positions[i];
             fill[c] += 1;
         }
         g
@@ -84,15 +90,17 @@ impl Grid {
     }
 
     /// Calls `f` with every node whose cell overlaps the square of half-side `r` around
-    /// `center` (a superset of the nodes within distance `r`), in increasing cell order.
-    pub fn for_each_near(&self, center: (f64, f64), r: f64, mut f: impl FnMut(u32)) {
+    /// `center` (a superset of the nodes within distance `r`), in increasing cell order, and
+    /// with the position (m) the node had when the grid was filled.
+    pub fn for_each_near(&self, center: (f64, f64), r: f64, mut f: impl FnMut(u32, (f64, f64))) {
         let (c0, c1) = (self.clamp_col(center.0 - r), self.clamp_col(center.0 + r));
         let (r0, r1) = (self.clamp_row(center.1 - r), self.clamp_row(center.1 + r));
         for row in r0..=r1 {
             // The cells of one row are contiguous in `items`.
             let (a, b) = (self.start[row * self.cols + c0], self.start[row * self.cols + c1 + 1]);
-            for &n in &self.items[a as usize..b as usize] {
-                f(n);
+            let (a, b) = (a as usize, b as usize);
+            for (&n, &p) in self.items[a..b].iter().zip(&self.at[a..b]) {
+                f(n, p);
             }
         }
     }
@@ -114,7 +122,11 @@ mod tests {
             let g = Grid::new(&pts, cell);
             let c = pts[q % pts.len()];
             let mut near = Vec::new();
-            g.for_each_near(c, r, |n| near.push(n));
+            g.for_each_near(c, r, |n, at| {
+                near.push(n);
+                // The position handed over is the node's own.
+                assert_eq!(at, pts[n as usize]);
+            });
             for (i, p) in pts.iter().enumerate() {
                 let d = ((p.0 - c.0).powi(2) + (p.1 - c.1).powi(2)).sqrt();
                 if d <= r {

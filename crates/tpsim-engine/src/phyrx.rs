@@ -28,15 +28,30 @@ struct Reception {
 
 pub use tpsim_phy::sinr::{Cca, RxOutcome};
 
-/// Reception state of one radio.
-#[derive(Clone, Debug)]
-pub struct PhyRx {
-    /// Receive threshold, W.
-    pub rx_threshold_w: f64,
-    /// Carrier-sense threshold, W.
-    pub cs_threshold_w: f64,
-    /// Capture ratio (linear).
+/// The thresholds of ns-2's reception model, shared by every radio of a channel (kept apart
+/// from the per-radio [`PhyRx`] state, so that the dense radio array stays one cache line per
+/// radio).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    /// Receive threshold (ns-2 `RXThresh_`), W.
+    pub rx_w: f64,
+    /// Carrier-sense threshold (ns-2 `CSThresh_`), W.
+    pub cs_w: f64,
+    /// Capture ratio (ns-2 `CPThresh_`), linear.
     pub capture_ratio: f64,
+}
+
+impl Thresholds {
+    /// Whether a signal of this power is seen at all (and so must be reported at its end).
+    #[inline]
+    pub fn senses(&self, power_w: f64) -> bool {
+        power_w >= self.cs_w
+    }
+}
+
+/// Reception state of one radio (its thresholds are the channel's [`Thresholds`]).
+#[derive(Clone, Debug, Default)]
+pub struct PhyRx {
     /// Signals at or above the carrier-sense threshold now on the air here.
     sensed: u32,
     rx: Option<Reception>,
@@ -44,22 +59,9 @@ pub struct PhyRx {
 }
 
 impl PhyRx {
-    /// An idle radio with the given thresholds.
-    pub fn new(rx_threshold_w: f64, cs_threshold_w: f64, capture_ratio: f64) -> Self {
-        PhyRx {
-            rx_threshold_w,
-            cs_threshold_w,
-            capture_ratio,
-            sensed: 0,
-            rx: None,
-            transmitting: false,
-        }
-    }
-
-    /// Whether a signal of this power is seen at all (and so must be reported at its end).
-    #[inline]
-    pub fn senses(&self, power_w: f64) -> bool {
-        power_w >= self.cs_threshold_w
+    /// An idle radio.
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Whether the medium is busy by carrier sense.
@@ -69,9 +71,10 @@ impl PhyRx {
     }
 
     /// A signal of `power_w` for frame `frame` begins, lasting until `end`. Returns a CCA
-    /// transition if the medium turned busy. Only call for signals that [`senses`](Self::senses).
-    pub fn on_signal_start(&mut self, frame: u32, power_w: f64, end: SimTime) -> Option<Cca> {
-        debug_assert!(self.senses(power_w));
+    /// transition if the medium turned busy. Only call for signals that `th`
+    /// [senses](Thresholds::senses).
+    pub fn on_signal_start(&mut self, th: &Thresholds, frame: u32, power_w: f64, end: SimTime) -> Option<Cca> {
+        debug_assert!(th.senses(power_w));
         let was_busy = self.busy();
         self.sensed += 1;
         if !self.transmitting {
@@ -83,11 +86,11 @@ impl PhyRx {
                         frame,
                         power_w,
                         end,
-                        corrupted: power_w < self.rx_threshold_w,
+                        corrupted: power_w < th.rx_w,
                     });
                 }
                 Some(r) => {
-                    if r.power_w >= self.capture_ratio * power_w {
+                    if r.power_w >= th.capture_ratio * power_w {
                         // Capture: the new signal is only noise.
                     } else {
                         // Collision: the reception is lost; it lasts until the later end.
@@ -148,10 +151,13 @@ pub enum Receiver {
 }
 
 impl Receiver {
-    /// A signal starts at `now` (see [`PhyRx::on_signal_start`]); `rate` is the frame's PHY rate.
+    /// A signal starts at `now` (see [`PhyRx::on_signal_start`]); `rate` is the frame's PHY
+    /// rate; `th` the channel's thresholds (the threshold receiver's; the SINR receiver has its
+    /// own configuration).
     #[inline]
     pub fn on_signal_start(
         &mut self,
+        th: &Thresholds,
         now: SimTime,
         frame: u32,
         power_w: f64,
@@ -159,7 +165,7 @@ impl Receiver {
         rate: tpsim_phy::WifiRate,
     ) -> Option<Cca> {
         match self {
-            Receiver::Threshold(p) => p.on_signal_start(frame, power_w, end),
+            Receiver::Threshold(p) => p.on_signal_start(th, frame, power_w, end),
             Receiver::Sinr(p) => p.on_signal_start(now, frame, power_w, end, rate),
         }
     }
@@ -199,14 +205,20 @@ mod tests {
     const RX: f64 = 3.652e-10;
     const CS: f64 = 1.559e-11;
 
+    const TH: Thresholds = Thresholds {
+        rx_w: RX,
+        cs_w: CS,
+        capture_ratio: 10.0,
+    };
+
     fn phy() -> PhyRx {
-        PhyRx::new(RX, CS, 10.0)
+        PhyRx::new()
     }
 
     #[test]
     fn a_strong_frame_alone_is_received_and_toggles_carrier_sense() {
         let mut p = phy();
-        assert_eq!(p.on_signal_start(1, 1e-9, SimTime(100)), Some(Cca::Busy));
+        assert_eq!(p.on_signal_start(&TH, 1, 1e-9, SimTime(100)), Some(Cca::Busy));
         assert!(p.busy());
         assert_eq!(p.on_signal_end(1), (Some(RxOutcome::Ok { frame: 1 }), Some(Cca::Idle)));
     }
@@ -214,17 +226,17 @@ mod tests {
     #[test]
     fn a_frame_between_the_thresholds_is_sensed_but_ends_in_error() {
         let mut p = phy();
-        assert!(p.senses(1e-10) && !p.senses(1e-11));
-        p.on_signal_start(1, 1e-10, SimTime(100));
+        assert!(TH.senses(1e-10) && !TH.senses(1e-11));
+        p.on_signal_start(&TH, 1, 1e-10, SimTime(100));
         assert_eq!(p.on_signal_end(1), (Some(RxOutcome::Error), Some(Cca::Idle)));
     }
 
     #[test]
     fn capture_keeps_the_stronger_frame() {
         let mut p = phy();
-        p.on_signal_start(1, 1e-8, SimTime(100));
+        p.on_signal_start(&TH, 1, 1e-8, SimTime(100));
         // 10x weaker or less: captured away, but it keeps the medium busy.
-        assert_eq!(p.on_signal_start(2, 1e-9, SimTime(150)), None);
+        assert_eq!(p.on_signal_start(&TH, 2, 1e-9, SimTime(150)), None);
         assert_eq!(p.on_signal_end(1), (Some(RxOutcome::Ok { frame: 1 }), None));
         assert_eq!(p.on_signal_end(2), (None, Some(Cca::Idle)));
     }
@@ -232,14 +244,14 @@ mod tests {
     #[test]
     fn a_collision_loses_both_and_lasts_until_the_later_end() {
         let mut p = phy();
-        p.on_signal_start(1, 1e-8, SimTime(100));
-        p.on_signal_start(2, 5e-9, SimTime(150));
+        p.on_signal_start(&TH, 1, 1e-8, SimTime(100));
+        p.on_signal_start(&TH, 2, 5e-9, SimTime(150));
         assert_eq!(p.on_signal_end(1), (None, None));
         assert_eq!(p.on_signal_end(2), (Some(RxOutcome::Error), Some(Cca::Idle)));
         // A later, stronger arrival than the current one also collides.
         let mut p = phy();
-        p.on_signal_start(1, 1e-9, SimTime(200));
-        p.on_signal_start(2, 5e-9, SimTime(150));
+        p.on_signal_start(&TH, 1, 1e-9, SimTime(200));
+        p.on_signal_start(&TH, 2, 5e-9, SimTime(150));
         assert_eq!(p.on_signal_end(2), (None, None));
         assert_eq!(p.on_signal_end(1), (Some(RxOutcome::Error), Some(Cca::Idle)));
     }
@@ -247,10 +259,10 @@ mod tests {
     #[test]
     fn nothing_is_received_while_or_since_transmitting() {
         let mut p = phy();
-        p.on_signal_start(1, 1e-8, SimTime(100));
+        p.on_signal_start(&TH, 1, 1e-8, SimTime(100));
         p.on_tx_start();
         assert_eq!(p.on_signal_end(1), (None, Some(Cca::Idle)));
-        p.on_signal_start(2, 1e-8, SimTime(300));
+        p.on_signal_start(&TH, 2, 1e-8, SimTime(300));
         p.on_tx_end();
         assert_eq!(p.on_signal_end(2), (None, Some(Cca::Idle)));
     }

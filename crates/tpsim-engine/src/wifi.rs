@@ -230,11 +230,21 @@ impl RadioParams {
         v
     }
 
+    /// The threshold receiver's thresholds (every radio of the channel shares them).
+    #[inline]
+    pub fn thresholds(&self) -> crate::phyrx::Thresholds {
+        crate::phyrx::Thresholds {
+            rx_w: self.rx_threshold_w,
+            cs_w: self.cs_threshold_w,
+            capture_ratio: self.capture_ratio,
+        }
+    }
+
     /// A receiver for these parameters; `rng` is the radio's own stream (draws of the SINR
     /// receiver's `Ber` error model).
     pub fn receiver(&self, rng: tpsim_core::RngStream) -> Receiver {
         match self.sinr {
-            None => Receiver::Threshold(PhyRx::new(self.rx_threshold_w, self.cs_threshold_w, self.capture_ratio)),
+            None => Receiver::Threshold(PhyRx::new()),
             Some(cfg) => Receiver::Sinr(Box::new(tpsim_phy::sinr::SinrRx::new(cfg, rng))),
         }
     }
@@ -332,29 +342,35 @@ impl PriQueue {
 }
 
 /// One node's 802.11 interface (its receiver is in [`WifiChannel::radios`]).
+// `repr(C)`: the fields every input reads come first, next to the DCF's own hot fields (see
+// `Dcf`), so that a device a frame reaches costs few cache lines.
+#[repr(C)]
 pub struct WifiDevice {
-    pub iface: u32,
+    /// The node's energy is spent: the radio is off for good.
+    pub dead: bool,
     pub node: u32,
-    pub dcf: Dcf,
-    pub queue: PriQueue,
     /// The packet the DCF is serving (its handle).
     pub in_service: Option<PacketId>,
     pub timer_gen: u32,
     pub timer_at: SimTime,
+    pub queue: PriQueue,
     pub q_changed: SimTime,
     /// This node's pcap writer, if traced.
     pub pcap: Option<u32>,
     /// The air frame this radio is sending, if any.
     pub on_air: Option<u32>,
-    /// The node's energy is spent: the radio is off for good.
-    pub dead: bool,
+    pub iface: u32,
+    pub dcf: Dcf,
 }
 
 /// What every signal start and end at a radio touches, one small record per node in a dense
 /// array ([`WifiChannel::radios`]) apart from the large 802.11 device: the receiver, and the
 /// carrier-sense transitions held back from a DCF at rest ([`Dcf::at_rest`]). A signal that
-/// changes nothing the DCF must act on then costs no access to the device.
+/// changes nothing the DCF must act on then costs no access to the device. Aligned to a cache
+/// line, so that each radio a frame reaches costs one line (the threshold receiver's
+/// thresholds live in the channel for the same reason).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub struct RadioState {
     /// The PHY receiver.
     pub phy: Receiver,
@@ -585,7 +601,7 @@ impl WifiChannel {
         let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (i, &pi) in self.positions.iter().enumerate() {
             let mut near = Vec::new();
-            self.grid.for_each_near(pi, self.cs_range_m, |j| near.push(j));
+            self.grid.for_each_near(pi, self.cs_range_m, |j, _| near.push(j));
             near.sort_unstable();
             for j in near {
                 if j as usize == i {
@@ -645,6 +661,13 @@ impl WifiChannel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The channel's hot path touches one radio record per receiver: it must stay one line.
+    #[test]
+    fn a_radio_record_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<RadioState>(), 64);
+        assert_eq!(std::mem::align_of::<RadioState>(), 64);
+    }
 
     /// ns-2's PriQueue: routing control packets go to the head, everything else to the tail;
     /// a full queue refuses the arriving packet (tail drop), whatever its kind.
@@ -733,7 +756,7 @@ mod tests {
             let pos: Vec<(f64, f64)> = ch.mobility.iter_mut().map(|m| m.position(t)).collect();
             for (i, &pi) in pos.iter().enumerate() {
                 let mut near = Vec::new();
-                ch.grid.for_each_near(pi, ch.cs_range_m + ch.slack_m, |j| near.push(j));
+                ch.grid.for_each_near(pi, ch.cs_range_m + ch.slack_m, |j, _| near.push(j));
                 for (j, &pj) in pos.iter().enumerate() {
                     let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
                     if d <= ch.cs_range_m {

@@ -1237,16 +1237,16 @@ impl World {
         } else {
             ch.mobility[sender as usize].position(t)
         };
-        let (mobility, rng, grid, positions) =
-            (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid, &ch.positions);
+        let (mobility, rng, grid) = (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid);
         let cs_range_m = ch.cs_range_m;
         let tx_w = ch.tx_power_w[sender as usize];
-        grid.for_each_near(here, cs_range_m + ch.slack_m, |j| {
+        grid.for_each_near(here, cs_range_m + ch.slack_m, |j, filed_at| {
             if j == sender {
                 return;
             }
+            // A static node is where the grid filed it.
             let pj = if still {
-                positions[j as usize]
+                filed_at
             } else {
                 mobility[j as usize].position(t)
             };
@@ -1278,6 +1278,14 @@ impl World {
         // have if queued now, one by one in `order` (sequence numbers reserved here), but only
         // the first start and the first end are queued: the rest follow in arrival order.
         rx.sort_unstable_by_key(|r| (r.delay, r.order));
+        // Every receiver's radio record is read at its signal start, and the device of each
+        // that may decode the frame at its end: start their cache misses together now.
+        for r in &rx {
+            tpsim_core::prefetch(&ch.radios[r.node as usize], 1);
+            if r.power_w >= p.rx_threshold_w {
+                tpsim_core::prefetch(&self.devices[ch.dev_of_node[r.node as usize] as usize], 16);
+            }
+        }
         let seq0 = self.queue.reserve(2 * rx.len() as u64);
         let pending = rx.len() as u32 + 1;
         ch.frames[slot as usize] = AirFrame {
@@ -1352,8 +1360,9 @@ impl World {
         }
         self.energy_change(node, |e, now| e.sense(node as usize, now, true));
         let Some(ch) = &mut self.wifi else { return };
+        let th = ch.params.thresholds();
         let r = &mut ch.radios[node as usize];
-        if r.phy.on_signal_start(now, frame, power_w, end, rate) != Some(crate::phyrx::Cca::Busy) {
+        if r.phy.on_signal_start(&th, now, frame, power_w, end, rate) != Some(crate::phyrx::Cca::Busy) {
             return;
         }
         if r.rest {

@@ -94,8 +94,16 @@ use crate::rate::{RateChange, RateControl, RateState};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DcfStats {
+    /// Frames received correctly, whatever their destination.
+    pub rx_frames: u64,
+    /// Receptions that could not be decoded ([`Dcf::on_rx_error`]): collisions seen.
+    pub rx_errors: u64,
+    /// MSDUs handed up ([`MacEvent::Delivered`]).
+    pub delivered: u64,
     /// MSDUs handed to the MAC by [`Dcf::send`].
     pub msdus: u64,
+    /// MSDUs acknowledged, or broadcast; each gave a [`MacEvent::TxOk`].
+    pub tx_ok: u64,
     /// DATA frames transmitted: first attempts, retransmissions and broadcasts.
     pub data_sent: u64,
     /// DATA frames transmitted with the Retry bit set.
@@ -115,14 +123,6 @@ pub struct DcfStats {
     pub cts_timeouts: u64,
     /// MSDUs discarded at the retry limit (§10.3.2.12); each gave a [`MacEvent::TxFailed`].
     pub drops_retry_limit: u64,
-    /// MSDUs acknowledged, or broadcast; each gave a [`MacEvent::TxOk`].
-    pub tx_ok: u64,
-    /// Frames received correctly, whatever their destination.
-    pub rx_frames: u64,
-    /// Receptions that could not be decoded ([`Dcf::on_rx_error`]): collisions seen.
-    pub rx_errors: u64,
-    /// MSDUs handed up ([`MacEvent::Delivered`]).
-    pub delivered: u64,
     /// Retransmitted DATA frames recognised as duplicates (acknowledged, not delivered).
     pub duplicates: u64,
     /// RTS frames for us not answered because our NAV was set (§10.3.2.4).
@@ -184,10 +184,53 @@ enum TxKind {
 /// * **Outputs**, polled in this order after every input: [`Dcf::poll_transmit`] (a frame to
 ///   put on the air now, for [`Frame::airtime`]), [`Dcf::poll_event`], [`Dcf::poll_timeout`].
 #[derive(Clone, Debug)]
+// `repr(C)`: fields in this order, so that what every carrier-sense change and reception
+// touches (the first group) shares two or three cache lines instead of spreading over the
+// whole struct (a station at rest in a large network is a cold cache miss per line).
+#[repr(C)]
 pub struct Dcf {
-    cfg: DcfConfig,
+    // Carrier sense (§10.3.2.1), backoff (§10.3.3, §10.3.4.3) and the exchange: read or
+    // written at every input.
+    /// Physical CS: the PHY reports the medium busy.
+    cca_busy: bool,
+    /// The last reception failed and no correct frame followed: EIFS instead of DIFS
+    /// (§10.3.2.3.7).
+    eifs_pending: bool,
+    /// A backoff (regular or post-backoff) is counting down or frozen.
+    backoff_pending: bool,
+    /// The MSDU in service found the medium idle and waits DIFS/EIFS without a backoff
+    /// (§10.3.4.2); if the medium turns busy first, it draws one.
+    immediate_access: bool,
+    uses_rts: bool,
+    /// `cfg.use_eifs`, cached here (read at every failed reception).
+    use_eifs: bool,
+    /// Contention window, in slots minus one: the backoff is drawn from [0, cw].
+    cw: u32,
+    /// Remaining backoff slots as of `backoff_start`.
+    backoff_slots: u32,
+    /// End of the last CCA-busy period (the time the medium last went idle).
+    cca_idle_since: SimTime,
+    /// Virtual CS: the NAV (§10.3.2.4) expires at this time.
+    nav_until: SimTime,
+    /// End of our own medium activity: our last transmission, or the CTS/ACK timeout that
+    /// ended our last failed exchange. DIFS is counted from here too.
+    exchange_end: SimTime,
+    /// Counting of `backoff_slots` may not start before this time.
+    backoff_start: SimTime,
+    exchange: Exchange,
+    /// Our frame on the air.
+    tx_in_flight: Option<TxKind>,
+    /// The next frame to put on the air, and when: a SIFS response, DATA after CTS, or the
+    /// frame that won contention.
+    next_tx: Option<(SimTime, Frame, TxKind)>,
+    events: VecDeque<MacEvent>,
     addr: MacAddr,
-    rng: RngStream,
+    /// A NAV set by an RTS that may be reset (§10.3.2.4): (time of the check, NAV before the
+    /// RTS). Resolved by the next busy indication.
+    rts_nav: Option<(SimTime, SimTime)>,
+    msdu: Option<Msdu>,
+    /// Counters (the reception counters change at every reception).
+    stats: DcfStats,
 
     // Durations derived from the configuration, cached.
     slot: SimDuration,
@@ -200,62 +243,22 @@ pub struct Dcf {
     cts_timeout: SimDuration,
     rts_nav_reset_after: SimDuration,
 
-    // Carrier sense (§10.3.2.1).
-    /// Physical CS: the PHY reports the medium busy.
-    cca_busy: bool,
-    /// End of the last CCA-busy period (the time the medium last went idle).
-    cca_idle_since: SimTime,
-    /// Virtual CS: the NAV (§10.3.2.4) expires at this time.
-    nav_until: SimTime,
-    /// A NAV set by an RTS that may be reset (§10.3.2.4): (time of the check, NAV before the
-    /// RTS). Resolved by the next busy indication.
-    rts_nav: Option<(SimTime, SimTime)>,
-    /// The last reception failed and no correct frame followed: EIFS instead of DIFS
-    /// (§10.3.2.3.7).
-    eifs_pending: bool,
-    /// End of our own medium activity: our last transmission, or the CTS/ACK timeout that
-    /// ended our last failed exchange. DIFS is counted from here too.
-    exchange_end: SimTime,
-
-    // Backoff (§10.3.3, §10.3.4.3).
-    /// Contention window, in slots minus one: the backoff is drawn from [0, cw].
-    cw: u32,
-    /// A backoff (regular or post-backoff) is counting down or frozen.
-    backoff_pending: bool,
-    /// Remaining backoff slots as of `backoff_start`.
-    backoff_slots: u32,
-    /// Counting of `backoff_slots` may not start before this time.
-    backoff_start: SimTime,
-    /// The MSDU in service found the medium idle and waits DIFS/EIFS without a backoff
-    /// (§10.3.4.2); if the medium turns busy first, it draws one.
-    immediate_access: bool,
-
-    // The MSDU in service and its exchange.
-    msdu: Option<Msdu>,
+    // The MSDU in service, counters, and what is read rarely.
     msdu_seq: u16,
     next_seq: u16,
-    uses_rts: bool,
     /// DATA transmissions of the MSDU so far (for the Retry bit).
     data_attempts: u32,
     /// Station short retry count (§10.3.2.12).
     ssrc: u32,
     /// Station long retry count (§10.3.2.12).
     slrc: u32,
-    exchange: Exchange,
-
-    /// The next frame to put on the air, and when: a SIFS response, DATA after CTS, or the
-    /// frame that won contention.
-    next_tx: Option<(SimTime, Frame, TxKind)>,
-    /// Our frame on the air.
-    tx_in_flight: Option<TxKind>,
-
+    rng: RngStream,
+    cfg: DcfConfig,
     /// Boxed: half a kilobyte read only for unicast DATA frames to us, kept out of the state
     /// that every carrier-sense change and reception touches.
     dup_cache: Box<DupCache>,
     /// ARF/AARF state per destination ([`crate::rate`]); empty with a constant rate.
     rates: BTreeMap<MacAddr, RateState>,
-    events: VecDeque<MacEvent>,
-    stats: DcfStats,
 }
 
 impl Dcf {
@@ -284,6 +287,7 @@ impl Dcf {
             ack_timeout: cfg.ack_timeout(),
             cts_timeout: cfg.cts_timeout(),
             rts_nav_reset_after: cfg.rts_nav_reset_after(),
+            use_eifs: cfg.use_eifs,
             cw: cfg.timing.cw_min,
             cfg,
             addr,
@@ -449,7 +453,7 @@ impl Dcf {
         }
         if rx_errors > 0 {
             self.stats.rx_errors += rx_errors as u64;
-            if self.cfg.use_eifs {
+            if self.use_eifs {
                 self.eifs_pending = true;
             }
         }
@@ -545,7 +549,7 @@ impl Dcf {
         self.settle(now);
         self.freeze_backoff(now);
         self.stats.rx_errors += 1;
-        if self.cfg.use_eifs {
+        if self.use_eifs {
             self.eifs_pending = true;
         }
     }
