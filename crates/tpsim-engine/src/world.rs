@@ -686,6 +686,7 @@ impl World {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
+            self.prefetch_next();
             self.begin_event(t);
             match ev {
                 Event::AppSend { gen } => self.on_app_send(gen),
@@ -787,6 +788,23 @@ impl World {
     }
 
     /// Node `node` broadcasts a beacon and schedules the next.
+    /// Starts the cache misses on the device the next queued event will use (a sender's
+    /// beacon, MAC timer or end of transmission), to overlap with the current event's work.
+    #[inline]
+    fn prefetch_next(&self) {
+        let dev = match self.queue.peek_near() {
+            Some(Event::MacTimer { dev, .. } | Event::AirTxEnd { dev, .. }) => *dev,
+            Some(Event::Beacon { node }) => match &self.wifi {
+                Some(ch) => ch.dev_of_node[*node as usize],
+                None => return,
+            },
+            _ => return,
+        };
+        if let Some(d) = self.devices.get(dev as usize) {
+            tpsim_core::prefetch(d, 6);
+        }
+    }
+
     fn on_beacon(&mut self, node: u32) {
         let now = self.now;
         let Some((interval, ip_len, payload, stop)) = self.beacon else {
@@ -1279,11 +1297,12 @@ impl World {
         // the first start and the first end are queued: the rest follow in arrival order.
         rx.sort_unstable_by_key(|r| (r.delay, r.order));
         // Every receiver's radio record is read at its signal start, and the device of each
-        // that may decode the frame at its end: start their cache misses together now.
+        // that may decode the frame at its end (its first lines: the device's and the DCF's
+        // hot fields): start their cache misses together now.
         for r in &rx {
             tpsim_core::prefetch(&ch.radios[r.node as usize], 1);
             if r.power_w >= p.rx_threshold_w {
-                tpsim_core::prefetch(&self.devices[ch.dev_of_node[r.node as usize] as usize], 16);
+                tpsim_core::prefetch(&self.devices[ch.dev_of_node[r.node as usize] as usize], 6);
             }
         }
         let seq0 = self.queue.reserve(2 * rx.len() as u64);
