@@ -305,7 +305,15 @@ mod tests {
     #[test]
     fn far_events_pop_in_order_across_empty_stretches() {
         let mut q = EventQueue::new();
-        let times = [u64::MAX, 3, u64::MAX - 1, 10_000_000_000, 1 << 40, BUCKET_NS, BUCKET_NS - 1];
+        let times = [
+            u64::MAX,
+            3,
+            u64::MAX - 1,
+            10_000_000_000,
+            1 << 40,
+            BUCKET_NS,
+            BUCKET_NS - 1,
+        ];
         for (i, t) in times.iter().enumerate() {
             q.push(SimTime(*t), i);
         }

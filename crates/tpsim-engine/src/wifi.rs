@@ -756,7 +756,8 @@ mod tests {
             let pos: Vec<(f64, f64)> = ch.mobility.iter_mut().map(|m| m.position(t)).collect();
             for (i, &pi) in pos.iter().enumerate() {
                 let mut near = Vec::new();
-                ch.grid.for_each_near(pi, ch.cs_range_m + ch.slack_m, |j, _| near.push(j));
+                ch.grid
+                    .for_each_near(pi, ch.cs_range_m + ch.slack_m, |j, _| near.push(j));
                 for (j, &pj) in pos.iter().enumerate() {
                     let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
                     if d <= ch.cs_range_m {

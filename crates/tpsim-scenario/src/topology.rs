@@ -17,9 +17,17 @@ pub struct Paths {
 
 impl Paths {
     /// Computes all next hops for `count` nodes joined by `links` (node indices must be in
-    /// range; validation checks that first).
+    /// range; validation checks that first). Without links (a wireless-only scenario) the
+    /// tables stay empty instead of N² entries of "unreachable".
     pub fn compute(count: u32, links: &[Link]) -> Paths {
         let n = count as usize;
+        if links.is_empty() {
+            return Paths {
+                n,
+                next: Vec::new(),
+                dist: Vec::new(),
+            };
+        }
         let mut adj: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for (i, l) in links.iter().enumerate() {
             let [a, b] = l.nodes;
@@ -79,6 +87,9 @@ impl Paths {
 
     /// Hop count from `src` to `dst` (`u32::MAX` if unreachable).
     pub fn distance(&self, src: u32, dst: u32) -> u32 {
+        if src == dst {
+            return 0;
+        }
         self.dist
             .get(src as usize * self.n + dst as usize)
             .copied()
@@ -88,5 +99,23 @@ impl Paths {
     /// Whether `dst` can be reached from `src`.
     pub fn reachable(&self, src: u32, dst: u32) -> bool {
         src == dst || self.next_hop(src, dst).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without links every node reaches only itself, at distance 0, as in the full tables.
+    #[test]
+    fn no_links_means_only_self_is_reachable() {
+        let p = Paths::compute(1000, &[]);
+        assert!(p.next.is_empty() && p.dist.is_empty());
+        for (a, b) in [(0, 0), (999, 999), (0, 999), (5, 6)] {
+            assert_eq!(p.reachable(a, b), a == b);
+            assert_eq!(p.distance(a, b), if a == b { 0 } else { u32::MAX });
+            assert_eq!(p.next_hop(a, b), None);
+            assert!(p.path_links(a, b).is_empty());
+        }
     }
 }

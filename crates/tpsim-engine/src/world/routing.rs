@@ -508,7 +508,8 @@ impl World {
             o.adj = vec![Vec::new(); n];
             for (i, &pi) in pos.iter().enumerate() {
                 let mut near = Vec::new();
-                ch.grid.for_each_near(pi, ch.cs_range_m + ch.slack_m, |j, _| near.push(j));
+                ch.grid
+                    .for_each_near(pi, ch.cs_range_m + ch.slack_m, |j, _| near.push(j));
                 near.sort_unstable();
                 for j in near {
                     if j as usize == i {

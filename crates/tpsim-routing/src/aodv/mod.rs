@@ -123,7 +123,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use tpsim_core::{RngStream, SimDuration, SimTime};
 
 use crate::{Addr, LinkDest};
-use table::{seq_at_least, seq_newer, Map, Route};
+use table::{seq_at_least, seq_newer, ExpiryHeap, Map, Route};
 
 /// A control message to put on the link.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -391,6 +391,11 @@ pub struct Aodv<P> {
     ack_wait: Map<Addr, SimTime>,
     /// Lower bound of route expiries and HELLO loss deadlines.
     next_sweep: SimTime,
+    /// Route expiries: each route has one live entry, at its `filed` time, no later than its
+    /// `expiry` (an expiry that moved later is re-filed when the entry comes up); other
+    /// entries are stale. The sweep visits only the routes that are due instead of the whole
+    /// table.
+    expiries: ExpiryHeap,
     scratch: Vec<Addr>,
     /// Neighbours whose break was handled, all at the same instant (the last one): a data frame
     /// handed back at that instant (the engine's LinkBroken flush) is not a new break.
@@ -425,6 +430,7 @@ impl<P> Aodv<P> {
             last_bcast: None,
             ack_wait: Map::default(),
             next_sweep: SimTime::NEVER,
+            expiries: BinaryHeap::new(),
             scratch: Vec::new(),
             recent_breaks: Vec::new(),
             stats: AodvStats::default(),
@@ -894,6 +900,7 @@ impl<P> Aodv<P> {
         r.valid = false;
         r.expiry = now + dp;
         r.precursors.retain(|&p| p != nb);
+        r.file_expiry(dst, &mut self.expiries);
         // The other routes through `nb` break as in §6.11 (the route to `dst`, now invalid, is
         // left alone); LinkBroken for the engine's queue.
         self.link_break(now, nb);
@@ -1251,6 +1258,7 @@ impl<P> Aodv<P> {
             expiry
         };
         let e = r.expiry;
+        r.file_expiry(dst, &mut self.expiries);
         self.arm_sweep(e);
         if hops > 1 {
             self.arm_hello(now);
@@ -1273,6 +1281,7 @@ impl<P> Aodv<P> {
             r.seq = seq;
             r.valid_seq = true;
         }
+        r.file_expiry(nb, &mut self.expiries);
         newly
     }
 
@@ -1360,19 +1369,47 @@ impl<P> Aodv<P> {
     /// silent HELLO neighbours are link breaks; recomputes `next_sweep`.
     fn sweep(&mut self, now: SimTime) {
         let dp = self.cfg.delete_period;
-        let mut next = SimTime::NEVER;
-        self.routes.retain(|_, r| {
-            if r.valid && r.expiry <= now {
+        // Every route due has its live entry at or before now (see `expiries`).
+        while let Some(&std::cmp::Reverse((t, a))) = self.expiries.peek() {
+            if t > now {
+                break;
+            }
+            self.expiries.pop();
+            let Some(r) = self.routes.get_mut(&a) else { continue };
+            if r.filed != t {
+                continue;
+            }
+            r.filed = SimTime::NEVER;
+            if r.expiry <= now && r.valid {
                 // RFC 3561 §6.11: an expired route is invalid and deleted after DELETE_PERIOD.
                 r.valid = false;
                 r.expiry = r.expiry + dp;
+            } else if r.expiry <= now {
+                self.routes.remove(&a);
+                continue;
             }
-            if !r.valid && r.expiry <= now {
-                return false;
+            // Extended since it was filed, or just invalidated: filed again at its expiry.
+            r.file_expiry(a, &mut self.expiries);
+        }
+        // The earliest live entry at a route's own expiry is the earliest expiry of all.
+        while let Some(&std::cmp::Reverse((t, a))) = self.expiries.peek() {
+            let Some(r) = self.routes.get_mut(&a).filter(|r| r.filed == t) else {
+                self.expiries.pop();
+                continue;
+            };
+            if r.expiry == t {
+                break;
             }
-            next = next.min(r.expiry);
-            true
-        });
+            self.expiries.pop();
+            r.filed = SimTime::NEVER;
+            r.file_expiry(a, &mut self.expiries);
+        }
+        let mut next = self.expiries.peek().map_or(SimTime::NEVER, |e| e.0 .0);
+        debug_assert_eq!(
+            next,
+            self.routes.values().map(|r| r.expiry).min().unwrap_or(SimTime::NEVER),
+            "the expiry heap lost a route"
+        );
         let mut lost = std::mem::take(&mut self.scratch);
         lost.clear();
         // RFC 3561 §6.9 allows ALLOWED_HELLO_LOSS·HELLO_INTERVAL of silence. HELLOs leave up
@@ -1418,6 +1455,7 @@ impl<P> Aodv<P> {
                 r.seq = r.seq.wrapping_add(1);
             }
             invalidate(r, d, now + dp, was_active, &mut dests, &mut recipients);
+            r.file_expiry(d, &mut self.expiries);
         }
         self.arm_sweep(now + dp);
         self.neighbors.remove(&nb);
@@ -1464,6 +1502,7 @@ impl<P> Aodv<P> {
             }
             r.valid_seq = true;
             invalidate(r, d, now + dp, was_active, &mut dests, &mut recipients);
+            r.file_expiry(d, &mut self.expiries);
         }
         self.arm_sweep(now + dp);
         recipients.retain(|&p| p != from);

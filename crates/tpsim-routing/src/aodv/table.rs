@@ -11,6 +11,9 @@ use crate::Addr;
 /// order depends on its hasher and table layout, which `std` does not promise to keep).
 pub(crate) type Map<K, V> = BTreeMap<K, V>;
 
+/// Route expiries, earliest first: (time, destination).
+pub(crate) type ExpiryHeap = std::collections::BinaryHeap<std::cmp::Reverse<(SimTime, Addr)>>;
+
 /// `a` is newer than `b` in the circular sequence number space: (a − b) as i32 > 0 (§6.1).
 #[inline]
 pub(crate) fn seq_newer(a: u32, b: u32) -> bool {
@@ -42,6 +45,9 @@ pub(crate) struct Route {
     pub precursors: Vec<Addr>,
     /// The route has carried data (a reason to send HELLOs, §6.9).
     pub data_used: bool,
+    /// The time of this route's one live entry in the agent's expiry heap (`NEVER`: none);
+    /// never later than `expiry`. Entries at other times are stale.
+    pub filed: SimTime,
 }
 
 impl Route {
@@ -57,6 +63,7 @@ impl Route {
             expiry: SimTime::ZERO,
             precursors: Vec::new(),
             data_used: false,
+            filed: SimTime::NEVER,
         }
     }
 
@@ -64,6 +71,17 @@ impl Route {
     #[inline]
     pub fn active(&self, now: SimTime) -> bool {
         self.valid && self.expiry > now
+    }
+
+    /// Files this route (to `dst`) in the expiry heap if its `expiry` is now earlier than its
+    /// live entry: call after every write that may move `expiry` earlier (a later expiry is
+    /// re-filed lazily when the earlier entry comes up).
+    #[inline]
+    pub fn file_expiry(&mut self, dst: Addr, heap: &mut ExpiryHeap) {
+        if self.expiry < self.filed {
+            self.filed = self.expiry;
+            heap.push(std::cmp::Reverse((self.expiry, dst)));
+        }
     }
 
     /// Adds `a` to the precursor list unless already there.
