@@ -77,15 +77,17 @@
 //! service at a time (the engine keeps the interface queue), so the station retry counters
 //! SSRC/SLRC are also the MSDU's retry counters.
 
+mod fifo;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use tpsim_core::{RngStream, SimDuration, SimTime};
 use tpsim_phy::WifiRate;
 
 use crate::config::DcfConfig;
+use fifo::InlineFifo;
 use crate::dup_cache::DupCache;
 use crate::frame::{Frame, FrameKind, MacAddr, MacEvent, Msdu, BROADCAST};
 use crate::rate::{RateChange, RateControl, RateState};
@@ -223,7 +225,8 @@ pub struct Dcf {
     /// The next frame to put on the air, and when: a SIFS response, DATA after CTS, or the
     /// frame that won contention.
     next_tx: Option<(SimTime, Frame, TxKind)>,
-    events: VecDeque<MacEvent>,
+    /// Output events (inline: one or two wait at a time).
+    events: InlineFifo<MacEvent, 2>,
     addr: MacAddr,
     /// A NAV set by an RTS that may be reset (§10.3.2.4): (time of the check, NAV before the
     /// RTS). Resolved by the next busy indication.
@@ -314,7 +317,7 @@ impl Dcf {
             tx_in_flight: None,
             dup_cache: Box::default(),
             rates: BTreeMap::new(),
-            events: VecDeque::with_capacity(8),
+            events: InlineFifo::new(),
             stats: DcfStats::default(),
         }
     }
