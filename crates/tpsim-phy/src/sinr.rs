@@ -201,6 +201,8 @@ pub const DEFAULT_PREAMBLE_DETECTION_DB: f64 = 4.0;
 
 /// Parameters of a [`SinrRx`]. Powers in W, ratios in dB.
 #[derive(Clone, Copy, Debug, PartialEq)]
+// `repr(C)`: what every signal reads first (see `SinrRx`).
+#[repr(C)]
 pub struct SinrConfig {
     /// Receive (sensitivity) threshold, W: the radio locks only on signals at least this
     /// strong.
@@ -208,28 +210,28 @@ pub struct SinrConfig {
     /// Carrier-sense threshold, W: signals at least this strong make the medium busy and are
     /// the only ones the model sees ([`SinrRx::senses`]).
     pub cs_threshold_w: f64,
-    /// Receiver noise figure, dB. Default 7 dB.
-    pub noise_figure_db: f64,
-    /// Noise temperature, K. Default 290 K.
-    pub temperature_k: f64,
+    /// How a frame's fate is decided. Default [`ErrorModel::Threshold`].
+    pub error_model: ErrorModel,
+    /// Frame capture: switch to a new frame that is decodable on its own during a reception
+    /// (module doc). Default false: the radio stays on the first frame.
+    pub frame_capture: bool,
+    /// PLCP preamble of the DSSS frames (where the PLCP header lies, for the `Ber` model).
+    /// Default long.
+    pub preamble: Preamble,
     /// Noise bandwidth of DSSS/HR-DSSS frames, Hz. Default 22 MHz.
     pub dsss_bandwidth_hz: f64,
     /// Noise bandwidth of OFDM frames, Hz. Default 20 MHz.
     pub ofdm_bandwidth_hz: f64,
-    /// SINR threshold of each rate, dB, indexed in [`WifiRate::ALL`] order ([`rate_index`]).
-    /// Default [`default_sinr_threshold_db`].
-    pub thresholds_db: [f64; 12],
-    /// Frame capture: switch to a new frame that is decodable on its own during a reception
-    /// (module doc). Default false: the radio stays on the first frame.
-    pub frame_capture: bool,
-    /// How a frame's fate is decided. Default [`ErrorModel::Threshold`].
-    pub error_model: ErrorModel,
+    /// Receiver noise figure, dB. Default 7 dB.
+    pub noise_figure_db: f64,
+    /// Noise temperature, K. Default 290 K.
+    pub temperature_k: f64,
     /// `Ber` model: SINR a frame needs at its start for the radio to lock on, dB. Default
     /// [`DEFAULT_PREAMBLE_DETECTION_DB`].
     pub preamble_detection_db: f64,
-    /// PLCP preamble of the DSSS frames (where the PLCP header lies, for the `Ber` model).
-    /// Default long.
-    pub preamble: Preamble,
+    /// SINR threshold of each rate, dB, indexed in [`WifiRate::ALL`] order ([`rate_index`]).
+    /// Default [`default_sinr_threshold_db`].
+    pub thresholds_db: [f64; 12],
 }
 
 impl SinrConfig {
@@ -317,21 +319,25 @@ struct Reception {
 
 /// Reception state of one radio in SINR mode.
 #[derive(Clone, Debug)]
+// `repr(C)`: the state and parameters every signal start and end reads come first, in a few
+// cache lines, ahead of the rate tables (one radio per node; at hundreds of nodes each is a
+// cold miss per line).
+#[repr(C)]
 pub struct SinrRx {
-    cfg: SinrConfig,
-    /// Thermal noise per family, W (DSSS, OFDM), cached from `cfg`.
-    noise_w: [f64; 2],
-    /// SINR thresholds, linear, cached from `cfg`.
-    thresholds: [f64; 12],
+    transmitting: bool,
     /// Signals on the air here (all of them at or above the CS threshold), in arrival order:
     /// (frame, power in W).
     signals: Vec<(u32, f64)>,
-    rx: Option<Reception>,
-    transmitting: bool,
     /// `Ber` model: preamble detection threshold, linear.
     detection: f64,
+    /// Thermal noise per family, W (DSSS, OFDM), cached from `cfg`.
+    noise_w: [f64; 2],
+    rx: Option<Reception>,
     /// `Ber` model: the draw at the end of each frame.
     rng: RngStream,
+    cfg: SinrConfig,
+    /// SINR thresholds, linear, cached from `cfg`.
+    thresholds: [f64; 12],
 }
 
 impl SinrRx {
