@@ -281,12 +281,10 @@ pub struct PriQueue {
 }
 
 impl PriQueue {
-    /// An empty queue of `limit` packets. Its buffer grows with the longest queue seen (and
-    /// then stays): a queue that rarely holds more than one or two packets keeps its ring in
-    /// one cache line instead of cycling through room for `limit`.
+    /// An empty queue of `limit` packets.
     pub fn new(limit: usize) -> Self {
         PriQueue {
-            q: VecDeque::new(),
+            q: VecDeque::with_capacity(limit.min(1024)),
             limit,
         }
     }
