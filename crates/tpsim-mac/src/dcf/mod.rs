@@ -87,10 +87,10 @@ use tpsim_core::{RngStream, SimDuration, SimTime};
 use tpsim_phy::WifiRate;
 
 use crate::config::DcfConfig;
-use fifo::InlineFifo;
 use crate::dup_cache::DupCache;
 use crate::frame::{Frame, FrameKind, MacAddr, MacEvent, Msdu, BROADCAST};
 use crate::rate::{RateChange, RateControl, RateState};
+use fifo::InlineFifo;
 
 /// Plain counters of one DCF, collected at the end of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -123,7 +123,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use tpsim_core::{RngStream, SimDuration, SimTime};
 
 use crate::{Addr, LinkDest};
-use table::{seq_at_least, seq_newer, ExpiryHeap, Map, Route};
+use table::{seq_at_least, seq_newer, sorted_keys, ExpiryHeap, HashMap, Map, Route};
 
 /// A control message to put on the link.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -370,9 +370,9 @@ pub struct Aodv<P> {
     seq: u32,
     /// Last RREQ ID used (§6.3).
     rreq_id: u32,
-    routes: Map<Addr, Route>,
+    routes: HashMap<Addr, Route>,
     /// (originator, RREQ ID) → forget at (§6.5).
-    seen: Map<(Addr, u32), SimTime>,
+    seen: HashMap<(Addr, u32), SimTime>,
     seen_order: VecDeque<(SimTime, Addr, u32)>,
     /// Neighbour → ignore its RREQs until (§6.8).
     blacklist: Map<Addr, SimTime>,
@@ -414,8 +414,8 @@ impl<P> Aodv<P> {
             rng,
             seq: 0,
             rreq_id: 0,
-            routes: Map::default(),
-            seen: Map::default(),
+            routes: HashMap::default(),
+            seen: HashMap::default(),
             seen_order: VecDeque::new(),
             blacklist: Map::default(),
             discoveries: Map::default(),
@@ -1444,10 +1444,9 @@ impl<P> Aodv<P> {
         let dp = self.cfg.delete_period;
         let mut dests = Vec::new();
         let mut recipients: Vec<Addr> = Vec::new();
-        for (&d, r) in self.routes.iter_mut() {
-            if !(r.valid && r.next_hop == nb) {
-                continue;
-            }
+        // In destination order, as the RERR lists them.
+        for d in sorted_keys(&self.routes, |r| r.valid && r.next_hop == nb) {
+            let r = self.routes.get_mut(&d).expect("listed");
             let was_active = r.active(now);
             // RFC 3561 §6.11 (1)–(3): increment the sequence number, invalidate, keep the entry
             // for DELETE_PERIOD.

@@ -11,6 +11,19 @@ use crate::Addr;
 /// order depends on its hasher and table layout, which `std` does not promise to keep).
 pub(crate) type Map<K, V> = BTreeMap<K, V>;
 
+/// A hash map with a fixed, fast hasher (FxHash, from `rustc-hash`) for the tables looked up
+/// at every message (routes, RREQ duplicates): lookups cost one or two cache lines instead of
+/// a B-tree descent. Its iteration order is the hasher's, so code that iterates one sorts the
+/// keys first ([`sorted_keys`]): every order that reaches a message stays the key order.
+pub(crate) type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
+
+/// The keys of `m` that satisfy `keep`, in increasing order.
+pub(crate) fn sorted_keys<K: Ord + Copy, V>(m: &HashMap<K, V>, mut keep: impl FnMut(&V) -> bool) -> Vec<K> {
+    let mut keys: Vec<K> = m.iter().filter(|(_, v)| keep(v)).map(|(&k, _)| k).collect();
+    keys.sort_unstable();
+    keys
+}
+
 /// Route expiries, earliest first: (time, destination).
 pub(crate) type ExpiryHeap = std::collections::BinaryHeap<std::cmp::Reverse<(SimTime, Addr)>>;
 
