@@ -275,7 +275,11 @@ impl RadioParams {
 /// head (ns-2 `Queue/DropTail/PriQueue` with `Prefer_Routing_Protocols`); when full, the
 /// arriving packet is dropped (tail drop).
 pub struct PriQueue {
-    /// Waiting packets with the time each was queued.
+    /// A lone waiting packet, with the time it was queued, kept inside the device (no
+    /// separate buffer line for the common case of one packet at a time); while it is set,
+    /// `q` is empty.
+    one: Option<(PacketId, SimTime)>,
+    /// Waiting packets with the time each was queued (all of them when there are two or more).
     q: VecDeque<(PacketId, SimTime)>,
     limit: usize,
 }
@@ -284,14 +288,23 @@ impl PriQueue {
     /// An empty queue of `limit` packets.
     pub fn new(limit: usize) -> Self {
         PriQueue {
+            one: None,
             q: VecDeque::with_capacity(limit.min(1024)),
             limit,
         }
     }
+
     /// Adds `p`, queued at `now` (at the head if `priority`), or gives it back when full.
     pub fn push(&mut self, p: PacketId, priority: bool, now: SimTime) -> Result<(), PacketId> {
-        if self.q.len() >= self.limit {
+        if self.len() >= self.limit {
             return Err(p);
+        }
+        if self.q.is_empty() && self.one.is_none() {
+            self.one = Some((p, now));
+            return Ok(());
+        }
+        if let Some(first) = self.one.take() {
+            self.q.push_back(first);
         }
         if priority {
             self.q.push_front((p, now));
@@ -300,36 +313,53 @@ impl PriQueue {
         }
         Ok(())
     }
-    /// The next packet.
+
+    /// Takes the head packet.
     pub fn pop(&mut self) -> Option<PacketId> {
-        self.q.pop_front().map(|(p, _)| p)
-    }
-    /// The head packet if it was queued before `deadline` (it has waited too long): removed
-    /// and returned.
-    pub fn pop_queued_before(&mut self, deadline: SimTime) -> Option<PacketId> {
-        match self.q.front() {
-            Some(&(p, since)) if since < deadline => {
-                self.q.pop_front();
-                Some(p)
-            }
-            _ => None,
+        match self.one.take() {
+            Some((p, _)) => Some(p),
+            None => self.q.pop_front().map(|(p, _)| p),
         }
     }
-    /// Waiting packets.
+
+    /// Takes the head packet if it was queued before `deadline` (the age limit).
+    pub fn pop_queued_before(&mut self, deadline: SimTime) -> Option<PacketId> {
+        let since = match (self.one, self.q.front()) {
+            (Some((_, t)), _) => t,
+            (None, Some(&(_, t))) => t,
+            (None, None) => return None,
+        };
+        if since < deadline {
+            self.pop()
+        } else {
+            None
+        }
+    }
+
+    /// Packets waiting.
     pub fn len(&self) -> usize {
-        self.q.len()
+        self.one.is_some() as usize + self.q.len()
     }
-    /// Whether nothing waits.
+
+    /// Whether no packet waits.
     pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
+        self.one.is_none() && self.q.is_empty()
     }
-    /// The waiting packets.
+
+    /// The waiting packets, head first.
     pub fn iter(&self) -> impl Iterator<Item = &PacketId> {
-        self.q.iter().map(|(p, _)| p)
+        self.one.iter().chain(self.q.iter()).map(|(p, _)| p)
     }
-    /// Removes and returns the packets for which `pred` holds, keeping the others in order.
+
+    /// Removes (and returns, in queue order) the packets for which `pred` holds.
     pub fn remove_where(&mut self, mut pred: impl FnMut(PacketId) -> bool) -> Vec<PacketId> {
         let mut out = Vec::new();
+        if let Some((id, _)) = self.one {
+            if pred(id) {
+                self.one = None;
+                out.push(id);
+            }
+        }
         self.q.retain(|&(id, _)| {
             let hit = pred(id);
             if hit {
@@ -340,6 +370,12 @@ impl PriQueue {
         out
     }
 }
+
+/// Cache lines at the start of a [`WifiDevice`] that its inputs read: the device's own fields
+/// (with a lone queued packet) and the DCF's first group (carrier sense, backoff, exchange,
+/// next frame, output events, MSDU, per-frame counters): about 410 bytes. What the channel
+/// prefetches of a device it is about to use.
+pub const DEVICE_HOT_LINES: usize = 7;
 
 /// One node's 802.11 interface (its receiver is in [`WifiChannel::radios`]).
 // `repr(C)`: the fields every input reads come first, next to the DCF's own hot fields (see
@@ -687,6 +723,54 @@ mod tests {
         }
         assert_eq!(q.remove_where(|p| p.0 % 2 == 1), vec![PacketId(1), PacketId(3)]);
         assert_eq!(q.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2, 4]);
+    }
+
+    proptest::proptest! {
+        /// The queue (a lone packet kept inline, more in the ring) behaves as one plain deque
+        /// with routing packets to the head, tail drop at the limit, the age limit at the
+        /// head and removal by predicate.
+        #[test]
+        fn priqueue_matches_a_plain_deque(
+            limit in 1usize..6,
+            ops in proptest::collection::vec((0u8..5, 0u32..40), 0..120),
+        ) {
+            let mut q = PriQueue::new(limit);
+            let mut r: VecDeque<(PacketId, SimTime)> = VecDeque::new();
+            for (i, (op, x)) in ops.into_iter().enumerate() {
+                let now = SimTime(i as u64 * 10);
+                match op {
+                    0 | 1 => {
+                        let p = PacketId(i as u32);
+                        let want = if r.len() >= limit {
+                            Err(p)
+                        } else {
+                            if op == 1 { r.push_front((p, now)) } else { r.push_back((p, now)) }
+                            Ok(())
+                        };
+                        proptest::prop_assert_eq!(q.push(p, op == 1, now), want);
+                    }
+                    2 => proptest::prop_assert_eq!(q.pop(), r.pop_front().map(|(p, _)| p)),
+                    3 => {
+                        let deadline = SimTime(x as u64 * 10);
+                        let want = match r.front() {
+                            Some(&(p, t)) if t < deadline => { r.pop_front(); Some(p) }
+                            _ => None,
+                        };
+                        proptest::prop_assert_eq!(q.pop_queued_before(deadline), want);
+                    }
+                    _ => {
+                        let want: Vec<PacketId> = r.iter().filter(|(p, _)| p.0 % 3 == x % 3).map(|&(p, _)| p).collect();
+                        r.retain(|(p, _)| p.0 % 3 != x % 3);
+                        proptest::prop_assert_eq!(q.remove_where(|p| p.0 % 3 == x % 3), want);
+                    }
+                }
+                proptest::prop_assert_eq!(q.len(), r.len());
+                proptest::prop_assert_eq!(q.is_empty(), r.is_empty());
+                let got: Vec<PacketId> = q.iter().copied().collect();
+                let want: Vec<PacketId> = r.iter().map(|&(p, _)| p).collect();
+                proptest::prop_assert_eq!(got, want);
+            }
+        }
     }
 
     /// The age limit (`radio.queue_max_delay`): only a head packet queued before the deadline

@@ -15,7 +15,8 @@ use crate::packet::{Packet, PacketArena, PacketId, NO_CTRL, NO_DIR};
 mod routing;
 use crate::trace::PcapTracer;
 use crate::wifi::{
-    positions, wifi_addr, wifi_node, AirFrame, AirRx, PriQueue, RadioParams, WifiChannel, WifiDevice, LLC_SNAP_LEN,
+    positions, wifi_addr, wifi_node, AirFrame, AirRx, PriQueue, RadioParams, WifiChannel, WifiDevice, DEVICE_HOT_LINES,
+    LLC_SNAP_LEN,
 };
 use crate::EngineError;
 use routing::RoutingState;
@@ -801,7 +802,7 @@ impl World {
             _ => return,
         };
         if let Some(d) = self.devices.get(dev as usize) {
-            tpsim_core::prefetch(d, 6);
+            tpsim_core::prefetch(d, DEVICE_HOT_LINES);
         }
     }
 
@@ -1302,7 +1303,10 @@ impl World {
         for r in &rx {
             tpsim_core::prefetch(&ch.radios[r.node as usize], 1);
             if r.power_w >= p.rx_threshold_w {
-                tpsim_core::prefetch(&self.devices[ch.dev_of_node[r.node as usize] as usize], 6);
+                tpsim_core::prefetch(
+                    &self.devices[ch.dev_of_node[r.node as usize] as usize],
+                    DEVICE_HOT_LINES,
+                );
             }
         }
         let seq0 = self.queue.reserve(2 * rx.len() as u64);
