@@ -788,7 +788,6 @@ impl World {
         self.queue.popped()
     }
 
-    /// Node `node` broadcasts a beacon and schedules the next.
     /// Starts the cache misses on the device the next queued event will use (a sender's
     /// beacon, MAC timer or end of transmission), to overlap with the current event's work.
     #[inline]
@@ -806,6 +805,7 @@ impl World {
         }
     }
 
+    /// Node `node` broadcasts a beacon and schedules the next.
     fn on_beacon(&mut self, node: u32) {
         let now = self.now;
         let Some((interval, ip_len, payload, stop)) = self.beacon else {

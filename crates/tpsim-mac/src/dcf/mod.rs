@@ -95,6 +95,8 @@ use fifo::InlineFifo;
 /// Plain counters of one DCF, collected at the end of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
+// `repr(C)`: the counters that change at every frame first, next to the DCF's hot fields.
+#[repr(C)]
 pub struct DcfStats {
     /// Frames received correctly, whatever their destination.
     pub rx_frames: u64,
@@ -246,7 +248,7 @@ pub struct Dcf {
     cts_timeout: SimDuration,
     rts_nav_reset_after: SimDuration,
 
-    // The MSDU in service, counters, and what is read rarely.
+    // Sequence numbers, retry counters, and what is read rarely.
     msdu_seq: u16,
     next_seq: u16,
     /// DATA transmissions of the MSDU so far (for the Retry bit).

@@ -1369,39 +1369,29 @@ impl<P> Aodv<P> {
     /// silent HELLO neighbours are link breaks; recomputes `next_sweep`.
     fn sweep(&mut self, now: SimTime) {
         let dp = self.cfg.delete_period;
-        // Every route due has its live entry at or before now (see `expiries`).
-        while let Some(&std::cmp::Reverse((t, a))) = self.expiries.peek() {
-            if t > now {
-                break;
-            }
-            self.expiries.pop();
-            let Some(r) = self.routes.get_mut(&a) else { continue };
-            if r.filed != t {
-                continue;
-            }
-            r.filed = SimTime::NEVER;
-            if r.expiry <= now && r.valid {
-                // RFC 3561 §6.11: an expired route is invalid and deleted after DELETE_PERIOD.
-                r.valid = false;
-                r.expiry = r.expiry + dp;
-            } else if r.expiry <= now {
-                self.routes.remove(&a);
-                continue;
-            }
-            // Extended since it was filed, or just invalidated: filed again at its expiry.
-            r.file_expiry(a, &mut self.expiries);
-        }
-        // The earliest live entry at a route's own expiry is the earliest expiry of all.
+        // Live entries in time order (stale ones dropped): every route due has its live entry
+        // at or before now (see `expiries`); the first live entry later than now that is its
+        // route's own expiry is the earliest expiry of all, and ends the walk.
         while let Some(&std::cmp::Reverse((t, a))) = self.expiries.peek() {
             let Some(r) = self.routes.get_mut(&a).filter(|r| r.filed == t) else {
                 self.expiries.pop();
                 continue;
             };
-            if r.expiry == t {
+            if t > now && r.expiry == t {
                 break;
             }
             self.expiries.pop();
             r.filed = SimTime::NEVER;
+            if r.expiry <= now {
+                if !r.valid {
+                    self.routes.remove(&a);
+                    continue;
+                }
+                // RFC 3561 §6.11: an expired route is invalid and deleted after DELETE_PERIOD.
+                r.valid = false;
+                r.expiry = r.expiry + dp;
+            }
+            // Just invalidated, or extended since it was filed: filed again at its expiry.
             r.file_expiry(a, &mut self.expiries);
         }
         let mut next = self.expiries.peek().map_or(SimTime::NEVER, |e| e.0 .0);
