@@ -138,66 +138,6 @@ impl PhyRx {
     }
 }
 
-/// The receiver of a radio: ns-2's threshold mode ([`PhyRx`]) or the SINR model
-/// ([`tpsim_phy::sinr::SinrRx`]), chosen per scenario (`radio.reception`).
-#[derive(Clone, Debug)]
-pub enum Receiver {
-    /// RXThresh / CSThresh / capture ratio.
-    Threshold(PhyRx),
-    /// Interference accumulated over the frame, judged by per-rate SINR thresholds or by bit
-    /// error rates (`radio.error_model`; boxed: it is large, and the threshold receiver should
-    /// keep the radio array small).
-    Sinr(Box<tpsim_phy::sinr::SinrRx>),
-}
-
-impl Receiver {
-    /// A signal starts at `now` (see [`PhyRx::on_signal_start`]); `rate` is the frame's PHY
-    /// rate; `th` the channel's thresholds (the threshold receiver's; the SINR receiver has its
-    /// own configuration).
-    #[inline]
-    pub fn on_signal_start(
-        &mut self,
-        th: &Thresholds,
-        now: SimTime,
-        frame: u32,
-        power_w: f64,
-        end: SimTime,
-        rate: tpsim_phy::WifiRate,
-    ) -> Option<Cca> {
-        match self {
-            Receiver::Threshold(p) => p.on_signal_start(th, frame, power_w, end),
-            Receiver::Sinr(p) => p.on_signal_start(now, frame, power_w, end, rate),
-        }
-    }
-
-    /// A signal ends at `now` (see [`PhyRx::on_signal_end`]).
-    #[inline]
-    pub fn on_signal_end(&mut self, now: SimTime, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
-        match self {
-            Receiver::Threshold(p) => p.on_signal_end(frame),
-            Receiver::Sinr(p) => p.on_signal_end(now, frame),
-        }
-    }
-
-    /// Our own transmission starts (half duplex).
-    #[inline]
-    pub fn on_tx_start(&mut self) {
-        match self {
-            Receiver::Threshold(p) => p.on_tx_start(),
-            Receiver::Sinr(p) => p.on_tx_start(),
-        }
-    }
-
-    /// Our own transmission ends.
-    #[inline]
-    pub fn on_tx_end(&mut self) {
-        match self {
-            Receiver::Threshold(p) => p.on_tx_end(),
-            Receiver::Sinr(p) => p.on_tx_end(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

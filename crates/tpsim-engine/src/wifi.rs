@@ -11,13 +11,13 @@
 use crate::grid::Grid;
 use crate::mobility::Mobility;
 use crate::packet::PacketId;
-use crate::phyrx::{PhyRx, Receiver};
+use crate::phyrx::{Cca, PhyRx, RxOutcome};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use tpsim_core::{Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
 use tpsim_mac::{Dcf, DcfConfig, Frame};
 use tpsim_phy::propagation::SPEED_OF_LIGHT;
-use tpsim_phy::sinr::{ErrorModel, SinrConfig};
+use tpsim_phy::sinr::{ErrorModel, SinrConfig, SinrParams, SinrRadio};
 use tpsim_phy::timing::{MacTiming, PhyStandard, Preamble, WifiRate};
 use tpsim_phy::{ns2, Antenna, Propagation};
 use tpsim_scenario::{
@@ -240,15 +240,6 @@ impl RadioParams {
         }
     }
 
-    /// A receiver for these parameters; `rng` is the radio's own stream (draws of the SINR
-    /// receiver's `Ber` error model).
-    pub fn receiver(&self, rng: tpsim_core::RngStream) -> Receiver {
-        match self.sinr {
-            None => Receiver::Threshold(PhyRx::new()),
-            Some(cfg) => Receiver::Sinr(Box::new(tpsim_phy::sinr::SinrRx::new(cfg, rng))),
-        }
-    }
-
     /// The DCF configuration for these parameters under a size convention.
     pub fn dcf_config(&self, sizes: SizeConvention) -> DcfConfig {
         DcfConfig {
@@ -408,8 +399,9 @@ pub struct WifiDevice {
 #[derive(Clone, Debug)]
 #[repr(align(64))]
 pub struct RadioState {
-    /// The PHY receiver.
-    pub phy: Receiver,
+    /// The threshold receiver's state (ns-2 mode; unused when the channel receives by SINR,
+    /// whose per-radio state is [`WifiChannel::sinr_radios`]).
+    pub phy: PhyRx,
     /// The node's energy is spent (mirrors [`WifiDevice::dead`]).
     pub dead: bool,
     /// The device is at rest: its DCF is ([`Dcf::at_rest`]), and no packet is in service or
@@ -427,10 +419,10 @@ pub struct RadioState {
 }
 
 impl RadioState {
-    /// An idle radio with this receiver.
-    pub fn new(phy: Receiver) -> Self {
+    /// An idle radio.
+    pub fn new() -> Self {
         RadioState {
-            phy,
+            phy: PhyRx::new(),
             dead: false,
             rest: false,
             held: false,
@@ -550,6 +542,11 @@ pub struct WifiChannel {
     pub dev_of_node: Vec<u32>,
     /// Node → the hot part of its radio.
     pub radios: Vec<RadioState>,
+    /// The SINR receivers' shared parameters (`None`: ns-2's threshold mode, [`RadioState::phy`]).
+    pub sinr: Option<SinrParams>,
+    /// Node → its SINR receiver's state (empty in threshold mode): one contiguous array, so
+    /// that a radio's receiver is found, and fetched, by index alone.
+    pub sinr_radios: Vec<SinrRadio>,
     pub frames: Vec<AirFrame>,
     pub free: Vec<u32>,
     /// Per sending node, for shadowing draws.
@@ -571,10 +568,12 @@ impl WifiChannel {
         phy_rngs: Vec<RngStream>,
     ) -> Self {
         debug_assert_eq!(phy_rngs.len(), dev_of_node.len());
-        let radios = phy_rngs
-            .into_iter()
-            .map(|rng| RadioState::new(params.receiver(rng)))
-            .collect();
+        let radios = (0..phy_rngs.len()).map(|_| RadioState::new()).collect();
+        let sinr = params.sinr.map(SinrParams::new);
+        let sinr_radios = match sinr {
+            Some(_) => phy_rngs.into_iter().map(SinrRadio::new).collect(),
+            None => Vec::new(),
+        };
         let positions: Vec<(f64, f64)> = mobility.iter_mut().map(|m| m.position(0.0)).collect();
         let strongest = tx_power_w.iter().copied().fold(params.tx_power_w, f64::max);
         let cs_range_m = RadioParams {
@@ -602,6 +601,8 @@ impl WifiChannel {
             next_refill: SimTime::ZERO + refill_every,
             dev_of_node,
             radios,
+            sinr,
+            sinr_radios,
             frames: Vec::new(),
             free: Vec::new(),
             rngs,
@@ -621,6 +622,60 @@ impl WifiChannel {
         }
         self.grid = Grid::new(&self.positions, self.cs_range_m + self.slack_m);
         self.next_refill = now + self.refill_every;
+    }
+
+    /// A signal of `power_w` (W) for frame `frame`, sent at `rate`, starts at `node`'s
+    /// receiver at `now` and lasts until `end` (threshold or SINR receiver, as configured).
+    /// Returns the CCA transition to busy, if any. Only for signals at or above the
+    /// carrier-sense threshold.
+    #[inline]
+    pub fn signal_start(
+        &mut self,
+        node: u32,
+        now: SimTime,
+        frame: u32,
+        power_w: f64,
+        end: SimTime,
+        rate: tpsim_phy::WifiRate,
+    ) -> Option<Cca> {
+        match &self.sinr {
+            None => {
+                let th = self.params.thresholds();
+                self.radios[node as usize].phy.on_signal_start(&th, frame, power_w, end)
+            }
+            Some(p) => self.sinr_radios[node as usize].on_signal_start(p, now, frame, power_w, end, rate),
+        }
+    }
+
+    /// The signal of frame `frame` ends at `node`'s receiver at `now`: the reception's
+    /// outcome, if the receiver was locked on it, and the CCA transition to idle, if any.
+    #[inline]
+    pub fn signal_end(&mut self, node: u32, now: SimTime, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
+        match &self.sinr {
+            None => self.radios[node as usize].phy.on_signal_end(frame),
+            Some(p) => self.sinr_radios[node as usize].on_signal_end(p, now, frame),
+        }
+    }
+
+    /// `node` starts (`true`) or ends its own transmission (half duplex: a reception in
+    /// progress is abandoned at the start).
+    pub fn set_transmitting(&mut self, node: u32, on: bool) {
+        match (self.sinr.is_some(), on) {
+            (false, true) => self.radios[node as usize].phy.on_tx_start(),
+            (false, false) => self.radios[node as usize].phy.on_tx_end(),
+            (true, true) => self.sinr_radios[node as usize].on_tx_start(),
+            (true, false) => self.sinr_radios[node as usize].on_tx_end(),
+        }
+    }
+
+    /// Asks the caches for `node`'s receiver state (its radio record, and its SINR
+    /// receiver's first lines): a hint, see [`tpsim_core::prefetch`].
+    #[inline]
+    pub fn prefetch_receiver(&self, node: u32) {
+        tpsim_core::prefetch(&self.radios[node as usize], 1);
+        if let Some(r) = self.sinr_radios.get(node as usize) {
+            tpsim_core::prefetch(r, tpsim_phy::sinr::SINR_RADIO_HOT_LINES);
+        }
     }
 
     /// Propagation delay over `d_m` metres.

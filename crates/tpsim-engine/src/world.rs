@@ -721,7 +721,7 @@ impl World {
                         if !self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
                             sync_medium(&mut self.wifi, d);
                             if let Some(ch) = &mut self.wifi {
-                                ch.radios[node as usize].phy.on_tx_end();
+                                ch.set_transmitting(node, false);
                             }
                             d.dcf.on_tx_end(t);
                             self.energy_change(node, |e, now| e.set_tx(node as usize, now, false));
@@ -1220,7 +1220,7 @@ impl World {
         };
         let (sender, pcap) = (d.node, d.pcap);
         if let Some(ch) = &mut self.wifi {
-            ch.radios[sender as usize].phy.on_tx_start();
+            ch.set_transmitting(sender, true);
         }
         if let Some(t) = pcap {
             let pkt = (frame.kind == tpsim_mac::FrameKind::Data).then_some(PacketId(frame.handle as u32));
@@ -1301,7 +1301,7 @@ impl World {
         // that may decode the frame at its end (its first lines: the device's and the DCF's
         // hot fields): start their cache misses together now.
         for r in &rx {
-            tpsim_core::prefetch(&ch.radios[r.node as usize], 1);
+            ch.prefetch_receiver(r.node);
             if r.power_w >= p.rx_threshold_w {
                 tpsim_core::prefetch(
                     &self.devices[ch.dev_of_node[r.node as usize] as usize],
@@ -1340,7 +1340,8 @@ impl World {
     /// end (k = n − 1), after every start, and that end may release it.
     fn walk_signals(&mut self, frame: u32, mut k: u32, ends: bool) {
         let Some(ch) = &self.wifi else { return };
-        let n = ch.frames[frame as usize].rx.len() as u32;
+        let af = &ch.frames[frame as usize];
+        let n = af.rx.len() as u32;
         loop {
             if ends {
                 self.on_signal_end(frame, k);
@@ -1383,11 +1384,10 @@ impl World {
         }
         self.energy_change(node, |e, now| e.sense(node as usize, now, true));
         let Some(ch) = &mut self.wifi else { return };
-        let th = ch.params.thresholds();
-        let r = &mut ch.radios[node as usize];
-        if r.phy.on_signal_start(&th, now, frame, power_w, end, rate) != Some(crate::phyrx::Cca::Busy) {
+        if ch.signal_start(node, now, frame, power_w, end, rate) != Some(crate::phyrx::Cca::Busy) {
             return;
         }
+        let r = &mut ch.radios[node as usize];
         if r.rest {
             // A DCF at rest only records the transition (`Dcf::at_rest`).
             r.hold(true, now);
@@ -1417,8 +1417,8 @@ impl World {
         }
         self.energy_change(node, |e, now| e.sense(node as usize, now, false));
         let Some(ch) = &mut self.wifi else { return };
+        let (mut outcome, cca) = ch.signal_end(node, now, frame);
         let r = &mut ch.radios[node as usize];
-        let (mut outcome, cca) = r.phy.on_signal_end(now, frame);
         // A frame whose sender died while sending it is cut short: nobody decodes it.
         if cut && matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
             outcome = Some(crate::phyrx::RxOutcome::Error);

@@ -1,9 +1,11 @@
 //! The receiving side of an 802.11 radio in SINR mode: reception decided by the signal to
 //! interference-plus-noise ratio accumulated over the whole frame, instead of ns-2's
 //! receive/capture thresholds (the engine's `phyrx::PhyRx`). Same shape as `PhyRx`, so the
-//! engine can drive either: the channel calls [`SinrRx::on_signal_start`] and
-//! [`SinrRx::on_signal_end`] for every signal [`SinrRx::senses`] accepts, and
-//! [`SinrRx::on_tx_start`] / [`SinrRx::on_tx_end`] around its own transmissions.
+//! engine can drive either: the channel calls [`SinrRadio::on_signal_start`] and
+//! [`SinrRadio::on_signal_end`] for every signal [`SinrParams::senses`] accepts, and
+//! [`SinrRadio::on_tx_start`] / [`SinrRadio::on_tx_end`] around its own transmissions. A
+//! channel holds one [`SinrParams`] (configuration, noise, thresholds) and one small
+//! [`SinrRadio`] per radio; [`SinrRx`] bundles the two for a radio on its own.
 //!
 //! # Read first
 //!
@@ -317,43 +319,29 @@ struct Reception {
     log_success: f64,
 }
 
-/// Reception state of one radio in SINR mode.
+/// What every SINR receiver of a channel shares: the configuration and the quantities derived
+/// from it (thermal noise per family, linear thresholds). Kept apart from the per-radio
+/// [`SinrRadio`] so that each radio's own state is a few cache lines and the channel holds the
+/// parameters once.
 #[derive(Clone, Debug)]
-// `repr(C)`: the state and parameters every signal start and end reads come first, in a few
-// cache lines, ahead of the rate tables (one radio per node; at hundreds of nodes each is a
-// cold miss per line).
-#[repr(C)]
-pub struct SinrRx {
-    transmitting: bool,
-    /// Signals on the air here (all of them at or above the CS threshold), in arrival order:
-    /// (frame, power in W).
-    signals: Vec<(u32, f64)>,
+pub struct SinrParams {
+    cfg: SinrConfig,
     /// `Ber` model: preamble detection threshold, linear.
     detection: f64,
-    /// Thermal noise per family, W (DSSS, OFDM), cached from `cfg`.
+    /// Thermal noise per family, W (DSSS, OFDM).
     noise_w: [f64; 2],
-    rx: Option<Reception>,
-    /// `Ber` model: the draw at the end of each frame.
-    rng: RngStream,
-    cfg: SinrConfig,
-    /// SINR thresholds, linear, cached from `cfg`.
+    /// SINR thresholds, linear, per rate ([`rate_index`]).
     thresholds: [f64; 12],
 }
 
-impl SinrRx {
-    /// An idle radio; `rng` is its own stream for the `Ber` model's draws (unused by the
-    /// `Threshold` model). Under the `Ber` model an OFDM frame (no error rate modelled) is
-    /// judged by the step threshold; the scenario validator rejects that combination.
-    pub fn new(cfg: SinrConfig, rng: RngStream) -> Self {
-        SinrRx {
+impl SinrParams {
+    /// The shared parameters of receivers configured by `cfg`.
+    pub fn new(cfg: SinrConfig) -> Self {
+        SinrParams {
             noise_w: [cfg.noise_w(PhyStandard::Dsss), cfg.noise_w(PhyStandard::Ofdm)],
             thresholds: cfg.thresholds_db.map(db_to_linear),
             detection: db_to_linear(cfg.preamble_detection_db),
             cfg,
-            signals: Vec::with_capacity(4),
-            rx: None,
-            transmitting: false,
-            rng,
         }
     }
 
@@ -362,33 +350,11 @@ impl SinrRx {
         &self.cfg
     }
 
-    /// Whether a signal of this power is seen at all (and so must be reported at its end):
-    /// at or above the carrier-sense threshold.
+    /// Whether a signal of this power (W) is seen at all (and so must be reported at its
+    /// end): at or above the carrier-sense threshold.
     #[inline]
     pub fn senses(&self, power_w: f64) -> bool {
         power_w >= self.cfg.cs_threshold_w
-    }
-
-    /// Whether the medium is busy by carrier sense (a sensed signal is on the air).
-    #[inline]
-    pub fn busy(&self) -> bool {
-        !self.signals.is_empty()
-    }
-
-    /// The frame the radio is locked on, if any.
-    pub fn receiving(&self) -> Option<u32> {
-        self.rx.map(|r| r.frame)
-    }
-
-    /// The minimum SINR of the current reception so far, dB.
-    pub fn min_sinr_db(&self) -> Option<f64> {
-        self.rx.map(|r| 10.0 * libm::log10(r.min_sinr))
-    }
-
-    /// Sum of the powers on the air other than `frame`'s, W (summed in arrival order, so the
-    /// result does not depend on the history of additions and removals).
-    fn interference_w(&self, frame: u32) -> f64 {
-        self.signals.iter().filter(|&&(f, _)| f != frame).map(|&(_, p)| p).sum()
     }
 
     fn noise_of(&self, rate: WifiRate) -> f64 {
@@ -404,34 +370,8 @@ impl SinrRx {
         self.cfg.error_model == ErrorModel::Ber && rate.standard() == PhyStandard::Dsss
     }
 
-    /// A reception of `frame` at `rate` if the radio can lock on it now: power at least the
-    /// receive threshold and SINR against everything else on the air at least the rate's
-    /// threshold (`Threshold` model) or the preamble detection threshold (`Ber` model).
-    fn try_lock(&self, now: SimTime, frame: u32, power_w: f64, rate: WifiRate, end: SimTime) -> Option<Reception> {
-        if power_w < self.cfg.rx_threshold_w {
-            return None;
-        }
-        let noise_w = self.noise_of(rate);
-        let threshold = self.thresholds[rate_index(rate)];
-        let sinr = power_w / (noise_w + self.interference_w(frame));
-        let needed = if self.uses_ber(rate) { self.detection } else { threshold };
-        (sinr >= needed).then_some(Reception {
-            frame,
-            power_w,
-            noise_w,
-            threshold,
-            min_sinr: sinr,
-            end,
-            rate,
-            start: now,
-            accounted: now,
-            sinr,
-            log_success: 0.0,
-        })
-    }
-
-    /// `Ber` model: the bits of the current reception sent between `r.accounted` and `now`,
-    /// all at the SINR `r.sinr`, multiply its success probability (module doc).
+    /// `Ber` model: the bits of the reception `r` sent between `r.accounted` and `now`, all at
+    /// the SINR `r.sinr`, multiply its success probability (module doc).
     fn account(&self, r: &mut Reception, now: SimTime) {
         if !self.uses_ber(r.rate) || now <= r.accounted {
             return;
@@ -461,12 +401,106 @@ impl SinrRx {
             + error_rate::log_success(r.rate, r.sinr, bandwidth, psdu_bits).unwrap_or(0.0);
         r.accounted = now;
     }
+}
+
+/// The signals on the air at one radio, in arrival order: (frame, power in W). Up to four
+/// stay inside the radio's record (more spill to the heap): a signal start or end then costs
+/// no access beyond the record.
+type Signals = smallvec::SmallVec<[(u32, f64); 4]>;
+
+/// The cache lines of a [`SinrRadio`] that a signal start or end reads: the reception and the
+/// signals on the air (a prefetch hint's length; a test checks that they fit).
+pub const SINR_RADIO_HOT_LINES: usize = 3;
+
+/// The reception state of one radio in SINR mode; every call takes the channel's shared
+/// [`SinrParams`]. (A radio with its own parameters is [`SinrRx`].)
+#[derive(Clone, Debug)]
+// `repr(C)`: what every signal start and end reads comes first; the random stream (one draw
+// per received frame under `Ber`) last.
+#[repr(C)]
+pub struct SinrRadio {
+    rx: Option<Reception>,
+    /// Signals on the air here (all of them at or above the CS threshold).
+    signals: Signals,
+    transmitting: bool,
+    /// `Ber` model: the draw at the end of each frame.
+    rng: RngStream,
+}
+
+impl SinrRadio {
+    /// An idle radio; `rng` is its own stream for the `Ber` model's draws (unused by the
+    /// `Threshold` model). Under the `Ber` model an OFDM frame (no error rate modelled) is
+    /// judged by the step threshold; the scenario validator rejects that combination.
+    pub fn new(rng: RngStream) -> Self {
+        SinrRadio {
+            rx: None,
+            signals: Signals::new(),
+            transmitting: false,
+            rng,
+        }
+    }
+
+    /// Whether the medium is busy by carrier sense (a sensed signal is on the air).
+    #[inline]
+    pub fn busy(&self) -> bool {
+        !self.signals.is_empty()
+    }
+
+    /// The frame the radio is locked on, if any.
+    pub fn receiving(&self) -> Option<u32> {
+        self.rx.map(|r| r.frame)
+    }
+
+    /// The minimum SINR of the current reception so far, dB.
+    pub fn min_sinr_db(&self) -> Option<f64> {
+        self.rx.map(|r| 10.0 * libm::log10(r.min_sinr))
+    }
+
+    /// Sum of the powers on the air other than `frame`'s, W (summed in arrival order, so the
+    /// result does not depend on the history of additions and removals).
+    fn interference_w(&self, frame: u32) -> f64 {
+        self.signals.iter().filter(|&&(f, _)| f != frame).map(|&(_, p)| p).sum()
+    }
+
+    /// A reception of `frame` at `rate` if the radio can lock on it now: power at least the
+    /// receive threshold and SINR against everything else on the air at least the rate's
+    /// threshold (`Threshold` model) or the preamble detection threshold (`Ber` model).
+    fn try_lock(
+        &self,
+        p: &SinrParams,
+        now: SimTime,
+        frame: u32,
+        power_w: f64,
+        rate: WifiRate,
+        end: SimTime,
+    ) -> Option<Reception> {
+        if power_w < p.cfg.rx_threshold_w {
+            return None;
+        }
+        let noise_w = p.noise_of(rate);
+        let threshold = p.thresholds[rate_index(rate)];
+        let sinr = power_w / (noise_w + self.interference_w(frame));
+        let needed = if p.uses_ber(rate) { p.detection } else { threshold };
+        (sinr >= needed).then_some(Reception {
+            frame,
+            power_w,
+            noise_w,
+            threshold,
+            min_sinr: sinr,
+            end,
+            rate,
+            start: now,
+            accounted: now,
+            sinr,
+            log_success: 0.0,
+        })
+    }
 
     /// The SINR of the current reception changed at `now` (a signal started or ended):
     /// close the piece before it and start a new one at the new SINR; keep the minimum.
-    fn sinr_changed(&mut self, now: SimTime) {
+    fn sinr_changed(&mut self, p: &SinrParams, now: SimTime) {
         let Some(mut r) = self.rx else { return };
-        self.account(&mut r, now);
+        p.account(&mut r, now);
         r.sinr = r.power_w / (r.noise_w + self.interference_w(r.frame));
         r.min_sinr = r.min_sinr.min(r.sinr);
         self.rx = Some(r);
@@ -474,24 +508,25 @@ impl SinrRx {
 
     /// A signal of `power_w` (W) for frame `frame`, sent at `rate`, begins here at `now` and
     /// lasts until `end`. Returns a CCA transition if the medium turned busy. Only call for
-    /// signals that [`senses`](Self::senses).
+    /// signals that `p` [senses](SinrParams::senses).
     pub fn on_signal_start(
         &mut self,
+        p: &SinrParams,
         now: SimTime,
         frame: u32,
         power_w: f64,
         end: SimTime,
         rate: WifiRate,
     ) -> Option<Cca> {
-        debug_assert!(self.senses(power_w));
+        debug_assert!(p.senses(power_w));
         let was_busy = self.busy();
         self.signals.push((frame, power_w));
         if !self.transmitting {
             match self.rx {
-                None => self.rx = self.try_lock(now, frame, power_w, rate, end),
+                None => self.rx = self.try_lock(p, now, frame, power_w, rate, end),
                 Some(_) => {
-                    let switch = if self.cfg.frame_capture {
-                        self.try_lock(now, frame, power_w, rate, end)
+                    let switch = if p.cfg.frame_capture {
+                        self.try_lock(p, now, frame, power_w, rate, end)
                     } else {
                         None
                     };
@@ -499,7 +534,7 @@ impl SinrRx {
                         self.rx = switch;
                     } else {
                         // Interference only: the current frame's SINR falls.
-                        self.sinr_changed(now);
+                        self.sinr_changed(p, now);
                     }
                 }
             }
@@ -510,7 +545,7 @@ impl SinrRx {
     /// The signal of frame `frame` ends at `now` (call for every signal that was started).
     /// Returns the reception outcome if the radio was locked on it, and a CCA transition if
     /// the medium turned idle.
-    pub fn on_signal_end(&mut self, now: SimTime, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
+    pub fn on_signal_end(&mut self, p: &SinrParams, now: SimTime, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
         let i = self.signals.iter().position(|&(f, _)| f == frame);
         debug_assert!(i.is_some(), "on_signal_end for a signal that was not started");
         if let Some(i) = i {
@@ -520,19 +555,19 @@ impl SinrRx {
         if let Some(mut r) = self.rx {
             if r.frame == frame {
                 self.rx = None;
-                let ok = if self.uses_ber(r.rate) {
+                let ok = if p.uses_ber(r.rate) {
                     let until = now.max(r.end);
-                    self.account(&mut r, until);
+                    p.account(&mut r, until);
                     // One draw per frame: success with probability exp(log_success).
                     self.rng.uniform() < libm::exp(r.log_success)
                 } else {
                     r.min_sinr >= r.threshold
                 };
                 outcome = Some(if ok { RxOutcome::Ok { frame } } else { RxOutcome::Error });
-            } else if self.uses_ber(r.rate) {
+            } else if p.uses_ber(r.rate) {
                 // Another signal's end raises the SINR: a new piece for the `Ber` model (the
                 // `Threshold` model's minimum stands, nothing to do).
-                self.sinr_changed(now);
+                self.sinr_changed(p, now);
             }
         }
         (outcome, (!self.busy()).then_some(Cca::Idle))
@@ -547,6 +582,79 @@ impl SinrRx {
     /// Our own transmission ends.
     pub fn on_tx_end(&mut self) {
         self.transmitting = false;
+    }
+}
+
+/// One radio in SINR mode with its own parameters: a [`SinrRadio`] bundled with its
+/// [`SinrParams`] (the engine keeps the parameters once per channel instead).
+#[derive(Clone, Debug)]
+pub struct SinrRx {
+    params: SinrParams,
+    radio: SinrRadio,
+}
+
+impl SinrRx {
+    /// An idle radio; `rng` is its own stream for the `Ber` model's draws (see
+    /// [`SinrRadio::new`]).
+    pub fn new(cfg: SinrConfig, rng: RngStream) -> Self {
+        SinrRx {
+            params: SinrParams::new(cfg),
+            radio: SinrRadio::new(rng),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SinrConfig {
+        self.params.config()
+    }
+
+    /// See [`SinrParams::senses`].
+    #[inline]
+    pub fn senses(&self, power_w: f64) -> bool {
+        self.params.senses(power_w)
+    }
+
+    /// See [`SinrRadio::busy`].
+    #[inline]
+    pub fn busy(&self) -> bool {
+        self.radio.busy()
+    }
+
+    /// See [`SinrRadio::receiving`].
+    pub fn receiving(&self) -> Option<u32> {
+        self.radio.receiving()
+    }
+
+    /// See [`SinrRadio::min_sinr_db`].
+    pub fn min_sinr_db(&self) -> Option<f64> {
+        self.radio.min_sinr_db()
+    }
+
+    /// See [`SinrRadio::on_signal_start`].
+    pub fn on_signal_start(
+        &mut self,
+        now: SimTime,
+        frame: u32,
+        power_w: f64,
+        end: SimTime,
+        rate: WifiRate,
+    ) -> Option<Cca> {
+        self.radio.on_signal_start(&self.params, now, frame, power_w, end, rate)
+    }
+
+    /// See [`SinrRadio::on_signal_end`].
+    pub fn on_signal_end(&mut self, now: SimTime, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
+        self.radio.on_signal_end(&self.params, now, frame)
+    }
+
+    /// See [`SinrRadio::on_tx_start`].
+    pub fn on_tx_start(&mut self) {
+        self.radio.on_tx_start();
+    }
+
+    /// See [`SinrRadio::on_tx_end`].
+    pub fn on_tx_end(&mut self) {
+        self.radio.on_tx_end();
     }
 }
 
@@ -802,6 +910,14 @@ mod tests {
         assert_eq!(p.receiving(), None);
         assert_eq!(p.on_signal_end(T0, 2), (None, None));
         assert_eq!(p.on_signal_end(T0, 3), (None, Some(Cca::Idle)));
+    }
+
+    #[test]
+    fn a_radios_signal_state_fits_its_hot_lines() {
+        // Everything but the random stream (read once per received frame) lies in the first
+        // SINR_RADIO_HOT_LINES lines of the record.
+        assert!(std::mem::offset_of!(SinrRadio, rng) <= 64 * SINR_RADIO_HOT_LINES);
+        assert!(std::mem::offset_of!(SinrRadio, transmitting) < std::mem::offset_of!(SinrRadio, rng));
     }
 
     // ---- The `Ber` error model ----
