@@ -2,18 +2,21 @@
 //! grid of N ∈ {100, 400, 1600, 6400} nodes 200 m apart (fixed density), ns-2's radio (250 m
 //! decode, 550 m carrier sense), every node broadcasting a 100-byte beacon once per second
 //! for 100 s. Prints wall time per MAC frame and per frame per receiver in carrier-sense
-//! range (counted from the layout), and events/s. Not a criterion benchmark: each N runs at
-//! least `REPEAT` times and until `MIN_TOTAL_S` of event-loop time has passed (small N take
-//! milliseconds, where a timer tick or a frequency change is a large error), and the fastest
-//! run is reported (`cargo bench -p tpsim-benches --bench grid_broadcast`).
+//! range (counted from the layout), and events/s. Not a criterion benchmark: the sizes run
+//! in `ROUNDS` interleaved rounds (100, 400, 1600, 6400, 100, …), so that every size meets the
+//! same spells of a shared machine's load; in each round a size runs until `MIN_ROUND_S` of
+//! event-loop time has passed (small N take milliseconds, where a timer tick is a large
+//! error), and the fastest run over all rounds is reported
+//! (`cargo bench -p tpsim-benches --bench grid_broadcast`; `GRID_N=6400` runs one size,
+//! `GRID_ROUNDS=k` changes the number of rounds).
 
 use std::time::Instant;
 use tpsim_engine::{RunOptions, World};
 
 const SPACING_M: f64 = 200.0;
 const CS_RANGE_M: f64 = 550.0;
-const REPEAT: usize = 3;
-const MIN_TOTAL_S: f64 = 2.0;
+const ROUNDS: usize = 5;
+const MIN_ROUND_S: f64 = 0.25;
 
 fn scenario(n: u32) -> String {
     format!(
@@ -37,34 +40,41 @@ fn mean_in_range(n: u32) -> f64 {
 }
 
 fn main() {
-    println!("| N | MAC frames | receivers in CS range (mean) | events | wall s (best of ≥ {REPEAT} runs, ≥ {MIN_TOTAL_S} s) | events/s | µs per frame | ns per frame per receiver |");
+    let rounds: usize = std::env::var("GRID_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUNDS);
+    println!("| N | MAC frames | receivers in CS range (mean) | events | wall s (best run of {rounds} interleaved rounds) | events/s | µs per frame | ns per frame per receiver |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
-    // `GRID_N=6400` runs one size only (for profiling).
     let sizes: Vec<u32> = match std::env::var("GRID_N") {
         Ok(v) => v.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
         Err(_) => vec![100, 400, 1600, 6400],
     };
-    for n in sizes {
-        let sc = tpsim_scenario::load(&scenario(n), "grid_broadcast").expect("valid scenario");
-        let opts = RunOptions {
-            seed: 1,
-            run: 0,
-            pcap_dir: None,
-        };
-        let mut best = f64::INFINITY;
-        let mut last = None;
-        let (mut runs, mut total) = (0, 0.0);
-        while runs < REPEAT || total < MIN_TOTAL_S {
-            let mut w = World::build(&sc, &opts).expect("builds");
-            let t0 = Instant::now();
-            w.run();
-            let dt = t0.elapsed().as_secs_f64();
-            best = best.min(dt);
-            total += dt;
-            runs += 1;
-            last = Some(w);
+    let opts = RunOptions {
+        seed: 1,
+        run: 0,
+        pcap_dir: None,
+    };
+    let scenarios: Vec<_> = sizes
+        .iter()
+        .map(|&n| tpsim_scenario::load(&scenario(n), "grid_broadcast").expect("valid scenario"))
+        .collect();
+    let mut best = vec![f64::INFINITY; sizes.len()];
+    let mut last: Vec<Option<World>> = sizes.iter().map(|_| None).collect();
+    for _ in 0..rounds {
+        for (i, sc) in scenarios.iter().enumerate() {
+            let mut spent = 0.0;
+            while spent < MIN_ROUND_S {
+                let mut w = World::build(sc, &opts).expect("builds");
+                let t0 = Instant::now();
+                w.run();
+                let dt = t0.elapsed().as_secs_f64();
+                best[i] = best[i].min(dt);
+                spent += dt;
+                last[i] = Some(w);
+            }
         }
-        let mut w = last.expect("ran");
+    }
+    for (i, &n) in sizes.iter().enumerate() {
+        let mut w = last[i].take().expect("ran");
+        let best = best[i];
         let events = w.events();
         let r = w.results(best).expect("results");
         let frames = r.network.mac_frames as f64;
