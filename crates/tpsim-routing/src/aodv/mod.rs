@@ -374,6 +374,8 @@ pub struct Aodv<P> {
     /// (originator, RREQ ID) → forget at (§6.5).
     seen: HashMap<(Addr, u32), SimTime>,
     seen_order: VecDeque<(SimTime, Addr, u32)>,
+    /// When the oldest entry of `seen_order` runs out (`NEVER`: none).
+    seen_purge_at: SimTime,
     /// Neighbour → ignore its RREQs until (§6.8).
     blacklist: Map<Addr, SimTime>,
     discoveries: Map<Addr, Discovery>,
@@ -417,6 +419,7 @@ impl<P> Aodv<P> {
             routes: HashMap::default(),
             seen: HashMap::default(),
             seen_order: VecDeque::new(),
+            seen_purge_at: SimTime::NEVER,
             blacklist: Map::default(),
             discoveries: Map::default(),
             buffer: VecDeque::new(),
@@ -949,20 +952,26 @@ impl<P> Aodv<P> {
         let until = now + self.cfg.path_discovery_time;
         self.seen.insert((orig, id), until);
         self.seen_order.push_back((until, orig, id));
+        self.seen_purge_at = self.seen_purge_at.min(until);
     }
 
-    /// Whether (orig, id) was seen within PATH_DISCOVERY_TIME (§6.5); purges old entries.
+    /// Whether (orig, id) was seen within PATH_DISCOVERY_TIME (§6.5): its entry has not run
+    /// out. Entries that ran out are purged when the oldest is due (`seen_purge_at`, so most
+    /// calls read no more than the entry itself).
     fn seen_recently(&mut self, now: SimTime, orig: Addr, id: u32) -> bool {
-        while let Some(&(t, o, i)) = self.seen_order.front() {
-            if t > now {
-                break;
+        if now >= self.seen_purge_at {
+            while let Some(&(t, o, i)) = self.seen_order.front() {
+                if t > now {
+                    break;
+                }
+                self.seen_order.pop_front();
+                if self.seen.get(&(o, i)) == Some(&t) {
+                    self.seen.remove(&(o, i));
+                }
             }
-            self.seen_order.pop_front();
-            if self.seen.get(&(o, i)) == Some(&t) {
-                self.seen.remove(&(o, i));
-            }
+            self.seen_purge_at = self.seen_order.front().map_or(SimTime::NEVER, |e| e.0);
         }
-        self.seen.contains_key(&(orig, id))
+        self.seen.get(&(orig, id)).is_some_and(|&t| t > now)
     }
 
     fn on_rreq(&mut self, now: SimTime, from: Addr, ttl: u8, q: &Rreq) {
