@@ -17,20 +17,13 @@
 
 use tpsim_core::SimTime;
 
-/// The frame a radio is locked on.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Reception {
-    frame: u32,
-    power_w: f64,
-    end: SimTime,
-    corrupted: bool,
-}
+use crate::wifi::flags::{CORRUPTED, RX, TRANSMITTING};
+use crate::wifi::RadioState;
 
 pub use tpsim_phy::sinr::{Cca, RxOutcome};
 
 /// The thresholds of ns-2's reception model, shared by every radio of a channel (kept apart
-/// from the per-radio [`PhyRx`] state, so that the dense radio array stays one cache line per
-/// radio).
+/// from the per-radio state in [`RadioState`], so that the dense radio array stays small).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Thresholds {
     /// Receive threshold (ns-2 `RXThresh_`), W.
@@ -49,21 +42,9 @@ impl Thresholds {
     }
 }
 
-/// Reception state of one radio (its thresholds are the channel's [`Thresholds`]).
-#[derive(Clone, Debug, Default)]
-pub struct PhyRx {
-    /// Signals at or above the carrier-sense threshold now on the air here.
-    sensed: u32,
-    rx: Option<Reception>,
-    transmitting: bool,
-}
-
-impl PhyRx {
-    /// An idle radio.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+/// The threshold receiver's part of a radio record ([`RadioState`]: the channel keeps it and
+/// the carrier-sense bookkeeping of the device in one 32-byte record per radio).
+impl RadioState {
     /// Whether the medium is busy by carrier sense.
     #[inline]
     pub fn busy(&self) -> bool {
@@ -77,29 +58,23 @@ impl PhyRx {
         debug_assert!(th.senses(power_w));
         let was_busy = self.busy();
         self.sensed += 1;
-        if !self.transmitting {
-            match &mut self.rx {
-                None => {
-                    // Lock on: decodable or not, the radio is now receiving this frame; one too
-                    // weak to decode ends as an error (ns-2 marks it so).
-                    self.rx = Some(Reception {
-                        frame,
-                        power_w,
-                        end,
-                        corrupted: power_w < th.rx_w,
-                    });
-                }
-                Some(r) => {
-                    if r.power_w >= th.capture_ratio * power_w {
-                        // Capture: the new signal is only noise.
-                    } else {
-                        // Collision: the reception is lost; it lasts until the later end.
-                        r.corrupted = true;
-                        if end > r.end {
-                            r.frame = frame;
-                            r.end = end;
-                        }
-                    }
+        if !self.flag(TRANSMITTING) {
+            if !self.flag(RX) {
+                // Lock on: decodable or not, the radio is now receiving this frame; one too
+                // weak to decode ends as an error (ns-2 marks it so).
+                self.raise(RX);
+                self.put(CORRUPTED, power_w < th.rx_w);
+                self.rx_frame = frame;
+                self.rx_power_w = power_w;
+                self.rx_end = end;
+            } else if self.rx_power_w >= th.capture_ratio * power_w {
+                // Capture: the new signal is only noise.
+            } else {
+                // Collision: the reception is lost; it lasts until the later end.
+                self.raise(CORRUPTED);
+                if end > self.rx_end {
+                    self.rx_frame = frame;
+                    self.rx_end = end;
                 }
             }
         }
@@ -113,28 +88,26 @@ impl PhyRx {
         debug_assert!(self.sensed > 0);
         self.sensed -= 1;
         let mut outcome = None;
-        if let Some(r) = self.rx {
-            if r.frame == frame {
-                self.rx = None;
-                outcome = Some(if r.corrupted {
-                    RxOutcome::Error
-                } else {
-                    RxOutcome::Ok { frame }
-                });
-            }
+        if self.flag(RX) && self.rx_frame == frame {
+            self.lower(RX);
+            outcome = Some(if self.flag(CORRUPTED) {
+                RxOutcome::Error
+            } else {
+                RxOutcome::Ok { frame }
+            });
         }
         (outcome, (!self.busy()).then_some(Cca::Idle))
     }
 
     /// Our own transmission starts: any reception in progress is abandoned (half duplex).
     pub fn on_tx_start(&mut self) {
-        self.transmitting = true;
-        self.rx = None;
+        self.raise(TRANSMITTING);
+        self.lower(RX);
     }
 
     /// Our own transmission ends.
     pub fn on_tx_end(&mut self) {
-        self.transmitting = false;
+        self.lower(TRANSMITTING);
     }
 }
 
@@ -151,8 +124,8 @@ mod tests {
         capture_ratio: 10.0,
     };
 
-    fn phy() -> PhyRx {
-        PhyRx::new()
+    fn phy() -> RadioState {
+        RadioState::new()
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use crate::grid::Grid;
 use crate::mobility::Mobility;
 use crate::packet::PacketId;
-use crate::phyrx::{Cca, PhyRx, RxOutcome};
+use crate::phyrx::{Cca, RxOutcome};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use tpsim_core::{Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
@@ -393,52 +393,124 @@ pub struct WifiDevice {
 /// What every signal start and end at a radio touches, one small record per node in a dense
 /// array ([`WifiChannel::radios`]) apart from the large 802.11 device: the receiver, and the
 /// carrier-sense transitions held back from a DCF at rest ([`Dcf::at_rest`]). A signal that
-/// changes nothing the DCF must act on then costs no access to the device. Aligned to a cache
-/// line, so that each radio a frame reaches costs one line (the threshold receiver's
-/// thresholds live in the channel for the same reason).
+/// changes nothing the DCF must act on then costs no access to the device. 32 bytes, aligned,
+/// so that two radios share a cache line and the receivers of a frame (neighbours, often
+/// numbered in runs) cost few lines; the threshold receiver's thresholds and the SINR
+/// receivers live in the channel for the same reason.
 #[derive(Clone, Debug)]
-#[repr(align(64))]
+#[repr(C, align(32))]
 pub struct RadioState {
-    /// The threshold receiver's state (ns-2 mode; unused when the channel receives by SINR,
-    /// whose per-radio state is [`WifiChannel::sinr_radios`]).
-    pub phy: PhyRx,
-    /// The node's energy is spent (mirrors [`WifiDevice::dead`]).
-    pub dead: bool,
-    /// The device is at rest: its DCF is ([`Dcf::at_rest`]), and no packet is in service or
-    /// waiting. Carrier-sense transitions are then held here instead of reported.
-    pub rest: bool,
-    /// Transitions are held back: hand them over ([`RadioState::take_held`]) before any input to
-    /// the DCF.
-    pub held: bool,
-    /// The medium is busy, as of the last transition held.
-    pub held_busy: bool,
-    /// The last transition to idle held back, if any.
-    pub held_idle_since: Option<SimTime>,
+    /// Threshold receiver: power of the frame locked on, W.
+    pub(crate) rx_power_w: f64,
+    /// Threshold receiver: end of the frame locked on. While nothing is locked on, a
+    /// transition to idle held back keeps its time here (the medium can only turn idle when no
+    /// signal is on the air, so no frame is locked on then).
+    pub(crate) rx_end: SimTime,
+    /// Threshold receiver: the frame locked on.
+    pub(crate) rx_frame: u32,
+    /// Threshold receiver: signals at or above the carrier-sense threshold now on the air.
+    pub(crate) sensed: u32,
     /// Failed receptions held back.
-    pub held_rx_errors: u32,
+    pub(crate) held_rx_errors: u32,
+    /// [`flags`]: the threshold receiver's and the device's.
+    flags: u8,
+}
+
+/// Bits of [`RadioState`]'s flags.
+pub(crate) mod flags {
+    /// Threshold receiver: a frame is locked on.
+    pub const RX: u8 = 1;
+    /// Threshold receiver: the frame locked on is lost (too weak, or a collision).
+    pub const CORRUPTED: u8 = 2;
+    /// Threshold receiver: the radio is transmitting (half duplex).
+    pub const TRANSMITTING: u8 = 4;
+    /// The node's energy is spent (mirrors [`super::WifiDevice::dead`]).
+    pub const DEAD: u8 = 8;
+    /// The device is at rest: its DCF is ([`super::Dcf::at_rest`]), and no packet is in
+    /// service or waiting. Carrier-sense transitions are then held here instead of reported.
+    pub const REST: u8 = 16;
+    /// Transitions are held back: hand them over ([`super::RadioState::take_held`]) before
+    /// any input to the DCF.
+    pub const HELD: u8 = 32;
+    /// The medium is busy, as of the last transition held.
+    pub const HELD_BUSY: u8 = 64;
+}
+
+impl Default for RadioState {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl RadioState {
     /// An idle radio.
     pub fn new() -> Self {
         RadioState {
-            phy: PhyRx::new(),
-            dead: false,
-            rest: false,
-            held: false,
-            held_busy: false,
-            held_idle_since: None,
+            rx_power_w: 0.0,
+            rx_end: SimTime::ZERO,
+            rx_frame: 0,
+            sensed: 0,
             held_rx_errors: 0,
+            flags: 0,
         }
+    }
+
+    #[inline]
+    pub(crate) fn flag(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+
+    /// Sets the flags `f`.
+    #[inline]
+    pub(crate) fn raise(&mut self, f: u8) {
+        self.flags |= f;
+    }
+
+    /// Clears the flags `f`.
+    #[inline]
+    pub(crate) fn lower(&mut self, f: u8) {
+        self.flags &= !f;
+    }
+
+    /// Sets the flags `f` if `on`, clears them otherwise.
+    #[inline]
+    pub(crate) fn put(&mut self, f: u8, on: bool) {
+        self.flags = (self.flags & !f) | (f & (on as u8).wrapping_neg());
+    }
+
+    /// The node's energy is spent.
+    #[inline]
+    pub fn dead(&self) -> bool {
+        self.flag(flags::DEAD)
+    }
+
+    /// Marks the node's energy as spent: from now on its radio neither senses nor holds.
+    pub fn set_dead(&mut self) {
+        self.raise(flags::DEAD);
+        self.lower(flags::REST);
+    }
+
+    /// Whether the device is at rest (see [`flags::REST`]).
+    #[inline]
+    pub fn rest(&self) -> bool {
+        self.flag(flags::REST)
+    }
+
+    /// Sets whether the device is at rest, after each of its inputs.
+    #[inline]
+    pub fn set_rest(&mut self, rest: bool) {
+        debug_assert!(rest || !self.flag(flags::HELD), "held transitions at a device leaving rest");
+        self.put(flags::REST, rest);
     }
 
     /// Holds back a transition of the medium to busy (`busy`) or to idle, at `now`.
     #[inline]
     pub fn hold(&mut self, busy: bool, now: SimTime) {
-        self.held = true;
-        self.held_busy = busy;
+        self.raise(flags::HELD);
+        self.put(flags::HELD_BUSY, busy);
         if !busy {
-            self.held_idle_since = Some(now);
+            debug_assert!(!self.flag(flags::RX), "the medium turned idle under a reception");
+            self.rx_end = now;
         }
     }
 
@@ -446,25 +518,27 @@ impl RadioState {
     /// idle that end may bring, which the caller holds next).
     #[inline]
     pub fn hold_rx_error(&mut self) {
-        if !self.held {
+        if !self.flag(flags::HELD) {
             // Nothing held: the DCF saw the medium turn busy when this signal started, and it
             // has stayed busy since.
-            self.held = true;
-            self.held_busy = true;
+            self.raise(flags::HELD | flags::HELD_BUSY);
         }
         self.held_rx_errors += 1;
     }
 
     /// The net effect of the transitions and failed receptions held back, for
-    /// [`Dcf::sync_medium`], if any; clears them.
+    /// [`Dcf::sync_medium`], if any: (busy, when the medium turned idle if it is idle, failed
+    /// receptions); clears them. (While the medium is busy the DCF does not read the time it
+    /// last turned idle, and it learns a new one when it does.)
     #[inline]
     pub fn take_held(&mut self) -> Option<(bool, Option<SimTime>, u32)> {
-        if !self.held {
+        if !self.flag(flags::HELD) {
             return None;
         }
-        self.held = false;
+        self.lower(flags::HELD);
         let errors = std::mem::take(&mut self.held_rx_errors);
-        Some((self.held_busy, self.held_idle_since.take(), errors))
+        let busy = self.flag(flags::HELD_BUSY);
+        Some((busy, (!busy).then_some(self.rx_end), errors))
     }
 }
 
@@ -542,7 +616,7 @@ pub struct WifiChannel {
     pub dev_of_node: Vec<u32>,
     /// Node → the hot part of its radio.
     pub radios: Vec<RadioState>,
-    /// The SINR receivers' shared parameters (`None`: ns-2's threshold mode, [`RadioState::phy`]).
+    /// The SINR receivers' shared parameters (`None`: ns-2's threshold mode, in [`RadioState`]).
     pub sinr: Option<SinrParams>,
     /// Node → its SINR receiver's state (empty in threshold mode): one contiguous array, so
     /// that a radio's receiver is found, and fetched, by index alone.
@@ -641,7 +715,7 @@ impl WifiChannel {
         match &self.sinr {
             None => {
                 let th = self.params.thresholds();
-                self.radios[node as usize].phy.on_signal_start(&th, frame, power_w, end)
+                self.radios[node as usize].on_signal_start(&th, frame, power_w, end)
             }
             Some(p) => self.sinr_radios[node as usize].on_signal_start(p, now, frame, power_w, end, rate),
         }
@@ -652,7 +726,7 @@ impl WifiChannel {
     #[inline]
     pub fn signal_end(&mut self, node: u32, now: SimTime, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
         match &self.sinr {
-            None => self.radios[node as usize].phy.on_signal_end(frame),
+            None => self.radios[node as usize].on_signal_end(frame),
             Some(p) => self.sinr_radios[node as usize].on_signal_end(p, now, frame),
         }
     }
@@ -661,8 +735,8 @@ impl WifiChannel {
     /// progress is abandoned at the start).
     pub fn set_transmitting(&mut self, node: u32, on: bool) {
         match (self.sinr.is_some(), on) {
-            (false, true) => self.radios[node as usize].phy.on_tx_start(),
-            (false, false) => self.radios[node as usize].phy.on_tx_end(),
+            (false, true) => self.radios[node as usize].on_tx_start(),
+            (false, false) => self.radios[node as usize].on_tx_end(),
             (true, true) => self.sinr_radios[node as usize].on_tx_start(),
             (true, false) => self.sinr_radios[node as usize].on_tx_end(),
         }
@@ -753,11 +827,11 @@ impl WifiChannel {
 mod tests {
     use super::*;
 
-    /// The channel's hot path touches one radio record per receiver: it must stay one line.
+    /// The channel's hot path touches one radio record per receiver: two share a cache line.
     #[test]
     fn a_radio_record_is_one_cache_line() {
-        assert_eq!(std::mem::size_of::<RadioState>(), 64);
-        assert_eq!(std::mem::align_of::<RadioState>(), 64);
+        assert_eq!(std::mem::size_of::<RadioState>(), 32);
+        assert_eq!(std::mem::align_of::<RadioState>(), 32);
     }
 
     /// ns-2's PriQueue: routing control packets go to the head, everything else to the tail;

@@ -1207,7 +1207,7 @@ impl World {
         };
         let rest = !d.dead && d.in_service.is_none() && d.queue.is_empty() && d.dcf.at_rest();
         if let Some(ch) = &mut self.wifi {
-            ch.radios[d.node as usize].rest = rest;
+            ch.radios[d.node as usize].set_rest(rest);
         }
     }
 
@@ -1379,7 +1379,7 @@ impl World {
         let af = &ch.frames[frame as usize];
         let AirRx { node, power_w, .. } = af.rx[k as usize];
         let (end, rate) = (now + af.frame.airtime, af.frame.rate);
-        if ch.radios[node as usize].dead {
+        if ch.radios[node as usize].dead() {
             return;
         }
         self.energy_change(node, |e, now| e.sense(node as usize, now, true));
@@ -1388,7 +1388,7 @@ impl World {
             return;
         }
         let r = &mut ch.radios[node as usize];
-        if r.rest {
+        if r.rest() {
             // A DCF at rest only records the transition (`Dcf::at_rest`).
             r.hold(true, now);
             return;
@@ -1411,7 +1411,7 @@ impl World {
         let af = &ch.frames[frame as usize];
         let node = af.rx[k as usize].node;
         let (f, cut, pkt) = (af.frame, af.cut, af.pkt);
-        if ch.radios[node as usize].dead {
+        if ch.radios[node as usize].dead() {
             self.air_frame_done(frame);
             return;
         }
@@ -1423,7 +1423,7 @@ impl World {
         if cut && matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
             outcome = Some(crate::phyrx::RxOutcome::Error);
         }
-        if r.rest && !matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
+        if r.rest() && !matches!(outcome, Some(crate::phyrx::RxOutcome::Ok { .. })) {
             // A failed reception at rest only counts and makes the next deferral EIFS
             // (`Dcf::sync_medium`): held like the transitions.
             if outcome == Some(crate::phyrx::RxOutcome::Error) {
@@ -1499,8 +1499,7 @@ impl World {
         };
         d.dead = true;
         let r = &mut ch.radios[node as usize];
-        r.dead = true;
-        r.rest = false;
+        r.set_dead();
         if let Some(slot) = d.on_air {
             ch.frames[slot as usize].cut = true;
         }

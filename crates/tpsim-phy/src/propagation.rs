@@ -99,6 +99,7 @@ impl Propagation {
 
     /// The deterministic received power, W, at distance `d_m` (shadowing excluded). At d = 0
     /// the transmit power is returned (no gain from the model's singularity).
+    #[inline]
     pub fn mean_rx_power_w(&self, pt_w: f64, tx: Antenna, rx: Antenna, d_m: f64) -> f64 {
         if d_m <= 0.0 {
             return pt_w;
@@ -131,6 +132,7 @@ impl Propagation {
     }
 
     /// The received power, W, with shadowing drawn from `rng` when the model has it.
+    #[inline]
     pub fn rx_power_w(&self, pt_w: f64, tx: Antenna, rx: Antenna, d_m: f64, rng: &mut RngStream) -> f64 {
         let mean = self.mean_rx_power_w(pt_w, tx, rx, d_m);
         match *self {
