@@ -1243,7 +1243,9 @@ def render_header(ctx: Dict[str, Any]) -> str:
             "",
             f"* Machine: {mach['cores']} cores, {mach['cpu']}, {mach['os']}, Python {mach['python']}. "
             "It may be shared with other work (each scenario gives the load average at its start); "
-            "compare medians, and expect ±10–15 % between repeats.",
+            "compare medians, and expect ±10–15 % between repeats (on this shared VM, up to 2× at "
+            "N ≥ 400 in `s6_scale`). tpsim's runs go in seed-major rounds (seed 1 of every "
+            "scenario, then seed 2, …), so a spell of load falls on one seed of every scenario.",
             f"* tpsim {ctx['tpsim_version']} as installed in that Python, through `tpsim.run` in a fresh "
             "process per seed (`python benches/compare_ns3.py tpsim-worker ...`). Event-loop time is "
             "`Results.engine_seconds`; metrics come from the `flows` and `network` tables.",
@@ -1395,27 +1397,37 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     raw: Dict[str, Any] = {}
     tpsim_version = "?"
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    all_runs: Dict[str, Dict[str, List[Dict[str, Any]]]] = {}
     for key in a.keys:
         b = BENCHMARKS[key]
         ns_args = b.quick_ns3_args if a.quick else b.ns3_args
-        tp_sets = b.quick_tpsim_set if a.quick else ()
-        sim_time = b.quick_sim_time_s if a.quick else b.sim_time_s
         runs: Dict[str, List[Dict[str, Any]]] = {"ns-3": [], "tpsim": []}
         for s in seeds:
             rec = run_ns3(b, binaries[b.ns3_program], ns3_dir, ns_args, s, cache, a.fresh_ns3,
                           cached_only=a.ns3_cached_only)
             if rec is not None:
                 runs["ns-3"].append(rec)
-        if a.ns3_only:
-            continue
-        if not runs["ns-3"]:
+        if not runs["ns-3"] and not a.ns3_only:
             log(f"{key}: no cached ns-3 result (--ns3-cached-only): tpsim side only")
+        all_runs[key] = runs
+    if not a.ns3_only:
+        # Seed-major rounds (seed 1 of every scenario, then seed 2, ...): a spell of load on a
+        # shared machine then slows one seed of every scenario alike instead of every seed of
+        # one scenario, and the medians over seeds compare like with like (the s6_scale
+        # flatness across N above all).
         for s in seeds:
-            runs["tpsim"].append(run_tpsim(b, tp_sets, s, quick=a.quick))
-        tpsim_version = runs["tpsim"][0]["output"]["tpsim_version"]
-        ctx = {"sim_time_s": sim_time, "machine": machine, "date": date}
-        blocks[key] = render_scenario(b, runs, ctx)
-        raw[key] = runs
+            for key in a.keys:
+                b = BENCHMARKS[key]
+                tp_sets = b.quick_tpsim_set if a.quick else ()
+                all_runs[key]["tpsim"].append(run_tpsim(b, tp_sets, s, quick=a.quick))
+        for key in a.keys:
+            b = BENCHMARKS[key]
+            runs = all_runs[key]
+            sim_time = b.quick_sim_time_s if a.quick else b.sim_time_s
+            tpsim_version = runs["tpsim"][0]["output"]["tpsim_version"]
+            ctx = {"sim_time_s": sim_time, "machine": machine, "date": date}
+            blocks[key] = render_scenario(b, runs, ctx)
+            raw[key] = runs
     elapsed = time.perf_counter() - t_start
     if a.ns3_only:
         log(f"ns-3 results cached; done in {elapsed:.1f} s")
