@@ -189,8 +189,10 @@ enum TxKind {
 ///   put on the air now, for [`Frame::airtime`]), [`Dcf::poll_event`], [`Dcf::poll_timeout`].
 #[derive(Clone, Debug)]
 // `repr(C)`: fields in this order, so that what every carrier-sense change and reception
-// touches (the first group) shares two or three cache lines instead of spreading over the
-// whole struct (a station at rest in a large network is a cold cache miss per line).
+// touches (the first two lines, then the RTS NAV, the output events and the first counters)
+// shares four cache lines instead of spreading over the whole struct (a station at rest in a
+// large network is a cold cache miss per line). The pending frame's body, written and read
+// only by a sender, comes after them.
 #[repr(C)]
 pub struct Dcf {
     // Carrier sense (§10.3.2.1), backoff (§10.3.3, §10.3.4.3) and the exchange: read or
@@ -222,26 +224,32 @@ pub struct Dcf {
     /// Counting of `backoff_slots` may not start before this time.
     backoff_start: SimTime,
     exchange: Exchange,
+    // Second line: what every input reads after the first, and the sender's interframe spaces.
+    /// When the next frame goes on the air (`NEVER`: none is pending); the frame itself is
+    /// `next_tx_frame`, read only when it is due.
+    next_tx_at: SimTime,
     /// Our frame on the air.
     tx_in_flight: Option<TxKind>,
-    /// The next frame to put on the air, and when: a SIFS response, DATA after CTS, or the
-    /// frame that won contention.
-    next_tx: Option<(SimTime, Frame, TxKind)>,
-    /// Output events (inline: one or two wait at a time).
-    events: InlineFifo<MacEvent, 2>,
     addr: MacAddr,
+    msdu: Option<Msdu>,
+    difs: SimDuration,
+    eifs: SimDuration,
+    slot: SimDuration,
     /// A NAV set by an RTS that may be reset (§10.3.2.4): (time of the check, NAV before the
     /// RTS). Resolved by the next busy indication.
     rts_nav: Option<(SimTime, SimTime)>,
-    msdu: Option<Msdu>,
+    /// Output events (inline: one or two wait at a time).
+    events: InlineFifo<MacEvent, 2>,
     /// Counters (the reception counters change at every reception).
     stats: DcfStats,
 
+    /// The next frame to put on the air at `next_tx_at` (meaningless when none is pending):
+    /// a SIFS response, DATA after CTS, or the frame that won contention.
+    next_tx_frame: Frame,
+    next_tx_kind: TxKind,
+
     // Durations derived from the configuration, cached.
-    slot: SimDuration,
     sifs: SimDuration,
-    difs: SimDuration,
-    eifs: SimDuration,
     ack_airtime: SimDuration,
     cts_airtime: SimDuration,
     ack_timeout: SimDuration,
@@ -282,6 +290,19 @@ impl Dcf {
         );
         assert!(cfg.timing.slot.0 > 0, "slot must be positive");
         assert_ne!(addr, BROADCAST, "a station cannot have the broadcast address");
+        // Stands in `next_tx_frame` while no frame is pending (never read then).
+        let no_frame = Frame {
+            kind: FrameKind::Ack,
+            src: addr,
+            dst: addr,
+            bytes: 0,
+            rate: cfg.basic_rate,
+            airtime: SimDuration::ZERO,
+            duration_nav: SimDuration::ZERO,
+            seq: 0,
+            retry: false,
+            handle: 0,
+        };
         Dcf {
             slot: cfg.slot(),
             sifs: cfg.sifs(),
@@ -315,7 +336,9 @@ impl Dcf {
             ssrc: 0,
             slrc: 0,
             exchange: Exchange::Idle,
-            next_tx: None,
+            next_tx_at: SimTime::NEVER,
+            next_tx_frame: no_frame,
+            next_tx_kind: TxKind::Response,
             tx_in_flight: None,
             dup_cache: Box::default(),
             rates: BTreeMap::new(),
@@ -435,7 +458,7 @@ impl Dcf {
             && !self.backoff_pending
             && !self.immediate_access
             && self.exchange == Exchange::Idle
-            && self.next_tx.is_none()
+            && !self.next_tx_pending()
             && self.tx_in_flight.is_none()
             && self.rts_nav.is_none()
             && self.events.is_empty()
@@ -496,7 +519,7 @@ impl Dcf {
                 self.ssrc = 0;
                 self.exchange = Exchange::Data;
                 let data = self.data_frame();
-                self.next_tx = Some((now + self.sifs, data, TxKind::Data { broadcast: false }));
+                self.set_next_tx(now + self.sifs, data, TxKind::Data { broadcast: false });
                 return;
             }
             (Exchange::WaitAck { .. }, FrameKind::Ack) if for_me => {
@@ -593,11 +616,11 @@ impl Dcf {
     /// The frame to put on the air at `now`, if one is due. The engine keeps it on the air
     /// for [`Frame::airtime`] and then calls [`Dcf::on_tx_end`].
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Frame> {
-        match self.next_tx {
-            Some((at, ..)) if at <= now => {}
-            _ => return None,
+        if !self.next_tx_pending() || self.next_tx_at > now {
+            return None;
         }
-        let (_, frame, kind) = self.next_tx.take()?;
+        self.next_tx_at = SimTime::NEVER;
+        let (frame, kind) = (self.next_tx_frame, self.next_tx_kind);
         self.tx_in_flight = Some(kind);
         self.exchange_end = now + frame.airtime;
         match frame.kind {
@@ -620,7 +643,7 @@ impl Dcf {
     /// The next time [`Dcf::on_timeout`] (or [`Dcf::poll_transmit`], for a scheduled SIFS
     /// response) has something to do. A post-backoff without an MSDU waiting needs no timer.
     pub fn poll_timeout(&self) -> Option<SimTime> {
-        let mut next = self.next_tx.map(|(at, ..)| at);
+        let mut next = self.next_tx_pending().then_some(self.next_tx_at);
         if let Exchange::WaitCts { deadline } | Exchange::WaitAck { deadline } = self.exchange {
             next = Some(next.map_or(deadline, |t| t.min(deadline)));
         }
@@ -633,6 +656,21 @@ impl Dcf {
     }
 
     // ---------------------------------------------------------------- internals
+
+    /// A frame waits to go on the air (at `next_tx_at`).
+    #[inline]
+    fn next_tx_pending(&self) -> bool {
+        self.next_tx_at != SimTime::NEVER
+    }
+
+    /// `frame` (of kind `kind`) goes on the air at `at`.
+    #[inline]
+    fn set_next_tx(&mut self, at: SimTime, frame: Frame, kind: TxKind) {
+        debug_assert!(at != SimTime::NEVER);
+        self.next_tx_at = at;
+        self.next_tx_frame = frame;
+        self.next_tx_kind = kind;
+    }
 
     /// Handles everything due at or before `now`: a response timeout, then the end of the
     /// backoff. Called first by every input, so that same-instant inputs see a settled state.
@@ -648,7 +686,7 @@ impl Dcf {
     /// The medium is idle for a new MSDU (§10.3.4.2): CCA idle, NAV clear, and we are neither
     /// transmitting nor about to.
     fn medium_idle(&self, now: SimTime) -> bool {
-        !self.cca_busy && self.nav_end() <= now && self.tx_in_flight.is_none() && self.next_tx.is_none()
+        !self.cca_busy && self.nav_end() <= now && self.tx_in_flight.is_none() && !self.next_tx_pending()
     }
 
     /// The NAV's end, with a pending RTS NAV reset (§10.3.2.4) applied: if no reception starts
@@ -673,7 +711,7 @@ impl Dcf {
     /// after physical CS went idle, DIFS after the NAV, and DIFS after our own last activity
     /// (transmission or response timeout).
     fn access_start(&self) -> Option<SimTime> {
-        if self.cca_busy || self.tx_in_flight.is_some() || self.next_tx.is_some() || self.exchange != Exchange::Idle {
+        if self.cca_busy || self.tx_in_flight.is_some() || self.next_tx_pending() || self.exchange != Exchange::Idle {
             return None;
         }
         let ifs = if self.eifs_pending { self.eifs } else { self.difs };
@@ -729,12 +767,12 @@ impl Dcf {
         if self.uses_rts {
             let frame = self.rts_frame();
             self.exchange = Exchange::Rts;
-            self.next_tx = Some((now, frame, TxKind::Rts));
+            self.set_next_tx(now, frame, TxKind::Rts);
         } else {
             let frame = self.data_frame();
             let broadcast = frame.dst == BROADCAST;
             self.exchange = Exchange::Data;
-            self.next_tx = Some((now, frame, TxKind::Data { broadcast }));
+            self.set_next_tx(now, frame, TxKind::Data { broadcast });
         }
     }
 
@@ -847,10 +885,10 @@ impl Dcf {
     /// Schedules a SIFS response (Ack or CTS), unless we are transmitting or already have a
     /// frame scheduled (the PHY is half duplex; the engine should not deliver frames then).
     fn schedule_response(&mut self, now: SimTime, frame: Frame) {
-        if self.tx_in_flight.is_some() || self.next_tx.is_some() {
+        if self.tx_in_flight.is_some() || self.next_tx_pending() {
             return;
         }
-        self.next_tx = Some((now + self.sifs, frame, TxKind::Response));
+        self.set_next_tx(now + self.sifs, frame, TxKind::Response);
     }
 
     /// The DATA frame for the MSDU in service, at the destination's current rate
