@@ -455,6 +455,7 @@ impl RadioState {
         }
     }
 
+    /// Whether any of the flags `f` is set.
     #[inline]
     pub(crate) fn flag(&self, f: u8) -> bool {
         self.flags & f != 0

@@ -1340,8 +1340,7 @@ impl World {
     /// end (k = n − 1), after every start, and that end may release it.
     fn walk_signals(&mut self, frame: u32, mut k: u32, ends: bool) {
         let Some(ch) = &self.wifi else { return };
-        let af = &ch.frames[frame as usize];
-        let n = af.rx.len() as u32;
+        let n = ch.frames[frame as usize].rx.len() as u32;
         loop {
             if ends {
                 self.on_signal_end(frame, k);
