@@ -40,7 +40,10 @@ fn mean_in_range(n: u32) -> f64 {
 }
 
 fn main() {
-    let rounds: usize = std::env::var("GRID_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUNDS);
+    let rounds: usize = std::env::var("GRID_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ROUNDS);
     println!("| N | MAC frames | receivers in CS range (mean) | events | wall s (best run of {rounds} interleaved rounds) | events/s | µs per frame | ns per frame per receiver |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     let sizes: Vec<u32> = match std::env::var("GRID_N") {

@@ -500,7 +500,10 @@ impl RadioState {
     /// Sets whether the device is at rest, after each of its inputs.
     #[inline]
     pub fn set_rest(&mut self, rest: bool) {
-        debug_assert!(rest || !self.flag(flags::HELD), "held transitions at a device leaving rest");
+        debug_assert!(
+            rest || !self.flag(flags::HELD),
+            "held transitions at a device leaving rest"
+        );
         self.put(flags::REST, rest);
     }
 

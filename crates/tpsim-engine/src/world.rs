@@ -1274,8 +1274,9 @@ impl World {
                 return;
             }
             let power = p.prop.rx_power_w(tx_w, p.antenna, p.antenna, dist, rng);
-            // Every radio shares the carrier-sense threshold (`Thresholds::senses`, `SinrParams::senses`): checking it
-            // here spares a cache miss on each candidate's device.
+            // Every radio shares the carrier-sense threshold (`Thresholds::senses`,
+            // `SinrParams::senses`): checking it here spares a cache miss on each candidate's
+            // device.
             if power >= p.cs_threshold_w {
                 rx.push(AirRx {
                     node: j,
