@@ -833,9 +833,44 @@ mod tests {
 
     /// The channel's hot path touches one radio record per receiver: two share a cache line.
     #[test]
-    fn a_radio_record_is_one_cache_line() {
+    fn a_radio_record_is_half_a_cache_line() {
         assert_eq!(std::mem::size_of::<RadioState>(), 32);
         assert_eq!(std::mem::align_of::<RadioState>(), 32);
+    }
+
+    /// A radio at rest holds what its DCF must learn: the last carrier-sense state, the time
+    /// the medium last turned idle (kept in the reception's end while nothing is locked on)
+    /// and the failed receptions, and hands them over once.
+    #[test]
+    fn held_transitions_reach_the_dcf_once_with_the_idle_time_only_while_idle() {
+        let th = crate::phyrx::Thresholds {
+            rx_w: 3.652e-10,
+            cs_w: 1.559e-11,
+            capture_ratio: 10.0,
+        };
+        let us = |x: u64| SimTime(x * 1000);
+        let mut r = RadioState::new();
+        r.set_rest(true);
+        assert_eq!(r.take_held(), None);
+        // A signal too weak to decode: busy, then a failed reception and idle at its end.
+        assert_eq!(r.on_signal_start(&th, 1, 1e-10, us(100)), Some(Cca::Busy));
+        r.hold(true, us(0));
+        let (outcome, cca) = r.on_signal_end(1);
+        assert_eq!((outcome, cca), (Some(RxOutcome::Error), Some(Cca::Idle)));
+        r.hold_rx_error();
+        r.hold(false, us(100));
+        assert_eq!(r.take_held(), Some((false, Some(us(100)), 1)));
+        assert_eq!(r.take_held(), None);
+        // Idle held at 200 µs, then a decodable frame locks on (its end overwrites the slot):
+        // the DCF learns "busy" and no idle time, which it does not read while busy.
+        r.hold(false, us(200));
+        assert_eq!(r.on_signal_start(&th, 2, 1e-9, us(900)), Some(Cca::Busy));
+        r.hold(true, us(300));
+        assert_eq!(r.take_held(), Some((true, None, 0)));
+        assert_eq!(r.on_signal_end(2), (Some(RxOutcome::Ok { frame: 2 }), Some(Cca::Idle)));
+        // A dead radio is no longer at rest.
+        r.set_dead();
+        assert!(r.dead() && !r.rest());
     }
 
     /// ns-2's PriQueue: routing control packets go to the head, everything else to the tail;
