@@ -1,11 +1,11 @@
 //! The receiving side of an 802.11 radio in SINR mode: reception decided by the signal to
 //! interference-plus-noise ratio accumulated over the whole frame, instead of ns-2's
-//! receive/capture thresholds (the engine's `phyrx::PhyRx`). Same shape as `PhyRx`, so the
-//! engine can drive either: the channel calls [`SinrRadio::on_signal_start`] and
+//! receive/capture thresholds (the engine's threshold receiver in `phyrx`). Same shape, so
+//! the engine can drive either: the channel calls [`SinrRadio::on_signal_start`] and
 //! [`SinrRadio::on_signal_end`] for every signal [`SinrParams::senses`] accepts, and
 //! [`SinrRadio::on_tx_start`] / [`SinrRadio::on_tx_end`] around its own transmissions. A
 //! channel holds one [`SinrParams`] (configuration, noise, thresholds) and one small
-//! [`SinrRadio`] per radio; [`SinrRx`] bundles the two for a radio on its own.
+//! [`SinrRadio`] per radio.
 //!
 //! # Read first
 //!
@@ -49,13 +49,13 @@
 //!   reception (real receivers can do this mostly during the preamble; ns-3's
 //!   `SimpleFrameCaptureModel` has a window). The abandoned frame produces no outcome.
 //! * **Carrier sense.** The medium is busy while at least one signal at or above the
-//!   carrier-sense threshold is on the air (each signal compared on its own, as in `PhyRx`; the
-//!   engine only reports such signals). This is also why the model's
+//!   carrier-sense threshold is on the air (each signal compared on its own, as in the
+//!   threshold receiver; the engine only reports such signals). This is also why the model's
 //!   **limitation** is that signals below the carrier-sense threshold are neither sensed nor
 //!   counted as interference: many weak distant transmitters do not add up. Lowering the
 //!   carrier-sense threshold to about the noise floor makes the engine report them.
-//! * **Half duplex** as `PhyRx`: a radio that starts transmitting abandons its reception (no
-//!   outcome), and a signal that started while it transmitted is never received, even after
+//! * **Half duplex** as the threshold receiver: a radio that starts transmitting abandons its
+//!   reception (no outcome), and a signal that started while it transmitted is never received, even after
 //!   the transmission ends; such signals still count as interference.
 //!
 //! # Error models ([`ErrorModel`])
@@ -201,16 +201,16 @@ pub enum ErrorModel {
 /// of ns-3's `ThresholdPreambleDetectionModel`).
 pub const DEFAULT_PREAMBLE_DETECTION_DB: f64 = 4.0;
 
-/// Parameters of a [`SinrRx`]. Powers in W, ratios in dB.
+/// Parameters of the SINR receivers ([`SinrParams`], [`SinrRadio`]). Powers in W, ratios in dB.
 #[derive(Clone, Copy, Debug, PartialEq)]
-// `repr(C)`: what every signal reads first (see `SinrRx`).
+// `repr(C)`: what every signal reads first (see `SinrRadio`).
 #[repr(C)]
 pub struct SinrConfig {
     /// Receive (sensitivity) threshold, W: the radio locks only on signals at least this
     /// strong.
     pub rx_threshold_w: f64,
     /// Carrier-sense threshold, W: signals at least this strong make the medium busy and are
-    /// the only ones the model sees ([`SinrRx::senses`]).
+    /// the only ones the model sees ([`SinrParams::senses`]).
     pub cs_threshold_w: f64,
     /// How a frame's fate is decided. Default [`ErrorModel::Threshold`].
     pub error_model: ErrorModel,
@@ -413,7 +413,7 @@ type Signals = smallvec::SmallVec<[(u32, f64); 4]>;
 pub const SINR_RADIO_HOT_LINES: usize = 3;
 
 /// The reception state of one radio in SINR mode; every call takes the channel's shared
-/// [`SinrParams`]. (A radio with its own parameters is [`SinrRx`].)
+/// [`SinrParams`].
 #[derive(Clone, Debug)]
 // `repr(C)`: what every signal start and end reads comes first; the random stream (one draw
 // per received frame under `Ber`) last.
@@ -585,83 +585,58 @@ impl SinrRadio {
     }
 }
 
-/// One radio in SINR mode with its own parameters: a [`SinrRadio`] bundled with its
-/// [`SinrParams`] (the engine keeps the parameters once per channel instead).
-#[derive(Clone, Debug)]
-pub struct SinrRx {
-    params: SinrParams,
-    radio: SinrRadio,
-}
-
-impl SinrRx {
-    /// An idle radio; `rng` is its own stream for the `Ber` model's draws (see
-    /// [`SinrRadio::new`]).
-    pub fn new(cfg: SinrConfig, rng: RngStream) -> Self {
-        SinrRx {
-            params: SinrParams::new(cfg),
-            radio: SinrRadio::new(rng),
-        }
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &SinrConfig {
-        self.params.config()
-    }
-
-    /// See [`SinrParams::senses`].
-    #[inline]
-    pub fn senses(&self, power_w: f64) -> bool {
-        self.params.senses(power_w)
-    }
-
-    /// See [`SinrRadio::busy`].
-    #[inline]
-    pub fn busy(&self) -> bool {
-        self.radio.busy()
-    }
-
-    /// See [`SinrRadio::receiving`].
-    pub fn receiving(&self) -> Option<u32> {
-        self.radio.receiving()
-    }
-
-    /// See [`SinrRadio::min_sinr_db`].
-    pub fn min_sinr_db(&self) -> Option<f64> {
-        self.radio.min_sinr_db()
-    }
-
-    /// See [`SinrRadio::on_signal_start`].
-    pub fn on_signal_start(
-        &mut self,
-        now: SimTime,
-        frame: u32,
-        power_w: f64,
-        end: SimTime,
-        rate: WifiRate,
-    ) -> Option<Cca> {
-        self.radio.on_signal_start(&self.params, now, frame, power_w, end, rate)
-    }
-
-    /// See [`SinrRadio::on_signal_end`].
-    pub fn on_signal_end(&mut self, now: SimTime, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
-        self.radio.on_signal_end(&self.params, now, frame)
-    }
-
-    /// See [`SinrRadio::on_tx_start`].
-    pub fn on_tx_start(&mut self) {
-        self.radio.on_tx_start();
-    }
-
-    /// See [`SinrRadio::on_tx_end`].
-    pub fn on_tx_end(&mut self) {
-        self.radio.on_tx_end();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::units::dbm_to_w;
+
+    /// A radio with parameters of its own (the engine keeps them once per channel).
+    struct SinrRx {
+        params: SinrParams,
+        radio: SinrRadio,
+    }
+
+    impl SinrRx {
+        fn new(cfg: SinrConfig, rng: RngStream) -> Self {
+            SinrRx {
+                params: SinrParams::new(cfg),
+                radio: SinrRadio::new(rng),
+            }
+        }
+
+        fn senses(&self, power_w: f64) -> bool {
+            self.params.senses(power_w)
+        }
+
+        fn on_signal_start(
+            &mut self,
+            now: SimTime,
+            frame: u32,
+            power_w: f64,
+            end: SimTime,
+            rate: WifiRate,
+        ) -> Option<Cca> {
+            self.radio.on_signal_start(&self.params, now, frame, power_w, end, rate)
+        }
+
+        fn on_signal_end(&mut self, now: SimTime, frame: u32) -> (Option<RxOutcome>, Option<Cca>) {
+            self.radio.on_signal_end(&self.params, now, frame)
+        }
+    }
+
+    /// `busy`, `receiving`, `min_sinr_db`, `on_tx_start`, `on_tx_end`: the radio's own.
+    impl std::ops::Deref for SinrRx {
+        type Target = SinrRadio;
+        fn deref(&self) -> &SinrRadio {
+            &self.radio
+        }
+    }
+
+    impl std::ops::DerefMut for SinrRx {
+        fn deref_mut(&mut self) -> &mut SinrRadio {
+            &mut self.radio
+        }
+    }
 
     /// Receive threshold −82 dBm, CS threshold −95 dBm; noise at 20 MHz, NF 7 dB: −93.97 dBm,
     /// at 22 MHz: −93.56 dBm.
