@@ -55,8 +55,8 @@
 //!   counted as interference: many weak distant transmitters do not add up. Lowering the
 //!   carrier-sense threshold to about the noise floor makes the engine report them.
 //! * **Half duplex** as the threshold receiver: a radio that starts transmitting abandons its
-//!   reception (no outcome), and a signal that started while it transmitted is never received, even after
-//!   the transmission ends; such signals still count as interference.
+//!   reception (no outcome), and a signal that started while it transmitted is never
+//!   received, even after the transmission ends; such signals still count as interference.
 //!
 //! # Error models ([`ErrorModel`])
 //!
