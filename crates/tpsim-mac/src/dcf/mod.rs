@@ -77,7 +77,6 @@
 //! service at a time (the engine keeps the interface queue), so the station retry counters
 //! SSRC/SLRC are also the MSDU's retry counters.
 
-mod fifo;
 #[cfg(test)]
 mod tests;
 
@@ -90,7 +89,6 @@ use crate::config::DcfConfig;
 use crate::dup_cache::DupCache;
 use crate::frame::{Frame, FrameKind, MacAddr, MacEvent, Msdu, BROADCAST};
 use crate::rate::{RateChange, RateControl, RateState};
-use fifo::InlineFifo;
 
 /// Plain counters of one DCF, collected at the end of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -238,8 +236,9 @@ pub struct Dcf {
     /// A NAV set by an RTS that may be reset (§10.3.2.4): (time of the check, NAV before the
     /// RTS). Resolved by the next busy indication.
     rts_nav: Option<(SimTime, SimTime)>,
-    /// Output events (inline: one or two wait at a time).
-    events: InlineFifo<MacEvent, 2>,
+    /// Output events, oldest first (inline: one or two wait at a time, so no separate heap
+    /// buffer, which in a large network would be one more cold line per reception).
+    events: smallvec::SmallVec<[MacEvent; 2]>,
     /// Counters (the reception counters change at every reception).
     stats: DcfStats,
 
@@ -342,7 +341,7 @@ impl Dcf {
             tx_in_flight: None,
             dup_cache: Box::default(),
             rates: BTreeMap::new(),
-            events: InlineFifo::new(),
+            events: smallvec::SmallVec::new(),
             stats: DcfStats::default(),
         }
     }
@@ -637,7 +636,15 @@ impl Dcf {
 
     /// The next event for the upper layer or the engine.
     pub fn poll_event(&mut self) -> Option<MacEvent> {
-        self.events.pop_front()
+        if self.events.is_empty() {
+            return None;
+        }
+        let ev = self.events.remove(0);
+        if self.events.is_empty() && self.events.spilled() {
+            // More than two waited at once: back inline for the next ones.
+            self.events.shrink_to_fit();
+        }
+        Some(ev)
     }
 
     /// The next time [`Dcf::on_timeout`] (or [`Dcf::poll_transmit`], for a scheduled SIFS
@@ -834,10 +841,10 @@ impl Dcf {
         };
         if ok {
             self.stats.tx_ok += 1;
-            self.events.push_back(MacEvent::TxOk { handle: msdu.handle });
+            self.events.push(MacEvent::TxOk { handle: msdu.handle });
         } else {
             self.stats.drops_retry_limit += 1;
-            self.events.push_back(MacEvent::TxFailed {
+            self.events.push(MacEvent::TxFailed {
                 handle: msdu.handle,
                 dst: msdu.dst,
             });
@@ -876,7 +883,7 @@ impl Dcf {
 
     fn deliver(&mut self, frame: &Frame) {
         self.stats.delivered += 1;
-        self.events.push_back(MacEvent::Delivered {
+        self.events.push(MacEvent::Delivered {
             handle: frame.handle,
             src: frame.src,
         });
