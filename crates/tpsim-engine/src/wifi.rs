@@ -546,18 +546,24 @@ impl RadioState {
     }
 }
 
-/// One radio that notices an air frame, computed once per frame.
-#[derive(Clone, Copy, Debug)]
+/// One radio that notices an air frame, computed once per frame (or once per sender, in the
+/// channel's [`Reach`]). 16 bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AirRx {
-    /// The receiving node (its radio and 802.11 device).
-    pub node: u32,
-    /// Its rank in the order the channel found the frame's receivers: its signal start has
-    /// the sequence number `seq0 + 2·order` in the event queue, its signal end the next one.
-    pub order: u32,
     /// Received power, W.
     pub power_w: f64,
-    /// Propagation delay.
-    pub delay: SimDuration,
+    /// The receiving node (its radio and 802.11 device).
+    pub node: u32,
+    /// Propagation delay, ns (at most 2³² − 1 ns: 4.3 s, 1.3·10⁶ km).
+    pub delay_ns: u32,
+}
+
+impl AirRx {
+    /// The propagation delay.
+    #[inline]
+    pub fn delay(&self) -> SimDuration {
+        SimDuration(self.delay_ns as u64)
+    }
 }
 
 /// A frame on the air and the receivers that will notice it.
@@ -566,9 +572,12 @@ pub struct AirFrame {
     /// The packet carried (DATA frames), one reference held by the channel until the last
     /// receiver is done.
     pub pkt: Option<PacketId>,
-    /// The receivers in the order their signals start (and end): by propagation delay, then
-    /// `order`.
+    /// The receivers a grid search found, in the order their signals start (and end): by
+    /// propagation delay, then in the order the grid gave them. Empty when the channel's
+    /// [`Reach`] holds them (`shared`); read them with [`WifiChannel::receivers`].
     pub rx: Vec<AirRx>,
+    /// The receivers' place in the channel's [`Reach`], `(first, count)`, when it holds them.
+    pub shared: Option<(u32, u32)>,
     /// When the sender started transmitting.
     pub sent: SimTime,
     /// First of the `2 · rx.len()` event sequence numbers reserved for the signals.
@@ -580,21 +589,20 @@ pub struct AirFrame {
 }
 
 impl AirFrame {
-    /// The event-queue key (time, sequence number) of the `k`-th receiver's signal start.
+    /// The event-queue key (time, sequence number) of the signal start at `r`, the frame's
+    /// `k`-th receiver in signal order: it has the sequence number `seq0 + 2k`, its signal end
+    /// the next one. (Among signals of one frame at the same instant, the earlier receiver
+    /// in signal order goes first; a start and an end of one frame never share an instant
+    /// unless two delays differ by exactly the airtime, and then the end goes first.)
     #[inline]
-    pub fn start_key(&self, k: usize) -> (SimTime, u64) {
-        let r = &self.rx[k];
-        (self.sent + r.delay, self.seq0 + 2 * r.order as u64)
+    pub fn start_key(&self, r: &AirRx, k: u32) -> (SimTime, u64) {
+        (self.sent + r.delay(), self.seq0 + 2 * k as u64)
     }
 
-    /// The event-queue key of the `k`-th receiver's signal end.
+    /// The event-queue key of the signal end at `r`, the frame's `k`-th receiver.
     #[inline]
-    pub fn end_key(&self, k: usize) -> (SimTime, u64) {
-        let r = &self.rx[k];
-        (
-            self.sent + r.delay + self.frame.airtime,
-            self.seq0 + 2 * r.order as u64 + 1,
-        )
+    pub fn end_key(&self, r: &AirRx, k: u32) -> (SimTime, u64) {
+        (self.sent + r.delay() + self.frame.airtime, self.seq0 + 2 * k as u64 + 1)
     }
 }
 
@@ -632,6 +640,38 @@ pub struct WifiChannel {
     /// Static routes: `next[dst][src]` = next-hop node (`u32::MAX`: none), over links that
     /// work both ways; empty for a destination no flow uses.
     pub next: Vec<Vec<u32>>,
+    /// Each sender's receivers, found once, while every node stands still and the propagation
+    /// model draws nothing (`None` otherwise): then a frame's receivers, their powers and
+    /// delays are the same at every transmission.
+    pub reach: Option<Reach>,
+}
+
+/// Every sender's receivers on a channel where nothing changes them (static nodes,
+/// deterministic propagation): what [`WifiChannel::find_receivers`] would find at each
+/// transmission, in the same order, found once. One flat array, sender by sender.
+pub struct Reach {
+    /// Sender `s`'s receivers are `rx[start[s]..start[s + 1]]`.
+    start: Vec<u32>,
+    rx: Vec<AirRx>,
+}
+
+impl Reach {
+    /// At most this many (sender, receiver) pairs are kept (16 bytes each: 32 MiB); a denser
+    /// channel searches the grid at each transmission instead.
+    pub const MAX_PAIRS: usize = 1 << 21;
+
+    /// Where sender `s`'s receivers are: `(first, count)`.
+    #[inline]
+    pub fn range(&self, s: u32) -> (u32, u32) {
+        let a = self.start[s as usize];
+        (a, self.start[s as usize + 1] - a)
+    }
+
+    /// The receivers at `(first, count)`, in the order their signals start.
+    #[inline]
+    pub fn get(&self, (a, n): (u32, u32)) -> &[AirRx] {
+        &self.rx[a as usize..(a + n) as usize]
+    }
 }
 
 impl WifiChannel {
@@ -685,7 +725,104 @@ impl WifiChannel {
             free: Vec::new(),
             rngs,
             next: Vec::new(),
+            reach: None,
         }
+        .with_reach()
+    }
+
+    /// Finds every sender's receivers once if nothing can change them: no node moves
+    /// (`slack_m` = 0) and the propagation model has no random shadowing. Left `None` when
+    /// the pairs would exceed [`Reach::MAX_PAIRS`].
+    fn with_reach(mut self) -> Self {
+        if self.slack_m != 0.0 || self.params.prop.is_random() {
+            return self;
+        }
+        let n = self.positions.len();
+        let (mut start, mut rx, mut one) = (Vec::with_capacity(n + 1), Vec::new(), Vec::new());
+        start.push(0u32);
+        for s in 0..n as u32 {
+            one.clear();
+            self.search_receivers(s, 0.0, &mut one);
+            if rx.len() + one.len() > Reach::MAX_PAIRS {
+                return self;
+            }
+            rx.extend_from_slice(&one);
+            start.push(rx.len() as u32);
+        }
+        rx.shrink_to_fit();
+        self.reach = Some(Reach { start, rx });
+        self
+    }
+
+    /// The radios that sense a frame `sender` starts sending at `t` (s): those within
+    /// carrier-sense range whose received power reaches the carrier-sense threshold, with that
+    /// power and their propagation delay, in the order their signals start (by delay, then in
+    /// the order the grid gives them). Returns their place in the [`Reach`] if it holds them
+    /// (`rx` untouched); else appends them to `rx` (empty), drawing shadowing, if the model
+    /// has it, from the sender's stream, once per receiver.
+    #[inline]
+    pub fn find_receivers(&mut self, sender: u32, t: f64, rx: &mut Vec<AirRx>) -> Option<(u32, u32)> {
+        match &self.reach {
+            Some(r) => Some(r.range(sender)),
+            None => {
+                self.search_receivers(sender, t, rx);
+                None
+            }
+        }
+    }
+
+    /// The receivers of air frame `frame`, in the order their signals start.
+    #[inline]
+    pub fn receivers(&self, frame: u32) -> &[AirRx] {
+        let af = &self.frames[frame as usize];
+        match (af.shared, &self.reach) {
+            (Some(at), Some(r)) => r.get(at),
+            _ => &af.rx,
+        }
+    }
+
+    /// [`find_receivers`](Self::find_receivers) by a grid search.
+    fn search_receivers(&mut self, sender: u32, t: f64, rx: &mut Vec<AirRx>) {
+        debug_assert!(rx.is_empty());
+        let p = &self.params;
+        // Static nodes stand where the grid has them: no need to ask their mobility.
+        let still = self.slack_m == 0.0;
+        let here = if still {
+            self.positions[sender as usize]
+        } else {
+            self.mobility[sender as usize].position(t)
+        };
+        let (mobility, rng, grid) = (&mut self.mobility, &mut self.rngs[sender as usize], &self.grid);
+        let cs_range_m = self.cs_range_m;
+        let tx_w = self.tx_power_w[sender as usize];
+        grid.for_each_near(here, cs_range_m + self.slack_m, |j, filed_at| {
+            if j == sender {
+                return;
+            }
+            // A static node is where the grid filed it.
+            let pj = if still {
+                filed_at
+            } else {
+                mobility[j as usize].position(t)
+            };
+            let dist = ((here.0 - pj.0).powi(2) + (here.1 - pj.1).powi(2)).sqrt();
+            if dist > cs_range_m {
+                return;
+            }
+            let power = p.prop.rx_power_w(tx_w, p.antenna, p.antenna, dist, rng);
+            // Every radio shares the carrier-sense threshold (`Thresholds::senses`,
+            // `SinrParams::senses`): checking it here spares a cache miss on each candidate's
+            // device.
+            if power >= p.cs_threshold_w {
+                rx.push(AirRx {
+                    power_w: power,
+                    node: j,
+                    delay_ns: WifiChannel::delay(dist).0.min(u32::MAX as u64) as u32,
+                });
+            }
+        });
+        // Stable: equal delays keep the grid's order.
+        rx.sort_by_key(|r| r.delay_ns);
     }
 
     /// Refills the grid with the positions at `now` if nodes may have moved too far since
@@ -962,6 +1099,77 @@ mod tests {
     }
     use crate::mobility::{Mobility, RandomWaypoint};
     use tpsim_scenario::Radio;
+
+    /// On a static channel with deterministic propagation, each sender's receivers are found
+    /// once ([`Reach`]) and are exactly what a grid search finds at every transmission: the
+    /// same nodes, powers and delays, in signal order (delay, then the grid's order among
+    /// equal delays, which a grid layout makes common). With moving nodes or shadowing there
+    /// is no such table.
+    #[test]
+    fn static_senders_reach_the_same_receivers_as_a_grid_search() {
+        let key = |i: u64, module| {
+            RngStream::new(StreamKey {
+                seed: 5,
+                run: 0,
+                kind: OwnerKind::Node,
+                owner_id: i,
+                module,
+            })
+        };
+        let channel = |radio: &str, mobility: Vec<Mobility>| {
+            let radio: Radio = toml::from_str(radio).unwrap();
+            let params = RadioParams::from_scenario(&radio);
+            let n = mobility.len() as u64;
+            WifiChannel::new(
+                params,
+                vec![params.tx_power_w; n as usize],
+                mobility,
+                (0..n as u32).collect(),
+                (0..n).map(|i| key(i, Module::Channel)).collect(),
+                (0..n).map(|i| key(i, Module::PhyReception)).collect(),
+            )
+        };
+        // A 12 x 10 grid, 200 m apart, with a few nodes off the grid.
+        let mut at: Vec<Mobility> = (0..120)
+            .map(|i| Mobility::Static(200.0 * (i % 12) as f64, 200.0 * (i / 12) as f64))
+            .collect();
+        at.extend([(137.0, 911.0), (1502.5, 33.3), (-240.0, 600.0)].map(|(x, y)| Mobility::Static(x, y)));
+        let mut ch = channel("", at.clone());
+        let reach = ch.reach.take().expect("static nodes, two-ray ground: a reach table");
+        let mut pairs = 0;
+        for s in 0..at.len() as u32 {
+            let mut searched = Vec::new();
+            ch.search_receivers(s, 0.0, &mut searched);
+            let listed = reach.get(reach.range(s));
+            assert_eq!(listed, &searched[..], "sender {s}");
+            // Independently: every node within carrier-sense range that senses the frame,
+            // once, in order of delay.
+            let (xs, ys) = ch.positions[s as usize];
+            let mut want: Vec<u32> = (0..at.len() as u32)
+                .filter(|&j| {
+                    let (x, y) = ch.positions[j as usize];
+                    let d = ((x - xs).powi(2) + (y - ys).powi(2)).sqrt();
+                    let p = &ch.params;
+                    j != s
+                        && d <= ch.cs_range_m
+                        && p.prop.mean_rx_power_w(p.tx_power_w, p.antenna, p.antenna, d) >= p.cs_threshold_w
+                })
+                .collect();
+            let mut got: Vec<u32> = listed.iter().map(|r| r.node).collect();
+            assert!(listed.windows(2).all(|w| w[0].delay_ns <= w[1].delay_ns));
+            assert!(listed.iter().any(|r| r.delay_ns > 0));
+            (want.sort_unstable(), got.sort_unstable());
+            assert_eq!(got, want, "sender {s}");
+            pairs += listed.len();
+        }
+        assert!(pairs > 1000, "{pairs} pairs");
+        // Shadowing draws a power per reception: nothing to keep.
+        let shadowed = channel("propagation = \"log-distance\"\nshadowing_db = 4.0", at.clone());
+        assert!(shadowed.reach.is_none());
+        // Moving nodes: nothing to keep either.
+        at[0] = Mobility::Linear(0.0, 0.0, 1.0, 0.0);
+        assert!(channel("", at).reach.is_none());
+    }
 
     /// With moving nodes, the grid (refilled only every `refill_every`) still offers every
     /// node within carrier-sense range of a sender at any time.

@@ -1235,6 +1235,7 @@ impl World {
                     frame,
                     pkt: None,
                     rx: Vec::new(),
+                    shared: None,
                     sent: now,
                     seq0: 0,
                     pending: 0,
@@ -1247,45 +1248,19 @@ impl World {
         let mut rx = std::mem::take(&mut ch.frames[slot as usize].rx);
         rx.clear();
         ch.refresh(now);
-        let p = &ch.params;
-        let t = now.as_secs_f64();
-        // Static nodes stand where the grid has them: no need to ask their mobility.
-        let still = ch.slack_m == 0.0;
-        let here = if still {
-            ch.positions[sender as usize]
-        } else {
-            ch.mobility[sender as usize].position(t)
+        let shared = ch.find_receivers(sender, now.as_secs_f64(), &mut rx);
+        ch.frames[slot as usize] = AirFrame {
+            frame,
+            pkt,
+            rx,
+            shared,
+            sent: now,
+            seq0: 0,
+            pending: 0,
+            cut: false,
         };
-        let (mobility, rng, grid) = (&mut ch.mobility, &mut ch.rngs[sender as usize], &ch.grid);
-        let cs_range_m = ch.cs_range_m;
-        let tx_w = ch.tx_power_w[sender as usize];
-        grid.for_each_near(here, cs_range_m + ch.slack_m, |j, filed_at| {
-            if j == sender {
-                return;
-            }
-            // A static node is where the grid filed it.
-            let pj = if still {
-                filed_at
-            } else {
-                mobility[j as usize].position(t)
-            };
-            let dist = ((here.0 - pj.0).powi(2) + (here.1 - pj.1).powi(2)).sqrt();
-            if dist > cs_range_m {
-                return;
-            }
-            let power = p.prop.rx_power_w(tx_w, p.antenna, p.antenna, dist, rng);
-            // Every radio shares the carrier-sense threshold (`Thresholds::senses`,
-            // `SinrParams::senses`): checking it here spares a cache miss on each candidate's
-            // device.
-            if power >= p.cs_threshold_w {
-                rx.push(AirRx {
-                    node: j,
-                    order: rx.len() as u32,
-                    power_w: power,
-                    delay: WifiChannel::delay(dist),
-                });
-            }
-        });
+        let rx = ch.receivers(slot);
+        let p = &ch.params;
         if frame.dst == tpsim_mac::BROADCAST
             && frame.kind == tpsim_mac::FrameKind::Data
             && pkt.is_some_and(|id| !self.packets.get(id).is_ctrl())
@@ -1295,13 +1270,12 @@ impl World {
         }
         let airtime = frame.airtime;
         // Each receiver's signal start and end keep the place in the event order they would
-        // have if queued now, one by one in `order` (sequence numbers reserved here), but only
-        // the first start and the first end are queued: the rest follow in arrival order.
-        rx.sort_unstable_by_key(|r| (r.delay, r.order));
+        // have if queued now, one by one in signal order (sequence numbers reserved here), but
+        // only the first start and the first end are queued: the rest follow in that order.
         // Every receiver's radio record is read at its signal start, and the device of each
         // that may decode the frame at its end (its first lines: the device's and the DCF's
         // hot fields): start their cache misses together now.
-        for r in &rx {
+        for r in rx {
             ch.prefetch_receiver(r.node);
             if r.power_w >= p.rx_threshold_w {
                 tpsim_core::prefetch(
@@ -1310,20 +1284,13 @@ impl World {
                 );
             }
         }
-        let seq0 = self.queue.reserve(2 * rx.len() as u64);
-        let pending = rx.len() as u32 + 1;
-        ch.frames[slot as usize] = AirFrame {
-            frame,
-            pkt,
-            rx,
-            sent: now,
-            seq0,
-            pending,
-            cut: false,
-        };
-        let af = &ch.frames[slot as usize];
-        if !af.rx.is_empty() {
-            let ((t0, s0), (t1, s1)) = (af.start_key(0), af.end_key(0));
+        let n = rx.len() as u32;
+        let seq0 = self.queue.reserve(2 * n as u64);
+        let af = &mut ch.frames[slot as usize];
+        (af.seq0, af.pending) = (seq0, n + 1);
+        if n > 0 {
+            let (af, r) = (&ch.frames[slot as usize], ch.receivers(slot)[0]);
+            let ((t0, s0), (t1, s1)) = (af.start_key(&r, 0), af.end_key(&r, 0));
             self.queue
                 .push_reserved(t0, s0, Event::SignalStart { frame: slot, k: 0 });
             self.queue.push_reserved(t1, s1, Event::SignalEnd { frame: slot, k: 0 });
@@ -1341,7 +1308,7 @@ impl World {
     /// end (k = n − 1), after every start, and that end may release it.
     fn walk_signals(&mut self, frame: u32, mut k: u32, ends: bool) {
         let Some(ch) = &self.wifi else { return };
-        let n = ch.frames[frame as usize].rx.len() as u32;
+        let n = ch.receivers(frame).len() as u32;
         loop {
             if ends {
                 self.on_signal_end(frame, k);
@@ -1353,12 +1320,8 @@ impl World {
                 return;
             }
             let Some(ch) = &self.wifi else { return };
-            let af = &ch.frames[frame as usize];
-            let (t, seq) = if ends {
-                af.end_key(k as usize)
-            } else {
-                af.start_key(k as usize)
-            };
+            let (af, r) = (&ch.frames[frame as usize], &ch.receivers(frame)[k as usize]);
+            let (t, seq) = if ends { af.end_key(r, k) } else { af.start_key(r, k) };
             if !self.take_in_place(t, seq) {
                 let ev = if ends {
                     Event::SignalEnd { frame, k }
@@ -1376,8 +1339,8 @@ impl World {
     fn on_signal_start(&mut self, frame: u32, k: u32) {
         let now = self.now;
         let Some(ch) = &mut self.wifi else { return };
+        let AirRx { node, power_w, .. } = ch.receivers(frame)[k as usize];
         let af = &ch.frames[frame as usize];
-        let AirRx { node, power_w, .. } = af.rx[k as usize];
         let (end, rate) = (now + af.frame.airtime, af.frame.rate);
         if ch.radios[node as usize].dead() {
             return;
@@ -1408,8 +1371,8 @@ impl World {
     fn on_signal_end(&mut self, frame: u32, k: u32) {
         let now = self.now;
         let Some(ch) = &mut self.wifi else { return };
+        let node = ch.receivers(frame)[k as usize].node;
         let af = &ch.frames[frame as usize];
-        let node = af.rx[k as usize].node;
         let (f, cut, pkt) = (af.frame, af.cut, af.pkt);
         if ch.radios[node as usize].dead() {
             self.air_frame_done(frame);
