@@ -14,7 +14,7 @@ pub mod queue;
 pub mod rng;
 pub mod time;
 
-pub use prefetch::prefetch;
+pub use prefetch::{prefetch, prefetch_slice};
 pub use queue::EventQueue;
 pub use rng::{Module, OwnerKind, RngStream, StreamKey};
 pub use time::{SimDuration, SimTime};

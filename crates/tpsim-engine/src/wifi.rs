@@ -5,7 +5,8 @@
 //! One transmission costs O(nodes within carrier-sense range): the channel asks the
 //! [`Grid`](crate::grid::Grid) for candidates and computes each one's received power once; the
 //! powers are kept with the frame so that the signal's start and end events carry only
-//! indices. A frame and its packet are shared by all receivers (one reference each), never
+//! indices. On a static channel without shadowing the receivers never change, and the
+//! channel finds every sender's once, at start-up ([`Reach`]). A frame and its packet are shared by all receivers (one reference each), never
 //! copied.
 
 use crate::grid::Grid;
@@ -626,6 +627,8 @@ pub struct WifiChannel {
     pub next_refill: SimTime,
     /// Node → its wifi device.
     pub dev_of_node: Vec<u32>,
+    /// Device → its node (`u32::MAX` for a device that is not a radio's).
+    pub node_of_dev: Vec<u32>,
     /// Node → the hot part of its radio.
     pub radios: Vec<RadioState>,
     /// The SINR receivers' shared parameters (`None`: ns-2's threshold mode, in [`RadioState`]).
@@ -707,6 +710,10 @@ impl WifiChannel {
         } else {
             (0.0, SimDuration(u64::MAX))
         };
+        let mut node_of_dev = vec![u32::MAX; dev_of_node.iter().map(|&d| d as usize + 1).max().unwrap_or(0)];
+        for (node, &dev) in dev_of_node.iter().enumerate() {
+            node_of_dev[dev as usize] = node as u32;
+        }
         WifiChannel {
             params,
             grid: Grid::new(&positions, cs_range_m + slack_m),
@@ -718,6 +725,7 @@ impl WifiChannel {
             refill_every,
             next_refill: SimTime::ZERO + refill_every,
             dev_of_node,
+            node_of_dev,
             radios,
             sinr,
             sinr_radios,
@@ -890,6 +898,17 @@ impl WifiChannel {
         tpsim_core::prefetch(&self.radios[node as usize], 1);
         if let Some(r) = self.sinr_radios.get(node as usize) {
             tpsim_core::prefetch(r, tpsim_phy::sinr::SINR_RADIO_HOT_LINES);
+        }
+    }
+
+    /// Starts the cache misses on the list of receivers device `dev` would read if it
+    /// started a transmission (a hint: only on a channel with a [`Reach`], at most 8 lines).
+    #[inline]
+    pub fn prefetch_sender(&self, dev: u32) {
+        if let (Some(r), Some(&node)) = (&self.reach, self.node_of_dev.get(dev as usize)) {
+            if node != u32::MAX {
+                tpsim_core::prefetch_slice(r.get(r.range(node)), 8);
+            }
         }
     }
 

@@ -789,19 +789,25 @@ impl World {
     }
 
     /// Starts the cache misses on the device the next queued event will use (a sender's
-    /// beacon, MAC timer or end of transmission), to overlap with the current event's work.
+    /// beacon, MAC timer or end of transmission), and, if that event may start a transmission
+    /// (a beacon or a MAC timer), on the sender's list of receivers, to overlap with the
+    /// current event's work.
     #[inline]
     fn prefetch_next(&self) {
-        let dev = match self.queue.peek_near() {
-            Some(Event::MacTimer { dev, .. } | Event::AirTxEnd { dev, .. }) => *dev,
+        let (dev, may_send) = match self.queue.peek_near() {
+            Some(Event::MacTimer { dev, .. }) => (*dev, true),
+            Some(Event::AirTxEnd { dev, .. }) => (*dev, false),
             Some(Event::Beacon { node }) => match &self.wifi {
-                Some(ch) => ch.dev_of_node[*node as usize],
+                Some(ch) => (ch.dev_of_node[*node as usize], true),
                 None => return,
             },
             _ => return,
         };
         if let Some(d) = self.devices.get(dev as usize) {
             tpsim_core::prefetch(d, DEVICE_HOT_LINES);
+        }
+        if let (true, Some(ch)) = (may_send, &self.wifi) {
+            ch.prefetch_sender(dev);
         }
     }
 
