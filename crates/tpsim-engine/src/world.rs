@@ -1315,6 +1315,13 @@ impl World {
     fn walk_signals(&mut self, frame: u32, mut k: u32, ends: bool) {
         let Some(ch) = &self.wifi else { return };
         let n = ch.receivers(frame).len() as u32;
+        if ends && k == 0 {
+            // The radio records were read at the signal starts, a frame's airtime ago: start
+            // their misses together again.
+            for r in ch.receivers(frame) {
+                ch.prefetch_receiver(r.node);
+            }
+        }
         loop {
             if ends {
                 self.on_signal_end(frame, k);
