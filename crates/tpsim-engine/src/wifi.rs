@@ -901,12 +901,12 @@ impl WifiChannel {
         }
     }
 
-    /// Starts the cache misses on the list of receivers device `dev` would read if it
-    /// started a transmission (a hint: only on a channel with a [`Reach`], at most 8 lines).
+    /// Starts the cache misses on the list of receivers `node` would read if it started a
+    /// transmission (a hint: only on a channel with a [`Reach`], at most 8 lines).
     #[inline]
-    pub fn prefetch_sender(&self, dev: u32) {
-        if let (Some(r), Some(&node)) = (&self.reach, self.node_of_dev.get(dev as usize)) {
-            if node != u32::MAX {
+    pub fn prefetch_sender(&self, node: u32) {
+        if let Some(r) = &self.reach {
+            if (node as usize) < r.start.len() - 1 {
                 tpsim_core::prefetch_slice(r.get(r.range(node)), 8);
             }
         }

@@ -794,20 +794,21 @@ impl World {
     /// current event's work.
     #[inline]
     fn prefetch_next(&self) {
-        let (dev, may_send) = match self.queue.peek_near() {
-            Some(Event::MacTimer { dev, .. }) => (*dev, true),
-            Some(Event::AirTxEnd { dev, .. }) => (*dev, false),
-            Some(Event::Beacon { node }) => match &self.wifi {
-                Some(ch) => (ch.dev_of_node[*node as usize], true),
-                None => return,
-            },
+        // The device, and the sending node if the event may start a transmission (`u32::MAX`:
+        // it does not, or not known without another lookup).
+        let (dev, node) = match (self.queue.peek_near(), &self.wifi) {
+            (Some(Event::MacTimer { dev, .. }), Some(ch)) => {
+                (*dev, ch.node_of_dev.get(*dev as usize).copied().unwrap_or(u32::MAX))
+            }
+            (Some(Event::AirTxEnd { dev, .. }), _) => (*dev, u32::MAX),
+            (Some(Event::Beacon { node }), Some(ch)) => (ch.dev_of_node[*node as usize], *node),
             _ => return,
         };
         if let Some(d) = self.devices.get(dev as usize) {
             tpsim_core::prefetch(d, DEVICE_HOT_LINES);
         }
-        if let (true, Some(ch)) = (may_send, &self.wifi) {
-            ch.prefetch_sender(dev);
+        if let (true, Some(ch)) = (node != u32::MAX, &self.wifi) {
+            ch.prefetch_sender(node);
         }
     }
 
