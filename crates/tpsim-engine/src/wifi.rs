@@ -6,8 +6,8 @@
 //! [`Grid`](crate::grid::Grid) for candidates and computes each one's received power once; the
 //! powers are kept with the frame so that the signal's start and end events carry only
 //! indices. On a static channel without shadowing the receivers never change, and the
-//! channel finds every sender's once, at start-up ([`Reach`]). A frame and its packet are shared by all receivers (one reference each), never
-//! copied.
+//! channel finds every sender's once, at start-up ([`Reach`]). A frame and its packet are
+//! shared by all receivers (one reference each), never copied.
 
 use crate::grid::Grid;
 use crate::mobility::Mobility;
@@ -1153,6 +1153,7 @@ mod tests {
             .map(|i| Mobility::Static(200.0 * (i % 12) as f64, 200.0 * (i / 12) as f64))
             .collect();
         at.extend([(137.0, 911.0), (1502.5, 33.3), (-240.0, 600.0)].map(|(x, y)| Mobility::Static(x, y)));
+        assert_eq!(std::mem::size_of::<AirRx>(), 16, "four to a cache line");
         let mut ch = channel("", at.clone());
         let reach = ch.reach.take().expect("static nodes, two-ray ground: a reach table");
         let mut pairs = 0;
