@@ -673,7 +673,7 @@ impl World {
         let d = u32::from(dst);
         let mut best: Option<&Route> = None;
         for r in &self.nodes[node as usize].routes {
-            if d & r.mask == r.net && best.map_or(true, |b| r.mask > b.mask) {
+            if d & r.mask == r.net && best.is_none_or(|b| r.mask > b.mask) {
                 best = Some(r);
             }
         }

@@ -111,7 +111,7 @@ impl RoutingState {
                 }
                 Proto::Olsr(
                     (0..n)
-                        .map(|i| Olsr::new(cfg.clone(), wifi_addr(i as u32), key(i as u64)))
+                        .map(|i| Olsr::new(cfg, wifi_addr(i as u32), key(i as u64)))
                         .collect(),
                 )
             }

@@ -1398,7 +1398,7 @@ impl<P> Aodv<P> {
                 }
                 // RFC 3561 §6.11: an expired route is invalid and deleted after DELETE_PERIOD.
                 r.valid = false;
-                r.expiry = r.expiry + dp;
+                r.expiry += dp;
             }
             // Just invalidated, or extended since it was filed: filed again at its expiry.
             r.file_expiry(a, &mut self.expiries);

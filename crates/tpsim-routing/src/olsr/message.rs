@@ -31,7 +31,7 @@ pub fn decode_time(byte: u8) -> SimDuration {
     let a = (byte >> 4) as u64;
     let b = (byte & 0x0f) as u32;
     // C·(16 + a)/16·2^b; C/16 = 3 906 250 ns exactly.
-    SimDuration((C_NS / 16) * (16 + a) << b)
+    SimDuration(((C_NS / 16) * (16 + a)) << b)
 }
 
 /// The 8-bit Vtime/Htime encoding of `d` (RFC 3626 §18.3): b is the largest integer with
@@ -291,7 +291,7 @@ impl Packet {
 }
 
 fn parse_addrs(b: &[u8]) -> Option<Vec<Addr>> {
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     Some(b.chunks_exact(4).map(|c| addr_at(c, 0)).collect())

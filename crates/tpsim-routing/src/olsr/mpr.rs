@@ -96,7 +96,7 @@ pub fn select_mpr(
                 continue;
             }
             let key = (neighbours[y], r, degree[y]);
-            if best.map_or(true, |(w, br, d, _)| key > (w, br, d)) {
+            if best.is_none_or(|(w, br, d, _)| key > (w, br, d)) {
                 best = Some((key.0, key.1, key.2, *y));
             }
         }
