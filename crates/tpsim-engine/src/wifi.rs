@@ -1119,6 +1119,33 @@ mod tests {
     use crate::mobility::{Mobility, RandomWaypoint};
     use tpsim_scenario::Radio;
 
+    /// Node `i`'s random stream for `module` under `seed`.
+    fn node_key(seed: u64, i: u64, module: Module) -> RngStream {
+        RngStream::new(StreamKey {
+            seed,
+            run: 0,
+            kind: OwnerKind::Node,
+            owner_id: i,
+            module,
+        })
+    }
+
+    /// A channel of `radio` (scenario TOML of the `[radio]` table) over nodes moving as
+    /// `mobility` says, every node at the default transmit power, device i on node i.
+    fn channel(radio: &str, mobility: Vec<Mobility>, seed: u64) -> WifiChannel {
+        let radio: Radio = toml::from_str(radio).unwrap();
+        let params = RadioParams::from_scenario(&radio);
+        let n = mobility.len() as u64;
+        WifiChannel::new(
+            params,
+            vec![params.tx_power_w; n as usize],
+            mobility,
+            (0..n as u32).collect(),
+            (0..n).map(|i| node_key(seed, i, Module::Channel)).collect(),
+            (0..n).map(|i| node_key(seed, i, Module::PhyReception)).collect(),
+        )
+    }
+
     /// On a static channel with deterministic propagation, each sender's receivers are found
     /// once ([`Reach`]) and are exactly what a grid search finds at every transmission: the
     /// same nodes, powers and delays, in signal order (delay, then the grid's order among
@@ -1126,35 +1153,13 @@ mod tests {
     /// is no such table.
     #[test]
     fn static_senders_reach_the_same_receivers_as_a_grid_search() {
-        let key = |i: u64, module| {
-            RngStream::new(StreamKey {
-                seed: 5,
-                run: 0,
-                kind: OwnerKind::Node,
-                owner_id: i,
-                module,
-            })
-        };
-        let channel = |radio: &str, mobility: Vec<Mobility>| {
-            let radio: Radio = toml::from_str(radio).unwrap();
-            let params = RadioParams::from_scenario(&radio);
-            let n = mobility.len() as u64;
-            WifiChannel::new(
-                params,
-                vec![params.tx_power_w; n as usize],
-                mobility,
-                (0..n as u32).collect(),
-                (0..n).map(|i| key(i, Module::Channel)).collect(),
-                (0..n).map(|i| key(i, Module::PhyReception)).collect(),
-            )
-        };
         // A 12 x 10 grid, 200 m apart, with a few nodes off the grid.
         let mut at: Vec<Mobility> = (0..120)
             .map(|i| Mobility::Static(200.0 * (i % 12) as f64, 200.0 * (i / 12) as f64))
             .collect();
         at.extend([(137.0, 911.0), (1502.5, 33.3), (-240.0, 600.0)].map(|(x, y)| Mobility::Static(x, y)));
         assert_eq!(std::mem::size_of::<AirRx>(), 16, "four to a cache line");
-        let mut ch = channel("", at.clone());
+        let mut ch = channel("", at.clone(), 5);
         let reach = ch.reach.take().expect("static nodes, two-ray ground: a reach table");
         let mut pairs = 0;
         for s in 0..at.len() as u32 {
@@ -1184,29 +1189,18 @@ mod tests {
         }
         assert!(pairs > 1000, "{pairs} pairs");
         // Shadowing draws a power per reception: nothing to keep.
-        let shadowed = channel("propagation = \"log-distance\"\nshadowing_db = 4.0", at.clone());
+        let shadowed = channel("propagation = \"log-distance\"\nshadowing_db = 4.0", at.clone(), 5);
         assert!(shadowed.reach.is_none());
         // Moving nodes: nothing to keep either.
         at[0] = Mobility::Linear(0.0, 0.0, 1.0, 0.0);
-        assert!(channel("", at).reach.is_none());
+        assert!(channel("", at, 5).reach.is_none());
     }
 
     /// With moving nodes, the grid (refilled only every `refill_every`) still offers every
     /// node within carrier-sense range of a sender at any time.
     #[test]
     fn grid_finds_every_node_in_range_while_nodes_move() {
-        let radio: Radio = toml::from_str("").unwrap();
-        let params = RadioParams::from_scenario(&radio);
         let n = 60;
-        let key = |i: u64, module| {
-            RngStream::new(StreamKey {
-                seed: 3,
-                run: 0,
-                kind: OwnerKind::Node,
-                owner_id: i,
-                module,
-            })
-        };
         let mobility: Vec<Mobility> = (0..n)
             .map(|i| {
                 Mobility::Waypoint(RandomWaypoint::stationary(
@@ -1215,18 +1209,11 @@ mod tests {
                     5.0,
                     30.0,
                     2.0,
-                    key(i, Module::Mobility),
+                    node_key(3, i, Module::Mobility),
                 ))
             })
             .collect();
-        let mut ch = WifiChannel::new(
-            params,
-            vec![params.tx_power_w; n as usize],
-            mobility,
-            (0..n as u32).collect(),
-            (0..n).map(|i| key(i, Module::Channel)).collect(),
-            (0..n).map(|i| key(i, Module::PhyReception)).collect(),
-        );
+        let mut ch = channel("", mobility, 3);
         assert!(ch.slack_m > 0.0 && ch.refill_every.0 > 0);
         let mut checked = 0;
         for step in 0..2000u64 {
