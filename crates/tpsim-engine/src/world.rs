@@ -1291,12 +1291,11 @@ impl World {
                 );
             }
         }
-        let n = rx.len() as u32;
+        let (n, first) = (rx.len() as u32, rx.first().copied());
         let seq0 = self.queue.reserve(2 * n as u64);
         let af = &mut ch.frames[slot as usize];
         (af.seq0, af.pending) = (seq0, n + 1);
-        if n > 0 {
-            let (af, r) = (&ch.frames[slot as usize], ch.receivers(slot)[0]);
+        if let Some(r) = first {
             let ((t0, s0), (t1, s1)) = (af.start_key(&r, 0), af.end_key(&r, 0));
             self.queue
                 .push_reserved(t0, s0, Event::SignalStart { frame: slot, k: 0 });
@@ -1315,27 +1314,29 @@ impl World {
     /// end (k = n − 1), after every start, and that end may release it.
     fn walk_signals(&mut self, frame: u32, mut k: u32, ends: bool) {
         let Some(ch) = &self.wifi else { return };
-        let n = ch.receivers(frame).len() as u32;
+        let rx = ch.receivers(frame);
+        let (n, mut r) = (rx.len() as u32, rx[k as usize]);
         if ends && k == 0 {
             // The radio records were read at the signal starts, a frame's airtime ago: start
             // their misses together again.
-            for r in ch.receivers(frame) {
+            for r in rx {
                 ch.prefetch_receiver(r.node);
             }
         }
         loop {
             if ends {
-                self.on_signal_end(frame, k);
+                self.on_signal_end(frame, r.node);
             } else {
-                self.on_signal_start(frame, k);
+                self.on_signal_start(frame, r);
             }
             k += 1;
             if k == n {
                 return;
             }
             let Some(ch) = &self.wifi else { return };
-            let (af, r) = (&ch.frames[frame as usize], &ch.receivers(frame)[k as usize]);
-            let (t, seq) = if ends { af.end_key(r, k) } else { af.start_key(r, k) };
+            r = ch.receivers(frame)[k as usize];
+            let af = &ch.frames[frame as usize];
+            let (t, seq) = if ends { af.end_key(&r, k) } else { af.start_key(&r, k) };
             if !self.take_in_place(t, seq) {
                 let ev = if ends {
                     Event::SignalEnd { frame, k }
@@ -1348,12 +1349,12 @@ impl World {
         }
     }
 
-    /// Receiver `k` of air frame `frame` starts to hear it. If the medium turns busy, its DCF
+    /// Receiver `rx` of air frame `frame` starts to hear it. If the medium turns busy, its DCF
     /// is told, unless it is at rest: then the transition is only held at the radio.
-    fn on_signal_start(&mut self, frame: u32, k: u32) {
+    fn on_signal_start(&mut self, frame: u32, rx: AirRx) {
         let now = self.now;
+        let AirRx { node, power_w, .. } = rx;
         let Some(ch) = &mut self.wifi else { return };
-        let AirRx { node, power_w, .. } = ch.receivers(frame)[k as usize];
         let af = &ch.frames[frame as usize];
         let (end, rate) = (now + af.frame.airtime, af.frame.rate);
         if ch.radios[node as usize].dead() {
@@ -1379,13 +1380,12 @@ impl World {
         self.pump_mac(dev);
     }
 
-    /// Receiver `k` of air frame `frame` stops hearing it: the reception's outcome, if any,
-    /// goes to the DCF, and the medium may turn idle (held at the radio if the DCF is at rest
-    /// and nothing was received).
-    fn on_signal_end(&mut self, frame: u32, k: u32) {
+    /// The radio of `node`, a receiver of air frame `frame`, stops hearing it: the reception's
+    /// outcome, if any, goes to the DCF, and the medium may turn idle (held at the radio if the
+    /// DCF is at rest and nothing was received).
+    fn on_signal_end(&mut self, frame: u32, node: u32) {
         let now = self.now;
         let Some(ch) = &mut self.wifi else { return };
-        let node = ch.receivers(frame)[k as usize].node;
         let af = &ch.frames[frame as usize];
         let (f, cut, pkt) = (af.frame, af.cut, af.pkt);
         if ch.radios[node as usize].dead() {
