@@ -794,20 +794,20 @@ impl World {
     /// current event's work.
     #[inline]
     fn prefetch_next(&self) {
-        // The device, and the sending node if the event may start a transmission (`u32::MAX`:
-        // it does not, or not known without another lookup).
-        let (dev, node) = match (self.queue.peek_near(), &self.wifi) {
+        // The device, and the sending node if the event may start a transmission.
+        let (dev, sender) = match (self.queue.peek_near(), &self.wifi) {
             (Some(Event::MacTimer { dev, .. }), Some(ch)) => {
-                (*dev, ch.node_of_dev.get(*dev as usize).copied().unwrap_or(u32::MAX))
+                let node = ch.node_of_dev.get(*dev as usize).copied();
+                (*dev, node.filter(|&n| n != u32::MAX))
             }
-            (Some(Event::AirTxEnd { dev, .. }), _) => (*dev, u32::MAX),
-            (Some(Event::Beacon { node }), Some(ch)) => (ch.dev_of_node[*node as usize], *node),
+            (Some(Event::AirTxEnd { dev, .. }), _) => (*dev, None),
+            (Some(Event::Beacon { node }), Some(ch)) => (ch.dev_of_node[*node as usize], Some(*node)),
             _ => return,
         };
         if let Some(d) = self.devices.get(dev as usize) {
             tpsim_core::prefetch(d, DEVICE_HOT_LINES);
         }
-        if let (true, Some(ch)) = (node != u32::MAX, &self.wifi) {
+        if let (Some(node), Some(ch)) = (sender, &self.wifi) {
             ch.prefetch_sender(node);
         }
     }
