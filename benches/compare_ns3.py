@@ -1183,6 +1183,7 @@ def render_scale_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: 
     range, so that the flatness from N = 25 to 800 can be judged."""
     rows: Dict[str, List[str]] = {}
     per_recv: Dict[int, float] = {}
+    per_recv_ns3: Dict[int, float] = {}
     for key, runs in raw.items():
         b = BENCHMARKS[key]
         if b.group != "s6_scale" or not runs["tpsim"]:
@@ -1192,6 +1193,9 @@ def render_scale_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: 
         pr = g(tp, "ns_per_frame_receiver")
         if pr:
             per_recv[b.nodes] = pr
+        pr_ns3 = g(ns, "ns_per_frame_receiver")
+        if pr_ns3:
+            per_recv_ns3[b.nodes] = pr_ns3
         rows[key] = ([
             str(b.nodes), f"{b.sim_time_s:g}", f"{len(tp)} / {len(ns)}", f"{b.cs_receivers:.2f}",
             f"{fmt_sig(g(tp, 'loop_s'))} / {fmt_sig(g(ns, 'loop_s'))}",
@@ -1210,6 +1214,8 @@ def render_scale_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: 
             n = int(cells[0])
             if n not in per_recv:
                 per_recv[n] = float(cells[8].split("/")[0].replace(",", ""))
+            if n not in per_recv_ns3:
+                per_recv_ns3[n] = float(cells[8].split("/")[1].replace(",", ""))
         except (ValueError, IndexError):
             pass
     head = ["N", "sim s", "seeds tpsim / ns-3", "receivers in CS range per sender", "event loop s", "MAC frames",
@@ -1228,8 +1234,13 @@ def render_scale_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: 
     ]
     if len(per_recv) >= 2:
         lo, hi = min(per_recv.values()), max(per_recv.values())
-        lines.append(f"tpsim's time per MAC frame per receiver spans {fmt_sig(lo)}–{fmt_sig(hi)} ns over "
-                     f"N = {min(per_recv)}–{max(per_recv)}: max/min = {hi / lo:.2f}.")
+        text = (f"tpsim's time per MAC frame per receiver spans {fmt_sig(lo)}–{fmt_sig(hi)} ns over "
+                f"N = {min(per_recv)}–{max(per_recv)}: max/min = {hi / lo:.2f}.")
+        if len(per_recv_ns3) >= 2:
+            lo3, hi3 = min(per_recv_ns3.values()), max(per_recv_ns3.values())
+            text += (f" ns-3's spans {fmt_sig(lo3)}–{fmt_sig(hi3)} ns over N = {min(per_recv_ns3)}–"
+                     f"{max(per_recv_ns3)}: max/min = {hi3 / lo3:.2f}.")
+        lines.append(text)
         lines.append("")
     return "\n".join(lines)
 

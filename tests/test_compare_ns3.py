@@ -293,6 +293,16 @@ def test_wireless_measures_summary_and_scale_table():
     assert "| `s6_scale-n25` | 3 / 3 | 0.0400 / 4.00 | 100× |" in summary
     scale = cmp.render_scale_summary({"s6_scale-n25": runs}, "2026-01-01")
     assert "| 25 | 100 | 3 / 3 | 3.20 |" in scale
+    # Across N: the spread of the time per frame per receiver, tpsim's and ns-3's (medians of
+    # event-loop time / frames / receivers in range: tpsim 10,000 frames, ns-3 12,000).
+    recs50 = [_wireless_records(s, 0.04 * s, 6.0 * s) for s in (1, 2, 3)]
+    runs50 = {"tpsim": [r[0] for r in recs50], "ns-3": [r[1] for r in recs50]}
+    both = cmp.render_scale_summary({"s6_scale-n25": runs, "s6_scale-n50": runs50}, "2026-01-01")
+    k25, k50 = bench.cs_receivers, cmp.BENCHMARKS["s6_scale-n50"].cs_receivers
+    tp_ratio = (0.08 / 10_000 / k50) / (0.04 / 10_000 / k25)
+    ns_ratio = (12.0 / 12_000 / k50) / (4.0 / 12_000 / k25)
+    assert f"over N = 25–50: max/min = {tp_ratio:.2f}. ns-3's spans" in both
+    assert both.count("max/min") == 2 and f"max/min = {ns_ratio:.2f}." in both
     # A partial run keeps the rows of scenarios it did not re-run, in the harness's order.
     old = summary.replace("`s6_scale-n25`", "`s1_manet_tcp`")
     merged = cmp.render_summary({"s6_scale-n25": runs}, "2026-01-02", old)
