@@ -119,6 +119,25 @@ def test_more_radio_errors(radio, key, what):
     assert d["path"] == key and what in d["message"], e.value.diagnostics
 
 
+@pytest.mark.parametrize(
+    "routing, key, ok",
+    [
+        ('protocol = "aodv"\nforwarding_refreshes_next_hop = true', "", True),
+        ('protocol = "olsr"\nforwarding_refreshes_next_hop = true', "routing.forwarding_refreshes_next_hop", False),
+        ('protocol = "static"\nhello = true', "routing.hello", False),
+    ],
+)
+def test_routing_keys_apply_to_their_protocols(routing, key, ok):
+    text = chain(n=3) + f"\n[routing]\n{routing}\n"
+    if ok:
+        assert tpsim.run(tpsim.Scenario(text)).flows["rx_packets"][0] > 0
+        return
+    with pytest.raises(tpsim.ScenarioError) as e:
+        tpsim.Scenario(text)
+    d = e.value.diagnostics[0]
+    assert d["path"] == key and "does not apply to routing protocol" in d["message"], e.value.diagnostics
+
+
 def test_radio_interface_queues_have_a_time_series():
     res = tpsim.run(SCENARIOS / "example-wifi-chain.toml", runs=1, set=["flows.0.app.rate=400kbps"])
     q = res.timeseries.filter(

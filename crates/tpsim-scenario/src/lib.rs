@@ -597,6 +597,11 @@ pub struct Routing {
     /// Default: off with "ns2", on with "rfc".
     #[serde(default)]
     pub hello: Option<bool>,
+    /// aodv: forwarding a data packet keeps its next hop alive as a HELLO neighbour for
+    /// ACTIVE_ROUTE_TIMEOUT, as ns-3's AODV does (RFC 3561 §6.9 counts only packets heard from
+    /// the neighbour). Default false.
+    #[serde(default)]
+    pub forwarding_refreshes_next_hop: Option<bool>,
     /// aodv, olsr: the largest random delay before a broadcast (RFC 5148). Default 10 ms
     /// (aodv), HELLO_INTERVAL / 4 (olsr).
     #[serde(default)]

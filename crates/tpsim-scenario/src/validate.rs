@@ -103,12 +103,22 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             .unwrap_or_default();
         let allowed: &[&str] = match r.protocol {
             P::Static | P::Oracle => &[],
-            P::Aodv => &["preset", "hello", "jitter", "hello_interval"],
+            P::Aodv => &[
+                "preset",
+                "hello",
+                "forwarding_refreshes_next_hop",
+                "jitter",
+                "hello_interval",
+            ],
             P::Olsr => &["jitter", "hello_interval", "tc_interval"],
         };
         for (key, present) in [
             ("preset", r.preset.is_some()),
             ("hello", r.hello.is_some()),
+            (
+                "forwarding_refreshes_next_hop",
+                r.forwarding_refreshes_next_hop.is_some(),
+            ),
             ("jitter", r.jitter.is_some()),
             ("hello_interval", r.hello_interval.is_some()),
             ("tc_interval", r.tc_interval.is_some()),

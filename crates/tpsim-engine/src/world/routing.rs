@@ -81,6 +81,9 @@ impl RoutingState {
                 if let Some(h) = r.hello {
                     cfg.hello = h;
                 }
+                if let Some(f) = r.forwarding_refreshes_next_hop {
+                    cfg.forwarding_refreshes_next_hop = f;
+                }
                 if let Some(j) = r.jitter {
                     cfg.broadcast_jitter = j.sim();
                 }

@@ -113,6 +113,11 @@ pub struct AodvConfig {
     /// Set the A flag on the RREPs we send or forward and blacklist a next hop whose RREP-ACK
     /// does not come within NEXT_HOP_WAIT (§6.7, §6.8).
     pub rrep_ack: bool,
+    /// Forwarding a data packet keeps its next hop alive as a HELLO neighbour for
+    /// ACTIVE_ROUTE_TIMEOUT, as if heard (ns-3's AODV, `RoutingProtocol::Forwarding`, updates
+    /// the neighbour lifetime of the route's gateway this way). RFC 3561 §6.9 counts only
+    /// packets received from the neighbour, so off in both presets. Matters only with `hello`.
+    pub forwarding_refreshes_next_hop: bool,
 }
 
 impl AodvConfig {
@@ -182,6 +187,7 @@ impl AodvConfig {
             max_repair_ttl: (3 * net_diameter / 10) as u8,
             local_repair_wait: None,
             rrep_ack: false,
+            forwarding_refreshes_next_hop: false,
         }
     }
 

@@ -506,6 +506,9 @@ impl<P> Aodv<P> {
                 }
                 if let Some(p) = prev_hop {
                     self.refresh(now, p);
+                    if self.cfg.forwarding_refreshes_next_hop {
+                        self.keep_alive(now + art, next_hop);
+                    }
                 }
                 if first_use {
                     self.arm_hello(now);
@@ -1324,6 +1327,14 @@ impl<P> Aodv<P> {
         if let Some(t) = self.neighbors.get_mut(&a) {
             *t = (*t).max(now);
         }
+    }
+
+    /// HELLO neighbour `a`, if it is one, stays alive at least until `until`
+    /// ([`AodvConfig::forwarding_refreshes_next_hop`]): it counts as heard at
+    /// `until` − ALLOWED_HELLO_LOSS·HELLO_INTERVAL.
+    fn keep_alive(&mut self, until: SimTime, a: Addr) {
+        let as_heard = SimTime(until.0.saturating_sub(self.hello_life().0));
+        self.heard(as_heard, a);
     }
 
     fn arm_sweep(&mut self, t: SimTime) {

@@ -1059,6 +1059,51 @@ fn hello_sent_while_on_active_route_and_loss_breaks_link() {
     assert_eq!(n.lookup(ms(2900), a(9)), None);
 }
 
+/// Node 2 forwards data 1 → 9 through neighbour 3 every 250 ms from 0 to `last_ms`; 3's only
+/// HELLO is heard at 0. Returns when the link to 3 breaks (HELLO loss, §6.9).
+fn hello_loss_while_forwarding(refresh: bool, last_ms: u64) -> Option<SimTime> {
+    let mut c = cfg0();
+    c.hello = true;
+    c.forwarding_refreshes_next_hop = refresh;
+    let mut n = node(2, c);
+    n.on_message(ms(0), a(3), 1, &Message::Rrep(rrep(3, 7, 3, 0, 2000)));
+    n.on_message(ms(0), a(1), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 0)));
+    n.on_message(ms(0), a(3), 30, &Message::Rrep(rrep(9, 4, 1, 1, 6000)));
+    tx(&mut n, ms(0));
+    let mut next_data = 0;
+    loop {
+        let t = n.poll_timeout().unwrap_or(SimTime::NEVER);
+        if next_data <= last_ms && ms(next_data) <= t {
+            let r = n.route_output(ms(next_data), Some(a(1)), a(1), a(9), next_data);
+            assert!(
+                matches!(r, RouteResult::Forward { next_hop, .. } if next_hop == a(3)),
+                "{r:?}"
+            );
+            next_data += 250;
+            continue;
+        }
+        if t > ms(20_000) {
+            return None;
+        }
+        n.on_timeout(t);
+        tx(&mut n, t);
+        if evs(&mut n).contains(&AodvEvent::LinkBroken { next_hop: a(3) }) {
+            return Some(t);
+        }
+    }
+}
+
+#[test]
+fn forwarding_keeps_the_next_hop_alive_only_when_configured() {
+    // RFC 3561 §6.9: only packets heard from 3 count; data forwarded to it does not, so the
+    // link breaks ALLOWED_HELLO_LOSS · HELLO_INTERVAL = 2 s after its HELLO, mid-flow.
+    assert_eq!(hello_loss_while_forwarding(false, 5000), Some(ms(2000)));
+    // ns-3's behaviour: each forwarded packet keeps 3 alive for ACTIVE_ROUTE_TIMEOUT (3 s), so
+    // the link breaks 3 s after the last packet forwarded to it.
+    assert_eq!(hello_loss_while_forwarding(true, 5000), Some(ms(8000)));
+    assert_eq!(hello_loss_while_forwarding(true, 1000), Some(ms(4000)));
+}
+
 // ---------------------------------------------------------------- link-layer detection switch
 
 #[test]
