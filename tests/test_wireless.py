@@ -124,6 +124,8 @@ def test_more_radio_errors(radio, key, what):
     [
         ('protocol = "aodv"\nforwarding_refreshes_next_hop = true', "", True),
         ('protocol = "olsr"\nforwarding_refreshes_next_hop = true', "routing.forwarding_refreshes_next_hop", False),
+        ('protocol = "aodv"\nhello_from_every_node = true', "", True),
+        ('protocol = "oracle"\nhello_from_every_node = true', "routing.hello_from_every_node", False),
         ('protocol = "static"\nhello = true', "routing.hello", False),
     ],
 )

@@ -602,6 +602,10 @@ pub struct Routing {
     /// the neighbour). Default false.
     #[serde(default)]
     pub forwarding_refreshes_next_hop: Option<bool>,
+    /// aodv: every node sends HELLOs, part of an active route or not, as ns-3's AODV does (RFC
+    /// 3561 §6.9: only while part of an active route). Default false.
+    #[serde(default)]
+    pub hello_from_every_node: Option<bool>,
     /// aodv, olsr: the largest random delay before a broadcast (RFC 5148). Default 10 ms
     /// (aodv), HELLO_INTERVAL / 4 (olsr).
     #[serde(default)]

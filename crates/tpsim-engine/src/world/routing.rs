@@ -84,6 +84,9 @@ impl RoutingState {
                 if let Some(f) = r.forwarding_refreshes_next_hop {
                     cfg.forwarding_refreshes_next_hop = f;
                 }
+                if let Some(h) = r.hello_from_every_node {
+                    cfg.hello_from_every_node = h;
+                }
                 if let Some(j) = r.jitter {
                     cfg.broadcast_jitter = j.sim();
                 }

@@ -118,6 +118,10 @@ pub struct AodvConfig {
     /// the neighbour lifetime of the route's gateway this way). RFC 3561 §6.9 counts only
     /// packets received from the neighbour, so off in both presets. Matters only with `hello`.
     pub forwarding_refreshes_next_hop: bool,
+    /// Every node sends HELLOs, part of an active route or not (ns-3's AODV, whose HELLO timer
+    /// runs from the start on every node). RFC 3561 §6.9: a node SHOULD send them only while
+    /// part of an active route, so off in both presets. Matters only with `hello`.
+    pub hello_from_every_node: bool,
 }
 
 impl AodvConfig {
@@ -188,6 +192,7 @@ impl AodvConfig {
             local_repair_wait: None,
             rrep_ack: false,
             forwarding_refreshes_next_hop: false,
+            hello_from_every_node: false,
         }
     }
 

@@ -410,7 +410,7 @@ impl<P> Aodv<P> {
     /// `cfg` should pass [`AodvConfig::validate`] (checked in debug builds).
     pub fn new(cfg: AodvConfig, addr: Addr, rng: RngStream) -> Self {
         debug_assert!(cfg.validate().is_ok(), "invalid AodvConfig: {:?}", cfg.validate());
-        Aodv {
+        let mut a = Aodv {
             cfg,
             addr,
             rng,
@@ -437,7 +437,12 @@ impl<P> Aodv<P> {
             scratch: Vec::new(),
             recent_breaks: Vec::new(),
             stats: AodvStats::default(),
+        };
+        // ns-3's HELLO timer runs on every node from the start (`hello_from_every_node`).
+        if a.cfg.hello && a.cfg.hello_from_every_node {
+            a.hello_at = Some(SimTime::ZERO + a.hello_gap());
         }
+        a
     }
 
     /// This node's address.
@@ -1189,7 +1194,7 @@ impl<P> Aodv<P> {
             .routes
             .values()
             .any(|r| r.active(now) && (r.hops > 1 || !r.precursors.is_empty() || r.data_used));
-        if !active {
+        if !active && !self.cfg.hello_from_every_node {
             self.hello_at = None;
             return;
         }

@@ -1104,6 +1104,37 @@ fn forwarding_keeps_the_next_hop_alive_only_when_configured() {
     assert_eq!(hello_loss_while_forwarding(true, 1000), Some(ms(4000)));
 }
 
+#[test]
+fn hello_from_every_node_only_when_configured() {
+    // RFC 3561 §6.9: a node on no active route sends no HELLO.
+    let mut c = cfg0();
+    c.hello = true;
+    let mut quiet = node(2, c.clone());
+    assert_eq!(quiet.poll_timeout(), None);
+    // ns-3's behaviour: every node's HELLO timer runs from the start, every HELLO_INTERVAL
+    // (less up to a quarter of it, RFC 5148), route or not.
+    c.hello_from_every_node = true;
+    let mut n = node(2, c);
+    let mut sent = Vec::new();
+    while let Some(t) = n.poll_timeout() {
+        if t > ms(3_000) {
+            break;
+        }
+        n.on_timeout(t);
+        for o in tx(&mut n, t) {
+            assert_eq!((o.dest, o.ttl), (LinkDest::Broadcast, 1));
+            assert_eq!(*as_rrep(&o), rrep(2, 0, 2, 0, 2000));
+            sent.push(t);
+        }
+    }
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert!(sent[0] >= ms(750) && sent[0] <= ms(1000), "{sent:?}");
+    for w in sent.windows(2) {
+        assert!(w[1] - w[0] >= SimDuration::from_millis(750) && w[1] - w[0] <= SimDuration::from_millis(1000));
+    }
+    assert_eq!(n.stats().hello_sent, 3);
+}
+
 // ---------------------------------------------------------------- link-layer detection switch
 
 #[test]
