@@ -1109,7 +1109,7 @@ fn hello_from_every_node_only_when_configured() {
     // RFC 3561 §6.9: a node on no active route sends no HELLO.
     let mut c = cfg0();
     c.hello = true;
-    let mut quiet = node(2, c.clone());
+    let quiet = node(2, c.clone());
     assert_eq!(quiet.poll_timeout(), None);
     // ns-3's behaviour: every node's HELLO timer runs from the start, every HELLO_INTERVAL
     // (less up to a quarter of it, RFC 5148), route or not.
