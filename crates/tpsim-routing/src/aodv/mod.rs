@@ -439,8 +439,8 @@ impl<P> Aodv<P> {
             stats: AodvStats::default(),
         };
         // ns-3's HELLO timer runs on every node from the start (`hello_from_every_node`).
-        if a.cfg.hello && a.cfg.hello_from_every_node {
-            a.hello_at = Some(SimTime::ZERO + a.hello_gap());
+        if a.cfg.hello_from_every_node {
+            a.arm_hello(SimTime::ZERO);
         }
         a
     }
@@ -1189,12 +1189,13 @@ impl<P> Aodv<P> {
 
     fn hello_tick(&mut self, now: SimTime) {
         let interval = self.cfg.hello_interval;
-        // RFC 3561 §6.9: only while part of an active route.
-        let active = self
-            .routes
-            .values()
-            .any(|r| r.active(now) && (r.hops > 1 || !r.precursors.is_empty() || r.data_used));
-        if !active && !self.cfg.hello_from_every_node {
+        // RFC 3561 §6.9: only while part of an active route (ns-3: always).
+        let active = self.cfg.hello_from_every_node
+            || self
+                .routes
+                .values()
+                .any(|r| r.active(now) && (r.hops > 1 || !r.precursors.is_empty() || r.data_used));
+        if !active {
             self.hello_at = None;
             return;
         }
