@@ -1189,27 +1189,25 @@ def render_scale_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: 
     """S6 across N: wall time per MAC frame and per MAC frame per receiver in carrier-sense
     range, so that the flatness from N = 25 to 800 can be judged."""
     rows: Dict[str, List[str]] = {}
-    per_recv: Dict[int, float] = {}
-    per_recv_ns3: Dict[int, float] = {}
+    # Time per MAC frame per receiver by N: tpsim's, ns-3's.
+    per_recv: Tuple[Dict[int, float], Dict[int, float]] = ({}, {})
     for key, runs in raw.items():
         b = BENCHMARKS[key]
         if b.group != "s6_scale" or not runs["tpsim"]:
             continue
         tp, ns = measures(b, runs, runs["tpsim"][0].get("sim_time_s", b.sim_time_s))
         g = lambda ms, k: _med([m.get(k) for m in ms])  # noqa: E731
-        pr = g(tp, "ns_per_frame_receiver")
-        if pr:
-            per_recv[b.nodes] = pr
-        pr_ns3 = g(ns, "ns_per_frame_receiver")
-        if pr_ns3:
-            per_recv_ns3[b.nodes] = pr_ns3
+        pr = (g(tp, "ns_per_frame_receiver"), g(ns, "ns_per_frame_receiver"))
+        for side, v in zip(per_recv, pr):
+            if v:
+                side[b.nodes] = v
         rows[key] = ([
             str(b.nodes), f"{b.sim_time_s:g}", f"{len(tp)} / {len(ns)}", f"{b.cs_receivers:.2f}",
             f"{fmt_sig(g(tp, 'loop_s'))} / {fmt_sig(g(ns, 'loop_s'))}",
             f"{fmt_int(g(tp, 'mac_frames'))} / {fmt_int(g(ns, 'mac_frames'))}",
             f"{fmt_int(g(tp, 'events'))} / {fmt_int(g(ns, 'events'))}",
             f"{fmt_sig(g(tp, 'us_per_mac_frame'))} / {fmt_sig(g(ns, 'us_per_mac_frame'))}",
-            f"{fmt_sig(pr)} / {fmt_sig(g(ns, 'ns_per_frame_receiver'))}",
+            f"{fmt_sig(pr[0])} / {fmt_sig(pr[1])}",
             f"{fmt_sig(g(tp, 'us_per_event'))} / {fmt_sig(g(ns, 'us_per_event'))}",
             f"{fmt_sig(g(tp, 'rss_mb'))} / {fmt_sig(g(ns, 'rss_mb'))}",
         ])
@@ -1219,10 +1217,9 @@ def render_scale_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: 
         cells = [c.strip() for c in line.strip("|").split("|")]
         try:
             n = int(cells[0])
-            if n not in per_recv:
-                per_recv[n] = float(cells[8].split("/")[0].replace(",", ""))
-            if n not in per_recv_ns3:
-                per_recv_ns3[n] = float(cells[8].split("/")[1].replace(",", ""))
+            for side, cell in zip(per_recv, cells[8].split("/")):
+                if n not in side:
+                    side[n] = float(cell.replace(",", ""))
         except (ValueError, IndexError):
             pass
     head = ["N", "sim s", "seeds tpsim / ns-3", "receivers in CS range per sender", "event loop s", "MAC frames",
@@ -1239,14 +1236,14 @@ def render_scale_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: 
         table(head, []) + "\n" + "\n".join(merged),
         "",
     ]
-    if len(per_recv) >= 2:
-        lo, hi = min(per_recv.values()), max(per_recv.values())
-        text = (f"tpsim's time per MAC frame per receiver spans {fmt_sig(lo)}–{fmt_sig(hi)} ns over "
-                f"N = {min(per_recv)}–{max(per_recv)}: max/min = {hi / lo:.2f}.")
-        if len(per_recv_ns3) >= 2:
-            lo3, hi3 = min(per_recv_ns3.values()), max(per_recv_ns3.values())
-            text += (f" ns-3's spans {fmt_sig(lo3)}–{fmt_sig(hi3)} ns over N = {min(per_recv_ns3)}–"
-                     f"{max(per_recv_ns3)}: max/min = {hi3 / lo3:.2f}.")
+    def spread(label: str, d: Dict[int, float]) -> str:
+        lo, hi = min(d.values()), max(d.values())
+        return f"{label} spans {fmt_sig(lo)}–{fmt_sig(hi)} ns over N = {min(d)}–{max(d)}: max/min = {hi / lo:.2f}."
+
+    if len(per_recv[0]) >= 2:
+        text = spread("tpsim's time per MAC frame per receiver", per_recv[0])
+        if len(per_recv[1]) >= 2:
+            text += " " + spread("ns-3's", per_recv[1])
         lines.append(text)
         lines.append("")
     return "\n".join(lines)
