@@ -126,6 +126,10 @@ def test_more_radio_errors(radio, key, what):
         ('protocol = "olsr"\nforwarding_refreshes_next_hop = true', "routing.forwarding_refreshes_next_hop", False),
         ('protocol = "aodv"\nhello_from_every_node = true', "", True),
         ('protocol = "oracle"\nhello_from_every_node = true', "routing.hello_from_every_node", False),
+        ('protocol = "aodv"\ngratuitous_rrep = true', "", True),
+        ('protocol = "olsr"\ngratuitous_rrep = true', "routing.gratuitous_rrep", False),
+        ('protocol = "aodv"\ninvalidation_keeps_seq = true', "", True),
+        ('protocol = "static"\ninvalidation_keeps_seq = true', "routing.invalidation_keeps_seq", False),
         ('protocol = "static"\nhello = true', "routing.hello", False),
     ],
 )

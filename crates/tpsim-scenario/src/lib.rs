@@ -606,6 +606,16 @@ pub struct Routing {
     /// 3561 §6.9: only while part of an active route). Default false.
     #[serde(default)]
     pub hello_from_every_node: Option<bool>,
+    /// aodv: set the G flag on the RREQs this node originates, so that an intermediate node
+    /// that answers one also sends a gratuitous RREP to the destination (RFC 3561 §5.1,
+    /// §6.6.3). Default false; ns-3's AODV sets it (`GratuitousReply`, default true).
+    #[serde(default)]
+    pub gratuitous_rrep: Option<bool>,
+    /// aodv: a route invalidated by a link break or an RERR keeps its destination sequence
+    /// number, as in ns-3's AODV (RFC 3561 §6.11: incremented on a break, copied from an
+    /// RERR). Default false.
+    #[serde(default)]
+    pub invalidation_keeps_seq: Option<bool>,
     /// aodv, olsr: the largest random delay before a broadcast (RFC 5148). Default 10 ms
     /// (aodv), HELLO_INTERVAL / 4 (olsr).
     #[serde(default)]

@@ -87,6 +87,12 @@ impl RoutingState {
                 if let Some(h) = r.hello_from_every_node {
                     cfg.hello_from_every_node = h;
                 }
+                if let Some(g) = r.gratuitous_rrep {
+                    cfg.gratuitous_rrep = g;
+                }
+                if let Some(k) = r.invalidation_keeps_seq {
+                    cfg.invalidation_keeps_seq = k;
+                }
                 if let Some(j) = r.jitter {
                     cfg.broadcast_jitter = j.sim();
                 }

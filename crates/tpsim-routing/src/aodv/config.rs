@@ -122,6 +122,13 @@ pub struct AodvConfig {
     /// runs from the start on every node). RFC 3561 §6.9: a node SHOULD send them only while
     /// part of an active route, so off in both presets. Matters only with `hello`.
     pub hello_from_every_node: bool,
+    /// A route invalidated by a link break or an RERR keeps its destination sequence number,
+    /// as in ns-3's AODV (`RoutingTableEntry::Invalidate` leaves it; `RecvError` ignores the
+    /// RERR's numbers). RFC 3561 §6.11 increments it on a break (cases (i), (ii)) and copies
+    /// the RERR's (case (iii)), so that the next RREQ asks for fresher information than the
+    /// broken route had; keeping it lets intermediate nodes with an equally old route answer.
+    /// Off in both presets.
+    pub invalidation_keeps_seq: bool,
 }
 
 impl AodvConfig {
@@ -193,6 +200,7 @@ impl AodvConfig {
             rrep_ack: false,
             forwarding_refreshes_next_hop: false,
             hello_from_every_node: false,
+            invalidation_keeps_seq: false,
         }
     }
 

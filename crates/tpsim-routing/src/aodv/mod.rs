@@ -123,7 +123,10 @@ use std::collections::{BinaryHeap, VecDeque};
 use tpsim_core::{RngStream, SimDuration, SimTime};
 
 use crate::{Addr, LinkDest};
-use table::{seq_at_least, seq_newer, sorted_keys, ExpiryHeap, HashMap, Map, Route};
+use table::{
+    add_precursor, seq_at_least, seq_newer, sorted_keys, ExpiryHeap, HashMap, Map, OpenTable, Route, RouteTable,
+    SeenRreq,
+};
 
 /// A control message to put on the link.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -370,9 +373,12 @@ pub struct Aodv<P> {
     seq: u32,
     /// Last RREQ ID used (§6.3).
     rreq_id: u32,
-    routes: HashMap<Addr, Route>,
+    routes: RouteTable,
+    /// Destination → the precursors of its route (§6.2), never empty; only routes with
+    /// precursors have an entry, removed with the route.
+    precursors: HashMap<Addr, Vec<Addr>>,
     /// (originator, RREQ ID) → forget at (§6.5).
-    seen: HashMap<(Addr, u32), SimTime>,
+    seen: OpenTable<SeenRreq>,
     seen_order: VecDeque<(SimTime, Addr, u32)>,
     /// When the oldest entry of `seen_order` runs out (`NEVER`: none).
     seen_purge_at: SimTime,
@@ -416,8 +422,9 @@ impl<P> Aodv<P> {
             rng,
             seq: 0,
             rreq_id: 0,
-            routes: HashMap::default(),
-            seen: HashMap::default(),
+            routes: RouteTable::default(),
+            precursors: HashMap::default(),
+            seen: OpenTable::default(),
             seen_order: VecDeque::new(),
             seen_purge_at: SimTime::NEVER,
             blacklist: Map::default(),
@@ -910,8 +917,13 @@ impl<P> Aodv<P> {
         }
         r.valid = false;
         r.expiry = now + dp;
-        r.precursors.retain(|&p| p != nb);
-        r.file_expiry(dst, &mut self.expiries);
+        r.file_expiry(&mut self.expiries);
+        if let Some(list) = self.precursors.get_mut(&dst) {
+            list.retain(|&p| p != nb);
+            if list.is_empty() {
+                self.precursors.remove(&dst);
+            }
+        }
         // The other routes through `nb` break as in §6.11 (the route to `dst`, now invalid, is
         // left alone); LinkBroken for the engine's queue.
         self.link_break(now, nb);
@@ -937,7 +949,7 @@ impl<P> Aodv<P> {
             return;
         };
         let dests = vec![(dst, r.seq)];
-        let recipients = std::mem::take(&mut r.precursors);
+        let recipients = self.precursors.remove(&dst).unwrap_or_default();
         self.send_rerr(now, dests, &recipients, Origin::Originated, false);
     }
 
@@ -958,7 +970,7 @@ impl<P> Aodv<P> {
 
     fn remember_rreq(&mut self, now: SimTime, orig: Addr, id: u32) {
         let until = now + self.cfg.path_discovery_time;
-        self.seen.insert((orig, id), until);
+        self.seen.insert(SeenRreq { orig, id, until });
         self.seen_order.push_back((until, orig, id));
         self.seen_purge_at = self.seen_purge_at.min(until);
     }
@@ -973,13 +985,13 @@ impl<P> Aodv<P> {
                     break;
                 }
                 self.seen_order.pop_front();
-                if self.seen.get(&(o, i)) == Some(&t) {
+                if self.seen.get(&(o, i)).map(|e| e.until) == Some(t) {
                     self.seen.remove(&(o, i));
                 }
             }
             self.seen_purge_at = self.seen_order.front().map_or(SimTime::NEVER, |e| e.0);
         }
-        self.seen.get(&(orig, id)).is_some_and(|&t| t > now)
+        self.seen.get(&(orig, id)).is_some_and(|e| e.until > now)
     }
 
     fn on_rreq(&mut self, now: SimTime, from: Addr, ttl: u8, q: &Rreq) {
@@ -1046,13 +1058,12 @@ impl<P> Aodv<P> {
         });
         if let Some(r) = fresh {
             let (fwd_next, fwd_hops, fwd_seq, fwd_expiry) = (r.next_hop, r.hops, r.seq, r.expiry);
-            if let Some(r) = self.routes.get_mut(&q.dst) {
-                r.add_precursor(rev_next);
-            }
-            let (rev_hops, rev_expiry) = match self.routes.get_mut(&q.orig) {
+            add_precursor(&mut self.precursors, q.dst, rev_next);
+            let (rev_hops, rev_expiry) = match self.routes.get(&q.orig) {
                 Some(r) => {
-                    r.add_precursor(fwd_next);
-                    (r.hops, r.expiry)
+                    let (h, e) = (r.hops, r.expiry);
+                    add_precursor(&mut self.precursors, q.orig, fwd_next);
+                    (h, e)
                 }
                 None => (hops, now),
             };
@@ -1142,15 +1153,15 @@ impl<P> Aodv<P> {
             return;
         }
         let art = self.cfg.active_route_timeout;
-        if let Some(r) = self.routes.get_mut(&p.dst) {
-            r.add_precursor(rev_next);
+        if self.routes.contains_key(&p.dst) {
+            add_precursor(&mut self.precursors, p.dst, rev_next);
         }
         if let Some(r) = self.routes.get_mut(&p.orig) {
             r.expiry = r.expiry.max(now + art);
-            r.add_precursor(from);
+            add_precursor(&mut self.precursors, p.orig, from);
         }
-        if let Some(r) = self.routes.get_mut(&from) {
-            r.add_precursor(rev_next);
+        if self.routes.contains_key(&from) {
+            add_precursor(&mut self.precursors, from, rev_next);
         }
         self.arm_hello(now);
         let mut f = p.clone();
@@ -1190,11 +1201,12 @@ impl<P> Aodv<P> {
     fn hello_tick(&mut self, now: SimTime) {
         let interval = self.cfg.hello_interval;
         // RFC 3561 §6.9: only while part of an active route (ns-3: always).
+        let precursors = &self.precursors;
         let active = self.cfg.hello_from_every_node
             || self
                 .routes
                 .values()
-                .any(|r| r.active(now) && (r.hops > 1 || !r.precursors.is_empty() || r.data_used));
+                .any(|r| r.active(now) && (r.hops > 1 || precursors.contains_key(&r.dst) || r.data_used));
         if !active {
             self.hello_at = None;
             return;
@@ -1263,7 +1275,7 @@ impl<P> Aodv<P> {
             }
             return false;
         }
-        let r = self.routes.entry(dst).or_insert_with(|| Route::unknown(next_hop));
+        let r = self.routes.get_or_insert_with(dst, || Route::unknown(dst, next_hop));
         let was_active = r.active(now);
         r.next_hop = next_hop;
         r.hops = hops;
@@ -1276,7 +1288,7 @@ impl<P> Aodv<P> {
             expiry
         };
         let e = r.expiry;
-        r.file_expiry(dst, &mut self.expiries);
+        r.file_expiry(&mut self.expiries);
         self.arm_sweep(e);
         if hops > 1 {
             self.arm_hello(now);
@@ -1289,7 +1301,7 @@ impl<P> Aodv<P> {
     /// `expiry` (with sequence number `seq` if given, else keeping the one it has); returns
     /// whether it was not active before.
     fn set_neighbour_route(&mut self, now: SimTime, nb: Addr, expiry: SimTime, seq: Option<u32>) -> bool {
-        let r = self.routes.entry(nb).or_insert_with(|| Route::unknown(nb));
+        let r = self.routes.get_or_insert_with(nb, || Route::unknown(nb, nb));
         let newly = !r.active(now);
         r.next_hop = nb;
         r.hops = 1;
@@ -1299,7 +1311,7 @@ impl<P> Aodv<P> {
             r.seq = seq;
             r.valid_seq = true;
         }
-        r.file_expiry(nb, &mut self.expiries);
+        r.file_expiry(&mut self.expiries);
         newly
     }
 
@@ -1372,7 +1384,7 @@ impl<P> Aodv<P> {
                     let r = &self.routes[&dst];
                     if r.hops > old_hops {
                         let dests = vec![(dst, r.seq)];
-                        let recipients = r.precursors.clone();
+                        let recipients = self.precursors.get(&dst).cloned().unwrap_or_default();
                         self.send_rerr(now, dests, &recipients, Origin::Originated, true);
                     }
                 }
@@ -1411,6 +1423,7 @@ impl<P> Aodv<P> {
             if r.expiry <= now {
                 if !r.valid {
                     self.routes.remove(&a);
+                    self.precursors.remove(&a);
                     continue;
                 }
                 // RFC 3561 §6.11: an expired route is invalid and deleted after DELETE_PERIOD.
@@ -1418,7 +1431,7 @@ impl<P> Aodv<P> {
                 r.expiry += dp;
             }
             // Just invalidated, or extended since it was filed: filed again at its expiry.
-            r.file_expiry(a, &mut self.expiries);
+            r.file_expiry(&mut self.expiries);
         }
         let mut next = self.expiries.peek().map_or(SimTime::NEVER, |e| e.0 .0);
         debug_assert_eq!(
@@ -1466,11 +1479,18 @@ impl<P> Aodv<P> {
             let was_active = r.active(now);
             // RFC 3561 §6.11 (1)–(3): increment the sequence number, invalidate, keep the entry
             // for DELETE_PERIOD.
-            if r.valid_seq {
+            if r.valid_seq && !self.cfg.invalidation_keeps_seq {
                 r.seq = r.seq.wrapping_add(1);
             }
-            invalidate(r, d, now + dp, was_active, &mut dests, &mut recipients);
-            r.file_expiry(d, &mut self.expiries);
+            invalidate(
+                r,
+                &mut self.precursors,
+                now + dp,
+                was_active,
+                &mut dests,
+                &mut recipients,
+            );
+            r.file_expiry(&mut self.expiries);
         }
         self.arm_sweep(now + dp);
         self.neighbors.remove(&nb);
@@ -1482,7 +1502,7 @@ impl<P> Aodv<P> {
     /// RFC 3561 §6.11 case (ii): a data packet for `dst` to forward and no active route.
     fn rerr_no_route(&mut self, now: SimTime, prev_hop: Option<Addr>, dst: Addr) {
         let (seq, mut recipients) = match self.routes.get_mut(&dst) {
-            Some(r) => (r.seq, std::mem::take(&mut r.precursors)),
+            Some(r) => (r.seq, self.precursors.remove(&dst).unwrap_or_default()),
             None => (0, Vec::new()),
         };
         if let Some(p) = prev_hop {
@@ -1512,12 +1532,21 @@ impl<P> Aodv<P> {
             }
             let was_active = r.active(now);
             // Copy the sequence number from the RERR (never going back).
-            if !r.valid_seq || seq_newer(s, r.seq) {
-                r.seq = s;
+            if !self.cfg.invalidation_keeps_seq {
+                if !r.valid_seq || seq_newer(s, r.seq) {
+                    r.seq = s;
+                }
+                r.valid_seq = true;
             }
-            r.valid_seq = true;
-            invalidate(r, d, now + dp, was_active, &mut dests, &mut recipients);
-            r.file_expiry(d, &mut self.expiries);
+            invalidate(
+                r,
+                &mut self.precursors,
+                now + dp,
+                was_active,
+                &mut dests,
+                &mut recipients,
+            );
+            r.file_expiry(&mut self.expiries);
         }
         self.arm_sweep(now + dp);
         recipients.retain(|&p| p != from);
@@ -1534,11 +1563,14 @@ impl<P> Aodv<P> {
             let Some(r) = self.routes.get(&d) else {
                 continue;
             };
-            if !(r.active(now) && r.next_hop == from) || r.precursors.is_empty() {
+            if !(r.active(now) && r.next_hop == from) {
                 continue;
             }
+            let Some(list) = self.precursors.get(&d) else {
+                continue;
+            };
             dests.push((d, s));
-            for &p in &r.precursors {
+            for &p in list {
                 if !recipients.contains(&p) {
                     recipients.push(p);
                 }
@@ -1617,11 +1649,12 @@ impl<P> Aodv<P> {
     }
 }
 
-/// RFC 3561 §6.11: marks route `r` (to `d`) invalid until `delete_at`; if it was active,
-/// lists `d` (with its sequence number) for the RERR and its precursors as recipients.
+/// RFC 3561 §6.11: marks route `r` invalid until `delete_at` and drops its precursor list
+/// (from `precursors`); if it was active and had precursors, lists its destination (with its
+/// sequence number) for the RERR and the precursors as recipients.
 fn invalidate(
     r: &mut Route,
-    d: Addr,
+    precursors: &mut HashMap<Addr, Vec<Addr>>,
     delete_at: SimTime,
     was_active: bool,
     dests: &mut Vec<(Addr, u32)>,
@@ -1629,13 +1662,13 @@ fn invalidate(
 ) {
     r.valid = false;
     r.expiry = delete_at;
-    if was_active && !r.precursors.is_empty() {
-        dests.push((d, r.seq));
-        for &p in &r.precursors {
+    let list = precursors.remove(&r.dst);
+    if let Some(list) = list.filter(|_| was_active) {
+        dests.push((r.dst, r.seq));
+        for p in list {
             if !recipients.contains(&p) {
                 recipients.push(p);
             }
         }
     }
-    r.precursors.clear();
 }

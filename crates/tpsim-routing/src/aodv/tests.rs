@@ -633,8 +633,8 @@ fn intermediate_node_with_fresh_route_answers() {
     assert_eq!(out.len(), 1, "no rebroadcast");
     assert_eq!(out[0].dest, LinkDest::Unicast(a(1)));
     assert_eq!(*as_rrep(&out[0]), rrep(9, 10, 1, 2, 5000));
-    assert!(n.routes[&a(9)].precursors.contains(&a(1)));
-    assert!(n.routes[&a(1)].precursors.contains(&a(3)));
+    assert!(n.precursors[&a(9)].contains(&a(1)));
+    assert!(n.precursors[&a(1)].contains(&a(3)));
     // Equal sequence numbers are fresh enough; the unknown flag too.
     n.on_message(ms(1011), a(4), 5, &Message::Rreq(rreq(4, 1, 1, 9, Some(10), 0)));
     n.on_message(ms(1012), a(5), 5, &Message::Rreq(rreq(5, 1, 1, 9, None, 0)));
@@ -709,9 +709,9 @@ fn rrep_forwarding_adds_precursors() {
     assert_eq!(out.len(), 1);
     assert_eq!((out[0].dest, out[0].ttl), (LinkDest::Unicast(a(1)), 32));
     assert_eq!(*as_rrep(&out[0]), rrep(9, 4, 1, 2, 6000));
-    assert_eq!(n.routes[&a(9)].precursors, [a(1)]);
-    assert_eq!(n.routes[&a(1)].precursors, [a(3)]);
-    assert_eq!(n.routes[&a(3)].precursors, [a(1)]);
+    assert_eq!(n.precursors[&a(9)], [a(1)]);
+    assert_eq!(n.precursors[&a(1)], [a(3)]);
+    assert_eq!(n.precursors[&a(3)], [a(1)]);
     // The reverse route lives at least ACTIVE_ROUTE_TIMEOUT from now.
     assert!(n.lookup(ms(3009), a(1)).is_some());
     // A second RREP that is not better is neither taken nor forwarded.
@@ -1183,7 +1183,7 @@ fn local_repair_ns2_rule_repairs_only_breaks_closer_to_the_destination() {
             assert_eq!(e.unreachable, [(a(3), 0)]);
             assert_eq!(out[1].dest, LinkDest::Broadcast);
             assert_eq!(as_rreq(&out[1]).dst, a(9));
-            assert_eq!(n.routes[&a(9)].precursors, [a(7)], "kept for a later RERR");
+            assert_eq!(n.precursors[&a(9)], [a(7)], "kept for a later RERR");
             assert_eq!(n.stats().local_repairs, 1);
         } else {
             // §6.11 case (i): a plain break.
@@ -1350,11 +1350,7 @@ fn local_repair_with_longer_route_sends_rerr_with_n_flag() {
         }]
     );
     assert_eq!(n.route_hops(ms(120), a(9)), Some(3));
-    assert_eq!(
-        n.routes[&a(9)].precursors,
-        [a(7)],
-        "the precursor keeps using the route"
-    );
+    assert_eq!(n.precursors[&a(9)], [a(7)], "the precursor keeps using the route");
     assert_eq!(n.stats().rerr_originated, 2, "the break of 3, then the N RERR");
 }
 
@@ -1399,7 +1395,7 @@ fn failed_local_repair_drops_packets_and_sends_rerr() {
         (s.discoveries_failed, s.data_dropped_no_route, s.rreq_originated),
         (0, 2, 1)
     );
-    assert!(n.routes[&a(9)].precursors.is_empty());
+    assert!(!n.precursors.contains_key(&a(9)), "precursors sent the RERR");
     // The repair is over: a packet to forward is dropped with an RERR (§6.11 case (ii)).
     assert!(matches!(
         n.route_output(ms(600), Some(a(7)), a(7), a(9), 3),
@@ -1449,4 +1445,63 @@ fn rerr_with_n_flag_keeps_the_route_and_is_passed_on() {
     assert!(tx(&mut m, ms(10)).is_empty());
     assert_eq!(m.lookup(ms(10), a(9)), Some(a(2)));
     assert_eq!(m.routes[&a(9)].seq, 4);
+}
+
+/// `node_with_two_flows` with `invalidation_keeps_seq` set as given.
+fn node_with_two_flows_keeping(keep: bool) -> Aodv<u64> {
+    let mut c = cfg0();
+    c.invalidation_keeps_seq = keep;
+    let mut n = node(2, c);
+    n.on_message(ms(0), a(1), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 0)));
+    n.on_message(ms(0), a(5), 5, &Message::Rreq(rreq(5, 1, 1, 8, None, 0)));
+    n.on_message(ms(5), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
+    n.on_message(ms(5), a(4), 30, &Message::Rrep(rrep(8, 20, 5, 0, 6000)));
+    assert_eq!(tx(&mut n, ms(5)).len(), 4);
+    n
+}
+
+#[test]
+fn a_link_break_keeps_the_sequence_number_only_when_configured() {
+    // RFC 3561 §6.11 (i): the destination sequence number goes up by one on a break, and the
+    // RERR carries the new one; ns-3 keeps it (`invalidation_keeps_seq`).
+    for (keep, seq) in [(false, 11), (true, 10)] {
+        let mut n = node_with_two_flows_keeping(keep);
+        n.on_link_failure(ms(100), a(3), false);
+        assert_eq!(n.lookup(ms(100), a(9)), None, "invalid either way");
+        let out = tx(&mut n, ms(100));
+        assert_eq!(sorted(as_rerr(&out[0]).unreachable.clone()), [(a(3), 0), (a(9), seq)]);
+        assert_eq!(n.routes[&a(9)].seq, seq);
+        // The node's own next RREQ for 9 asks for that number: with it kept, a node whose
+        // route to 9 is as old as the broken one may answer.
+        assert_eq!(n.route_output(ms(200), None, a(2), a(9), 7), RouteResult::Buffered);
+        let q = tx(&mut n, ms(300))
+            .iter()
+            .find_map(|o| match &o.msg {
+                Message::Rreq(q) => Some(q.clone()),
+                _ => None,
+            })
+            .expect("an RREQ for 9");
+        assert_eq!((q.dst, q.dst_seq, q.unknown_seq), (a(9), seq, false));
+    }
+}
+
+#[test]
+fn an_rerr_copies_its_sequence_numbers_only_when_not_keeping_them() {
+    // RFC 3561 §6.11 (iii): the route takes the RERR's number; ns-3 ignores it.
+    for (keep, seq) in [(false, 12), (true, 10)] {
+        let mut n = node_with_two_flows_keeping(keep);
+        let e = Rerr {
+            no_delete: false,
+            unreachable: vec![(a(9), 12)],
+        };
+        n.on_message(ms(100), a(3), 1, &Message::Rerr(e));
+        assert_eq!(n.lookup(ms(100), a(9)), None, "invalid either way");
+        assert_eq!(n.routes[&a(9)].seq, seq);
+        let out = tx(&mut n, ms(100));
+        assert_eq!(
+            as_rerr(&out[0]).unreachable,
+            [(a(9), seq)],
+            "passed on with the kept number"
+        );
+    }
 }
