@@ -342,3 +342,33 @@ def test_quick_run_end_to_end(tmp_path):
         assert text[text.find(cmp.END):] == original[original.find(cmp.END):]
     else:
         assert text.startswith(original)
+
+
+# ---------------------------------------------------------------- ns3_census.py (tpsim side)
+
+
+def _load_census():
+    spec = importlib.util.spec_from_file_location("ns3_census", ROOT / "benches" / "ns3_census.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_census_tpsim_side_counts_what_the_table_shows(tmp_path, monkeypatch):
+    census = _load_census()
+    monkeypatch.setattr(cmp, "CACHE", tmp_path)
+    monkeypatch.setattr(census.cn, "CACHE", tmp_path)
+    tp = census.tpsim_run(25, None, 1, 12.0)
+    assert 0 < tp["data_received"] <= tp["data_sent"]
+    assert tp["routing_rreq"] > 0 and tp["routing_hello"] > 0
+    ns = {k: 0 for k in ("data_sent", "data_received", "mac_drop_failed_enqueue_data", "arp_drop_queue_full",
+                         "arp_drop_no_reply", "mac_drop_expired_lifetime_data", "aodv_rerr_unicast",
+                         "aodv_rerr_broadcast")}
+    ns.update(data_sent=10, data_received=6, arp_drop_queue_full=3)
+    census.derive(ns, tp)
+    assert (ns["pdr"], ns["lost"], ns["pdr_without_arp"]) == (0.6, 4, 0.9)
+    assert 0 < tp["pdr"] <= 1 and tp["lost"] == tp["data_sent"] - tp["data_received"]
+    # Every tpsim key the table reads exists.
+    assert all(tk in tp for _, _, tk in census.ROWS if tk)
+    assert census.parse_seeds("1-3") == [1, 2, 3] and census.parse_seeds("2,5") == [2, 5]

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""A census of ns-3's AODV runs beside tpsim's: what each side transmits and where data is lost.
+
+``benches/ns3/aodv_census.cc`` (tpsim's own ns-3 program) rebuilds the runs of
+``../shared/ns3/s6_scale.cc`` and ``s4_manet_cbr.cc`` (the same helpers, draws and seeds: its
+packet and frame counts equal those programs') and counts AODV messages by type, ARP frames,
+and data packets lost by cause. This script compiles it against the ns-3 wheel that
+``compare_ns3.py`` caches, runs it for the scale scenario (``--nodes``) or study C's MANET
+(``--speed``) over seeds, runs tpsim on the same benchmark files, and prints one Markdown table
+of medians over the seeds (each row's median on its own: the rows of one column need not add
+up). ns-3 results are cached per configuration and seed in
+``benches/.cache/ns3-census/``.
+
+    python benches/ns3_census.py --nodes 25,50,100,200 --seeds 1-5
+    python benches/ns3_census.py --speed 10 --seeds 1-5 --sim-time 500
+
+Not part of the test suite (an ns-3 run of N = 200 takes minutes).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compare_ns3 as cn  # noqa: E402
+
+PROGRAM = Path(__file__).resolve().parent / "ns3" / "aodv_census.cc"
+
+
+def build(ns3_dir: Path, cache: Path) -> Path:
+    """Compiles the census program (when its sources or the wheel changed); returns it."""
+    py = cn.ensure_venv(cache)
+    inc, lib, ver = cn.wheel_paths(py)
+    stamp = cn.sha256_files([PROGRAM, ns3_dir / "common.h"]) + str(lib)
+    tag = hashlib.sha256(stamp.encode()).hexdigest()[:12]
+    binary = cache / "ns3-census" / f"aodv_census-{tag}"
+    if binary.exists():
+        return binary
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    libs = [f"-lns3.{ver}-{m}" for m in cn.build_modules(ns3_dir)]
+    tmp = binary.with_name(binary.name + ".tmp")
+    cmd = ["g++", *os.environ.get("CXXFLAGS", "-O2").split(), "-std=c++20", f"-I{inc}", f"-I{ns3_dir}",
+           "-o", str(tmp), str(PROGRAM), f"-L{lib}", *libs, f"-Wl,-rpath,{lib}"]
+    cn.log(f"compiling {PROGRAM.name}")
+    cn.run_checked(cmd, f"compiling {PROGRAM.name}")
+    os.replace(tmp, binary)
+    return binary
+
+
+def ns3_run(binary: Path, args: Sequence[str], seed: int) -> Dict[str, Any]:
+    """One census run, from the cache when present."""
+    path = binary.parent / f"{binary.name}-{'_'.join(a.lstrip('-') for a in args)}-seed{seed}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    cn.log(f"ns-3 census {' '.join(args)} seed {seed}")
+    out = subprocess.run([str(binary), *args, f"--seed={seed}", "--run=1"], capture_output=True, text=True,
+                         check=True).stdout
+    rec = json.loads(out.strip().splitlines()[-1])
+    cn.atomic_write_text(path, json.dumps(rec))
+    return rec
+
+
+def tpsim_run(n: int | None, speed: float | None, seed: int, sim_time: float) -> Dict[str, Any]:
+    """The same configuration in tpsim: the benchmark file with compare_ns3's flows for the
+    seed and ``sim_time``."""
+    import tpsim
+
+    key = f"s6_scale-n{n}" if n else f"s4_manet_cbr-v{speed:g}"
+    bench = cn.BENCHMARKS[key]
+    path = cn.tpsim_scenario_file(bench, seed, sim_time, cn.CACHE)
+    r = tpsim.run(str(path), seed=seed, set=[*bench.tpsim_set, f'simulation.duration="{sim_time:g}s"'])
+    net = r.network.to_dicts()[0]
+    f = r.flows
+    return {
+        "data_sent": int(sum(f["tx_packets"])),
+        "data_received": int(sum(f["rx_packets"])),
+        **{k: net[k] for k in net if k.startswith(("routing_", "drops_", "mac_frames"))},
+    }
+
+
+def parse_seeds(s: str) -> List[int]:
+    if "-" in s:
+        a, b = s.split("-", 1)
+        return list(range(int(a), int(b) + 1))
+    return [int(x) for x in s.split(",")]
+
+
+ROWS = [
+    ("data packets sent", "data_sent", "data_sent"),
+    ("data packets received", "data_received", "data_received"),
+    ("PDR", "pdr", "pdr"),
+    ("PDR with ARP's losses counted as delivered (ns-3)", "pdr_without_arp", None),
+    ("data packets lost", "lost", "lost"),
+    ("lost: ARP queue full (ns-3)", "arp_drop_queue_full", None),
+    ("lost: no ARP reply (ns-3)", "arp_drop_no_reply", None),
+    ("lost: MAC retry limit", "mac_drop_retry_limit_data", "drops_mac_retry"),
+    ("lost: interface queue full / too old", "mac_queue", "drops_queue_all"),
+    ("lost: no route", "ip_drop_route_error", "drops_no_route"),
+    ("RREQ transmissions", "aodv_rreq_broadcast", "routing_rreq"),
+    ("RREP transmissions (HELLOs apart)", "aodv_rrep_unicast", "routing_rrep"),
+    ("HELLO transmissions", "aodv_hello_broadcast", "routing_hello"),
+    ("RERR transmissions", "rerr", "routing_rerr"),
+    ("RREP-ACK transmissions", "aodv_rrep_ack_unicast", "routing_rrep_ack"),
+    ("ARP frames (ns-3)", "arp_frames", None),
+]
+
+
+def derive(ns: Dict[str, Any], tp: Dict[str, Any]) -> None:
+    for r in (ns, tp):
+        r["pdr"] = r["data_received"] / max(1, r["data_sent"])
+        r["lost"] = r["data_sent"] - r["data_received"]
+    arp = ns["arp_drop_queue_full"] + ns["arp_drop_no_reply"]
+    ns["pdr_without_arp"] = (ns["data_received"] + arp) / max(1, ns["data_sent"])
+    ns["mac_queue"] = ns["mac_drop_failed_enqueue_data"] + ns["mac_drop_expired_lifetime_data"]
+    ns["rerr"] = ns["aodv_rerr_unicast"] + ns["aodv_rerr_broadcast"]
+    tp["drops_queue_all"] = tp["drops_queue"] + tp["drops_queue_timeout"]
+
+
+def fmt(x: float, key: str) -> str:
+    return f"{x:.3f}" if key.startswith("pdr") else f"{x:,.0f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", help="scale scenario sizes, e.g. 25,50,100,200")
+    ap.add_argument("--speed", type=float, help="study C's MANET at this speed, m/s (8 background flows)")
+    ap.add_argument("--seeds", default="1-5")
+    ap.add_argument("--sim-time", type=float, default=100.0, help="simulated s (default 100)")
+    ap.add_argument("--ns3-dir", type=Path, default=None)
+    a = ap.parse_args(argv)
+    if bool(a.nodes) == (a.speed is not None):
+        ap.error("give exactly one of --nodes and --speed")
+    ns3_dir = (a.ns3_dir or cn.ns3_dir_default()).resolve()
+    binary = build(ns3_dir, cn.CACHE)
+    seeds = parse_seeds(a.seeds)
+    configs = [(int(n), None) for n in a.nodes.split(",")] if a.nodes else [(None, a.speed)]
+    for n, speed in configs:
+        args = ["--layout=s6", f"--nodes={n}"] if n else ["--layout=s4", f"--speed={speed:g}", "--bg=8"]
+        args.append(f"--simTime={a.sim_time:g}")
+        ns_runs, tp_runs = [], []
+        for s in seeds:
+            ns, tp = ns3_run(binary, args, s), tpsim_run(n, speed, s, a.sim_time)
+            derive(ns, tp)
+            ns_runs.append(ns)
+            tp_runs.append(tp)
+        title = f"s6_scale N = {n}" if n else f"s4_manet_cbr {speed:g} m/s"
+        print(f"\n{title}, {a.sim_time:g} s, seeds {a.seeds}: medians (tpsim / ns-3)\n")
+        print("| | tpsim | ns-3 |\n| --- | --- | --- |")
+        for label, nk, tk in ROWS:
+            nv = statistics.median(r[nk] for r in ns_runs)
+            tv = statistics.median(r[tk] for r in tp_runs) if tk else None
+            print(f"| {label} | {fmt(tv, nk) if tv is not None else '—'} | {fmt(nv, nk)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
