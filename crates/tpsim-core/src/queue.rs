@@ -382,12 +382,16 @@ mod tests {
             let mut reference = std::collections::BTreeSet::new();
             for (op, x) in ops {
                 let now = q.now().0;
+                // Never past the end of time: once an event near it has been popped, `now` is
+                // close to u64::MAX and every later time is clamped there.
+                let room = u64::MAX - now;
                 let dt = match op {
                     0 => x % (3 * BUCKET_NS),           // within a few buckets
                     1 => x % (1u64 << 33),              // across the ring (2^32 ns)
-                    2 => x % (u64::MAX - now),          // anywhere, to the end of time
+                    2 => x % room.max(1),               // anywhere, to the end of time
                     _ => 0,
-                };
+                }
+                .min(room);
                 match op {
                     0..=2 => {
                         let t = now + dt;
@@ -397,7 +401,7 @@ mod tests {
                     }
                     3 => {
                         // An event at `now + x mod 2 ms`: taken in place only if it is first.
-                        let t = now + x % 2_000_000;
+                        let t = now + (x % 2_000_000).min(room);
                         let seq = q.reserve(1);
                         let first = reference.first().is_none_or(|&(rt, rs)| (t, seq) < (rt, rs));
                         if q.take_if_next(SimTime(t), seq) {
