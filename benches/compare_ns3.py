@@ -227,7 +227,7 @@ WIRELESS_NOTES: Tuple[str, ...] = (
     "Counted in the same ns-3 runs by `benches/ns3_census.py` (section \"ns-3's AODV runs, counted\"), ARP's "
     "drops of data packets come to 0.87–1.03 times ns-3's losses in the scale scenario (medians over seeds, "
     "N = 25–200) and 0.90 times in study C's MANET at 10 m/s; with them counted as delivered, ns-3's PDR "
-    "would be 1.003 / 1.002 / 0.999 / 0.984 at N = 25 / 50 / 100 / 200 (tpsim: 1.000 / 0.999 / 0.998 / "
+    "would be at most (drop reports of different layers overlap a little) 1.003 / 1.002 / 0.999 / 0.984 at N = 25 / 50 / 100 / 200 (tpsim: 1.000 / 0.999 / 0.998 / "
     "0.973) and 0.975 in study C (tpsim: 0.893). (3) ns-3's WifiMacQueue is "
     "FIFO; tpsim's interface queue serves routing packets first (ns-2 PriQueue). Both drop packets that "
     "waited more than 500 ms (ns-3's `MaxDelay`; tpsim's `queue_max_delay = \"500ms\"`, since 2026-11-22). (4) Frame errors — matched since 2026-11-22: both sides judge a frame by DSSS bit error rates "

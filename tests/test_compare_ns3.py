@@ -364,9 +364,10 @@ def test_census_tpsim_side_counts_what_the_table_shows(tmp_path, monkeypatch):
     assert tp["routing_rreq"] > 0 and tp["routing_hello"] > 0
     ns = {k: 0 for k in ("data_sent", "data_received", "mac_drop_failed_enqueue_data", "arp_drop_queue_full",
                          "arp_drop_no_reply", "mac_drop_expired_lifetime_data", "aodv_rerr_unicast",
-                         "aodv_rerr_broadcast")}
-    ns.update(data_sent=10, data_received=6, arp_drop_queue_full=3)
+                         "aodv_rerr_broadcast", "ip_drop_no_route", "ip_drop_route_error")}
+    ns.update(data_sent=10, data_received=6, arp_drop_queue_full=3, ip_drop_no_route=2, ip_drop_route_error=1)
     census.derive(ns, tp)
+    assert ns["no_route"] == 3
     assert (ns["pdr"], ns["lost"], ns["pdr_without_arp"]) == (0.6, 4, 0.9)
     assert 0 < tp["pdr"] <= 1 and tp["lost"] == tp["data_sent"] - tp["data_received"]
     # Every tpsim key the table reads exists.
