@@ -1485,12 +1485,12 @@ impl<P> Aodv<P> {
             invalidate(
                 r,
                 &mut self.precursors,
+                &mut self.expiries,
                 now + dp,
                 was_active,
                 &mut dests,
                 &mut recipients,
             );
-            r.file_expiry(&mut self.expiries);
         }
         self.arm_sweep(now + dp);
         self.neighbors.remove(&nb);
@@ -1501,7 +1501,7 @@ impl<P> Aodv<P> {
 
     /// RFC 3561 §6.11 case (ii): a data packet for `dst` to forward and no active route.
     fn rerr_no_route(&mut self, now: SimTime, prev_hop: Option<Addr>, dst: Addr) {
-        let (seq, mut recipients) = match self.routes.get_mut(&dst) {
+        let (seq, mut recipients) = match self.routes.get(&dst) {
             Some(r) => (r.seq, self.precursors.remove(&dst).unwrap_or_default()),
             None => (0, Vec::new()),
         };
@@ -1541,12 +1541,12 @@ impl<P> Aodv<P> {
             invalidate(
                 r,
                 &mut self.precursors,
+                &mut self.expiries,
                 now + dp,
                 was_active,
                 &mut dests,
                 &mut recipients,
             );
-            r.file_expiry(&mut self.expiries);
         }
         self.arm_sweep(now + dp);
         recipients.retain(|&p| p != from);
@@ -1649,12 +1649,13 @@ impl<P> Aodv<P> {
     }
 }
 
-/// RFC 3561 §6.11: marks route `r` invalid until `delete_at` and drops its precursor list
-/// (from `precursors`); if it was active and had precursors, lists its destination (with its
-/// sequence number) for the RERR and the precursors as recipients.
+/// RFC 3561 §6.11: marks route `r` invalid until `delete_at` (filed in `expiries`) and drops
+/// its precursor list (from `precursors`); if it was active and had precursors, lists its
+/// destination (with its sequence number) for the RERR and the precursors as recipients.
 fn invalidate(
     r: &mut Route,
     precursors: &mut HashMap<Addr, Vec<Addr>>,
+    expiries: &mut ExpiryHeap,
     delete_at: SimTime,
     was_active: bool,
     dests: &mut Vec<(Addr, u32)>,
@@ -1662,6 +1663,7 @@ fn invalidate(
 ) {
     r.valid = false;
     r.expiry = delete_at;
+    r.file_expiry(expiries);
     let list = precursors.remove(&r.dst);
     if let Some(list) = list.filter(|_| was_active) {
         dests.push((r.dst, r.seq));

@@ -169,21 +169,31 @@ impl<T: Keyed> OpenTable<T> {
         (T::hash(k) >> self.shift) as usize
     }
 
+    /// Where `k` is: `Ok(slot)` holding it, or `Err(free)`, the free slot that ends its probe
+    /// run (`None` while the table has no slots).
+    #[inline]
+    fn probe(&self, k: T::Key) -> Result<usize, Option<usize>> {
+        if self.slots.is_empty() {
+            return Err(None);
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(k);
+        loop {
+            match self.slots[i].key() {
+                None => return Err(Some(i)),
+                Some(x) if x == k => return Ok(i),
+                Some(_) => i = (i + 1) & mask,
+            }
+        }
+    }
+
     /// The slot holding `k`, if any.
     #[inline]
     fn find(&self, k: T::Key) -> Option<usize> {
         if self.len == 0 {
             return None;
         }
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(k);
-        loop {
-            match self.slots[i].key() {
-                None => return None,
-                Some(x) if x == k => return Some(i),
-                Some(_) => i = (i + 1) & mask,
-            }
-        }
+        self.probe(k).ok()
     }
 
     /// The entry with key `k`.
@@ -206,31 +216,48 @@ impl<T: Keyed> OpenTable<T> {
     /// The entry with key `k`, inserting `make()` (whose key must be `k`) if there is none.
     #[inline]
     pub fn get_or_insert_with(&mut self, k: T::Key, make: impl FnOnce() -> T) -> &mut T {
-        if let Some(i) = self.find(k) {
-            return &mut self.slots[i];
-        }
-        let e = make();
-        debug_assert!(e.key() == Some(k), "an entry filed under another key");
-        let i = self.insert_new(e);
+        let i = match self.probe(k) {
+            Ok(i) => i,
+            Err(free) => {
+                let e = make();
+                debug_assert!(e.key() == Some(k), "an entry filed under another key");
+                self.place(free, e)
+            }
+        };
         &mut self.slots[i]
     }
 
     /// Stores `e`, replacing the entry with its key if there is one.
     pub fn insert(&mut self, e: T) {
         let k = e.key().expect("a free slot is not an entry");
-        match self.find(k) {
-            Some(i) => self.slots[i] = e,
-            None => {
-                self.insert_new(e);
+        match self.probe(k) {
+            Ok(i) => self.slots[i] = e,
+            Err(free) => {
+                self.place(free, e);
             }
         }
     }
 
-    /// Stores `e`, whose key is not in the table; returns its slot.
-    fn insert_new(&mut self, e: T) -> usize {
-        if 2 * (self.len + 1) > self.slots.len() {
-            self.grow();
+    /// Stores `e`, whose key is not in the table, in `free` (the slot [`OpenTable::probe`]
+    /// found for it) unless the table must grow first; returns its slot.
+    #[inline]
+    fn place(&mut self, free: Option<usize>, e: T) -> usize {
+        match free {
+            Some(i) if 2 * (self.len + 1) <= self.slots.len() => {
+                self.slots[i] = e;
+                self.len += 1;
+                i
+            }
+            _ => {
+                self.grow();
+                self.insert_new(e)
+            }
         }
+    }
+
+    /// Stores `e`, whose key is not in the table and for which there is room; returns its
+    /// slot.
+    fn insert_new(&mut self, e: T) -> usize {
         let mask = self.slots.len() - 1;
         let mut i = self.home(e.key().expect("an entry"));
         while self.slots[i].key().is_some() {

@@ -806,7 +806,14 @@ fn route_lifetime_expiry_refresh_and_deletion() {
 
 /// Node 2 forwarding RREPs for 9 (via 3, asked by 1) and for 8 (via 4, asked by 5).
 fn node_with_two_flows() -> Aodv<u64> {
-    let mut n = node(2, cfg0());
+    node_with_two_flows_keeping(false)
+}
+
+/// `node_with_two_flows` with `invalidation_keeps_seq` set as given.
+fn node_with_two_flows_keeping(keep: bool) -> Aodv<u64> {
+    let mut c = cfg0();
+    c.invalidation_keeps_seq = keep;
+    let mut n = node(2, c);
     n.on_message(ms(0), a(1), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 0)));
     n.on_message(ms(0), a(5), 5, &Message::Rreq(rreq(5, 1, 1, 8, None, 0)));
     n.on_message(ms(5), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
@@ -1445,19 +1452,6 @@ fn rerr_with_n_flag_keeps_the_route_and_is_passed_on() {
     assert!(tx(&mut m, ms(10)).is_empty());
     assert_eq!(m.lookup(ms(10), a(9)), Some(a(2)));
     assert_eq!(m.routes[&a(9)].seq, 4);
-}
-
-/// `node_with_two_flows` with `invalidation_keeps_seq` set as given.
-fn node_with_two_flows_keeping(keep: bool) -> Aodv<u64> {
-    let mut c = cfg0();
-    c.invalidation_keeps_seq = keep;
-    let mut n = node(2, c);
-    n.on_message(ms(0), a(1), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 0)));
-    n.on_message(ms(0), a(5), 5, &Message::Rreq(rreq(5, 1, 1, 8, None, 0)));
-    n.on_message(ms(5), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
-    n.on_message(ms(5), a(4), 30, &Message::Rrep(rrep(8, 20, 5, 0, 6000)));
-    assert_eq!(tx(&mut n, ms(5)).len(), 4);
-    n
 }
 
 #[test]
