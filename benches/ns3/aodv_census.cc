@@ -178,7 +178,7 @@ OnSinkRx(Ptr<const Packet>, const Address&)
     ++g_dataReceived;
 }
 
-PeriodicSender*
+void
 AddCbr(NodeContainer& nodes, Ipv4InterfaceContainer& ifs, uint32_t s, uint32_t d, uint16_t port,
        uint32_t size, double interval, double start, double stop)
 {
@@ -190,7 +190,6 @@ AddCbr(NodeContainer& nodes, Ipv4InterfaceContainer& ifs, uint32_t s, uint32_t d
     nodes.Get(s)->AddApplication(app);
     app->SetStartTime(Seconds(start));
     app->SetStopTime(Seconds(stop));
-    return PeekPointer(app);
 }
 } // namespace
 
