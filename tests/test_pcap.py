@@ -98,3 +98,43 @@ app = { kind = "cbr", size = "200B", interval = "50ms" }
                 total_data += 1
                 assert ":ip:" in protocols + ":" and ipck == "1", r
     assert total_data > 40
+
+
+def test_tshark_reads_arp_requests_and_replies(tmp_path):
+    tshark = require_tool("tshark")
+    f = tmp_path / "a.toml"
+    f.write_text("""
+[simulation]
+duration = "3s"
+[nodes]
+count = 3
+placement = { kind = "grid", columns = 3, spacing = "200m" }
+[radio]
+pcap = true
+[arp]
+preset = "ns3"
+[[flows]]
+src = 0
+dst = 2
+transport = "udp"
+app = { kind = "cbr", size = "200B", interval = "100ms" }
+""")
+    p = cli("run", str(f), "-o", str(tmp_path / "o"), "--pcap", "--no-report")
+    assert p.returncode == 0, p.stderr
+    pcap = tmp_path / "o" / "pcap" / "p0-run0" / "node1.pcap"
+    rows = subprocess.run(
+        [tshark, "-r", str(pcap), "-o", "wlan.check_checksum:TRUE", "-Y", "arp",
+         "-T", "fields", "-E", "separator=;", "-e", "arp.opcode", "-e", "arp.src.proto_ipv4", "-e", "arp.dst.proto_ipv4",
+         "-e", "arp.src.hw_mac", "-e", "wlan.da", "-e", "wlan.fcs.status", "-e", "_ws.malformed"],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()
+    # Node 1 hears node 0's request and answers it, then asks for node 2 and hears the reply
+    # (sent frames and correctly received ones are both in a node's trace).
+    got = sorted(tuple(r.split(";")[:5]) for r in rows)
+    assert got == sorted([
+        ("1", "10.128.0.1", "10.128.0.2", "02:00:00:00:00:00", "ff:ff:ff:ff:ff:ff"),
+        ("2", "10.128.0.2", "10.128.0.1", "02:00:00:00:00:01", "02:00:00:00:00:00"),
+        ("1", "10.128.0.2", "10.128.0.3", "02:00:00:00:00:01", "ff:ff:ff:ff:ff:ff"),
+        ("2", "10.128.0.3", "10.128.0.2", "02:00:00:00:00:02", "02:00:00:00:00:01"),
+    ]), rows
+    assert all(r.split(";")[5] == "1" and not r.split(";")[6] for r in rows), rows

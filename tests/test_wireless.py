@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 import tpsim
-from conftest import SCENARIOS, cli
+from conftest import SCENARIOS, cli, one_link
 
 
 def chain(n: int = 2, spacing: str = "100m", radio: str = "", extra_nodes: str = "", flow_app: str = '{ kind = "cbr", size = "512B", interval = "100ms", start = "1s" }') -> str:
@@ -110,6 +110,11 @@ def test_cli_runs_a_wireless_scenario(tmp_path):
         ('reception = "sinr"\npreamble_detection_db = 3.0', "radio.preamble_detection_db", 'applies to error_model = "ber"'),
         ('reception = "sinr"\nstandard = "802.11a"\nerror_model = "ber"', "radio.error_model", "802.11b rates only"),
         ('queue_max_delay = "0s"', "radio.queue_max_delay", "greater than 0"),
+        ('queue = 50\n[arp]\npending_queue = 0', "arp.pending_queue", "at least 1"),
+        ('queue = 50\n[arp]\nwait_reply_timeout = "0s"', "arp.wait_reply_timeout", "greater than 0"),
+        ('queue = 50\n[arp]\ndead_timeout = "0s"', "arp.dead_timeout", "greater than 0"),
+        ('queue = 50\n[arp]\npreset = "ns2"', "arp.preset", "ns3"),
+        ('queue = 50\n[arp]\npending = 3', "arp.pending", "pending_queue"),
     ],
 )
 def test_more_radio_errors(radio, key, what):
@@ -117,6 +122,20 @@ def test_more_radio_errors(radio, key, what):
         tpsim.Scenario(chain(radio=radio))
     d = e.value.diagnostics[0]
     assert d["path"] == key and what in d["message"], e.value.diagnostics
+
+
+def test_arp_needs_a_radio():
+    with pytest.raises(tpsim.ScenarioError) as e:
+        tpsim.Scenario(one_link(extra="[arp]"))
+    d = e.value.diagnostics[0]
+    assert d["path"] == "arp" and "needs a radio" in d["message"], e.value.diagnostics
+
+
+def test_arp_frames_show_in_the_network_table():
+    res = tpsim.run(tpsim.Scenario(chain(n=3, spacing="200m") + '\n[arp]\npreset = "ns3"\n'))
+    net = res.network.row(0, named=True)
+    assert (net["arp_requests"], net["arp_replies"], net["drops_arp"]) == (2, 2, 0)
+    assert res.flows["pdr"][0] == 1.0
 
 
 @pytest.mark.parametrize(

@@ -60,6 +60,8 @@ pub enum Module {
     Channel = 9,
     /// A radio's reception draws (the SINR receiver's `ber` error model).
     PhyReception = 10,
+    /// ARP request jitter.
+    Arp = 11,
 }
 
 /// The identity of a random stream.

@@ -24,10 +24,13 @@ pub enum DropReason {
     LinkError = 7,
     /// Waited longer than the radio's `queue_max_delay` in its interface queue.
     QueueTimeout = 8,
+    /// Dropped by ARP: its next hop's address did not resolve, or more packets waited for it
+    /// than the cache holds (scenarios with `[arp]`).
+    Arp = 9,
 }
 
 /// Number of drop reasons.
-pub const N_DROP_REASONS: usize = 9;
+pub const N_DROP_REASONS: usize = 10;
 
 impl DropReason {
     /// All reasons, in column order.
@@ -41,6 +44,7 @@ impl DropReason {
         DropReason::Energy,
         DropReason::LinkError,
         DropReason::QueueTimeout,
+        DropReason::Arp,
     ];
     /// The column name (`drops_<reason>`).
     pub fn column(self) -> &'static str {
@@ -54,6 +58,7 @@ impl DropReason {
             DropReason::Energy => "drops_energy",
             DropReason::LinkError => "drops_link_error",
             DropReason::QueueTimeout => "drops_queue_timeout",
+            DropReason::Arp => "drops_arp",
         }
     }
 }
@@ -171,6 +176,9 @@ pub struct NetworkRow {
     pub mac_load: Option<f64>,
     pub drops: [u64; N_DROP_REASONS],
     pub routing_drops: u64,
+    /// ARP requests and replies sent (scenarios with `[arp]`; also in `mac_frames`).
+    pub arp_requests: u64,
+    pub arp_replies: u64,
     /// Control messages sent by type, in the order of `routing::CTRL_TYPES` (rreq, rrep,
     /// rerr, rrep_ack, hello, tc); every hop counted.
     pub routing_by_type: [u64; 6],

@@ -17,6 +17,13 @@ pub const NO_DIR: u32 = u32::MAX;
 /// [`Packet::ctrl`] of a packet that carries no routing control message.
 pub const NO_CTRL: u32 = u32::MAX;
 
+/// [`Packet::ctrl`] of an ARP request (RFC 826; not an IP packet: its IPv4 source and
+/// destination hold the sender's and the target's protocol addresses).
+pub const ARP_REQUEST: u32 = u32::MAX - 2;
+
+/// [`Packet::ctrl`] of an ARP reply (as [`ARP_REQUEST`]).
+pub const ARP_REPLY: u32 = u32::MAX - 1;
+
 /// A network-layer packet.
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
@@ -30,7 +37,7 @@ pub struct Packet {
     /// next-hop node), set by the sending node before the packet enters a device queue.
     pub link_dst: u32,
     /// The routing control message carried (an index into the world's store of control
-    /// messages), or [`NO_CTRL`] for a data packet.
+    /// messages), [`NO_CTRL`] for a data packet, or [`ARP_REQUEST`]/[`ARP_REPLY`].
     pub ctrl: u32,
 }
 
@@ -38,7 +45,19 @@ impl Packet {
     /// Whether the packet carries a routing control message.
     #[inline]
     pub fn is_ctrl(&self) -> bool {
-        self.ctrl != NO_CTRL
+        self.ctrl < ARP_REQUEST
+    }
+
+    /// Whether the packet carries data (neither routing control nor ARP).
+    #[inline]
+    pub fn is_data(&self) -> bool {
+        self.ctrl == NO_CTRL
+    }
+
+    /// Whether the packet is an ARP request or reply.
+    #[inline]
+    pub fn is_arp(&self) -> bool {
+        self.ctrl == ARP_REQUEST || self.ctrl == ARP_REPLY
     }
 }
 
@@ -85,9 +104,9 @@ impl PacketArena {
         if *r == 0 {
             self.free.push(id.0);
             self.live -= 1;
-            let c = self.slots[id.0 as usize].ctrl;
-            if c != NO_CTRL {
-                self.freed_ctrl.push(c);
+            let p = &self.slots[id.0 as usize];
+            if p.is_ctrl() {
+                self.freed_ctrl.push(p.ctrl);
             }
         }
     }

@@ -5,6 +5,7 @@ use crate::packet::Packet;
 use crate::EngineError;
 use std::fs::File;
 use std::io::BufWriter;
+use std::net::Ipv4Addr;
 use std::path::Path;
 use tpsim_core::SimTime;
 use tpsim_transport::L4Header;
@@ -100,9 +101,29 @@ impl PcapTracer {
                 b.extend_from_slice(&mac(f.src));
                 b.extend_from_slice(&[0x02, 0x00, 0xff, 0xff, 0xff, 0xff]); // BSSID of the IBSS
                 b.extend_from_slice(&(f.seq << 4).to_le_bytes());
-                b.extend_from_slice(&[0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00]);
-                if let Some(p) = p {
-                    emit_ip(&mut b, p, payload);
+                match p {
+                    Some(p) if p.is_arp() => {
+                        let ethertype = tpsim_wire::arp::ETHERTYPE_ARP.to_be_bytes();
+                        b.extend_from_slice(&[0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, ethertype[0], ethertype[1]]);
+                        let at = b.len();
+                        b.resize(at + tpsim_wire::arp::ARP_PACKET_LEN, 0);
+                        let request = p.ctrl == crate::packet::ARP_REQUEST;
+                        let node = |a: Ipv4Addr| crate::wifi::wifi_node(a).unwrap_or(tpsim_mac::BROADCAST);
+                        tpsim_wire::arp::ArpRepr {
+                            op: if request { 1 } else { 2 },
+                            sender_hw: mac(node(p.ip.src)),
+                            sender_ip: p.ip.src,
+                            target_hw: if request { [0; 6] } else { mac(node(p.ip.dst)) },
+                            target_ip: p.ip.dst,
+                        }
+                        .emit(&mut b[at..]);
+                    }
+                    _ => {
+                        b.extend_from_slice(&[0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00]);
+                        if let Some(p) = p {
+                            emit_ip(&mut b, p, payload);
+                        }
+                    }
                 }
             }
             FrameKind::Rts => b.extend_from_slice(&mac(f.src)),

@@ -12,6 +12,7 @@ use crate::metrics::{
 };
 use crate::packet::{Packet, PacketArena, PacketId, NO_CTRL, NO_DIR};
 
+mod arp;
 mod routing;
 use crate::trace::PcapTracer;
 use crate::wifi::{
@@ -19,6 +20,7 @@ use crate::wifi::{
     LLC_SNAP_LEN,
 };
 use crate::EngineError;
+use arp::ArpState;
 use routing::RoutingState;
 pub use routing::CTRL_TYPES;
 use std::collections::VecDeque;
@@ -61,6 +63,8 @@ enum Event {
     EnergyDeath { node: u32, gen: u32 },
     /// A node's routing protocol deadline (skipped if `gen` is stale).
     RoutingTimer { node: u32, gen: u32 },
+    /// A node's ARP deadline (skipped if `gen` is stale).
+    ArpTimer { node: u32, gen: u32 },
     /// Node `node` sends its next beacon (one-hop broadcast).
     Beacon { node: u32 },
 }
@@ -229,6 +233,8 @@ pub struct World {
     mobility_init: Option<Vec<crate::mobility::Mobility>>,
     /// Ad hoc routing of radio nodes (scenarios with a radio).
     routing: Option<RoutingState>,
+    /// Address resolution on the radios (scenarios with `[arp]`).
+    arp: Option<ArpState>,
     /// Beacons: (interval, IP size, UDP payload size, stop time).
     beacon: Option<(SimDuration, u32, u32, SimTime)>,
     broadcasts_sent: u64,
@@ -462,6 +468,11 @@ impl World {
                 let moving = mobility.iter().any(|m| m.max_speed() > 0.0);
                 RoutingState::new(sc, n, |i| key(OwnerKind::Node, i, Module::Routing), moving)
             }),
+            arp: sc
+                .arp
+                .as_ref()
+                .filter(|_| sc.radio.is_some())
+                .map(|a| ArpState::new(a, n, |i| key(OwnerKind::Node, i, Module::Arp))),
         };
         world.start_routing();
         if let (Some(b), Some(_)) = (&sc.beacons, &sc.radio) {
@@ -731,6 +742,7 @@ impl World {
                     self.air_frame_done(frame);
                 }
                 Event::RoutingTimer { node, gen } => self.on_routing_timer(node, gen),
+                Event::ArpTimer { node, gen } => self.on_arp_timer(node, gen),
                 Event::Beacon { node } => self.on_beacon(node),
                 Event::EnergyDeath { node, gen } => {
                     if self.energy.as_ref().is_some_and(|e| e.nodes[node as usize].gen == gen) {
@@ -1270,7 +1282,7 @@ impl World {
         let p = &ch.params;
         if frame.dst == tpsim_mac::BROADCAST
             && frame.kind == tpsim_mac::FrameKind::Data
-            && pkt.is_some_and(|id| !self.packets.get(id).is_ctrl())
+            && pkt.is_some_and(|id| self.packets.get(id).is_data())
         {
             let thr = p.rx_threshold_w;
             self.broadcast_expected += rx.iter().filter(|r| r.power_w >= thr).count() as u64;
@@ -1514,18 +1526,14 @@ impl World {
         let now = self.now;
         match &mut self.devices[dev as usize] {
             Device::Wifi(d) => {
-                if d.dead {
-                    self.drop_packet(id, DropReason::Energy);
+                if self.arp.is_some() && !d.dead && self.packets.get(id).link_dst != tpsim_mac::BROADCAST {
+                    // RFC 826: a unicast packet needs its next hop's hardware address first.
+                    let node = d.node;
+                    let Some(id) = self.arp_resolve(node, id) else { return };
+                    self.radio_enqueue(dev, id, priority);
                     return;
                 }
-                if let Some(sr) = &mut self.series {
-                    q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
-                }
-                if let Err(id) = d.queue.push(id, priority, now) {
-                    self.drop_packet(id, DropReason::Queue);
-                    return;
-                }
-                self.wifi_serve_next(dev);
+                self.radio_enqueue(dev, id, priority);
             }
             Device::P2p(d) => {
                 if d.on_wire.is_none() {
@@ -1540,6 +1548,27 @@ impl World {
                 }
             }
         }
+    }
+
+    /// Puts `id` into radio `dev`'s interface queue (routing control first if `priority`),
+    /// past ARP.
+    fn radio_enqueue(&mut self, dev: u32, id: PacketId, priority: bool) {
+        let now = self.now;
+        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+            unreachable!("radio_enqueue on a wire")
+        };
+        if d.dead {
+            self.drop_packet(id, DropReason::Energy);
+            return;
+        }
+        if let Some(sr) = &mut self.series {
+            q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
+        }
+        if let Err(id) = d.queue.push(id, priority, now) {
+            self.drop_packet(id, DropReason::Queue);
+            return;
+        }
+        self.wifi_serve_next(dev);
     }
 
     fn start_tx(&mut self, dev: u32, id: PacketId) {
@@ -1595,11 +1624,15 @@ impl World {
     fn ip_input_from(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
         let (dst, ctrl) = {
             let p = self.packets.get(id);
-            (p.ip.dst, p.is_ctrl())
+            (p.ip.dst, p.ctrl)
         };
-        if ctrl {
-            // Routing control messages go hop by hop: the protocol decides what to resend.
-            self.ctrl_input(node, id);
+        if ctrl != NO_CTRL {
+            if ctrl >= crate::packet::ARP_REQUEST {
+                self.arp_input(node, id);
+            } else {
+                // Routing control messages go hop by hop: the protocol decides what to resend.
+                self.ctrl_input(node, id);
+            }
             return;
         }
         let dst = u32::from(dst);
@@ -1645,8 +1678,10 @@ impl World {
     }
 
     fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
-        if self.packets.get(id).is_ctrl() {
-            if let Some(rt) = &mut self.routing {
+        let p = self.packets.get(id);
+        if !p.is_data() {
+            // Routing control packets count in `routing_drops`; ARP packets nowhere.
+            if let (true, Some(rt)) = (p.is_ctrl(), &mut self.routing) {
                 rt.routing_drops += 1;
             }
             self.packets.release(id);
@@ -1823,6 +1858,8 @@ impl World {
                 d
             },
             routing_drops: self.routing.as_ref().map(|r| r.routing_drops).unwrap_or(0),
+            arp_requests: self.arp.as_ref().map(|a| a.requests).unwrap_or(0),
+            arp_replies: self.arp.as_ref().map(|a| a.replies).unwrap_or(0),
             routing_by_type: self.routing.as_ref().map(|r| r.sent_by_type).unwrap_or_default(),
             route_discovery_latency_s: self.routing.as_ref().and_then(|r| {
                 (!r.discovery_latency_s.is_empty())

@@ -26,6 +26,7 @@
 //!
 //! Depends only on `tpsim-core` and `tpsim-phy`.
 
+pub mod arp;
 pub mod bianchi;
 pub mod config;
 pub mod dcf;

@@ -229,6 +229,8 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         net.set_item(reason.column(), n.drops[reason as usize])?;
     }
     net.set_item("routing_drops", n.routing_drops)?;
+    net.set_item("arp_requests", n.arp_requests)?;
+    net.set_item("arp_replies", n.arp_replies)?;
     for (name, count) in tpsim_engine::CTRL_TYPES.iter().zip(n.routing_by_type) {
         net.set_item(format!("routing_{name}"), count)?;
     }

@@ -44,6 +44,10 @@ pub struct Scenario {
     /// Radio energy model of every node (needs a radio).
     #[serde(default)]
     pub energy: Option<Energy>,
+    /// Address resolution (ARP, RFC 826) on every radio (needs a radio). Absent: none, a
+    /// next hop's MAC address is known at once.
+    #[serde(default)]
+    pub arp: Option<Arp>,
     /// How radio nodes find routes. Default: static shortest paths at t = 0.
     #[serde(default)]
     pub routing: Option<Routing>,
@@ -626,6 +630,50 @@ pub struct Routing {
     /// olsr: TC_INTERVAL. Default 5 s.
     #[serde(default)]
     pub tc_interval: Option<Duration>,
+}
+
+/// Presets of the ARP model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ArpPreset {
+    /// ns-3's timers and queue (which meet RFC 1122 §2.3.2) with RFC 826's merge: a node
+    /// learns the sender of every ARP packet it can.
+    #[default]
+    Rfc,
+    /// ns-3.44's `ArpCache`/`ArpL3Protocol` exactly: no learning from requests.
+    Ns3,
+}
+
+/// Address resolution on the radios (RFC 826): a unicast packet waits for its next hop's
+/// MAC address; requests and replies are real frames. The keys override the preset.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Arp {
+    /// "rfc" (default) or "ns3".
+    #[serde(default)]
+    pub preset: Option<ArpPreset>,
+    /// Packets held per unresolved neighbour; one more is dropped (`drops_arp`). Default 3.
+    #[serde(default)]
+    pub pending_queue: Option<u32>,
+    /// Period of request retransmissions. Default 1 s.
+    #[serde(default)]
+    pub wait_reply_timeout: Option<Duration>,
+    /// Retransmissions before a neighbour is declared dead. Default 3.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    /// How long a resolved address is used before it is asked again. Default 120 s.
+    #[serde(default)]
+    pub alive_timeout: Option<Duration>,
+    /// How long packets to a dead neighbour are dropped before a new attempt. Default 100 s.
+    #[serde(default)]
+    pub dead_timeout: Option<Duration>,
+    /// Largest random delay before a first request. Default 10 ms.
+    #[serde(default)]
+    pub request_jitter: Option<Duration>,
+    /// RFC 826's merge: learn the sender of every request and reply. Default true ("rfc"),
+    /// false ("ns3").
+    #[serde(default)]
+    pub learn_from_requests: Option<bool>,
 }
 
 /// Power presets of the radio energy model.

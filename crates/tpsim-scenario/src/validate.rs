@@ -199,6 +199,24 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             );
         }
     }
+    if let Some(a) = &sc.arp {
+        let p = |f: &str| vec![k("arp"), k(f)];
+        if sc.radio.is_none() {
+            err(vec![k("arp")], "ARP needs a radio (`[radio]`)".into());
+        }
+        if a.pending_queue == Some(0) {
+            err(p("pending_queue"), "expected at least 1 packet".into());
+        }
+        for (key, v) in [
+            ("wait_reply_timeout", a.wait_reply_timeout),
+            ("alive_timeout", a.alive_timeout),
+            ("dead_timeout", a.dead_timeout),
+        ] {
+            if v.is_some_and(|d| d.0 == 0) {
+                err(p(key), "expected a duration greater than 0".into());
+            }
+        }
+    }
     if let Some(e) = &sc.energy {
         if sc.radio.is_none() {
             err(vec![k("energy")], "the energy model needs a radio (`[radio]`)".into());

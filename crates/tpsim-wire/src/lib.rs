@@ -9,12 +9,14 @@
 //! | IPv4 (no options) | 20 | RFC 791 §3.1 |
 //! | UDP | 8 | RFC 768 |
 //! | TCP (no options) | 20 | RFC 9293 §3.1 |
+//! | ARP (IPv4 over 48-bit addresses) | 28 | RFC 826 |
 //! | PPP framing on point-to-point links (protocol field only, as ns-3's `PointToPointNetDevice`) | 2 | RFC 1661 §2 |
 //!
 //! [`SizeConvention`] chooses how an application's configured packet size maps to bytes on
 //! the wire: `standard` (payload + real headers) or `ns2` (the configured size *is* the IP
 //! packet, as ns-2's UDP agent treats it; ns-2 TCP adds 40 bytes; no link framing).
 
+pub mod arp;
 pub mod checksum;
 pub mod ip;
 pub mod pcap;

@@ -442,7 +442,7 @@ impl World {
             (
                 p.link_dst,
                 is_rrep,
-                !p.is_ctrl(),
+                p.is_data(),
                 p.ip.dst,
                 DEFAULT_TTL.saturating_sub(p.ip.ttl),
             )
@@ -488,7 +488,7 @@ impl World {
         for id in flushed {
             let (is_data, dst, hops) = {
                 let p = self.packets.get(id);
-                (!p.is_ctrl(), p.ip.dst, DEFAULT_TTL.saturating_sub(p.ip.ttl))
+                (p.is_data(), p.ip.dst, DEFAULT_TTL.saturating_sub(p.ip.ttl))
             };
             let back = match (&mut self.routing, is_data) {
                 (

@@ -1,0 +1,188 @@
+//! Address resolution on the radios (scenario table `[arp]`): every node's
+//! [`tpsim_mac::arp::Arp`] cache between routing and the interface queue.
+//!
+//! * A unicast packet entering a radio's queue ([`World::device_enqueue_prio`]) first asks its
+//!   node's cache for the next hop; it goes on, waits in the cache, or is dropped
+//!   (`drops_arp` for data, `routing_drops` for control packets).
+//! * Requests (broadcast) and replies (unicast) are real packets of [`ARP_LEN`] bytes (plus
+//!   LLC/SNAP under the standard size convention), queued behind the node's other packets as
+//!   in ns-3's single queue; they are counted as `arp_requests`/`arp_replies` and in
+//!   `mac_frames`, and dissect as ARP in the pcap traces.
+//! * A packet released by a reply enters the queue as it would have (routing control at the
+//!   head).
+
+use super::*;
+use crate::packet::{ARP_REPLY, ARP_REQUEST};
+use tpsim_mac::arp::{Arp, ArpConfig, ArpMessage, ArpOp, ArpOutput, Resolve, ARP_LEN};
+use tpsim_scenario::ArpPreset;
+
+pub(super) struct ArpState {
+    nodes: Vec<Arp<PacketId>>,
+    timer_gen: Vec<u32>,
+    timer_at: Vec<SimTime>,
+    pub requests: u64,
+    pub replies: u64,
+}
+
+impl ArpState {
+    /// The caches of `n` radio nodes for scenario table `a`.
+    pub fn new(a: &tpsim_scenario::Arp, n: usize, key: impl Fn(u64) -> RngStream) -> ArpState {
+        let mut cfg = match a.preset.unwrap_or_default() {
+            ArpPreset::Rfc => ArpConfig::rfc(),
+            ArpPreset::Ns3 => ArpConfig::ns3(),
+        };
+        if let Some(q) = a.pending_queue {
+            cfg.pending_queue = q as usize;
+        }
+        if let Some(d) = a.wait_reply_timeout {
+            cfg.wait_reply_timeout = d.sim();
+        }
+        if let Some(r) = a.max_retries {
+            cfg.max_retries = r;
+        }
+        if let Some(d) = a.alive_timeout {
+            cfg.alive_timeout = d.sim();
+        }
+        if let Some(d) = a.dead_timeout {
+            cfg.dead_timeout = d.sim();
+        }
+        if let Some(d) = a.request_jitter {
+            cfg.request_jitter = d.sim();
+        }
+        if let Some(l) = a.learn_from_requests {
+            cfg.learn_from_requests = l;
+        }
+        ArpState {
+            nodes: (0..n).map(|i| Arp::new(cfg, i as u32, key(i as u64))).collect(),
+            timer_gen: vec![0; n],
+            timer_at: vec![SimTime::NEVER; n],
+            requests: 0,
+            replies: 0,
+        }
+    }
+}
+
+impl World {
+    /// Asks `node`'s cache for the next hop of unicast packet `id`. Returns the packet if it
+    /// may be queued now; otherwise the cache holds or dropped it.
+    pub(super) fn arp_resolve(&mut self, node: u32, id: PacketId) -> Option<PacketId> {
+        let now = self.now;
+        let Some(a) = &mut self.arp else { return Some(id) };
+        let hop = self.packets.get(id).link_dst;
+        match a.nodes[node as usize].resolve(now, hop, id) {
+            Resolve::Send(id) => Some(id),
+            Resolve::Held => {
+                self.pump_arp(node);
+                None
+            }
+            Resolve::Drop(id) => {
+                self.drop_packet(id, DropReason::Arp);
+                None
+            }
+        }
+    }
+
+    /// An ARP packet `id` arrived at `node`.
+    pub(super) fn arp_input(&mut self, node: u32, id: PacketId) {
+        let now = self.now;
+        let p = self.packets.get(id);
+        let (sender, target) = (wifi_node(p.ip.src), wifi_node(p.ip.dst));
+        let op = if p.ctrl == ARP_REQUEST {
+            ArpOp::Request
+        } else {
+            ArpOp::Reply
+        };
+        self.packets.release(id);
+        let (Some(a), Some(sender), Some(target)) = (&mut self.arp, sender, target) else {
+            return;
+        };
+        a.nodes[node as usize].on_arp(now, ArpMessage { op, sender, target });
+        self.pump_arp(node);
+    }
+
+    pub(super) fn on_arp_timer(&mut self, node: u32, gen: u32) {
+        let now = self.now;
+        let Some(a) = &mut self.arp else { return };
+        if a.timer_gen[node as usize] != gen || self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
+            return;
+        }
+        a.timer_at[node as usize] = SimTime::NEVER;
+        a.nodes[node as usize].on_timeout(now);
+        self.pump_arp(node);
+    }
+
+    /// Moves `node`'s ARP outputs: requests and replies out, released packets on, dropped
+    /// ones counted; then its timer.
+    fn pump_arp(&mut self, node: u32) {
+        let now = self.now;
+        loop {
+            let Some(a) = &mut self.arp else { return };
+            let Some(out) = a.nodes[node as usize].poll_output() else {
+                break;
+            };
+            match out {
+                ArpOutput::Request { target } => {
+                    a.requests += 1;
+                    self.send_arp(node, ARP_REQUEST, target, tpsim_mac::BROADCAST);
+                }
+                ArpOutput::Reply { to } => {
+                    a.replies += 1;
+                    self.send_arp(node, ARP_REPLY, to, to);
+                }
+                ArpOutput::Release { packet, .. } => {
+                    let priority = self.packets.get(packet).is_ctrl();
+                    self.radio_enqueue(self.radio_of(node), packet, priority);
+                }
+                ArpOutput::Drop { packet } => self.drop_packet(packet, DropReason::Arp),
+            }
+        }
+        let Some(a) = &mut self.arp else { return };
+        let t = a.nodes[node as usize].poll_timeout().unwrap_or(SimTime::NEVER);
+        if t != a.timer_at[node as usize] {
+            a.timer_at[node as usize] = t;
+            a.timer_gen[node as usize] = a.timer_gen[node as usize].wrapping_add(1);
+            if t != SimTime::NEVER {
+                let gen = a.timer_gen[node as usize];
+                self.queue.push(t.max(now), Event::ArpTimer { node, gen });
+            }
+        }
+    }
+
+    /// Queues an ARP packet (`op` [`ARP_REQUEST`] or [`ARP_REPLY`]) about `target` at
+    /// `node`'s radio, to `link_dst`. The IPv4 source and destination hold the sender's and
+    /// the target's protocol addresses (`ar$spa`, `ar$tpa`).
+    fn send_arp(&mut self, node: u32, op: u32, target: u32, link_dst: u32) {
+        let ip = Ipv4Repr {
+            src: wifi_addr(node),
+            dst: wifi_addr(target),
+            protocol: tpsim_wire::IpProtocol::Udp,
+            ttl: 1,
+            total_len: ARP_LEN as u16,
+            ident: 0,
+        };
+        let seg = Segment {
+            header: tpsim_transport::L4Header::Udp(tpsim_wire::UdpRepr {
+                src_port: 0,
+                dst_port: 0,
+            }),
+            payload_len: 0,
+            ip_len: ARP_LEN,
+            message: None,
+            first_tx: self.now,
+            stream: None,
+        };
+        let id = self.packets.alloc(Packet {
+            ip,
+            seg,
+            dir: NO_DIR,
+            link_dst,
+            ctrl: op,
+        });
+        self.radio_enqueue(self.radio_of(node), id, false);
+    }
+
+    /// The radio device of `node`.
+    fn radio_of(&self, node: u32) -> u32 {
+        self.wifi.as_ref().expect("ARP runs on radios").dev_of_node[node as usize]
+    }
+}
