@@ -85,7 +85,7 @@ def tpsim_run(n: int | None, speed: float | None, seed: int, sim_time: float) ->
     return {
         "data_sent": int(sum(f["tx_packets"])),
         "data_received": int(sum(f["rx_packets"])),
-        **{k: net[k] for k in net if k.startswith(("routing_", "drops_", "mac_frames"))},
+        **{k: net[k] for k in net if k.startswith(("routing_", "drops_", "mac_frames", "arp_"))},
     }
 
 
@@ -100,10 +100,11 @@ ROWS = [
     ("data packets sent", "data_sent", "data_sent"),
     ("data packets received", "data_received", "data_received"),
     ("PDR", "pdr", "pdr"),
-    ("PDR with ARP's drops counted as delivered, at most (ns-3)", "pdr_without_arp", None),
+    ("PDR with ARP's drops counted as delivered, at most", "pdr_without_arp", "pdr_without_arp"),
     ("data packets lost", "lost", "lost"),
-    ("dropped: ARP queue full (ns-3)", "arp_drop_queue_full", None),
-    ("dropped: no ARP reply (ns-3)", "arp_drop_no_reply", None),
+    ("dropped by ARP", "arp_drops", "drops_arp"),
+    ("... of which at a lookup: pending queue full or neighbour dead (ns-3)", "arp_drop_queue_full", None),
+    ("... of which held when the neighbour was declared dead (ns-3)", "arp_drop_no_reply", None),
     ("dropped: MAC retry limit", "mac_drop_retry_limit_data", "drops_mac_retry"),
     ("dropped: interface queue full / too old", "mac_queue", "drops_queue_all"),
     ("dropped: flushed at a link break (tpsim)", None, "drops_link_break"),
@@ -113,7 +114,7 @@ ROWS = [
     ("HELLO transmissions", "aodv_hello_broadcast", "routing_hello"),
     ("RERR transmissions", "rerr", "routing_rerr"),
     ("RREP-ACK transmissions", "aodv_rrep_ack_unicast", "routing_rrep_ack"),
-    ("ARP frames (ns-3)", "arp_frames", None),
+    ("ARP frames (requests and replies)", "arp_frames", "arp_frames"),
 ]
 
 
@@ -121,8 +122,10 @@ def derive(ns: Dict[str, Any], tp: Dict[str, Any]) -> None:
     for r in (ns, tp):
         r["pdr"] = r["data_received"] / max(1, r["data_sent"])
         r["lost"] = r["data_sent"] - r["data_received"]
-    arp = ns["arp_drop_queue_full"] + ns["arp_drop_no_reply"]
-    ns["pdr_without_arp"] = (ns["data_received"] + arp) / max(1, ns["data_sent"])
+    ns["arp_drops"] = ns["arp_drop_queue_full"] + ns["arp_drop_no_reply"]
+    tp["arp_frames"] = tp.get("arp_requests", 0) + tp.get("arp_replies", 0)
+    for r, drops in ((ns, ns["arp_drops"]), (tp, tp.get("drops_arp", 0))):
+        r["pdr_without_arp"] = (r["data_received"] + drops) / max(1, r["data_sent"])
     ns["mac_queue"] = ns["mac_drop_failed_enqueue_data"] + ns["mac_drop_expired_lifetime_data"]
     ns["rerr"] = ns["aodv_rerr_unicast"] + ns["aodv_rerr_broadcast"]
     # A forwarder without a route drops the packet in Ipv4L3Protocol (DROP_NO_ROUTE); packets

@@ -362,6 +362,8 @@ def test_census_tpsim_side_counts_what_the_table_shows(tmp_path, monkeypatch):
     tp = census.tpsim_run(25, None, 1, 12.0)
     assert 0 < tp["data_received"] <= tp["data_sent"]
     assert tp["routing_rreq"] > 0 and tp["routing_hello"] > 0
+    # The benchmark file resolves addresses as ns-3 does.
+    assert tp["arp_requests"] > 0 and tp["arp_replies"] > 0
     ns = {k: 0 for k in ("data_sent", "data_received", "mac_drop_failed_enqueue_data", "arp_drop_queue_full",
                          "arp_drop_no_reply", "mac_drop_expired_lifetime_data", "aodv_rerr_unicast",
                          "aodv_rerr_broadcast", "ip_drop_no_route", "ip_drop_route_error")}
@@ -370,6 +372,8 @@ def test_census_tpsim_side_counts_what_the_table_shows(tmp_path, monkeypatch):
     assert ns["no_route"] == 3
     assert (ns["pdr"], ns["lost"], ns["pdr_without_arp"]) == (0.6, 4, 0.9)
     assert 0 < tp["pdr"] <= 1 and tp["lost"] == tp["data_sent"] - tp["data_received"]
+    assert ns["arp_drops"] == 3 and tp["arp_frames"] == tp["arp_requests"] + tp["arp_replies"]
+    assert tp["pdr_without_arp"] == (tp["data_received"] + tp["drops_arp"]) / tp["data_sent"]
     # Every tpsim key the table reads exists.
     assert all(tk in tp for _, _, tk in census.ROWS if tk)
     assert census.parse_seeds("1-3") == [1, 2, 3] and census.parse_seeds("2,5") == [2, 5]
