@@ -30,6 +30,14 @@ CASES = {
     "unreachable destination": (mutate("count = 2", "count = 3").replace("dst = 1", "dst = 2"), "flows[0].dst", "dst = 2", "unreachable"),
     "oversized UDP message": (mutate('size = "128B"', 'size = "1501B"'), "flows[0].app.size", "app = {", "does not fit the path MTU"),
     "malformed TOML": (mutate("[nodes]", "[nodes"), "", "[nodes", "malformed TOML"),
+    "zero SYN attempts": (
+        mutate('interval = "20ms", start = "0.1s", stop = "10s" }', 'interval = "20ms", start = "0.1s", stop = "10s" }\ntcp = { syn_attempts = 0 }'),
+        "flows[0].tcp.syn_attempts", "tcp = {", "at least 1 SYN",
+    ),
+    "zero SYN timeout": (
+        mutate('interval = "20ms", start = "0.1s", stop = "10s" }', 'interval = "20ms", start = "0.1s", stop = "10s" }\ntcp = { syn_rto = "0s" }'),
+        "flows[0].tcp.syn_rto", "tcp = {", "greater than 0",
+    ),
 }
 
 

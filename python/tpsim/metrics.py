@@ -28,6 +28,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "rto_timeouts": ("events", "retransmission-timer expiries that retransmitted (TCP, RFC 6298 section 5.4)"),
     "fast_retransmits": ("events", "fast retransmits after duplicate ACKs (TCP, RFC 5681 section 3.2)"),
     "rto_s": ("s", "the sender's retransmission timeout at the end of the run, without backoff (TCP)"),
+    "gave_up": ("connections", "1 if the TCP sender abandoned the connection (tcp.syn_attempts / tcp.data_retries)"),
     "ack_packets": ("packets", "pure acknowledgement/feedback packets sent by the receiver"),
     "ack_overhead": ("ratio", "ack_packets / tx_segments"),
     "tx_segments": ("packets", "transport packets sent with this direction's data, retransmissions included"),

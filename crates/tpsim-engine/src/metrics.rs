@@ -156,6 +156,8 @@ pub struct FlowRow {
     pub rto_timeouts: u64,
     pub fast_retransmits: u64,
     pub rto_s: Option<f64>,
+    /// TCP: the sender abandoned the connection (`syn_attempts`/`data_retries`): 1, else 0.
+    pub gave_up: u64,
     pub ack_packets: u64,
     pub ack_overhead: Option<f64>,
     pub tx_segments: u64,

@@ -1745,7 +1745,8 @@ impl World {
             let tx_sock = &self.endpoints[d.tx_ep as usize].socket;
             // Endpoints come in pairs (2k at the flow's src, 2k + 1 at its dst).
             let rx_sock = &self.endpoints[(d.tx_ep ^ 1) as usize].socket;
-            let (rtt_mean, retrans, acks, timeouts, fast_rtx, rto) = match (tx_sock.as_tcp(), rx_sock.as_tcp()) {
+            let (rtt_mean, retrans, acks, timeouts, fast_rtx, rto, gave_up) = match (tx_sock.as_tcp(), rx_sock.as_tcp())
+            {
                 (Some(t), Some(r)) => {
                     let ts = t.tcp_stats();
                     let rtt = (ts.rtt_samples > 0).then(|| ts.rtt_sum_ns as f64 / ts.rtt_samples as f64 / ns);
@@ -1757,9 +1758,10 @@ impl World {
                         ts.timeouts,
                         ts.fast_retransmits,
                         rto,
+                        ts.gave_up,
                     )
                 }
-                _ => (None, 0, 0, 0, 0, None),
+                _ => (None, 0, 0, 0, 0, None, 0),
             };
             delivered += d.rx_segments;
             if let Some(g) = goodput {
@@ -1792,6 +1794,7 @@ impl World {
                 rto_timeouts: timeouts,
                 fast_retransmits: fast_rtx,
                 rto_s: rto,
+                gave_up,
                 ack_packets: acks,
                 ack_overhead: frac(acks, d.tx_segments),
                 tx_segments: d.tx_segments,
@@ -2127,6 +2130,9 @@ fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
         if let Some(n) = o.nagle {
             c.nagle = n;
         }
+        c.syn_attempts = o.syn_attempts;
+        c.data_retries = o.data_retries;
+        c.syn_rto = o.syn_rto.map(|d| d.sim());
     }
     c
 }

@@ -129,3 +129,21 @@ fn newreno_bulk_goodput_against_pftk_at_loss_0_03_is_reported() {
     );
     assert!(n >= 300);
 }
+
+#[test]
+fn an_unanswered_handshake_is_abandoned_and_reported() {
+    // Every packet on the link is lost (loss 1 − 10⁻⁶): three SYNs (1 s, then 2 s, then 4 s apart), then the
+    // attempt fails at 8 s and nothing more is sent.
+    let flows = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\napp = { kind = \"bulk\", size = \"1000B\", start = \"1s\" }\ntcp = { syn_attempts = 3, syn_rto = \"1s\" }\n";
+    let r = sim(&link("1Mbps", "10ms", "loss = 0.999999", flows, "60s"), 1);
+    let f = &r.flows[0];
+    assert_eq!(f.gave_up, 1);
+    // No data segment left (the flow's segment counts are of data); the SYN went out 3 times.
+    assert_eq!((f.tx_segments, f.rx_packets, f.retransmissions), (0, 0, 2));
+    assert!(f.buffered_packets > 0, "what the application wrote stays buffered");
+    // Without the limit the same flow keeps trying (1 + 2 + 4 + ... s apart).
+    let flows = flows.replace("syn_attempts = 3, ", "");
+    let r = sim(&link("1Mbps", "10ms", "loss = 0.999999", &flows, "60s"), 1);
+    assert_eq!(r.flows[0].gave_up, 0);
+    assert!(r.flows[0].retransmissions > 2);
+}

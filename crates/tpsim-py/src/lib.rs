@@ -209,6 +209,7 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         rto_timeouts,
         fast_retransmits,
         rto_s,
+        gave_up,
         ack_packets,
         ack_overhead,
         tx_segments,

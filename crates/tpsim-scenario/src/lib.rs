@@ -920,6 +920,18 @@ pub struct TcpOptions {
     /// Nagle's algorithm. Default false.
     #[serde(default)]
     pub nagle: Option<bool>,
+    /// SYN transmissions after which an unanswered connection attempt is abandoned (RFC 9293
+    /// §3.8.3, R2). Default: retry forever. ns-3's `ConnCount` is 6.
+    #[serde(default)]
+    pub syn_attempts: Option<u32>,
+    /// Retransmission timeouts in a row after which the connection is dropped at the next
+    /// (RFC 9293 §3.8.3, R2). Default: never. ns-3's `DataRetries` is 6.
+    #[serde(default)]
+    pub data_retries: Option<u32>,
+    /// Timeout of the first SYN, doubled per retransmission. Default: the RTO (1 s, RFC 6298
+    /// §2.1). ns-3's `ConnTimeout` is 3 s.
+    #[serde(default)]
+    pub syn_rto: Option<Duration>,
 }
 
 /// Application kinds.

@@ -333,6 +333,12 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
                     "expected an initial window of at least 1 segment".into(),
                 );
             }
+            if t.syn_attempts == Some(0) {
+                err(pt("syn_attempts"), "expected at least 1 SYN transmission".into());
+            }
+            if t.syn_rto.is_some_and(|d| d.0 == 0) {
+                err(pt("syn_rto"), "expected a timeout greater than 0".into());
+            }
         }
         let a = &f.app;
         match a.kind {

@@ -98,6 +98,10 @@ pub struct TcpSocket {
     syn_retransmitted: bool,
     /// The retransmission timer expired while waiting for the ACK of our SYN.
     syn_timed_out: bool,
+    /// Transmissions of our SYN (or SYN-ACK) so far.
+    syn_sent: u32,
+    /// Retransmission-timer expiries since new data was last acknowledged.
+    rtos_in_a_row: u32,
     last_data_tx: Option<SimTime>,
     /// Stream end offsets of accepted messages not yet transmitted in full.
     msg_ends: VecDeque<u64>,
@@ -181,6 +185,8 @@ impl TcpSocket {
             rexmit_pending: false,
             probe_pending: false,
             persist_backoffs: 0,
+            syn_sent: 0,
+            rtos_in_a_row: 0,
             syn_retransmitted: false,
             syn_timed_out: false,
             last_data_tx: None,
@@ -204,7 +210,8 @@ impl TcpSocket {
         };
         if open == Open::Active {
             // RFC 6298 (5.1): the SYN is sent now, so the timer starts now.
-            s.timers.set(Timer::Rto, now + s.rtt.rto());
+            s.syn_sent = 1;
+            s.timers.set(Timer::Rto, now + s.syn_timeout());
         }
         s
     }
@@ -340,6 +347,7 @@ impl TcpSocket {
         self.snd_wl1 = 0;
         self.snd_wl2 = 0;
         self.state = State::SynReceived;
+        self.syn_sent = 1; // the SYN-ACK goes out next
     }
 
     /// RFC 9293 §3.10.7.3: SYN-SENT.
@@ -511,6 +519,7 @@ impl TcpSocket {
     fn on_new_ack(&mut self, now: SimTime, a: u64) {
         let acked = a - self.snd_una;
         let smss = self.mss as u64;
+        self.rtos_in_a_row = 0;
         self.take_rtt_sample(now, a);
         self.snd_una = a;
         if self.snd_nxt < a {
@@ -721,15 +730,27 @@ impl TcpSocket {
         }
         match self.state {
             State::SynSent | State::SynReceived => {
+                if self.tcp.syn_attempts.is_some_and(|n| self.syn_sent >= n) {
+                    // RFC 9293 §3.8.3: R2 reached for the SYN; ns-3 closes without a reset.
+                    self.give_up();
+                    return;
+                }
                 self.syn_timed_out = true;
                 self.retransmit_syn();
                 self.rtt.backoff();
-                self.timers.set(Timer::Rto, now + self.rtt.rto());
+                self.syn_sent += 1;
+                self.timers.set(Timer::Rto, now + self.syn_timeout());
                 return;
             }
             State::Closed | State::Listen | State::TimeWait => return,
             _ => {}
         }
+        if self.tcp.data_retries.is_some_and(|n| self.rtos_in_a_row >= n) {
+            // RFC 9293 §3.8.3: R2 reached for a data segment (or FIN).
+            self.give_up();
+            return;
+        }
+        self.rtos_in_a_row += 1;
         self.tcp_stats.timeouts += 1;
         let smss = self.mss as u64;
         if self.last_rto_una != Some(self.snd_una) {
@@ -991,7 +1012,8 @@ impl TcpSocket {
                 self.snd_nxt = self.snd_nxt.max(end);
                 // RFC 6298 (5.1): start the timer if it is not running.
                 if !self.timers.is_set(Timer::Rto) {
-                    self.timers.set(Timer::Rto, now + self.rtt.rto());
+                    let rto = if syn { self.syn_timeout() } else { self.rtt.rto() };
+                    self.timers.set(Timer::Rto, now + rto);
                 }
             }
             if len > 0 {
@@ -1202,6 +1224,21 @@ impl TcpSocket {
         self.timers = TimerTable::default();
         self.timers.set(Timer::TimeWait, now + self.time_wait());
         self.report_closed();
+    }
+
+    /// The retransmission timeout of our SYN: `syn_rto` doubled per retransmission, or the
+    /// RTO (which backs off by itself).
+    fn syn_timeout(&self) -> SimDuration {
+        match self.tcp.syn_rto {
+            Some(t) => SimDuration(t.0.saturating_mul(1 << self.syn_sent.saturating_sub(1).min(20))),
+            None => self.rtt.rto(),
+        }
+    }
+
+    /// Abandons the connection (R2 reached): closed at once, nothing more sent.
+    fn give_up(&mut self) {
+        self.tcp_stats.gave_up = 1;
+        self.enter_closed();
     }
 
     fn enter_closed(&mut self) {

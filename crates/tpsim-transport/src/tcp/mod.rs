@@ -189,6 +189,19 @@ pub struct TcpConfig {
     /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from
     /// min(cwnd, initial window). Default true.
     pub restart_after_idle: bool,
+    /// Transmissions of our SYN (or SYN-ACK) after which an unanswered handshake is abandoned:
+    /// the connection closes when the retransmission timer expires after the last one (RFC
+    /// 9293 §3.8.3, threshold R2 for SYNs, counted in transmissions). `None` (default): retry
+    /// forever. ns-3's `ConnCount` is 6.
+    pub syn_attempts: Option<u32>,
+    /// Retransmission-timer expiries in a row, without new data acknowledged, after which the
+    /// connection is dropped at the next expiry (RFC 9293 §3.8.3, threshold R2, counted in
+    /// retransmissions). `None` (default): never. ns-3's `DataRetries` is 6.
+    pub data_retries: Option<u32>,
+    /// Retransmission timeout of the first SYN (or SYN-ACK), doubled at each retransmission,
+    /// instead of the RTO. `None` (default): the RTO ([`TcpConfig::initial_rto`], RFC 6298
+    /// §2.1). ns-3's `ConnTimeout` is 3 s.
+    pub syn_rto: Option<SimDuration>,
 }
 
 impl Default for TcpConfig {
@@ -213,6 +226,9 @@ impl Default for TcpConfig {
             iss: 0,
             close_on_peer_fin: true,
             restart_after_idle: true,
+            syn_attempts: None,
+            data_retries: None,
+            syn_rto: None,
         }
     }
 }
@@ -239,4 +255,7 @@ pub struct TcpStats {
     pub rtt_samples: u64,
     /// Sum of the RTT samples, ns (mean RTT = `rtt_sum_ns / rtt_samples`).
     pub rtt_sum_ns: u64,
+    /// The connection was abandoned after [`TcpConfig::syn_attempts`] or
+    /// [`TcpConfig::data_retries`] (0 or 1).
+    pub gave_up: u64,
 }

@@ -994,3 +994,111 @@ fn closed_endpoint_answers_with_reset() {
     assert_eq!(s.state(), State::Closed);
     assert_eq!(events(&mut s), [TransportEvent::Closed]);
 }
+
+// ---------------------------------------------------------------- giving up (RFC 9293 §3.8.3)
+
+/// RFC 9293 §3.8.3 (R2 for a SYN) as ns-3 counts it: `syn_attempts` SYNs, the first timeout
+/// `syn_rto` and doubled each time, then the attempt fails when the last timer expires.
+#[test]
+fn an_unanswered_handshake_is_abandoned_after_its_syn_attempts() {
+    let mut s = client(TcpConfig {
+        syn_attempts: Some(6),
+        syn_rto: Some(ms(3000)),
+        ..base()
+    });
+    let mut sent_at = vec![];
+    let mut now = t(0);
+    loop {
+        let out = drain(&mut s, now);
+        if !out.is_empty() {
+            assert!(out.iter().all(|(h, _)| h.flags == SYN));
+            sent_at.push(now.0 / 1_000_000);
+        }
+        let Some(next) = s.poll_timeout() else { break };
+        now = next;
+        s.on_timeout(now);
+    }
+    // ns-3's ConnTimeout 3 s doubled: 3 + 6 + 12 + 24 + 48 + 96 = 189 s.
+    assert_eq!(sent_at, [0, 3_000, 9_000, 21_000, 45_000, 93_000]);
+    assert_eq!(now, t(189_000));
+    assert_eq!(s.state(), State::Closed);
+    assert_eq!(events(&mut s), [TransportEvent::Closed]);
+    assert_eq!(s.tcp_stats().gave_up, 1);
+    assert!(!s.can_send(1), "a failed connection takes no more data");
+    // Without the limit the same client keeps trying.
+    let mut forever = client(base());
+    drain(&mut forever, t(0));
+    for _ in 0..12 {
+        let at = forever.poll_timeout().unwrap();
+        forever.on_timeout(at);
+        assert_eq!(drain(&mut forever, at).len(), 1);
+    }
+    assert_eq!(forever.tcp_stats().gave_up, 0);
+}
+
+/// RFC 9293 §3.8.3 (R2 for data) as ns-3 counts it: `data_retries` retransmissions by the
+/// timer in a row, then the connection is dropped at the next expiry; an ACK of new data
+/// starts the count again.
+#[test]
+fn data_unacknowledged_through_data_retries_timeouts_drops_the_connection() {
+    let mut s = connected_client(TcpConfig {
+        data_retries: Some(2),
+        ..base()
+    });
+    send(&mut s, t(100), 3000);
+    assert_eq!(drain(&mut s, t(100)).len(), 3);
+    // One timeout, then an ACK of the first segment: the count restarts.
+    let at = s.poll_timeout().unwrap();
+    s.on_timeout(at);
+    assert_eq!(drain(&mut s, at)[0].0.seq, d(0));
+    feed(&mut s, at + ms(50), ack_of(d(1000)), 0);
+    drain(&mut s, at + ms(50));
+    let mut retransmitted = 0;
+    loop {
+        let at = s
+            .poll_timeout()
+            .expect("the timer runs until the connection is dropped");
+        s.on_timeout(at);
+        if s.state() == State::Closed {
+            break;
+        }
+        let out = drain(&mut s, at);
+        assert_eq!(out[0].0.seq, d(1000), "the first unacknowledged segment again");
+        retransmitted += 1;
+    }
+    assert_eq!(retransmitted, 2);
+    assert_eq!(s.tcp_stats().gave_up, 1);
+    assert_eq!(events(&mut s), [TransportEvent::Closed]);
+    assert_eq!(s.poll_timeout(), None);
+    assert!(
+        drain(&mut s, t(1_000_000)).is_empty(),
+        "nothing is sent after giving up"
+    );
+}
+
+/// The passive side counts its SYN-ACKs the same way.
+#[test]
+fn an_unanswered_syn_ack_is_abandoned_too() {
+    let mut s = server(TcpConfig {
+        syn_attempts: Some(2),
+        syn_rto: Some(ms(3000)),
+        ..base()
+    });
+    feed(
+        &mut s,
+        t(0),
+        TcpRepr {
+            mss: Some(1000),
+            ..theirs(IRS, 0, SYN)
+        },
+        0,
+    );
+    assert_eq!(drain(&mut s, t(0)).len(), 1);
+    assert_eq!(s.poll_timeout(), Some(t(3000)));
+    s.on_timeout(t(3000));
+    assert_eq!(drain(&mut s, t(3000)).len(), 1);
+    assert_eq!(s.poll_timeout(), Some(t(9000)));
+    s.on_timeout(t(9000));
+    assert_eq!(s.state(), State::Closed);
+    assert_eq!(s.tcp_stats().gave_up, 1);
+}
