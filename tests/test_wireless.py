@@ -113,7 +113,8 @@ def test_cli_runs_a_wireless_scenario(tmp_path):
         ('queue = 50\n[arp]\npending_queue = 0', "arp.pending_queue", "at least 1"),
         ('queue = 50\n[arp]\nwait_reply_timeout = "0s"', "arp.wait_reply_timeout", "greater than 0"),
         ('queue = 50\n[arp]\ndead_timeout = "0s"', "arp.dead_timeout", "greater than 0"),
-        ('queue = 50\n[arp]\npreset = "ns2"', "arp.preset", "ns3"),
+        ('queue = 50\n[arp]\npreset = "ns4"', "arp.preset", "ns2"),
+        ('queue = 50\n[arp]\nlearn = "all"', "arp.learn", "overheard"),
         ('queue = 50\n[arp]\npending = 3', "arp.pending", "pending_queue"),
     ],
 )
@@ -131,8 +132,9 @@ def test_arp_needs_a_radio():
     assert d["path"] == "arp" and "needs a radio" in d["message"], e.value.diagnostics
 
 
-def test_arp_frames_show_in_the_network_table():
-    res = tpsim.run(tpsim.Scenario(chain(n=3, spacing="200m") + '\n[arp]\npreset = "ns3"\n'))
+@pytest.mark.parametrize("preset", ["ns3", "ns2", "rfc"])
+def test_arp_frames_show_in_the_network_table(preset):
+    res = tpsim.run(tpsim.Scenario(chain(n=3, spacing="200m") + f'\n[arp]\npreset = "{preset}"\n'))
     net = res.network.row(0, named=True)
     assert (net["arp_requests"], net["arp_replies"], net["drops_arp"]) == (2, 2, 0)
     assert res.flows["pdr"][0] == 1.0

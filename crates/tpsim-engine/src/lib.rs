@@ -8,7 +8,8 @@
 //! Modelled: nodes with interfaces (one IPv4 address each), full-duplex point-to-point
 //! links (rate, propagation delay, DropTail queue, error model), static shortest-path
 //! routes of prefix → (interface, next hop), TTL, UDP, CBR/Poisson/two-way applications.
-//! No ARP: next hops are resolved directly.
+//! Point-to-point links need no ARP; radios resolve next hops directly unless the scenario
+//! has `[arp]` (then `world/arp.rs`).
 
 pub mod device;
 pub mod energy;

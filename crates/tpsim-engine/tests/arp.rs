@@ -103,4 +103,34 @@ fn a_discovery_burst_overflows_ns3s_pending_queue() {
     // the data. With the merge, the first two taught nodes 1 and 0 what the data needs.
     assert_eq!(ns3.network.arp_requests, 4, "{:?}", ns3.network);
     assert_eq!(rfc.network.arp_requests, 2, "{:?}", rfc.network);
+    // ns-2 learns from every request it overhears, so it needs no more than the merge here.
+    let ns2 = sim(&chain(3, "[arp]\npreset = \"ns2\"", routing, &cbr("20ms")), 1);
+    accounted(&ns2);
+    assert_eq!((arp_drops(&ns2), ns2.network.arp_requests), (0, 2), "{:?}", ns2.network);
+}
+
+#[test]
+fn ns2s_arp_cycles_three_requests_and_a_failure_for_an_unanswering_neighbour() {
+    // Node 2 leaves node 1's reach at 0.5 s, after the static routes (computed at t = 0) and
+    // before the flow starts; node 1 never resolves it. Under ns-2's rules its packets cycle
+    // through three requests (each replacing the packet held) and a failure of two packets.
+    let mobility = "[nodes.mobility]\nmodel = \"waypoints\"\nwaypoints = [{ node = 2, at = \"0.5s\", to = [\"400m\", \"1400m\"], speed = \"1000m/s\" }]\n[radio]";
+    let text =
+        chain(3, "[arp]\npreset = \"ns2\"", "protocol = \"static\"", &cbr("100ms")).replacen("[radio]", mobility, 1);
+    let r = sim(&text, 1);
+    accounted(&r);
+    let f = &r.flows[0];
+    assert_eq!(f.rx_packets, 0);
+    // Node 0 resolves node 1 once; node 1 asks for node 2 three times per four packets.
+    let (sent, failed) = (f.tx_packets, r.network.drops[DropReason::Arp as usize]);
+    let cycles = sent / 4;
+    assert_eq!(
+        r.network.arp_requests,
+        1 + 3 * cycles + sent % 4,
+        "{:?} {:?}",
+        r.network,
+        f
+    );
+    // Per cycle: two replaced (dropped) packets and two failures, all `drops_arp`.
+    assert!(failed >= 4 * cycles - 4 && failed <= sent, "{failed} of {sent}");
 }

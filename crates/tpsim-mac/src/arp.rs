@@ -29,13 +29,21 @@
 //! `max_retries` times. This is ns-3's `ArpCache` (`HandleWaitReplyTimeout`), so an entry
 //! that began waiting just before the timer fires is retransmitted early.
 //!
-//! Receiving ARP (RFC 826, "Packet Reception"):
+//! ns-2's ARP (`ArpConfig::ns2`, [`Retransmit::PerPacket`]) has no timers: every packet that
+//! finds its next hop unresolved sends a request and replaces the packet held (one); the packet
+//! that finds `max_retries` requests unanswered is dropped with the held one, and both are
+//! reported as a broken link to the routing protocol ([`Resolve::Fail`]); the count starts
+//! again. Entries never expire.
+//!
+//! Receiving ARP (RFC 826, "Packet Reception"), by [`Learn`]:
 //! * A request whose target address is this node's is answered with a reply (always).
-//! * With `learn_from_requests` (RFC 826's merge): any request or reply updates the entry of
-//!   its sender if there is one (resolving a waiting entry, reviving a dead one, refreshing
-//!   an alive one), and the target of a request adds an alive entry for its sender. Without it
-//!   (ns-3, see its bug 107): only a reply addressed to this node resolves, and only a waiting
-//!   entry.
+//! * [`Learn::Merge`] (RFC 826): any request or reply updates the entry of its sender if there
+//!   is one (resolving a waiting entry, reviving a dead one, refreshing an alive one), and the
+//!   target of a request adds an alive entry for its sender.
+//! * [`Learn::Replies`] (ns-3, see its bug 107): only a reply addressed to this node resolves,
+//!   and only a waiting entry.
+//! * [`Learn::Overheard`] (ns-2): every ARP packet heard, addressed to this node or not, makes
+//!   its sender's entry alive.
 //!
 //! Addresses are node indices (the engine maps IPv4 addresses to nodes); since a node's MAC
 //! address is its index, an entry needs no hardware address.
@@ -64,9 +72,32 @@ pub struct ArpConfig {
     pub dead_timeout: SimDuration,
     /// Largest random delay of a first request (ns-3 `RequestJitter`: uniform 0–10 ms).
     pub request_jitter: SimDuration,
-    /// RFC 826's merge: learn the sender of every request and reply (see the module doc).
-    /// ns-3 does not.
-    pub learn_from_requests: bool,
+    /// What a node learns from the ARP packets it hears.
+    pub learn: Learn,
+    /// How requests are repeated.
+    pub retransmit: Retransmit,
+}
+
+/// What a node learns from ARP packets (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Learn {
+    /// Only a reply to this node's own request (ns-3).
+    Replies,
+    /// RFC 826's merge: the sender of a request to this node, and any sender already known.
+    Merge,
+    /// The sender of every ARP packet heard (ns-2).
+    Overheard,
+}
+
+/// How unanswered requests are repeated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retransmit {
+    /// One timer per node (ns-3's `ArpCache`); a waiting entry holds up to `pending_queue`
+    /// packets and refuses more; after `max_retries` retransmissions the entry is dead.
+    Timer,
+    /// One request per packet that finds the entry unresolved (ns-2); the newest packet
+    /// replaces the one held; after `max_retries` requests the next packet fails.
+    PerPacket,
 }
 
 impl ArpConfig {
@@ -80,14 +111,30 @@ impl ArpConfig {
             alive_timeout: SimDuration::from_secs(120),
             dead_timeout: SimDuration::from_secs(100),
             request_jitter: SimDuration::from_millis(10),
-            learn_from_requests: true,
+            learn: Learn::Merge,
+            retransmit: Retransmit::Timer,
         }
     }
 
-    /// Exactly ns-3's ARP: [`ArpConfig::rfc`] without learning from requests.
+    /// Exactly ns-3's ARP: [`ArpConfig::rfc`] learning only from replies.
     pub fn ns3() -> ArpConfig {
         ArpConfig {
-            learn_from_requests: false,
+            learn: Learn::Replies,
+            ..ArpConfig::rfc()
+        }
+    }
+
+    /// ns-2.35's `ARPTable` (mac/arp.cc): one packet held, a request per packet,
+    /// `ARP_MAX_REQUEST_COUNT` 3, entries that never expire, learning from every ARP packet
+    /// heard, no jitter. The timeouts do not apply.
+    pub fn ns2() -> ArpConfig {
+        ArpConfig {
+            pending_queue: 1,
+            max_retries: 3,
+            alive_timeout: SimDuration(u64::MAX),
+            request_jitter: SimDuration::ZERO,
+            learn: Learn::Overheard,
+            retransmit: Retransmit::PerPacket,
             ..ArpConfig::rfc()
         }
     }
@@ -123,6 +170,10 @@ pub enum Resolve<P> {
     Held,
     /// The packet is dropped: the waiting queue is full or the neighbour is dead.
     Drop(P),
+    /// The packet is dropped and its next hop reported unreachable to the routing protocol
+    /// (ns-2: `max_retries` requests went unanswered; the held packet goes out as an
+    /// [`ArpOutput::Drop`] with `broken` set).
+    Fail(P),
 }
 
 /// Something the cache asks the engine to do (poll with [`Arp::poll_output`]).
@@ -145,10 +196,13 @@ pub enum ArpOutput<P> {
         /// Its next hop.
         target: u32,
     },
-    /// A held packet dropped: its neighbour did not answer.
+    /// A held packet dropped: its neighbour did not answer, or (ns-2) a newer packet took its
+    /// place.
     Drop {
         /// The packet.
         packet: P,
+        /// Report its next hop unreachable to the routing protocol (ns-2's failure).
+        broken: bool,
     },
 }
 
@@ -166,6 +220,18 @@ struct Entry<P> {
     since: SimTime,
     retries: u32,
     pending: VecDeque<P>,
+}
+
+impl<P> Entry<P> {
+    /// An alive entry learnt at `now` (a caller about to wait on it changes the state).
+    fn new(now: SimTime) -> Entry<P> {
+        Entry {
+            state: State::Alive,
+            since: now,
+            retries: 0,
+            pending: VecDeque::new(),
+        }
+    }
 }
 
 /// One node's ARP cache. `P` is the engine's packet handle.
@@ -201,19 +267,15 @@ impl<P> Arp<P> {
     pub fn resolve(&mut self, now: SimTime, target: u32, packet: P) -> Resolve<P> {
         let cfg = self.cfg;
         let Some(e) = self.entries.get_mut(&target) else {
-            self.entries.insert(
-                target,
-                Entry {
-                    state: State::Alive,
-                    since: now,
-                    retries: 0,
-                    pending: VecDeque::new(),
-                },
-            );
+            // A first packet for this address: a new entry, waiting at once.
+            self.entries.insert(target, Entry::new(now));
             self.start_waiting(now, target, packet);
             return Resolve::Held;
         };
         let age = now.saturating_since(e.since);
+        if cfg.retransmit == Retransmit::PerPacket && e.state != State::Alive {
+            return self.resolve_per_packet(target, packet);
+        }
         match e.state {
             State::Alive if age <= cfg.alive_timeout => Resolve::Send(packet),
             State::Dead if age <= cfg.dead_timeout => Resolve::Drop(packet),
@@ -230,6 +292,34 @@ impl<P> Arp<P> {
         }
     }
 
+    /// ns-2's `arpresolve` for an unresolved entry: a request per packet, one packet held.
+    fn resolve_per_packet(&mut self, target: u32, packet: P) -> Resolve<P> {
+        let e = self.entries.get_mut(&target).expect("entry exists");
+        if e.retries >= self.cfg.max_retries {
+            // ns-2: drop the held packet and this one through the link-failure callback, and
+            // count again.
+            e.retries = 0;
+            while let Some(held) = e.pending.pop_front() {
+                self.out.push_back(ArpOutput::Drop {
+                    packet: held,
+                    broken: true,
+                });
+            }
+            return Resolve::Fail(packet);
+        }
+        e.retries += 1;
+        while e.pending.len() >= self.cfg.pending_queue {
+            let old = e.pending.pop_front().expect("non-empty");
+            self.out.push_back(ArpOutput::Drop {
+                packet: old,
+                broken: false,
+            });
+        }
+        e.pending.push_back(packet);
+        self.out.push_back(ArpOutput::Request { target });
+        Resolve::Held
+    }
+
     /// Puts `target`'s entry into the waiting state with `packet`, and sends a request after
     /// the jitter.
     fn start_waiting(&mut self, now: SimTime, target: u32, packet: P) {
@@ -237,6 +327,10 @@ impl<P> Arp<P> {
         e.state = State::Waiting;
         e.since = now;
         e.retries = 0;
+        if self.cfg.retransmit == Retransmit::PerPacket {
+            self.resolve_per_packet(target, packet);
+            return;
+        }
         e.pending.push_back(packet);
         if self.timer.is_none() {
             self.timer = Some(now + self.cfg.wait_reply_timeout);
@@ -255,27 +349,29 @@ impl<P> Arp<P> {
     /// An ARP packet arrived at this node (RFC 826, "Packet Reception").
     pub fn on_arp(&mut self, now: SimTime, m: ArpMessage) {
         let for_me = m.target == self.me;
-        if self.cfg.learn_from_requests {
-            // RFC 826: "If the pair <protocol type, sender protocol address> is already in my
-            // translation table, update the sender hardware address field of the entry".
-            let merged = self.mark_alive(now, m.sender);
-            // "?Am I the target protocol address? Yes: If Merge_flag is false, add the
-            // triplet".
-            if for_me && !merged {
-                self.entries.insert(
-                    m.sender,
-                    Entry {
-                        state: State::Alive,
-                        since: now,
-                        retries: 0,
-                        pending: VecDeque::new(),
-                    },
-                );
+        match self.cfg.learn {
+            Learn::Merge => {
+                // RFC 826: "If the pair <protocol type, sender protocol address> is already in
+                // my translation table, update the sender hardware address field of the entry".
+                let merged = self.mark_alive(now, m.sender);
+                // "?Am I the target protocol address? Yes: If Merge_flag is false, add the
+                // triplet".
+                if for_me && !merged {
+                    self.entries.insert(m.sender, Entry::new(now));
+                }
             }
-        } else if m.op == ArpOp::Reply && for_me {
-            // ns-3: a reply resolves a waiting entry only; anything else is ignored.
-            if self.entries.get(&m.sender).is_some_and(|e| e.state == State::Waiting) {
-                self.mark_alive(now, m.sender);
+            Learn::Replies => {
+                // ns-3: a reply resolves a waiting entry only; anything else is ignored.
+                let waiting = self.entries.get(&m.sender).is_some_and(|e| e.state == State::Waiting);
+                if m.op == ArpOp::Reply && for_me && waiting {
+                    self.mark_alive(now, m.sender);
+                }
+            }
+            Learn::Overheard => {
+                // ns-2's arpinput: every ARP packet heard makes its sender's entry alive.
+                if !self.mark_alive(now, m.sender) {
+                    self.entries.insert(m.sender, Entry::new(now));
+                }
             }
         }
         if m.op == ArpOp::Request && for_me {
@@ -344,7 +440,7 @@ impl<P> Arp<P> {
                 e.since = now;
                 e.retries = 0;
                 while let Some(packet) = e.pending.pop_front() {
-                    self.out.push_back(ArpOutput::Drop { packet });
+                    self.out.push_back(ArpOutput::Drop { packet, broken: false });
                 }
             }
         }

@@ -4,8 +4,9 @@
 use tpsim_core::SimDuration;
 use tpsim_phy::WifiRate;
 
-/// A MAC address. tpsim numbers interfaces instead of carrying 48-bit IEEE addresses (there is
-/// no ARP, DESIGN §3); the engine chooses the numbering.
+/// A MAC address. tpsim numbers interfaces instead of carrying 48-bit IEEE addresses (radio
+/// node `k` is address `k`; the optional ARP model, [`crate::arp`], resolves to that number);
+/// the engine chooses the numbering.
 pub type MacAddr = u32;
 
 /// The broadcast (group) address: frames to it are received by every station in range, never

@@ -642,6 +642,22 @@ pub enum ArpPreset {
     Rfc,
     /// ns-3.44's `ArpCache`/`ArpL3Protocol` exactly: no learning from requests.
     Ns3,
+    /// ns-2.35's `ARPTable`: one packet held (the newest), a request per packet, the fourth
+    /// packet after three unanswered requests fails as a broken link, entries never expire,
+    /// every ARP packet heard teaches its sender.
+    Ns2,
+}
+
+/// What a node learns from the ARP packets it hears.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ArpLearn {
+    /// Only replies to its own requests (ns-3).
+    Replies,
+    /// RFC 826's merge: the sender of a request for it, and senders it already knows.
+    Merge,
+    /// The sender of every ARP packet heard (ns-2).
+    Overheard,
 }
 
 /// Address resolution on the radios (RFC 826): a unicast packet waits for its next hop's
@@ -649,7 +665,7 @@ pub enum ArpPreset {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Arp {
-    /// "rfc" (default) or "ns3".
+    /// "rfc" (default), "ns3" or "ns2".
     #[serde(default)]
     pub preset: Option<ArpPreset>,
     /// Packets held per unresolved neighbour; one more is dropped (`drops_arp`). Default 3.
@@ -670,10 +686,10 @@ pub struct Arp {
     /// Largest random delay before a first request. Default 10 ms.
     #[serde(default)]
     pub request_jitter: Option<Duration>,
-    /// RFC 826's merge: learn the sender of every request and reply. Default true ("rfc"),
-    /// false ("ns3").
+    /// What a node learns from ARP packets: "merge" (RFC 826; preset "rfc"), "replies"
+    /// ("ns3") or "overheard" ("ns2").
     #[serde(default)]
-    pub learn_from_requests: Option<bool>,
+    pub learn: Option<ArpLearn>,
 }
 
 /// Power presets of the radio energy model.

@@ -13,8 +13,8 @@
 
 use super::*;
 use crate::packet::{ARP_REPLY, ARP_REQUEST};
-use tpsim_mac::arp::{Arp, ArpConfig, ArpMessage, ArpOp, ArpOutput, Resolve, ARP_LEN};
-use tpsim_scenario::ArpPreset;
+use tpsim_mac::arp::{Arp, ArpConfig, ArpMessage, ArpOp, ArpOutput, Learn, Resolve, ARP_LEN};
+use tpsim_scenario::{ArpLearn, ArpPreset};
 
 pub(super) struct ArpState {
     nodes: Vec<Arp<PacketId>>,
@@ -30,6 +30,7 @@ impl ArpState {
         let mut cfg = match a.preset.unwrap_or_default() {
             ArpPreset::Rfc => ArpConfig::rfc(),
             ArpPreset::Ns3 => ArpConfig::ns3(),
+            ArpPreset::Ns2 => ArpConfig::ns2(),
         };
         if let Some(q) = a.pending_queue {
             cfg.pending_queue = q as usize;
@@ -49,8 +50,12 @@ impl ArpState {
         if let Some(d) = a.request_jitter {
             cfg.request_jitter = d.sim();
         }
-        if let Some(l) = a.learn_from_requests {
-            cfg.learn_from_requests = l;
+        if let Some(l) = a.learn {
+            cfg.learn = match l {
+                ArpLearn::Replies => Learn::Replies,
+                ArpLearn::Merge => Learn::Merge,
+                ArpLearn::Overheard => Learn::Overheard,
+            };
         }
         ArpState {
             nodes: (0..n).map(|i| Arp::new(cfg, i as u32, key(i as u64))).collect(),
@@ -77,6 +82,11 @@ impl World {
             }
             Resolve::Drop(id) => {
                 self.drop_packet(id, DropReason::Arp);
+                None
+            }
+            Resolve::Fail(id) => {
+                self.arp_failed(node, id);
+                self.pump_arp(node);
                 None
             }
         }
@@ -133,7 +143,8 @@ impl World {
                     let priority = self.packets.get(packet).is_ctrl();
                     self.radio_enqueue(self.radio_of(node), packet, priority);
                 }
-                ArpOutput::Drop { packet } => self.drop_packet(packet, DropReason::Arp),
+                ArpOutput::Drop { packet, broken: false } => self.drop_packet(packet, DropReason::Arp),
+                ArpOutput::Drop { packet, broken: true } => self.arp_failed(node, packet),
             }
         }
         let Some(a) = &mut self.arp else { return };
@@ -145,6 +156,15 @@ impl World {
                 let gen = a.timer_gen[node as usize];
                 self.queue.push(t.max(now), Event::ArpTimer { node, gen });
             }
+        }
+    }
+
+    /// ns-2: ARP gave up on `id`'s next hop; the routing protocol hears of a broken link as
+    /// from the MAC (ns-2's `xmit_failure_` callback), and the packet is dropped as `drops_arp`
+    /// unless AODV keeps it for a local repair.
+    fn arp_failed(&mut self, node: u32, id: PacketId) {
+        if let Some(id) = self.link_failed(node, id) {
+            self.drop_packet(id, DropReason::Arp);
         }
     }
 

@@ -97,7 +97,16 @@ fn unanswered_requests_are_retransmitted_every_second_then_the_entry_dies() {
     a.on_timeout(t(4000));
     assert_eq!(
         outputs(&mut a),
-        vec![ArpOutput::Drop { packet: 10 }, ArpOutput::Drop { packet: 11 }]
+        vec![
+            ArpOutput::Drop {
+                packet: 10,
+                broken: false
+            },
+            ArpOutput::Drop {
+                packet: 11,
+                broken: false
+            }
+        ]
     );
     assert_eq!(a.poll_timeout(), None, "nothing waits: the timer stops");
     // Dead for DeadTimeout (100 s): packets are dropped without a request.
@@ -212,8 +221,9 @@ proptest! {
     fn every_packet_comes_out_once(
         seed in 0u64..1000,
         ops in prop::collection::vec((0u32..4, 0u64..700, any::<bool>(), 0u8..10), 1..200),
+        ns2 in any::<bool>(),
     ) {
-        let cfg = ArpConfig::ns3();
+        let cfg = if ns2 { ArpConfig::ns2() } else { ArpConfig::ns3() };
         let mut a: Arp<u32> = Arp::new(cfg, ME, rng(seed));
         let mut fate: Vec<Fate> = Vec::new();
         let mut now = SimTime::ZERO;
@@ -234,7 +244,7 @@ proptest! {
                         prop_assert_eq!(fate[packet as usize], Fate::Held);
                         fate[packet as usize] = Fate::Sent;
                     }
-                    ArpOutput::Drop { packet } => {
+                    ArpOutput::Drop { packet, .. } => {
                         prop_assert_eq!(fate[packet as usize], Fate::Held);
                         fate[packet as usize] = Fate::Dropped;
                     }
@@ -257,7 +267,7 @@ proptest! {
                 fate.push(Fate::Held);
                 match a.resolve(now, target, p) {
                     Resolve::Send(q) => { prop_assert_eq!(q, p); fate[p as usize] = Fate::Sent; }
-                    Resolve::Drop(q) => { prop_assert_eq!(q, p); fate[p as usize] = Fate::Dropped; }
+                    Resolve::Drop(q) | Resolve::Fail(q) => { prop_assert_eq!(q, p); fate[p as usize] = Fate::Dropped; }
                     Resolve::Held => {}
                 }
             } else {
@@ -273,11 +283,75 @@ proptest! {
         let held = fate.iter().filter(|f| **f == Fate::Held).count();
         prop_assert_eq!(held, a.held());
         // Retransmissions come from the 1 s timer: within any 1 s, at most one first request
-        // (jittered, ≤ 10 ms) and one retransmission per neighbour.
-        for times in &requests {
+        // (jittered, ≤ 10 ms) and one retransmission per neighbour. (ns-2 sends one per packet.)
+        for times in requests.iter().filter(|_| !ns2) {
             for w in times.windows(3) {
                 prop_assert!(w[2].saturating_since(w[0]) >= SimDuration::from_millis(990), "{:?}", times);
             }
         }
     }
+}
+
+#[test]
+fn ns2_sends_a_request_per_packet_keeps_the_newest_and_fails_the_fourth() {
+    let mut a: Arp<u32> = Arp::new(ArpConfig::ns2(), ME, rng(1));
+    assert_eq!(a.resolve(t(0), B, 10), Resolve::Held);
+    assert_eq!(outputs(&mut a), vec![ArpOutput::Request { target: B }]);
+    assert_eq!(a.resolve(t(1), B, 11), Resolve::Held);
+    assert_eq!(
+        outputs(&mut a),
+        vec![
+            ArpOutput::Drop {
+                packet: 10,
+                broken: false
+            },
+            ArpOutput::Request { target: B }
+        ]
+    );
+    assert_eq!(a.resolve(t(2), B, 12), Resolve::Held);
+    outputs(&mut a);
+    // ARP_MAX_REQUEST_COUNT (3) requests unanswered: the next packet and the held one fail as
+    // a broken link, and the count starts again.
+    assert_eq!(a.resolve(t(3), B, 13), Resolve::Fail(13));
+    assert_eq!(
+        outputs(&mut a),
+        vec![ArpOutput::Drop {
+            packet: 12,
+            broken: true
+        }]
+    );
+    assert_eq!(a.resolve(t(4), B, 14), Resolve::Held);
+    assert_eq!(outputs(&mut a), vec![ArpOutput::Request { target: B }]);
+    assert_eq!(a.poll_timeout(), None, "no timers in ns-2's ARP");
+    a.on_arp(t(5), reply_from(B));
+    assert_eq!(outputs(&mut a), vec![ArpOutput::Release { packet: 14, target: B }]);
+    // Never expires.
+    assert_eq!(a.resolve(t(10_000_000), B, 15), Resolve::Send(15));
+}
+
+#[test]
+fn ns2_learns_every_sender_it_overhears() {
+    let mut a: Arp<u32> = Arp::new(ArpConfig::ns2(), ME, rng(1));
+    // A request from 3 for 4, overheard: 3 is resolved here.
+    a.on_arp(
+        t(0),
+        ArpMessage {
+            op: ArpOp::Request,
+            sender: 3,
+            target: 4,
+        },
+    );
+    assert!(outputs(&mut a).is_empty());
+    assert_eq!(a.resolve(t(1), 3, 10), Resolve::Send(10));
+    // A request for this node: learnt and answered.
+    a.on_arp(
+        t(2),
+        ArpMessage {
+            op: ArpOp::Request,
+            sender: B,
+            target: ME,
+        },
+    );
+    assert_eq!(outputs(&mut a), vec![ArpOutput::Reply { to: B }]);
+    assert_eq!(a.resolve(t(3), B, 11), Resolve::Send(11));
 }
