@@ -69,6 +69,48 @@ enum Event {
     Beacon { node: u32 },
 }
 
+/// One pending deadline per node for a per-node protocol (routing, ARP), with a generation
+/// per node so that a queued event superseded by a later deadline is skipped when it fires.
+pub(super) struct NodeTimers {
+    gen: Vec<u32>,
+    at: Vec<SimTime>,
+}
+
+impl NodeTimers {
+    fn new(n: usize) -> NodeTimers {
+        NodeTimers {
+            gen: vec![0; n],
+            at: vec![SimTime::NEVER; n],
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    /// `node`'s event of generation `gen` fired: whether it is the current one (then nothing
+    /// is pending any more).
+    fn fire(&mut self, node: u32, gen: u32) -> bool {
+        if self.gen[node as usize] != gen {
+            return false;
+        }
+        self.at[node as usize] = SimTime::NEVER;
+        true
+    }
+
+    /// `node`'s protocol next wants to run at `t`: the generation of the event to queue, or
+    /// `None` if that deadline is already queued.
+    fn arm(&mut self, node: u32, t: SimTime) -> Option<u32> {
+        let n = node as usize;
+        if t == self.at[n] {
+            return None;
+        }
+        self.at[n] = t;
+        self.gen[n] = self.gen[n].wrapping_add(1);
+        Some(self.gen[n])
+    }
+}
+
 /// A route: destination prefix → (interface, next hop).
 #[derive(Clone, Copy, Debug)]
 struct Route {

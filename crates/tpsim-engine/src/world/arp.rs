@@ -18,8 +18,7 @@ use tpsim_scenario::{ArpLearn, ArpPreset};
 
 pub(super) struct ArpState {
     nodes: Vec<Arp<PacketId>>,
-    timer_gen: Vec<u32>,
-    timer_at: Vec<SimTime>,
+    timers: NodeTimers,
     pub requests: u64,
     pub replies: u64,
 }
@@ -59,8 +58,7 @@ impl ArpState {
         }
         ArpState {
             nodes: (0..n).map(|i| Arp::new(cfg, i as u32, key(i as u64))).collect(),
-            timer_gen: vec![0; n],
-            timer_at: vec![SimTime::NEVER; n],
+            timers: NodeTimers::new(n),
             requests: 0,
             replies: 0,
         }
@@ -113,10 +111,9 @@ impl World {
     pub(super) fn on_arp_timer(&mut self, node: u32, gen: u32) {
         let now = self.now;
         let Some(a) = &mut self.arp else { return };
-        if a.timer_gen[node as usize] != gen || self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
+        if self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) || !a.timers.fire(node, gen) {
             return;
         }
-        a.timer_at[node as usize] = SimTime::NEVER;
         a.nodes[node as usize].on_timeout(now);
         self.pump_arp(node);
     }
@@ -149,13 +146,8 @@ impl World {
         }
         let Some(a) = &mut self.arp else { return };
         let t = a.nodes[node as usize].poll_timeout().unwrap_or(SimTime::NEVER);
-        if t != a.timer_at[node as usize] {
-            a.timer_at[node as usize] = t;
-            a.timer_gen[node as usize] = a.timer_gen[node as usize].wrapping_add(1);
-            if t != SimTime::NEVER {
-                let gen = a.timer_gen[node as usize];
-                self.queue.push(t.max(now), Event::ArpTimer { node, gen });
-            }
+        if let (Some(gen), false) = (a.timers.arm(node, t), t == SimTime::NEVER) {
+            self.queue.push(t.max(now), Event::ArpTimer { node, gen });
         }
     }
 

@@ -48,8 +48,7 @@ pub(super) struct Oracle {
 
 pub(super) struct RoutingState {
     pub proto: Proto,
-    timer_gen: Vec<u32>,
-    timer_at: Vec<SimTime>,
+    timers: NodeTimers,
     ctrl: Vec<CtrlMsg>,
     ctrl_free: Vec<u32>,
     pub routing_packets: u64,
@@ -130,8 +129,7 @@ impl RoutingState {
         };
         RoutingState {
             proto,
-            timer_gen: vec![0; n],
-            timer_at: vec![SimTime::NEVER; n],
+            timers: NodeTimers::new(n),
             ctrl: Vec::new(),
             ctrl_free: Vec::new(),
             routing_packets: 0,
@@ -317,10 +315,7 @@ impl World {
             _ => None,
         };
         if let Some(t) = t {
-            if t != rt.timer_at[node as usize] {
-                rt.timer_gen[node as usize] = rt.timer_gen[node as usize].wrapping_add(1);
-                rt.timer_at[node as usize] = t;
-                let gen = rt.timer_gen[node as usize];
+            if let Some(gen) = rt.timers.arm(node, t) {
                 self.queue.push(t.max(now), Event::RoutingTimer { node, gen });
             }
         }
@@ -328,7 +323,7 @@ impl World {
 
     /// Starts every node's routing (first HELLOs, timers).
     pub(super) fn start_routing(&mut self) {
-        let n = self.routing.as_ref().map(|r| r.timer_at.len()).unwrap_or(0);
+        let n = self.routing.as_ref().map(|r| r.timers.len()).unwrap_or(0);
         for node in 0..n as u32 {
             self.pump_routing(node);
         }
@@ -338,10 +333,9 @@ impl World {
     pub(super) fn on_routing_timer(&mut self, node: u32, gen: u32) {
         let now = self.now;
         let Some(rt) = &mut self.routing else { return };
-        if rt.timer_gen[node as usize] != gen || self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
+        if self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) || !rt.timers.fire(node, gen) {
             return;
         }
-        rt.timer_at[node as usize] = SimTime::NEVER;
         match &mut rt.proto {
             Proto::Aodv(v) => v[node as usize].on_timeout(now),
             Proto::Olsr(v) => v[node as usize].on_timeout(now),
