@@ -108,6 +108,8 @@ def test_cli_runs_a_wireless_scenario(tmp_path):
         ('reception = "sinr"\nerror_model = "per"', "radio.error_model", "ber"),
         ('reception = "sinr"\nerror_model = "ber"\npreamble_detection_db = nan', "radio.preamble_detection_db", "finite"),
         ('reception = "sinr"\npreamble_detection_db = 3.0', "radio.preamble_detection_db", 'applies to error_model = "ber"'),
+        ('reception = "sinr"\npreamble_detection_window = "4us"', "radio.preamble_detection_window", 'applies to error_model = "ber"'),
+        ('preamble_detection_window = "4us"', "radio.preamble_detection_window", 'applies to reception = "sinr"'),
         ('reception = "sinr"\nstandard = "802.11a"\nerror_model = "ber"', "radio.error_model", "802.11b rates only"),
         ('queue_max_delay = "0s"', "radio.queue_max_delay", "greater than 0"),
         ('queue = 50\n[arp]\npending_queue = 0', "arp.pending_queue", "at least 1"),

@@ -179,6 +179,9 @@ impl RadioParams {
                     tpsim_scenario::ErrorModelKind::Ber => ErrorModel::Ber,
                 };
                 cfg.preamble_detection_db = r.preamble_detection_db.unwrap_or(cfg.preamble_detection_db);
+                if let Some(w) = r.preamble_detection_window {
+                    cfg.preamble_detection_window = w.sim();
+                }
                 cfg.preamble = preamble;
                 cfg
             }),

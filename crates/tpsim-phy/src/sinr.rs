@@ -76,6 +76,14 @@
 //!   (22 MHz of noise bandwidth for 1 Mbit/s), a 1 Mbit/s frame survives an equal-power
 //!   overlap (SINR 0 dB: P_b = ½e^−22) that the step model (7.6 dB) loses.
 //!
+//!   Preamble detection takes time: with [`SinrConfig::preamble_detection_window`] > 0, a
+//!   signal that begins within that window after the start of the frame the radio locked on
+//!   reopens the decision, as ns-3's `PhyEntity::EndPreambleDetectionPeriod` decides 4 µs
+//!   after a preamble begins: the stronger of the two is the candidate, and the radio locks on
+//!   it only if its SINR against everything else on the air reaches the detection threshold;
+//!   otherwise it locks on neither (two equal-power frames that begin together are both lost,
+//!   where with a zero window the first one processed would lock and survive the overlap).
+//!
 //! # Per-rate thresholds ([`default_sinr_threshold_db`])
 //!
 //! These are **step (threshold) models, not PER curves**: a frame whose SINR never falls below
@@ -231,6 +239,10 @@ pub struct SinrConfig {
     /// `Ber` model: SINR a frame needs at its start for the radio to lock on, dB. Default
     /// [`DEFAULT_PREAMBLE_DETECTION_DB`].
     pub preamble_detection_db: f64,
+    /// `Ber` model: how long after a frame's start a new signal can still undo the lock
+    /// (module doc). Default zero: the decision is final at the start. ns-3: 4 µs
+    /// (`WifiPhy::GetPreambleDetectionDuration`).
+    pub preamble_detection_window: SimDuration,
     /// SINR threshold of each rate, dB, indexed in [`WifiRate::ALL`] order ([`rate_index`]).
     /// Default [`default_sinr_threshold_db`].
     pub thresholds_db: [f64; 12],
@@ -251,6 +263,7 @@ impl SinrConfig {
             frame_capture: false,
             error_model: ErrorModel::Threshold,
             preamble_detection_db: DEFAULT_PREAMBLE_DETECTION_DB,
+            preamble_detection_window: SimDuration::ZERO,
             preamble: Preamble::Long,
         }
     }
@@ -524,6 +537,20 @@ impl SinrRadio {
         if !self.transmitting {
             match self.rx {
                 None => self.rx = self.try_lock(p, now, frame, power_w, rate, end),
+                Some(r) if p.uses_ber(r.rate) && now < r.start + p.cfg.preamble_detection_window => {
+                    // Still within the locked frame's preamble detection: the stronger of the
+                    // two must be detectable against everything else, or neither is received.
+                    if power_w > r.power_w {
+                        self.rx = self.try_lock(p, now, frame, power_w, rate, end);
+                    } else {
+                        let sinr = r.power_w / (r.noise_w + self.interference_w(r.frame));
+                        if sinr >= p.detection {
+                            self.sinr_changed(p, now);
+                        } else {
+                            self.rx = None;
+                        }
+                    }
+                }
                 Some(_) => {
                     let switch = if p.cfg.frame_capture {
                         self.try_lock(p, now, frame, power_w, rate, end)
@@ -1010,6 +1037,56 @@ mod tests {
             p.on_signal_start(us(10), 2, dbm_to_w(power), us(1010), R1);
             assert_eq!(p.receiving() == Some(2), locks, "{model:?} at {power} dBm");
         }
+    }
+
+    /// ns-3's preamble detection period (4 µs): two equal-power frames that begin together
+    /// are both lost; with a zero window the first one processed locks and survives.
+    #[test]
+    fn frames_starting_within_the_detection_window_must_outshine_each_other() {
+        let windowed = |window_us: u64| {
+            let key = tpsim_core::StreamKey {
+                seed: 1,
+                run: 0,
+                kind: tpsim_core::OwnerKind::Node,
+                owner_id: 0,
+                module: tpsim_core::Module::PhyReception,
+            };
+            SinrRx::new(
+                SinrConfig {
+                    error_model: ErrorModel::Ber,
+                    preamble_detection_window: SimDuration::from_micros(window_us),
+                    ..cfg()
+                },
+                RngStream::new(key),
+            )
+        };
+        let strong = dbm_to_w(-60.0);
+        // Equal powers, starts 1 µs apart: lost with the window, received without it.
+        for (window, first_ok) in [(4, false), (0, true)] {
+            let mut p = windowed(window);
+            p.on_signal_start(us(0), 1, strong, us(1000), R1);
+            p.on_signal_start(us(1), 2, strong, us(1001), R1);
+            assert_eq!(p.receiving().is_some(), first_ok, "window {window} µs");
+            let (o1, _) = p.on_signal_end(us(1000), 1);
+            let (o2, _) = p.on_signal_end(us(1001), 2);
+            assert_eq!(o1 == Some(RxOutcome::Ok { frame: 1 }), first_ok, "window {window} µs");
+            assert_eq!(o2, None, "window {window} µs: the second is never locked on");
+        }
+        // A second frame 10 dB stronger within the window takes the lock (ns-3 picks the
+        // strongest preamble); 10 dB weaker, it is only interference.
+        let mut p = windowed(4);
+        p.on_signal_start(us(0), 1, strong, us(1000), R1);
+        p.on_signal_start(us(2), 2, strong * 10.0, us(1002), R1);
+        assert_eq!(p.receiving(), Some(2));
+        let mut p = windowed(4);
+        p.on_signal_start(us(0), 1, strong, us(1000), R1);
+        p.on_signal_start(us(2), 2, strong / 10.0, us(1002), R1);
+        assert_eq!(p.receiving(), Some(1));
+        // After the window a frame of equal power is interference, as before.
+        let mut p = windowed(4);
+        p.on_signal_start(us(0), 1, strong, us(1000), R1);
+        p.on_signal_start(us(5), 2, strong, us(1005), R1);
+        assert_eq!(p.receiving(), Some(1));
     }
 
     #[test]

@@ -551,6 +551,12 @@ pub struct Radio {
     /// (preamble detection), dB. Default 4 (ns-3's `ThresholdPreambleDetectionModel`).
     #[serde(default)]
     pub preamble_detection_db: Option<f64>,
+    /// Under the "ber" error model: how long after a frame's start a new signal can still undo
+    /// the lock (the stronger of the two must then be detectable against the other, or neither
+    /// is received), e.g. "4us" as ns-3's preamble detection period. Default "0s": decided at
+    /// the start.
+    #[serde(default)]
+    pub preamble_detection_window: Option<Duration>,
     /// Data-rate control: "constant" (default, `data_rate`), "arf" (Kamerman & Monteban
     /// 1997) or "aarf" (Lacage et al. 2004), per destination, starting at `data_rate`.
     #[serde(default)]

@@ -766,6 +766,7 @@ fn validate_radio(r: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
     for (key, given) in [
         ("error_model", r.error_model.is_some()),
         ("preamble_detection_db", r.preamble_detection_db.is_some()),
+        ("preamble_detection_window", r.preamble_detection_window.is_some()),
     ] {
         if given && r.reception != crate::ReceptionKind::Sinr {
             err(p(key), format!("`{key}` applies to reception = \"sinr\""));
@@ -792,6 +793,15 @@ fn validate_radio(r: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
         err(
             p("preamble_detection_db"),
             "`preamble_detection_db` applies to error_model = \"ber\"".into(),
+        );
+    }
+    if r.preamble_detection_window.is_some()
+        && r.reception == crate::ReceptionKind::Sinr
+        && r.error_model != Some(crate::ErrorModelKind::Ber)
+    {
+        err(
+            p("preamble_detection_window"),
+            "`preamble_detection_window` applies to error_model = \"ber\"".into(),
         );
     }
     if r.preamble_detection_db.is_some_and(|d| !d.is_finite()) {
