@@ -10,7 +10,7 @@ use crate::energy::EnergyModel;
 use crate::metrics::{
     jain, nearest_rank, DirStats, DropReason, FlowRow, NetworkRow, RunResult, SeriesTable, N_DROP_REASONS,
 };
-use crate::packet::{Packet, PacketArena, PacketId, NO_CTRL, NO_DIR};
+use crate::packet::{Packet, PacketArena, PacketId, ARP_REQUEST, NO_CTRL, NO_DIR};
 
 mod arp;
 mod routing;
@@ -1568,13 +1568,16 @@ impl World {
         let now = self.now;
         match &mut self.devices[dev as usize] {
             Device::Wifi(d) => {
-                if self.arp.is_some() && !d.dead && self.packets.get(id).link_dst != tpsim_mac::BROADCAST {
+                let id = if self.arp.is_some() && !d.dead && self.packets.get(id).link_dst != tpsim_mac::BROADCAST {
                     // RFC 826: a unicast packet needs its next hop's hardware address first.
                     let node = d.node;
-                    let Some(id) = self.arp_resolve(node, id) else { return };
-                    self.radio_enqueue(dev, id, priority);
-                    return;
-                }
+                    match self.arp_resolve(node, id) {
+                        Some(id) => id,
+                        None => return, // held or dropped by ARP
+                    }
+                } else {
+                    id
+                };
                 self.radio_enqueue(dev, id, priority);
             }
             Device::P2p(d) => {
@@ -1669,7 +1672,7 @@ impl World {
             (p.ip.dst, p.ctrl)
         };
         if ctrl != NO_CTRL {
-            if ctrl >= crate::packet::ARP_REQUEST {
+            if ctrl >= ARP_REQUEST {
                 self.arp_input(node, id);
             } else {
                 // Routing control messages go hop by hop: the protocol decides what to resend.

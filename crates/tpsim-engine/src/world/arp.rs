@@ -10,6 +10,9 @@
 //!   `mac_frames`, and dissect as ARP in the pcap traces.
 //! * A packet released by a reply enters the queue as it would have (routing control at the
 //!   head).
+//! * Preset `"ns2"`: a resolution that fails (three unanswered requests) is reported to the
+//!   routing protocol as a broken link, as a MAC retry failure is (ns-2's `xmit_failure_`
+//!   callback); the packets count in `drops_arp` unless AODV keeps them for a local repair.
 
 use super::*;
 use crate::packet::{ARP_REPLY, ARP_REQUEST};
