@@ -1595,6 +1595,49 @@ impl World {
         }
     }
 
+    /// A packet that carries no flow's data from radio node `node` (a routing control message
+    /// or ARP, by `ctrl`): `ip_len` bytes on the wire, `payload_len` of them after a UDP
+    /// header on `port` (both ends), to `dst` by link address `link_dst`.
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_control(
+        &mut self,
+        node: u32,
+        dst: Ipv4Addr,
+        ttl: u8,
+        port: u16,
+        payload_len: u32,
+        ip_len: u32,
+        link_dst: u32,
+        ctrl: u32,
+    ) -> PacketId {
+        let ip = Ipv4Repr {
+            src: wifi_addr(node),
+            dst,
+            protocol: tpsim_wire::IpProtocol::Udp,
+            ttl,
+            total_len: ip_len.min(u16::MAX as u32) as u16,
+            ident: 0,
+        };
+        let seg = Segment {
+            header: tpsim_transport::L4Header::Udp(tpsim_wire::UdpRepr {
+                src_port: port,
+                dst_port: port,
+            }),
+            payload_len,
+            ip_len,
+            message: None,
+            first_tx: self.now,
+            stream: None,
+        };
+        self.packets.alloc(Packet {
+            ip,
+            seg,
+            dir: NO_DIR,
+            link_dst,
+            ctrl,
+        })
+    }
+
     /// Puts `id` into radio `dev`'s interface queue (routing control first if `priority`),
     /// past ARP.
     fn radio_enqueue(&mut self, dev: u32, id: PacketId, priority: bool) {

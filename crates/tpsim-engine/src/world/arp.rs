@@ -167,32 +167,7 @@ impl World {
     /// `node`'s radio, to `link_dst`. The IPv4 source and destination hold the sender's and
     /// the target's protocol addresses (`ar$spa`, `ar$tpa`).
     fn send_arp(&mut self, node: u32, op: u32, target: u32, link_dst: u32) {
-        let ip = Ipv4Repr {
-            src: wifi_addr(node),
-            dst: wifi_addr(target),
-            protocol: tpsim_wire::IpProtocol::Udp,
-            ttl: 1,
-            total_len: ARP_LEN as u16,
-            ident: 0,
-        };
-        let seg = Segment {
-            header: tpsim_transport::L4Header::Udp(tpsim_wire::UdpRepr {
-                src_port: 0,
-                dst_port: 0,
-            }),
-            payload_len: 0,
-            ip_len: ARP_LEN,
-            message: None,
-            first_tx: self.now,
-            stream: None,
-        };
-        let id = self.packets.alloc(Packet {
-            ip,
-            seg,
-            dir: NO_DIR,
-            link_dst,
-            ctrl: op,
-        });
+        let id = self.alloc_control(node, wifi_addr(target), 1, 0, 0, ARP_LEN, link_dst, op);
         self.radio_enqueue(self.radio_of(node), id, false);
     }
 

@@ -17,7 +17,6 @@ use tpsim_routing::aodv::{self, Aodv, AodvConfig, AodvEvent, RouteResult};
 use tpsim_routing::olsr::{self, Olsr, OlsrConfig};
 use tpsim_routing::{LinkDest, AODV_PORT, OLSR_PORT};
 use tpsim_scenario::{RoutingPreset, RoutingProtocol};
-use tpsim_wire::UdpRepr;
 
 /// A routing control message carried by a packet.
 pub(super) enum CtrlMsg {
@@ -231,32 +230,7 @@ impl World {
             LinkDest::Unicast(a) => (a, wifi_node(a).unwrap_or(tpsim_mac::BROADCAST)),
         };
         let ip_len = rt.hdr + len;
-        let ip = Ipv4Repr {
-            src: wifi_addr(node),
-            dst,
-            protocol: tpsim_wire::IpProtocol::Udp,
-            ttl,
-            total_len: ip_len.min(u16::MAX as u32) as u16,
-            ident: 0,
-        };
-        let seg = Segment {
-            header: tpsim_transport::L4Header::Udp(UdpRepr {
-                src_port: port,
-                dst_port: port,
-            }),
-            payload_len: len,
-            ip_len,
-            message: None,
-            first_tx: self.now,
-            stream: None,
-        };
-        let id = self.packets.alloc(Packet {
-            ip,
-            seg,
-            dir: NO_DIR,
-            link_dst,
-            ctrl,
-        });
+        let id = self.alloc_control(node, dst, ttl, port, len, ip_len, link_dst, ctrl);
         let Some(ch) = &self.wifi else {
             self.packets.release(id);
             return;
