@@ -7,7 +7,8 @@
 //     a HELLO is an RREP broadcast with TTL 1 (RFC 3561 §6.9);
 //   * ARP frames and all PHY transmissions; MPDUs the MAC dropped, by reason;
 //   * data packets (UDP, not port 654) originated and received, and dropped by IP (by
-//     reason) and by ARP (its queue of packets waiting for a reply full, or no reply).
+//     reason) and by ARP (at a lookup: its queue of packets waiting for a reply full, or the
+//     neighbour dead; or held when the neighbour was declared dead).
 // Build and run: `python benches/ns3_census.py` (it uses compare_ns3's cached ns-3 wheel).
 #include "common.h"
 #include "ns3/llc-snap-header.h"
@@ -146,18 +147,19 @@ OnMacDrop(WifiMacDropReason reason, Ptr<const WifiMpdu> mpdu)
     }
 }
 
-// Whether a packet that ARP dropped is a data packet. ARP holds the IP payload (the UDP
-// header first) while it resolves the next hop; the IP header is added after.
+// Whether a packet that ARP dropped is a data packet. ns-3 (3.44) adds the IPv4 header back
+// before it fires either ARP drop trace for a held or refused packet ("for tracing
+// purposes"), so such a packet starts with the IP header, then UDP; the lookup trace also
+// fires for ARP replies it ignores, which are not IP (what is left after the ARP header).
 bool
 ArpHeldData(Ptr<const Packet> p)
 {
-    if (p->GetSize() < 8)
+    uint8_t first = 0;
+    if (p->GetSize() < 28 || p->CopyData(&first, 1) != 1 || first != 0x45)
     {
         return false;
     }
-    UdpHeader uh;
-    p->PeekHeader(uh);
-    return IsData(uh.GetDestinationPort());
+    return IsData(UdpPortOfIp(p->Copy()));
 }
 
 void
