@@ -123,8 +123,8 @@ def derive(ns: Dict[str, Any], tp: Dict[str, Any]) -> None:
         r["pdr"] = r["data_received"] / max(1, r["data_sent"])
         r["lost"] = r["data_sent"] - r["data_received"]
     ns["arp_drops"] = ns["arp_drop_queue_full"] + ns["arp_drop_no_reply"]
-    tp["arp_frames"] = tp.get("arp_requests", 0) + tp.get("arp_replies", 0)
-    for r, drops in ((ns, ns["arp_drops"]), (tp, tp.get("drops_arp", 0))):
+    tp["arp_frames"] = tp["arp_requests"] + tp["arp_replies"]
+    for r, drops in ((ns, ns["arp_drops"]), (tp, tp["drops_arp"])):
         r["pdr_without_arp"] = (r["data_received"] + drops) / max(1, r["data_sent"])
     ns["mac_queue"] = ns["mac_drop_failed_enqueue_data"] + ns["mac_drop_expired_lifetime_data"]
     ns["rerr"] = ns["aodv_rerr_unicast"] + ns["aodv_rerr_broadcast"]

@@ -1044,21 +1044,12 @@ mod tests {
     #[test]
     fn frames_starting_within_the_detection_window_must_outshine_each_other() {
         let windowed = |window_us: u64| {
-            let key = tpsim_core::StreamKey {
-                seed: 1,
-                run: 0,
-                kind: tpsim_core::OwnerKind::Node,
-                owner_id: 0,
-                module: tpsim_core::Module::PhyReception,
-            };
-            SinrRx::new(
-                SinrConfig {
-                    error_model: ErrorModel::Ber,
-                    preamble_detection_window: SimDuration::from_micros(window_us),
-                    ..cfg()
-                },
-                RngStream::new(key),
-            )
+            let mut p = ber_radio(1);
+            p.params = SinrParams::new(SinrConfig {
+                preamble_detection_window: SimDuration::from_micros(window_us),
+                ..*p.params.config()
+            });
+            p
         };
         let strong = dbm_to_w(-60.0);
         // Equal powers, starts 1 µs apart: lost with the window, received without it.

@@ -148,8 +148,10 @@ impl World {
             }
         }
         let Some(a) = &mut self.arp else { return };
+        // Arming with NEVER still supersedes a queued deadline the cache no longer wants.
         let t = a.nodes[node as usize].poll_timeout().unwrap_or(SimTime::NEVER);
-        if let (Some(gen), false) = (a.timers.arm(node, t), t == SimTime::NEVER) {
+        let gen = a.timers.arm(node, t);
+        if let Some(gen) = gen.filter(|_| t != SimTime::NEVER) {
             self.queue.push(t.max(now), Event::ArpTimer { node, gen });
         }
     }
