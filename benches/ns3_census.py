@@ -2,9 +2,12 @@
 """A census of ns-3's AODV runs beside tpsim's: what each side transmits and where data is lost.
 
 ``benches/ns3/aodv_census.cc`` (tpsim's own ns-3 program) rebuilds the runs of
-``../shared/ns3/s6_scale.cc`` and ``s4_manet_cbr.cc`` (the same helpers, draws and seeds: its
-packet and frame counts equal those programs') and counts AODV messages by type, ARP frames,
-and data packets lost by cause. This script compiles it against the ns-3 wheel that
+``../shared/ns3/s6_scale.cc``, ``s4_manet_cbr.cc`` and ``s1_manet_tcp.cc`` (the same helpers,
+draws and seeds: its packet and frame counts equal those programs') and counts AODV messages by
+type, ARP frames, and data packets lost by cause; for ``s1`` (``--s1``) it follows the TCP
+connection instead and prints one row per seed and side: when the connection opened, its
+goodput, when the last byte arrived, when the sender gave up, and what was lost after the last
+byte (ns-3: the data segments and ACKs, by cause). This script compiles it against the ns-3 wheel that
 ``compare_ns3.py`` caches, runs it for the scale scenario (``--nodes``) or study C's MANET
 (``--speed``) over seeds, runs tpsim on the same benchmark files, and prints one Markdown table
 of medians over the seeds (each row's median on its own: the rows of one column need not add
@@ -15,6 +18,7 @@ packets that still arrive). ns-3 results are cached per configuration and seed i
 
     python benches/ns3_census.py --nodes 25,50,100,200 --seeds 1-5
     python benches/ns3_census.py --speed 10 --seeds 1-5 --sim-time 500
+    python benches/ns3_census.py --s1 --seeds 1-20
 
 Not part of the test suite (an ns-3 run of N = 200 takes minutes).
 """
@@ -56,19 +60,24 @@ def build(ns3_dir: Path, cache: Path) -> Path:
     return binary
 
 
-def ns3_run(binary: Path, args: Sequence[str], seed: int) -> Dict[str, Any]:
-    """One census run, from the cache when present."""
-    path = binary.parent / f"{binary.name}-{'_'.join(a.lstrip('-') for a in args)}-seed{seed}.json"
-    if path.exists():
-        return json.loads(path.read_text())
+def ns3_run(binary: Path, args: Sequence[str], seed: int, movement: bool = False) -> Dict[str, Any]:
+    """One census run, from the cache when present. With ``movement``, the run also writes the
+    nodes' paths as an ns-2 movement file, whose path the record holds as ``movement_file``."""
+    stem = f"{binary.name}-{'_'.join(a.lstrip('-') for a in args)}-seed{seed}"
+    path = binary.parent / f"{stem}.json"
+    mv = binary.parent / f"{stem}.ns2"
+    extra = [f"--movement={mv}"] if movement else []
+    if path.exists() and (not movement or mv.exists()):
+        rec = json.loads(path.read_text())
+        return {**rec, "movement_file": str(mv)} if movement else rec
     cn.log(f"ns-3 census {' '.join(args)} seed {seed}")
-    proc = subprocess.run([str(binary), *args, f"--seed={seed}", "--run=1"], capture_output=True, text=True)
+    proc = subprocess.run([str(binary), *args, *extra, f"--seed={seed}", "--run=1"], capture_output=True, text=True)
     if proc.returncode != 0 or not proc.stdout.strip():
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         raise RuntimeError(f"{binary.name} {' '.join(args)} --seed={seed} exited {proc.returncode}:\n{tail}")
     rec = json.loads(proc.stdout.strip().splitlines()[-1])
     cn.atomic_write_text(path, json.dumps(rec))
-    return rec
+    return {**rec, "movement_file": str(mv)} if movement else rec
 
 
 def tpsim_run(n: int | None, speed: float | None, seed: int, sim_time: float) -> Dict[str, Any]:
@@ -87,6 +96,103 @@ def tpsim_run(n: int | None, speed: float | None, seed: int, sim_time: float) ->
         "data_received": int(sum(f["rx_packets"])),
         **{k: net[k] for k in net if k.startswith(("routing_", "drops_", "mac_frames", "arp_"))},
     }
+
+
+S1_PLACEMENT = 'placement = { kind = "uniform", area = ["1500m", "1500m"] }\n'
+S1_MOBILITY = 'mobility = { model = "random-waypoint", speed = ["1m/s", "2m/s"], pause = "0s", start = "placement" }\n'
+
+
+def s1_on_paths(movement: Path) -> Path:
+    """tpsim's ``s1_manet_tcp`` file with its nodes moving along an ns-2 movement file (ns-3's
+    paths, written by the census program) instead of its own random waypoints."""
+    bench = cn.BENCHMARKS["s1_manet_tcp"]
+    text = (cn.REPO / bench.tpsim_scenario).read_text(encoding="utf-8")
+    for line in (S1_PLACEMENT, S1_MOBILITY):
+        if text.count(line) != 1:
+            raise RuntimeError(f"{bench.tpsim_scenario}: expected {line.strip()!r} exactly once")
+    text = text.replace(S1_PLACEMENT, "").replace(S1_MOBILITY, f'mobility = {{ model = "ns2", file = "{movement}" }}\n')
+    path = movement.with_suffix(".toml")
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        cn.atomic_write_text(path, text)
+    return path
+
+
+def tpsim_s1_run(seed: int, sim_time: float, movement: Path | None = None) -> Dict[str, Any]:
+    """tpsim's ``s1_manet_tcp`` benchmark file for ``seed`` (its nodes on ns-3's paths when
+    ``movement`` is given): the flow's goodput, give-up and timeouts, the drop counts, and
+    from 10-s bins of its goodput the first and last bins with bytes."""
+    import tpsim
+
+    bench = cn.BENCHMARKS["s1_manet_tcp"]
+    path = s1_on_paths(movement) if movement else cn.tpsim_scenario_file(bench, seed, sim_time, cn.CACHE)
+    sets = [*bench.tpsim_set, f'simulation.duration="{sim_time:g}s"', "output.timeseries=true", 'output.bin="10s"']
+    r = tpsim.run(str(path), seed=seed, set=sets)
+    f = r.flows.to_dicts()[0]
+    net = r.network.to_dicts()[0]
+    ts = r.timeseries
+    bins = ts.filter((ts["series"] == "goodput_kbps") & (ts["value"] > 0))["time_s"].to_list()
+    return {
+        "goodput_kbps": f["goodput_kbps"],
+        "gave_up": bool(f["gave_up"]),
+        "rtos": f["rto_timeouts"],
+        "first_bin": min(bins) if bins else None,
+        "last_bin_end": max(bins) + 10.0 if bins else None,
+        **{k: net[k] for k in net if k.startswith(("drops_", "routing_"))},
+    }
+
+
+def s1_table(binary: Path, seeds: Sequence[int], sim_time: float) -> str:
+    """The per-seed table of ``--s1`` (Markdown): for each seed, ns-3's run, tpsim on ns-3's
+    paths of that seed, and tpsim on its own random waypoints."""
+    out = [
+        "| seed | run | connected at (s) | goodput (kbit/s) | last byte at (s) | gave up at (s) | RTOs "
+        "| TCP segments lost: no route / MAC retry limit / ARP / queue / link break flush "
+        "| ns-3: lost after the last byte |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+
+    def num(x: Any) -> str:
+        return "—" if x is None or x < 0 else f"{x:.1f}"
+
+    def ns_lost(ns: Dict[str, Any], cause: str) -> int:
+        return sum(ns[f"tcp_{k}_drop_{cause}"] for k in ("syn", "data", "ack"))
+
+    good: Dict[str, List[float]] = {"ns-3": [], "tpsim, ns-3's paths": [], "tpsim, own paths": []}
+    gave_up = {k: 0 for k in good}
+    for seed in seeds:
+        ns = ns3_run(binary, ["--layout=s1", f"--simTime={sim_time:g}"], seed, movement=True)
+        opened = [t for t, state in ns["states"] if state == 4]
+        g = ns["sink_bytes"] * 8 / (sim_time - 10.0) / 1000.0
+        good["ns-3"].append(g)
+        gave_up["ns-3"] += ns["gave_up_at"] >= 0
+        tail = []
+        for kind, label in (("data", "data"), ("ack", "ACKs")):
+            causes = {k[len(f"tail_{kind}_drop_"):]: v for k, v in ns.items() if k.startswith(f"tail_{kind}_drop_") and v}
+            if causes:
+                tail.append(f"{label}: " + ", ".join(f"{v} {c.replace('_', ' ')}" for c, v in sorted(causes.items(), key=lambda kv: -kv[1])))
+        lost = [ns_lost(ns, "no_route") + ns_lost(ns, "route_error"), ns_lost(ns, "mac_retry_limit"),
+                ns_lost(ns, "arp_queue_full") + ns_lost(ns, "arp_no_reply"), ns_lost(ns, "mac_queue"), None]
+        cells = " / ".join("—" if x is None else str(x) for x in lost)
+        out.append(
+            f"| {seed} | ns-3 | {num(opened[0] if opened else None)} | {g:.1f} | {num(ns['last_rx'])} "
+            f"| {num(ns['gave_up_at'])} | {ns['rtos']} | {cells} | {'; '.join(tail) or '—'} |"
+        )
+        for label, movement in (("tpsim, ns-3's paths", Path(ns["movement_file"])), ("tpsim, own paths", None)):
+            tp = tpsim_s1_run(seed, sim_time, movement)
+            good[label].append(tp["goodput_kbps"])
+            gave_up[label] += tp["gave_up"]
+            first = f"{tp['first_bin']:.0f}–{tp['first_bin'] + 10:.0f} (first bytes)" if tp["first_bin"] is not None else "—"
+            last = f"{tp['last_bin_end'] - 10:.0f}–{tp['last_bin_end']:.0f}" if tp["last_bin_end"] is not None else "—"
+            lost = [tp["drops_no_route"], tp["drops_mac_retry"], tp["drops_arp"], tp["drops_queue"] + tp["drops_queue_timeout"],
+                    tp["drops_link_break"]]
+            out.append(
+                f"| {seed} | {label} | {first} | {tp['goodput_kbps']:.1f} | {last} | {'yes' if tp['gave_up'] else 'no'} "
+                f"| {tp['rtos']} | {' / '.join(str(x) for x in lost)} | |"
+            )
+    out.append(f"\nSeeds {seeds[0]}–{seeds[-1]} ({len(seeds)}): median goodput (kbit/s) and connections given up:")
+    for k, v in good.items():
+        out.append(f"* {k}: {statistics.median(v):.1f}, {gave_up[k]} given up")
+    return "\n".join(out)
 
 
 def parse_seeds(s: str) -> List[int]:
@@ -144,12 +250,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--nodes", help="scale scenario sizes, e.g. 25,50,100,200")
     ap.add_argument("--speed", type=float, help="study C's MANET at this speed, m/s (8 background flows)")
     ap.add_argument("--seeds", default="1-5")
-    ap.add_argument("--sim-time", type=float, default=100.0, help="simulated s (default 100)")
+    ap.add_argument("--s1", action="store_true", help="study E's TCP MANET (s1_manet_tcp): one row per seed")
+    ap.add_argument("--sim-time", type=float, default=None, help="simulated s (default 100; --s1: 900)")
     ap.add_argument("--ns3-dir", type=Path, default=None)
     a = ap.parse_args(argv)
-    if bool(a.nodes) == (a.speed is not None):
-        ap.error("give exactly one of --nodes and --speed")
+    if bool(a.nodes) + (a.speed is not None) + a.s1 != 1:
+        ap.error("give exactly one of --nodes, --speed and --s1")
     seeds = parse_seeds(a.seeds)
+    if a.s1:
+        binary = build((a.ns3_dir or cn.ns3_dir_default()).resolve(), cn.CACHE)
+        sim_time = a.sim_time or 900.0
+        print(f"\ns1_manet_tcp, {sim_time:g} s (tpsim's times from 10-s bins of its goodput)\n")
+        print(s1_table(binary, seeds, sim_time))
+        return 0
+    a.sim_time = a.sim_time or 100.0
     configs = [(int(n), None) for n in a.nodes.split(",")] if a.nodes else [(None, a.speed)]
     for n, speed in configs:
         key = f"s6_scale-n{n}" if n else f"s4_manet_cbr-v{speed:g}"

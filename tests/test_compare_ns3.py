@@ -377,3 +377,25 @@ def test_census_tpsim_side_counts_what_the_table_shows(tmp_path, monkeypatch):
     # Every tpsim key the table reads exists.
     assert all(tk in tp for _, _, tk in census.ROWS if tk)
     assert census.parse_seeds("1-3") == [1, 2, 3] and census.parse_seeds("2,5") == [2, 5]
+
+
+def test_census_s1_runs_tpsim_on_its_own_paths_and_on_an_ns2_movement_file(tmp_path, monkeypatch):
+    census = _load_census()
+    monkeypatch.setattr(cmp, "CACHE", tmp_path)
+    monkeypatch.setattr(census.cn, "CACHE", tmp_path)
+    # 50 nodes 200 m apart on a line, node 49 walking towards node 0: the paths the census
+    # program writes from ns-3's mobility models have this form.
+    lines = [f"$node_({i}) set X_ {200.0 * i}\n$node_({i}) set Y_ 0\n$node_({i}) set Z_ 0" for i in range(50)]
+    lines.append('$ns_ at 1.5 "$node_(49) setdest 9700 0 2.0"')
+    movement = tmp_path / "paths.ns2"
+    movement.write_text("\n".join(lines) + "\n")
+    paired = census.s1_on_paths(movement)
+    text = paired.read_text()
+    assert "placement = {" not in text and f'model = "ns2", file = "{movement}"' in text
+    for mv in (movement, None):
+        tp = census.tpsim_s1_run(1, 20.0, mv)
+        assert tp["goodput_kbps"] >= 0 and isinstance(tp["gave_up"], bool)
+        assert {"drops_no_route", "drops_mac_retry", "drops_arp", "drops_link_break", "routing_rreq"} <= tp.keys()
+    # On the line the 49-hop path is beyond AODV's reach (NET_DIAMETER 35): nothing arrives.
+    on_line = census.tpsim_s1_run(1, 20.0, movement)
+    assert on_line["goodput_kbps"] == 0 and on_line["first_bin"] is None
