@@ -110,6 +110,7 @@ def s1_on_paths(movement: Path) -> Path:
     for line in (S1_PLACEMENT, S1_MOBILITY):
         if text.count(line) != 1:
             raise RuntimeError(f"{bench.tpsim_scenario}: expected {line.strip()!r} exactly once")
+    movement = movement.resolve()
     text = text.replace(S1_PLACEMENT, "").replace(S1_MOBILITY, f'mobility = {{ model = "ns2", file = "{movement}" }}\n')
     path = movement.with_suffix(".toml")
     if not path.exists() or path.read_text(encoding="utf-8") != text:

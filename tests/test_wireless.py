@@ -153,6 +153,8 @@ def test_arp_frames_show_in_the_network_table(preset):
         ('protocol = "olsr"\ngratuitous_rrep = true', "routing.gratuitous_rrep", False),
         ('protocol = "aodv"\ninvalidation_keeps_seq = true', "", True),
         ('protocol = "static"\ninvalidation_keeps_seq = true', "routing.invalidation_keeps_seq", False),
+        ('protocol = "aodv"\nrreq_leaves_reverse_route_invalid = true', "", True),
+        ('protocol = "olsr"\nrreq_leaves_reverse_route_invalid = true', "routing.rreq_leaves_reverse_route_invalid", False),
         ('protocol = "static"\nhello = true', "routing.hello", False),
     ],
 )

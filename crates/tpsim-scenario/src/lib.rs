@@ -626,6 +626,11 @@ pub struct Routing {
     /// RERR). Default false.
     #[serde(default)]
     pub invalidation_keeps_seq: Option<bool>,
+    /// aodv: an RREQ that updates an inactive reverse route leaves it invalid, and RREPs are
+    /// still forwarded along it, as in ns-3's AODV (RFC 3561 §6.5: the updated reverse route
+    /// is valid). Default false.
+    #[serde(default)]
+    pub rreq_leaves_reverse_route_invalid: Option<bool>,
     /// aodv, olsr: the largest random delay before a broadcast (RFC 5148). Default 10 ms
     /// (aodv), HELLO_INTERVAL / 4 (olsr).
     #[serde(default)]

@@ -110,6 +110,7 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
                 "hello_from_every_node",
                 "gratuitous_rrep",
                 "invalidation_keeps_seq",
+                "rreq_leaves_reverse_route_invalid",
                 "jitter",
                 "hello_interval",
             ],
@@ -125,6 +126,10 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             ("hello_from_every_node", r.hello_from_every_node.is_some()),
             ("gratuitous_rrep", r.gratuitous_rrep.is_some()),
             ("invalidation_keeps_seq", r.invalidation_keeps_seq.is_some()),
+            (
+                "rreq_leaves_reverse_route_invalid",
+                r.rreq_leaves_reverse_route_invalid.is_some(),
+            ),
             ("jitter", r.jitter.is_some()),
             ("hello_interval", r.hello_interval.is_some()),
             ("tc_interval", r.tc_interval.is_some()),

@@ -91,6 +91,9 @@ impl RoutingState {
                 if let Some(k) = r.invalidation_keeps_seq {
                     cfg.invalidation_keeps_seq = k;
                 }
+                if let Some(k) = r.rreq_leaves_reverse_route_invalid {
+                    cfg.rreq_leaves_reverse_route_invalid = k;
+                }
                 if let Some(j) = r.jitter {
                     cfg.broadcast_jitter = j.sim();
                 }

@@ -129,6 +129,14 @@ pub struct AodvConfig {
     /// broken route had; keeping it lets intermediate nodes with an equally old route answer.
     /// Off in both presets.
     pub invalidation_keeps_seq: bool,
+    /// An RREQ that updates an inactive reverse route (expired or invalidated, not yet deleted)
+    /// takes its next hop, hop count, sequence number and lifetime but leaves it invalid, and
+    /// RREPs are still forwarded along it, as in ns-3's AODV (`RecvRequest` updates the entry
+    /// without setting its flag; `RecvReply` forwards by `LookupRoute`, valid or not). The
+    /// node then forwards the data of the discovered route but drops what comes back towards
+    /// the originator (no route, RERR) until the entry is deleted. RFC 3561 §6.5 makes the
+    /// reverse route a valid one, so off in both presets.
+    pub rreq_leaves_reverse_route_invalid: bool,
 }
 
 impl AodvConfig {
@@ -201,6 +209,7 @@ impl AodvConfig {
             forwarding_refreshes_next_hop: false,
             hello_from_every_node: false,
             invalidation_keeps_seq: false,
+            rreq_leaves_reverse_route_invalid: false,
         }
     }
 

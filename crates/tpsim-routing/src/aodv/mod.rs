@@ -1023,7 +1023,11 @@ impl<P> Aodv<P> {
                 now + SimDuration(plus.saturating_sub(minus))
             }
         };
-        self.offer_route(now, q.orig, from, hops, q.orig_seq, rev_expiry, true);
+        if !(self.cfg.rreq_leaves_reverse_route_invalid
+            && self.update_inactive_reverse_route(now, from, hops, q, rev_expiry))
+        {
+            self.offer_route(now, q.orig, from, hops, q.orig_seq, rev_expiry, true);
+        }
         let rev_next = self.lookup(now, q.orig).unwrap_or(from);
 
         if q.dst == self.addr {
@@ -1145,8 +1149,18 @@ impl<P> Aodv<P> {
         if p.orig == self.addr || ttl <= 1 {
             return;
         }
-        // RFC 3561 §6.7: forward along the reverse route.
-        let Some(rev_next) = self.lookup(now, p.orig) else {
+        // RFC 3561 §6.7: forward along the reverse route (ns-3: along an inactive one too,
+        // which stays inactive).
+        let rev_next = match self.routes.get_mut(&p.orig) {
+            Some(r) if self.cfg.rreq_leaves_reverse_route_invalid && !r.active(now) => {
+                if !deactivate(r, self.cfg.delete_period, now) {
+                    return;
+                }
+                Some(r.next_hop)
+            }
+            _ => self.lookup(now, p.orig),
+        };
+        let Some(rev_next) = rev_next else {
             return;
         };
         if rev_next == from {
@@ -1294,6 +1308,35 @@ impl<P> Aodv<P> {
             self.arm_hello(now);
         }
         self.route_became_valid(now, dst);
+        true
+    }
+
+    /// ns-3's reverse route ([`AodvConfig::rreq_leaves_reverse_route_invalid`]): if the entry
+    /// for the RREQ's originator exists but is inactive, it takes the RREQ's next hop, hop
+    /// count, newer sequence number and a lifetime of max(existing, `rev_expiry`) and stays
+    /// invalid; returns whether it did (false: no entry, or an active one, or one due for
+    /// deletion, which the caller offers the route to as usual).
+    fn update_inactive_reverse_route(
+        &mut self,
+        now: SimTime,
+        from: Addr,
+        hops: u8,
+        q: &Rreq,
+        rev_expiry: SimTime,
+    ) -> bool {
+        let Some(r) = self.routes.get_mut(&q.orig) else {
+            return false;
+        };
+        if r.active(now) || !deactivate(r, self.cfg.delete_period, now) {
+            return false;
+        }
+        if !r.valid_seq || seq_newer(q.orig_seq, r.seq) {
+            r.seq = q.orig_seq;
+        }
+        r.valid_seq = true;
+        r.next_hop = from;
+        r.hops = hops;
+        r.expiry = r.expiry.max(rev_expiry);
         true
     }
 
@@ -1652,6 +1695,17 @@ impl<P> Aodv<P> {
 /// RFC 3561 §6.11: marks route `r` invalid until `delete_at` (filed in `expiries`) and drops
 /// its precursor list (from `precursors`); if it was active and had precursors, lists its
 /// destination (with its sequence number) for the RERR and the precursors as recipients.
+/// An inactive entry as ns-3 sees it at a lookup (`RoutingTable::Purge`): one whose lifetime
+/// ran out while valid is now invalid until deleted DELETE_PERIOD after it ran out (as the
+/// sweep would make it); returns false if the entry is due for deletion (ns-3 erases it).
+fn deactivate(r: &mut Route, delete_period: SimDuration, now: SimTime) -> bool {
+    if r.valid {
+        r.valid = false;
+        r.expiry += delete_period;
+    }
+    r.expiry > now
+}
+
 fn invalidate(
     r: &mut Route,
     precursors: &mut HashMap<Addr, Vec<Addr>>,

@@ -767,6 +767,91 @@ fn rrep_ack_requested_and_missing_ack_blacklists() {
     );
 }
 
+/// Node 3 heard 1's first RREQ via 2 at 0 s (reverse route until 5.44 s); at 7 s, with that
+/// route expired, 1's next RREQ comes via 4; then the RREP for it from 5, 9's data back
+/// towards 1 from 5, and 1's data towards 9 from 4.
+fn reverse_route_after_expiry(ns3: bool) -> (Aodv<u64>, Vec<Outgoing>, RouteResult<u64>, RouteResult<u64>) {
+    let mut c = cfg0();
+    c.rreq_leaves_reverse_route_invalid = ns3;
+    let mut n = node(3, c);
+    n.on_message(ms(0), a(2), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 1)));
+    tx(&mut n, ms(0));
+    assert_eq!(n.lookup(ms(5439), a(1)), Some(a(2)));
+    assert_eq!(n.lookup(ms(5440), a(1)), None);
+    n.on_message(ms(7000), a(4), 5, &Message::Rreq(rreq(1, 2, 2, 9, None, 0)));
+    tx(&mut n, ms(7000));
+    n.on_message(ms(7010), a(5), 33, &Message::Rrep(rrep(9, 4, 1, 1, 6000)));
+    let out = tx(&mut n, ms(7010));
+    let back = n.route_output(ms(7020), Some(a(5)), a(9), a(1), 7);
+    let forth = n.route_output(ms(7030), Some(a(4)), a(1), a(9), 8);
+    (n, out, back, forth)
+}
+
+#[test]
+fn an_rreq_revalidates_an_expired_reverse_route_unless_configured_as_ns3() {
+    // RFC 3561 §6.5: the RREQ creates or updates the reverse route, a valid one.
+    let (n, out, back, forth) = reverse_route_after_expiry(false);
+    assert_eq!(n.lookup(ms(7000), a(1)), Some(a(4)));
+    assert_eq!(n.route_hops(ms(7000), a(1)), Some(1));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].dest, LinkDest::Unicast(a(4)));
+    assert_eq!(
+        back,
+        RouteResult::Forward {
+            next_hop: a(4),
+            packet: 7
+        }
+    );
+    assert_eq!(
+        forth,
+        RouteResult::Forward {
+            next_hop: a(5),
+            packet: 8
+        }
+    );
+
+    // ns-3 (RecvRequest updates the entry without its flag; RecvReply forwards by LookupRoute):
+    // the entry takes the new next hop and sequence number but stays invalid; the RREP still
+    // goes to 4 and 1's data still reaches 9, but 9's packets back to 1 are dropped with an
+    // RERR to 5.
+    let (mut n, out, back, forth) = reverse_route_after_expiry(true);
+    assert_eq!(n.lookup(ms(7000), a(1)), None);
+    let r = n.routes.get(&a(1)).expect("the entry is kept");
+    assert_eq!((r.next_hop, r.hops, r.seq, r.valid), (a(4), 1, 2, false));
+    assert_eq!(r.expiry, ms(5440 + 15_000), "deleted DELETE_PERIOD after it expired");
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].dest, LinkDest::Unicast(a(4)));
+    assert_eq!(*as_rrep(&out[0]), rrep(9, 4, 1, 2, 6000));
+    assert_eq!(
+        back,
+        RouteResult::Drop {
+            packet: 7,
+            reason: DropReason::NoRoute
+        }
+    );
+    let rerr = tx(&mut n, ms(7020));
+    assert_eq!(rerr.len(), 1);
+    assert_eq!(rerr[0].dest, LinkDest::Unicast(a(5)));
+    assert_eq!(as_rerr(&rerr[0]).unreachable, [(a(1), 2)]);
+    assert_eq!(
+        forth,
+        RouteResult::Forward {
+            next_hop: a(5),
+            packet: 8
+        }
+    );
+
+    // Once the entry is deleted, the next RREQ creates a valid reverse route again.
+    let mut now = ms(7030);
+    while n.routes.contains_key(&a(1)) {
+        now = n.poll_timeout().expect("a deletion is due");
+        assert!(now <= ms(20_440));
+        n.on_timeout(now);
+    }
+    n.on_message(now, a(6), 5, &Message::Rreq(rreq(1, 3, 3, 9, None, 0)));
+    assert_eq!(n.lookup(now, a(1)), Some(a(6)));
+}
+
 // ---------------------------------------------------------------- route lifetimes (§6.2)
 
 #[test]
