@@ -19,6 +19,7 @@ packets that still arrive). ns-3 results are cached per configuration and seed i
     python benches/ns3_census.py --nodes 25,50,100,200 --seeds 1-5
     python benches/ns3_census.py --speed 10 --seeds 1-5 --sim-time 500
     python benches/ns3_census.py --s1 --seeds 1-20
+    python benches/ns3_census.py --s1 --seeds 1-20 --tpsim-seeds 10
 
 Not part of the test suite (an ns-3 run of N = 200 takes minutes).
 """
@@ -98,6 +99,9 @@ def tpsim_run(n: int | None, speed: float | None, seed: int, sim_time: float) ->
     }
 
 
+# --tpsim-set: keys set on tpsim's side of --s1 (to try a model switch on the same paths).
+TPSIM_SETS: List[str] = []
+
 S1_PLACEMENT = 'placement = { kind = "uniform", area = ["1500m", "1500m"] }\n'
 S1_MOBILITY = 'mobility = { model = "random-waypoint", speed = ["1m/s", "2m/s"], pause = "0s", start = "placement" }\n'
 
@@ -126,7 +130,8 @@ def tpsim_s1_run(seed: int, sim_time: float, movement: Path | None = None) -> Di
 
     bench = cn.BENCHMARKS["s1_manet_tcp"]
     path = s1_on_paths(movement) if movement else cn.tpsim_scenario_file(bench, seed, sim_time, cn.CACHE)
-    sets = [*bench.tpsim_set, f'simulation.duration="{sim_time:g}s"', "output.timeseries=true", 'output.bin="10s"']
+    sets = [*bench.tpsim_set, f'simulation.duration="{sim_time:g}s"', "output.timeseries=true", 'output.bin="10s"',
+            *TPSIM_SETS]
     r = tpsim.run(str(path), seed=seed, set=sets)
     f = r.flows.to_dicts()[0]
     net = r.network.to_dicts()[0]
@@ -196,6 +201,43 @@ def s1_table(binary: Path, seeds: Sequence[int], sim_time: float) -> str:
     return "\n".join(out)
 
 
+def s1_spread_table(binary: Path, seeds: Sequence[int], sim_time: float, k: int) -> str:
+    """``--s1 --tpsim-seeds K``: for each of ns-3's seeds, tpsim on that seed's node paths with
+    its own seeds 101..100+K, against ns-3's one run (Markdown): where ns-3's goodput falls in
+    tpsim's spread on the same paths, and how often each gives up."""
+    out = [
+        f"| ns-3 seed (paths) | ns-3 goodput (kbit/s) | ns-3 gave up | tpsim goodput over {k} seeds: median (min–max) "
+        "| tpsim gave up | tpsim seeds below ns-3 |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    connected = below_total = 0
+    expected_up = 0.0
+    ns_up = 0
+    for seed in seeds:
+        ns = ns3_run(binary, ["--layout=s1", f"--simTime={sim_time:g}"], seed, movement=True)
+        g_ns = ns["sink_bytes"] * 8 / (sim_time - 10.0) / 1000.0
+        runs = [tpsim_s1_run(100 + t, sim_time, Path(ns["movement_file"])) for t in range(1, k + 1)]
+        gs = [r["goodput_kbps"] for r in runs]
+        ups = sum(r["gave_up"] for r in runs)
+        below = sum(g < g_ns for g in gs)
+        if any(state == 4 for _, state in ns["states"]):
+            connected += 1
+            below_total += below
+            expected_up += ups / k
+            ns_up += ns["gave_up_at"] >= 0
+        out.append(
+            f"| {seed} | {g_ns:.1f} | {'yes' if ns['gave_up_at'] >= 0 else 'no'} | {statistics.median(gs):.1f} "
+            f"({min(gs):.1f}–{max(gs):.1f}) | {ups}/{k} | {below}/{k} |"
+        )
+    if connected:
+        out.append(
+            f"\nOver the {connected} paths on which ns-3's connection opened: ns-3 gave up {ns_up} times, tpsim "
+            f"{expected_up:.1f} times in expectation; ns-3's goodput sits on average above "
+            f"{100 * below_total / (k * connected):.0f} % of tpsim's runs on the same paths."
+        )
+    return "\n".join(out)
+
+
 def parse_seeds(s: str) -> List[int]:
     if "-" in s:
         a, b = s.split("-", 1)
@@ -252,17 +294,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--speed", type=float, help="study C's MANET at this speed, m/s (8 background flows)")
     ap.add_argument("--seeds", default="1-5")
     ap.add_argument("--s1", action="store_true", help="study E's TCP MANET (s1_manet_tcp): one row per seed")
+    ap.add_argument("--tpsim-seeds", type=int, default=1,
+                    help="--s1: run tpsim this many times (seeds 101, 102, ...) on each of ns-3's paths")
+    ap.add_argument("--tpsim-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="--s1: a scenario key set on tpsim's side (repeatable)")
     ap.add_argument("--sim-time", type=float, default=None, help="simulated s (default 100; --s1: 900)")
     ap.add_argument("--ns3-dir", type=Path, default=None)
     a = ap.parse_args(argv)
     if bool(a.nodes) + (a.speed is not None) + a.s1 != 1:
         ap.error("give exactly one of --nodes, --speed and --s1")
     seeds = parse_seeds(a.seeds)
+    TPSIM_SETS[:] = a.tpsim_set
     if a.s1:
         binary = build((a.ns3_dir or cn.ns3_dir_default()).resolve(), cn.CACHE)
         sim_time = a.sim_time or 900.0
         print(f"\ns1_manet_tcp, {sim_time:g} s (tpsim's times from 10-s bins of its goodput)\n")
-        print(s1_table(binary, seeds, sim_time))
+        if a.tpsim_seeds > 1:
+            print(s1_spread_table(binary, seeds, sim_time, a.tpsim_seeds))
+        else:
+            print(s1_table(binary, seeds, sim_time))
         return 0
     a.sim_time = a.sim_time or 100.0
     configs = [(int(n), None) for n in a.nodes.split(",")] if a.nodes else [(None, a.speed)]
