@@ -399,3 +399,22 @@ def test_census_s1_runs_tpsim_on_its_own_paths_and_on_an_ns2_movement_file(tmp_p
     # On the line the 49-hop path is beyond AODV's reach (NET_DIAMETER 35): nothing arrives.
     on_line = census.tpsim_s1_run(1, 20.0, movement)
     assert on_line["goodput_kbps"] == 0 and on_line["first_bin"] is None
+
+
+def test_census_s1_spread_places_ns3s_run_among_tpsims_on_the_same_paths(tmp_path, monkeypatch):
+    census = _load_census()
+    monkeypatch.setattr(cmp, "CACHE", tmp_path)
+    monkeypatch.setattr(census.cn, "CACHE", tmp_path)
+    lines = [f"$node_({i}) set X_ {200.0 * i}\n$node_({i}) set Y_ 0\n$node_({i}) set Z_ 0" for i in range(50)]
+    movement = tmp_path / "paths.ns2"
+    movement.write_text("\n".join(lines) + "\n")
+    # An ns-3 record as the census program prints it: opened at 10.5 s, 8,900 bytes, gave up.
+    fake = {"sink_bytes": 8900, "states": [[10.5, 4]], "gave_up_at": 300.0, "movement_file": str(movement)}
+    monkeypatch.setattr(census, "ns3_run", lambda *a, **k: fake)
+    table = census.s1_spread_table(Path("unused"), [7], 20.0, 2)
+    row = next(line for line in table.splitlines() if line.startswith("| 7 |"))
+    # 8,900 B over 10 s = 7.1 kbit/s; tpsim cannot cross the 49-hop line: 0 kbit/s, both runs
+    # below ns-3, and in 20 s its SYNs (10, 13, 19 s) are not yet spent.
+    assert row == "| 7 | 7.1 | yes | 0.0 (0.0–0.0) | 0/2 | 2/2 |"
+    assert "ns-3 gave up 1 times, tpsim 0.0 times in expectation" in table
+    assert "above 100 % of tpsim's runs" in table
