@@ -81,15 +81,44 @@ def ns3_run(binary: Path, args: Sequence[str], seed: int, movement: bool = False
     return {**rec, "movement_file": str(mv)} if movement else rec
 
 
-def tpsim_run(n: int | None, speed: float | None, seed: int, sim_time: float) -> Dict[str, Any]:
+S4_PLACEMENT = 'placement = { kind = "uniform", area = ["1000m", "1000m"] }\n'
+S4_MOBILITY = 'mobility = { model = "random-waypoint", speed = ["10m/s", "10m/s"], pause = "0s", start = "placement" }\n'
+
+
+def s4_on_paths(ns: Dict[str, Any]) -> Path:
+    """tpsim's ``s4_manet_cbr`` file on the node paths and with the background flows of one
+    ns-3 census run (``--paired``): the same mobility and the same flows on both sides."""
+    bench = cn.BENCHMARKS["s4_manet_cbr-v10"]
+    text = (cn.REPO / bench.tpsim_scenario).read_text(encoding="utf-8")
+    for line in (S4_PLACEMENT, S4_MOBILITY):
+        if text.count(line) != 1:
+            raise RuntimeError(f"{bench.tpsim_scenario}: expected {line.strip()!r} exactly once")
+    movement = Path(ns["movement_file"]).resolve()
+    text = text.replace(S4_PLACEMENT, "").replace(S4_MOBILITY, f'mobility = {{ model = "ns2", file = "{movement}" }}\n')
+    text = text.rstrip("\n") + "\n\n# The background flows of the ns-3 census run on these paths.\n"
+    for src, dst, start in ns["flows"]:
+        app = f'kind = "cbr", size = "1000B", rate = "0.01Mbps", start = "{cn._secs(start)}"'
+        text += cn._flow_toml(int(src), int(dst), "udp", app)
+    path = movement.with_suffix(".toml")
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        cn.atomic_write_text(path, text)
+    return path
+
+
+def tpsim_run(n: int | None, speed: float | None, seed: int, sim_time: float, ns: Dict[str, Any] | None = None) -> Dict[str, Any]:
     """The same configuration in tpsim: the benchmark file with compare_ns3's flows for the
-    seed and ``sim_time``."""
+    seed and ``sim_time``; with ``ns`` (an s4 census record with its paths), on ns-3's node
+    paths and flows."""
     import tpsim
 
     key = f"s6_scale-n{n}" if n else f"s4_manet_cbr-v{speed:g}"
     bench = cn.BENCHMARKS[key]
-    path = cn.tpsim_scenario_file(bench, seed, sim_time, cn.CACHE)
-    r = tpsim.run(str(path), seed=seed, set=[*bench.tpsim_set, f'simulation.duration="{sim_time:g}s"'])
+    if ns is not None:
+        path, sets = s4_on_paths(ns), [f'simulation.duration="{sim_time:g}s"']
+    else:
+        path = cn.tpsim_scenario_file(bench, seed, sim_time, cn.CACHE)
+        sets = [*bench.tpsim_set, f'simulation.duration="{sim_time:g}s"']
+    r = tpsim.run(str(path), seed=seed, set=[*sets, *TPSIM_SETS])
     net = r.network.to_dicts()[0]
     f = r.flows
     return {
@@ -259,6 +288,8 @@ ROWS = [
     ("dropped: flushed at a link break (tpsim)", None, "drops_link_break"),
     ("dropped: no route", "no_route", "drops_no_route"),
     ("RREQ transmissions", "aodv_rreq_broadcast", "routing_rreq"),
+    ("... sent by their originators (ns-3)", "rreq_originated", None),
+    ("... of those with TTL 3 (a destination last known 1 hop away)", "rreq_originated_ttl3", None),
     ("RREP transmissions (HELLOs apart)", "aodv_rrep_unicast", "routing_rrep"),
     ("HELLO transmissions", "aodv_hello_broadcast", "routing_hello"),
     ("RERR transmissions", "rerr", "routing_rerr"),
@@ -272,6 +303,9 @@ def derive(ns: Dict[str, Any], tp: Dict[str, Any]) -> None:
         r["pdr"] = r["data_received"] / max(1, r["data_sent"])
         r["lost"] = r["data_sent"] - r["data_received"]
     ns["arp_drops"] = ns["arp_drop_queue_full"] + ns["arp_drop_no_reply"]
+    by_ttl = ns.get("rreq_originated_by_ttl", {})
+    ns["rreq_originated"] = sum(by_ttl.values())
+    ns["rreq_originated_ttl3"] = by_ttl.get("3", 0)
     tp["arp_frames"] = tp["arp_requests"] + tp["arp_replies"]
     for r, drops in ((ns, ns["arp_drops"]), (tp, tp["drops_arp"])):
         r["pdr_without_arp"] = (r["data_received"] + drops) / max(1, r["data_sent"])
@@ -296,6 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--s1", action="store_true", help="study E's TCP MANET (s1_manet_tcp): one row per seed")
     ap.add_argument("--tpsim-seeds", type=int, default=1,
                     help="--s1: run tpsim this many times (seeds 101, 102, ...) on each of ns-3's paths")
+    ap.add_argument("--paired", action="store_true",
+                    help="--speed: tpsim on ns-3's node paths and background flows of each seed")
     ap.add_argument("--tpsim-set", action="append", default=[], metavar="KEY=VALUE",
                     help="--s1: a scenario key set on tpsim's side (repeatable)")
     ap.add_argument("--sim-time", type=float, default=None, help="simulated s (default 100; --s1: 900)")
@@ -305,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("give exactly one of --nodes, --speed and --s1")
     seeds = parse_seeds(a.seeds)
     TPSIM_SETS[:] = a.tpsim_set
+    if a.paired and a.speed is None:
+        ap.error("--paired goes with --speed")
     if a.s1:
         binary = build((a.ns3_dir or cn.ns3_dir_default()).resolve(), cn.CACHE)
         sim_time = a.sim_time or 900.0
@@ -328,11 +366,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.append(f"--simTime={a.sim_time:g}")
         ns_runs, tp_runs = [], []
         for s in seeds:
-            ns, tp = ns3_run(binary, args, s), tpsim_run(n, speed, s, a.sim_time)
+            ns = ns3_run(binary, args, s, movement=a.paired)
+            tp = tpsim_run(n, speed, s, a.sim_time, ns if a.paired else None)
             derive(ns, tp)
             ns_runs.append(ns)
             tp_runs.append(tp)
-        title = f"s6_scale N = {n}" if n else f"s4_manet_cbr {speed:g} m/s"
+        title = f"s6_scale N = {n}" if n else f"s4_manet_cbr {speed:g} m/s" + (", tpsim on ns-3's paths and flows" if a.paired else "")
         print(f"\n{title}, {a.sim_time:g} s, seeds {a.seeds}: medians (tpsim / ns-3)\n")
         print("| | tpsim | ns-3 |\n| --- | --- | --- |")
         for label, nk, tk in ROWS:

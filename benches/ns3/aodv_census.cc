@@ -4,7 +4,8 @@
 // s1_manet_tcp.cc (`--layout=s1`) with the same helpers (the shared common.h: Wi-Fi, AODV,
 // queues, TCP) and the same draws of node positions and flows, and prints one JSON line:
 //   * AODV messages sent at the IP layer (every hop), by type and unicast/broadcast;
-//     a HELLO is an RREP broadcast with TTL 1 (RFC 3561 §6.9);
+//     a HELLO is an RREP broadcast with TTL 1 (RFC 3561 §6.9); the RREQs their originators
+//     send, by IP TTL;
 //   * ARP frames and all PHY transmissions; MPDUs the MAC dropped, by reason;
 //   * data packets (UDP, not port 654) originated and received, and dropped by IP (by
 //     reason) and by ARP (at a lookup: its queue of packets waiting for a reply full, or the
@@ -12,7 +13,11 @@
 // With `--layout=s1` it also follows the TCP connection: its segments (SYN, data, pure ACK)
 // dropped by each cause, its state changes and retransmission timeouts, the bytes the sink
 // received per 50 s, and the causes of the data segments lost after the last byte arrived
-// (what ended the transfer).
+// (what ended the transfer). With `--layout=s4` it also lists the background flows it drew.
+// `--movement FILE` writes the nodes' paths as an ns-2 movement file (tpsim runs them with
+// mobility model "ns2"). `--verbose` prints on stderr every originated RREQ (destination, TTL),
+// every AODV unicast sent (node, type, IP source and destination) and, with `--layout=s1`,
+// every TCP segment's IP drop with the dropping node's AODV routes.
 // Build and run: `python benches/ns3_census.py` (it uses compare_ns3's cached ns-3 wheel).
 #include "common.h"
 #include "ns3/llc-snap-header.h"
@@ -30,6 +35,7 @@ constexpr uint16_t kAodvPort = 654;
 // AODV messages: 0 RREQ, 1 RREP, 2 HELLO, 3 RERR, 4 RREP-ACK, 5 other; [unicast, broadcast].
 uint64_t g_aodv[6][2] = {};
 uint64_t g_arpFrames = 0, g_phyFrames = 0;
+uint64_t g_rreqOriginated[65] = {}; // RREQs sent by their originators, by IP TTL
 // MPDUs dropped by the MAC, by WifiMacDropReason (0..3), [data, other].
 uint64_t g_macDrop[4][2] = {};
 uint64_t g_dataSent = 0, g_dataReceived = 0;
@@ -71,6 +77,14 @@ double g_gaveUp = -1;  // when the sender gave up (ns-3's DataRetries or ConnCou
 // ACKs the receiver sent, and of their arrivals at the sender's IP.
 std::vector<double> g_senderTx, g_dataArrivals, g_acksSent, g_ackArrivals;
 uint32_t g_receiverNode = 0;
+// s4: the background flows drawn (source, destination, start s), printed so that tpsim can
+// run the same flows on the same paths.
+struct DrawnFlow
+{
+    uint32_t src, dst;
+    double start;
+};
+std::vector<DrawnFlow> g_flows;
 bool g_verbose = false; // --verbose: each TCP segment's drop by IP on stderr, with the route
 
 // --verbose: the AODV routes of a node to `a` and `b` on stderr.
@@ -203,7 +217,7 @@ IsData(uint16_t port)
 }
 
 void
-OnIpTx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t)
+OnIpTx(Ptr<const Packet> p, Ptr<Ipv4> ipv4, uint32_t)
 {
     Ptr<Packet> c = p->Copy();
     Ipv4Header ih;
@@ -229,6 +243,29 @@ OnIpTx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t)
         kind = type == 1 ? 0 : type == 2 ? ((bcast && ih.GetTtl() <= 1) ? 2 : 1) : type;
     }
     ++g_aodv[kind][bcast ? 1 : 0];
+    if (g_verbose && !bcast)
+    {
+        std::cerr << Simulator::Now().GetSeconds() << " node " << ipv4->GetObject<Node>()->GetId()
+                  << " aodv unicast type " << int(type) << " from "
+                  << ih.GetSource() << " to " << ih.GetDestination() << " ttl " << int(ih.GetTtl()) << "\n";
+    }
+    uint8_t rreq[4] = {};
+    if (type == 1 && c->CopyData(rreq, 4) == 4 && rreq[3] == 0)
+    {
+        // An RREQ with hop count 0 leaves its originator (RFC 3561 §5.1: byte 3): the first
+        // try or a retry of a route discovery, by its IP TTL (the expanding ring).
+        ++g_rreqOriginated[std::min<uint8_t>(ih.GetTtl(), 64)];
+        if (g_verbose)
+        {
+            aodv::RreqHeader q;
+            Ptr<Packet> r = c->Copy();
+            aodv::TypeHeader th;
+            r->RemoveHeader(th);
+            r->RemoveHeader(q);
+            std::cerr << Simulator::Now().GetSeconds() << " rreq from " << ih.GetSource() << " for " << q.GetDst()
+                      << " ttl " << int(ih.GetTtl()) << "\n";
+        }
+    }
 }
 
 void
@@ -667,7 +704,9 @@ main(int argc, char* argv[])
         {
             uint32_t s, d;
             pair(s, d);
-            AddCbr(nodes, ifs, s, d, 100 + f, 1000, interval, pick->GetValue(1, 10.0), simTime);
+            const double start = pick->GetValue(1, 10.0);
+            AddCbr(nodes, ifs, s, d, 100 + f, 1000, interval, start, simTime);
+            g_flows.push_back({s, d, start});
         }
     }
 
@@ -723,6 +762,17 @@ main(int argc, char* argv[])
         o << ",\"aodv_" << kinds[k] << "_unicast\":" << g_aodv[k][0] << ",\"aodv_" << kinds[k]
           << "_broadcast\":" << g_aodv[k][1];
     }
+    o << ",\"rreq_originated_by_ttl\":{";
+    bool first = true;
+    for (int t = 0; t <= 64; ++t)
+    {
+        if (g_rreqOriginated[t])
+        {
+            o << (first ? "" : ",") << "\"" << t << "\":" << g_rreqOriginated[t];
+            first = false;
+        }
+    }
+    o << "}";
     o << ",\"arp_frames\":" << g_arpFrames << ",\"phy_frames\":" << g_phyFrames;
     for (int r = 0; r < 4; ++r)
     {
@@ -735,6 +785,15 @@ main(int argc, char* argv[])
         o << ",\"ip_drop_" << ipReasons[r] << "\":" << g_ipDrop[r];
     }
     o << ",\"arp_drop_queue_full\":" << g_arpQueueDrop << ",\"arp_drop_no_reply\":" << g_arpNoReply;
+    if (!g_flows.empty())
+    {
+        o << ",\"flows\":[" << std::setprecision(17);
+        for (size_t i = 0; i < g_flows.size(); ++i)
+        {
+            o << (i ? "," : "") << "[" << g_flows[i].src << "," << g_flows[i].dst << "," << g_flows[i].start << "]";
+        }
+        o << "]" << std::setprecision(6);
+    }
     if (tcp)
     {
         const char* tcpKinds[kTcpKinds] = {"syn", "data", "ack"};
