@@ -418,3 +418,21 @@ def test_census_s1_spread_places_ns3s_run_among_tpsims_on_the_same_paths(tmp_pat
     assert row == "| 7 | 7.1 | yes | 0.0 (0.0–0.0) | 0/2 | 2/2 |"
     assert "ns-3 gave up 1 times, tpsim 0.0 times in expectation" in table
     assert "above 100 % of tpsim's runs" in table
+
+
+def test_census_paired_s4_runs_tpsim_on_ns3s_paths_and_flows(tmp_path, monkeypatch):
+    census = _load_census()
+    monkeypatch.setattr(cmp, "CACHE", tmp_path)
+    monkeypatch.setattr(census.cn, "CACHE", tmp_path)
+    # 50 nodes 100 m apart on a 10 x 5 grid, standing still; two background flows.
+    lines = [f"$node_({i}) set X_ {100.0 * (i % 10)}\n$node_({i}) set Y_ {100.0 * (i // 10)}\n$node_({i}) set Z_ 0"
+             for i in range(50)]
+    movement = tmp_path / "paths.ns2"
+    movement.write_text("\n".join(lines) + "\n")
+    ns = {"movement_file": str(movement), "flows": [[3, 7, 1.25], [12, 40, 2.5]]}
+    text = census.s4_on_paths(ns).read_text()
+    assert "placement = {" not in text and 'model = "ns2"' in text
+    assert text.count("[[flows]]") == 3 and 'start = "1.25s"' in text and "src = 12\ndst = 40" in text
+    tp = census.tpsim_run(None, 10.0, 1, 12.0, ns)
+    # The main flow starts at 10 s; the two background flows (every 0.8 s) from 1.25 and 2.5 s.
+    assert tp["data_sent"] >= 25 and 0 < tp["data_received"] <= tp["data_sent"]
