@@ -216,24 +216,38 @@ IsData(uint16_t port)
     return port != 0 && port != kAodvPort;
 }
 
+// An AODV message in an IPv4 packet that starts with its IP header: its IP header, the
+// message (from its type byte on) and its type; false if the packet is not one.
+bool
+AodvMessage(Ptr<const Packet> p, Ipv4Header& ih, Ptr<Packet>& msg, uint8_t& type)
+{
+    msg = p->Copy();
+    msg->RemoveHeader(ih);
+    if (ih.GetProtocol() != 17)
+    {
+        return false;
+    }
+    UdpHeader uh;
+    msg->RemoveHeader(uh);
+    if (uh.GetDestinationPort() != kAodvPort)
+    {
+        return false;
+    }
+    type = 0;
+    msg->CopyData(&type, 1);
+    return true;
+}
+
 void
 OnIpTx(Ptr<const Packet> p, Ptr<Ipv4> ipv4, uint32_t)
 {
-    Ptr<Packet> c = p->Copy();
     Ipv4Header ih;
-    c->RemoveHeader(ih);
-    if (ih.GetProtocol() != 17)
-    {
-        return;
-    }
-    UdpHeader uh;
-    c->RemoveHeader(uh);
-    if (uh.GetDestinationPort() != kAodvPort)
-    {
-        return;
-    }
+    Ptr<Packet> c;
     uint8_t type = 0;
-    c->CopyData(&type, 1);
+    if (!AodvMessage(p, ih, c, type))
+    {
+        return;
+    }
     const Ipv4Address d = ih.GetDestination();
     const bool bcast = d.IsBroadcast() || d.IsSubnetDirectedBroadcast(Ipv4Mask("255.0.0.0")) ||
                        d.IsSubnetDirectedBroadcast(Ipv4Mask("255.255.0.0"));
@@ -331,21 +345,13 @@ OnIpDrop(const Ipv4Header& h, Ptr<const Packet> p, Ipv4L3Protocol::DropReason r,
 void
 OnReceiverRx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t)
 {
-    Ptr<Packet> c = p->Copy();
     Ipv4Header ih;
-    c->RemoveHeader(ih);
-    if (ih.GetProtocol() != 17)
-    {
-        return;
-    }
-    UdpHeader uh;
-    c->RemoveHeader(uh);
-    if (uh.GetDestinationPort() != kAodvPort)
-    {
-        return;
-    }
+    Ptr<Packet> c;
     uint8_t type = 0;
-    c->CopyData(&type, 1);
+    if (!AodvMessage(p, ih, c, type))
+    {
+        return;
+    }
     if (type == 2 && ih.GetTtl() <= 1 && ih.GetDestination().IsBroadcast())
     {
         return; // HELLO
