@@ -1692,9 +1692,6 @@ impl<P> Aodv<P> {
     }
 }
 
-/// RFC 3561 §6.11: marks route `r` invalid until `delete_at` (filed in `expiries`) and drops
-/// its precursor list (from `precursors`); if it was active and had precursors, lists its
-/// destination (with its sequence number) for the RERR and the precursors as recipients.
 /// An inactive entry as ns-3 sees it at a lookup (`RoutingTable::Purge`): one whose lifetime
 /// ran out while valid is now invalid until deleted DELETE_PERIOD after it ran out (as the
 /// sweep would make it); returns false if the entry is due for deletion (ns-3 erases it).
@@ -1706,6 +1703,9 @@ fn deactivate(r: &mut Route, delete_period: SimDuration, now: SimTime) -> bool {
     r.expiry > now
 }
 
+/// RFC 3561 §6.11: marks route `r` invalid until `delete_at` (filed in `expiries`) and drops
+/// its precursor list (from `precursors`); if it was active and had precursors, lists its
+/// destination (with its sequence number) for the RERR and the precursors as recipients.
 fn invalidate(
     r: &mut Route,
     precursors: &mut HashMap<Addr, Vec<Addr>>,
