@@ -20,6 +20,11 @@ packets that still arrive). ns-3 results are cached per configuration and seed i
     python benches/ns3_census.py --speed 10 --seeds 1-5 --sim-time 500
     python benches/ns3_census.py --s1 --seeds 1-20
     python benches/ns3_census.py --s1 --seeds 1-20 --tpsim-seeds 10
+    python benches/ns3_census.py --speed 10 --seeds 1-5 --sim-time 500 --paired
+
+``--paired`` (study C) and ``--s1`` run tpsim on ns-3's node paths, which the program writes as
+an ns-2 movement file (and, with ``--paired``, on the background flows ns-3 drew), so that the
+two sides differ only in their models and random draws.
 
 Not part of the test suite (an ns-3 run of N = 200 takes minutes).
 """
@@ -128,7 +133,7 @@ def tpsim_run(n: int | None, speed: float | None, seed: int, sim_time: float, ns
     }
 
 
-# --tpsim-set: keys set on tpsim's side of --s1 (to try a model switch on the same paths).
+# --tpsim-set: keys set on every tpsim run (to try a model switch on the same paths).
 TPSIM_SETS: List[str] = []
 
 S1_PLACEMENT = 'placement = { kind = "uniform", area = ["1500m", "1500m"] }\n'
@@ -333,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--paired", action="store_true",
                     help="--speed: tpsim on ns-3's node paths and background flows of each seed")
     ap.add_argument("--tpsim-set", action="append", default=[], metavar="KEY=VALUE",
-                    help="--s1: a scenario key set on tpsim's side (repeatable)")
+                    help="a scenario key set on every tpsim run (repeatable)")
     ap.add_argument("--sim-time", type=float, default=None, help="simulated s (default 100; --s1: 900)")
     ap.add_argument("--ns3-dir", type=Path, default=None)
     a = ap.parse_args(argv)
