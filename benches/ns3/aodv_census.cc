@@ -545,6 +545,28 @@ After(const std::vector<double>& times, double t)
     return {k, times.empty() ? -1.0 : times.back()};
 }
 
+// As the shared MANET programs: nodes uniform in a `side` x `side` m square, moving by random
+// waypoint (pause 0) with speeds drawn from `speed` (an ns-3 random variable string). The
+// position allocator is made before the MobilityHelper, as there: the helper's constructor
+// creates two random variables, and the other order would shift every random stream after them.
+void
+InstallRandomWaypoint(NodeContainer& nodes, double side, const std::string& speed)
+{
+    std::ostringstream xs;
+    xs << "ns3::UniformRandomVariable[Min=0.0|Max=" << side << "]";
+    ObjectFactory pf;
+    pf.SetTypeId("ns3::RandomRectanglePositionAllocator");
+    pf.Set("X", StringValue(xs.str()));
+    pf.Set("Y", StringValue(xs.str()));
+    Ptr<PositionAllocator> alloc = pf.Create()->GetObject<PositionAllocator>();
+    MobilityHelper mob;
+    mob.SetMobilityModel("ns3::RandomWaypointMobilityModel", "Speed", StringValue(speed), "Pause",
+                         StringValue("ns3::ConstantRandomVariable[Constant=0]"), "PositionAllocator",
+                         PointerValue(alloc));
+    mob.SetPositionAllocator(alloc);
+    mob.Install(nodes);
+}
+
 void
 AddCbr(NodeContainer& nodes, Ipv4InterfaceContainer& ifs, uint32_t s, uint32_t d, uint16_t port,
        uint32_t size, double interval, double start, double stop)
@@ -614,35 +636,14 @@ main(int argc, char* argv[])
     else if (tcp)
     {
         // As s1_manet_tcp.cc: uniform in 1500 x 1500 m, random waypoint at U[1, 2] m/s.
-        ObjectFactory pf;
-        pf.SetTypeId("ns3::RandomRectanglePositionAllocator");
-        pf.Set("X", StringValue("ns3::UniformRandomVariable[Min=0.0|Max=1500]"));
-        pf.Set("Y", StringValue("ns3::UniformRandomVariable[Min=0.0|Max=1500]"));
-        Ptr<PositionAllocator> alloc = pf.Create()->GetObject<PositionAllocator>();
-        MobilityHelper mob;
-        mob.SetMobilityModel("ns3::RandomWaypointMobilityModel", "Speed",
-                             StringValue("ns3::UniformRandomVariable[Min=1|Max=2]"), "Pause",
-                             StringValue("ns3::ConstantRandomVariable[Constant=0]"), "PositionAllocator",
-                             PointerValue(alloc));
-        mob.SetPositionAllocator(alloc);
-        mob.Install(nodes);
+        InstallRandomWaypoint(nodes, 1500, "ns3::UniformRandomVariable[Min=1|Max=2]");
     }
     else
     {
         // As s4_manet_cbr.cc: uniform in 1000 x 1000 m, random waypoint at a constant speed.
         std::ostringstream spd;
         spd << "ns3::ConstantRandomVariable[Constant=" << speed << "]";
-        ObjectFactory pf;
-        pf.SetTypeId("ns3::RandomRectanglePositionAllocator");
-        pf.Set("X", StringValue("ns3::UniformRandomVariable[Min=0.0|Max=1000]"));
-        pf.Set("Y", StringValue("ns3::UniformRandomVariable[Min=0.0|Max=1000]"));
-        Ptr<PositionAllocator> alloc = pf.Create()->GetObject<PositionAllocator>();
-        MobilityHelper mob;
-        mob.SetMobilityModel("ns3::RandomWaypointMobilityModel", "Speed", StringValue(spd.str()),
-                             "Pause", StringValue("ns3::ConstantRandomVariable[Constant=0]"),
-                             "PositionAllocator", PointerValue(alloc));
-        mob.SetPositionAllocator(alloc);
-        mob.Install(nodes);
+        InstallRandomWaypoint(nodes, 1000, spd.str());
     }
 
     WifiCfg wc;
