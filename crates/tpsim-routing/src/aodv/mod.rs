@@ -1463,15 +1463,11 @@ impl<P> Aodv<P> {
             }
             self.expiries.pop();
             r.filed = SimTime::NEVER;
-            if r.expiry <= now {
-                if !r.valid {
-                    self.routes.remove(&a);
-                    self.precursors.remove(&a);
-                    continue;
-                }
-                // RFC 3561 §6.11: an expired route is invalid and deleted after DELETE_PERIOD.
-                r.valid = false;
-                r.expiry += dp;
+            // RFC 3561 §6.11: an expired route is invalid, and deleted DELETE_PERIOD later.
+            if r.expiry <= now && !deactivate(r, dp, now) {
+                self.routes.remove(&a);
+                self.precursors.remove(&a);
+                continue;
             }
             // Just invalidated, or extended since it was filed: filed again at its expiry.
             r.file_expiry(&mut self.expiries);
@@ -1692,9 +1688,10 @@ impl<P> Aodv<P> {
     }
 }
 
-/// An inactive entry as ns-3 sees it at a lookup (`RoutingTable::Purge`): one whose lifetime
-/// ran out while valid is now invalid until deleted DELETE_PERIOD after it ran out (as the
-/// sweep would make it); returns false if the entry is due for deletion (ns-3 erases it).
+/// An inactive entry made what RFC 3561 §6.11 says it is (the sweep, and ns-3's
+/// `RoutingTable::Purge` at a lookup): one whose lifetime ran out while valid is now invalid
+/// until deleted DELETE_PERIOD after it ran out; returns false if the entry is due for
+/// deletion.
 fn deactivate(r: &mut Route, delete_period: SimDuration, now: SimTime) -> bool {
     if r.valid {
         r.valid = false;
