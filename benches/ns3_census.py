@@ -90,24 +90,32 @@ S4_PLACEMENT = 'placement = { kind = "uniform", area = ["1000m", "1000m"] }\n'
 S4_MOBILITY = 'mobility = { model = "random-waypoint", speed = ["10m/s", "10m/s"], pause = "0s", start = "placement" }\n'
 
 
-def s4_on_paths(ns: Dict[str, Any]) -> Path:
-    """tpsim's ``s4_manet_cbr`` file on the node paths and with the background flows of one
-    ns-3 census run (``--paired``): the same mobility and the same flows on both sides."""
-    bench = cn.BENCHMARKS["s4_manet_cbr-v10"]
+def on_ns3_paths(bench_key: str, placement: str, mobility: str, movement: Path, extra: str = "") -> Path:
+    """The benchmark file of ``bench_key`` with its nodes moving along an ns-2 movement file
+    (ns-3's paths, written by the census program) instead of its own placement and mobility
+    lines, plus ``extra`` (more flows); written beside the movement file."""
+    bench = cn.BENCHMARKS[bench_key]
     text = (cn.REPO / bench.tpsim_scenario).read_text(encoding="utf-8")
-    for line in (S4_PLACEMENT, S4_MOBILITY):
+    for line in (placement, mobility):
         if text.count(line) != 1:
             raise RuntimeError(f"{bench.tpsim_scenario}: expected {line.strip()!r} exactly once")
-    movement = Path(ns["movement_file"]).resolve()
-    text = text.replace(S4_PLACEMENT, "").replace(S4_MOBILITY, f'mobility = {{ model = "ns2", file = "{movement}" }}\n')
-    text = text.rstrip("\n") + "\n\n# The background flows of the ns-3 census run on these paths.\n"
-    for src, dst, start in ns["flows"]:
-        app = f'kind = "cbr", size = "1000B", rate = "0.01Mbps", start = "{cn._secs(start)}"'
-        text += cn._flow_toml(int(src), int(dst), "udp", app)
+    movement = movement.resolve()
+    text = text.replace(placement, "").replace(mobility, f'mobility = {{ model = "ns2", file = "{movement}" }}\n')
+    text += extra
     path = movement.with_suffix(".toml")
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         cn.atomic_write_text(path, text)
     return path
+
+
+def s4_on_paths(ns: Dict[str, Any]) -> Path:
+    """tpsim's ``s4_manet_cbr`` file on the node paths and with the background flows of one
+    ns-3 census run (``--paired``): the same mobility and the same flows on both sides."""
+    flows = "\n# The background flows of the ns-3 census run on these paths.\n"
+    for src, dst, start in ns["flows"]:
+        app = f'kind = "cbr", size = "1000B", rate = "0.01Mbps", start = "{cn._secs(start)}"'
+        flows += cn._flow_toml(int(src), int(dst), "udp", app)
+    return on_ns3_paths("s4_manet_cbr-v10", S4_PLACEMENT, S4_MOBILITY, Path(ns["movement_file"]), flows)
 
 
 def tpsim_run(n: int | None, speed: float | None, seed: int, sim_time: float, ns: Dict[str, Any] | None = None) -> Dict[str, Any]:
@@ -141,19 +149,8 @@ S1_MOBILITY = 'mobility = { model = "random-waypoint", speed = ["1m/s", "2m/s"],
 
 
 def s1_on_paths(movement: Path) -> Path:
-    """tpsim's ``s1_manet_tcp`` file with its nodes moving along an ns-2 movement file (ns-3's
-    paths, written by the census program) instead of its own random waypoints."""
-    bench = cn.BENCHMARKS["s1_manet_tcp"]
-    text = (cn.REPO / bench.tpsim_scenario).read_text(encoding="utf-8")
-    for line in (S1_PLACEMENT, S1_MOBILITY):
-        if text.count(line) != 1:
-            raise RuntimeError(f"{bench.tpsim_scenario}: expected {line.strip()!r} exactly once")
-    movement = movement.resolve()
-    text = text.replace(S1_PLACEMENT, "").replace(S1_MOBILITY, f'mobility = {{ model = "ns2", file = "{movement}" }}\n')
-    path = movement.with_suffix(".toml")
-    if not path.exists() or path.read_text(encoding="utf-8") != text:
-        cn.atomic_write_text(path, text)
-    return path
+    """tpsim's ``s1_manet_tcp`` file with its nodes moving along ns-3's paths."""
+    return on_ns3_paths("s1_manet_tcp", S1_PLACEMENT, S1_MOBILITY, movement)
 
 
 def tpsim_s1_run(seed: int, sim_time: float, movement: Path | None = None) -> Dict[str, Any]:
@@ -181,6 +178,11 @@ def tpsim_s1_run(seed: int, sim_time: float, movement: Path | None = None) -> Di
     }
 
 
+def ns3_goodput_kbps(ns: Dict[str, Any], sim_time: float) -> float:
+    """ns-3's goodput in an s1 census record: bytes the sink received · 8 / (sim time − 10 s)."""
+    return ns["sink_bytes"] * 8 / (sim_time - 10.0) / 1000.0
+
+
 def s1_table(binary: Path, seeds: Sequence[int], sim_time: float) -> str:
     """The per-seed table of ``--s1`` (Markdown): for each seed, ns-3's run, tpsim on ns-3's
     paths of that seed, and tpsim on its own random waypoints."""
@@ -202,7 +204,7 @@ def s1_table(binary: Path, seeds: Sequence[int], sim_time: float) -> str:
     for seed in seeds:
         ns = ns3_run(binary, ["--layout=s1", f"--simTime={sim_time:g}"], seed, movement=True)
         opened = [t for t, state in ns["states"] if state == 4]
-        g = ns["sink_bytes"] * 8 / (sim_time - 10.0) / 1000.0
+        g = ns3_goodput_kbps(ns, sim_time)
         good["ns-3"].append(g)
         gave_up["ns-3"] += ns["gave_up_at"] >= 0
         tail = []
@@ -249,7 +251,7 @@ def s1_spread_table(binary: Path, seeds: Sequence[int], sim_time: float, k: int)
     ns_up = 0
     for seed in seeds:
         ns = ns3_run(binary, ["--layout=s1", f"--simTime={sim_time:g}"], seed, movement=True)
-        g_ns = ns["sink_bytes"] * 8 / (sim_time - 10.0) / 1000.0
+        g_ns = ns3_goodput_kbps(ns, sim_time)
         runs = [tpsim_s1_run(100 + t, sim_time, Path(ns["movement_file"])) for t in range(1, k + 1)]
         gs = [r["goodput_kbps"] for r in runs]
         ups = sum(r["gave_up"] for r in runs)

@@ -77,6 +77,7 @@ double g_gaveUp = -1;  // when the sender gave up (ns-3's DataRetries or ConnCou
 // ACKs the receiver sent, and of their arrivals at the sender's IP.
 std::vector<double> g_senderTx, g_dataArrivals, g_acksSent, g_ackArrivals;
 uint32_t g_receiverNode = 0;
+Ipv4Address g_receiverAddr; // s1: the TCP receiver's address
 // s4: the background flows drawn (source, destination, start s), printed so that tpsim can
 // run the same flows on the same paths.
 struct DrawnFlow
@@ -289,7 +290,7 @@ OnSendOutgoing(const Ipv4Header& h, Ptr<const Packet> p, uint32_t)
     {
         const int kind = TcpKind(p->Copy());
         ++g_tcpSent[kind];
-        if (kind == 2 && h.GetSource() == Ipv4Address(0x0a010000 + g_receiverNode + 1))
+        if (kind == 2 && h.GetSource() == g_receiverAddr)
         {
             g_acksSent.push_back(Simulator::Now().GetSeconds());
             if (g_verbose)
@@ -401,31 +402,29 @@ OnMacDrop(WifiMacDropReason reason, Ptr<const WifiMpdu> mpdu)
     }
 }
 
-// Whether a packet that ARP dropped is a data packet. ns-3 (3.44) adds the IPv4 header back
-// before it fires either ARP drop trace for a held or refused packet ("for tracing
-// purposes"), so such a packet starts with the IP header, then UDP; the lookup trace also
+// Whether a packet that ARP dropped is an IPv4 packet of at least `minSize` bytes. ns-3 (3.44)
+// adds the IPv4 header back before it fires either ARP drop trace for a held or refused packet
+// ("for tracing purposes"), so such a packet starts with the IP header; the lookup trace also
 // fires for ARP replies it ignores, which are not IP (what is left after the ARP header).
+bool
+ArpDroppedIp(Ptr<const Packet> p, uint32_t minSize)
+{
+    uint8_t first = 0;
+    return p->GetSize() >= minSize && p->CopyData(&first, 1) == 1 && first == 0x45;
+}
+
+// Whether a packet that ARP dropped is a data packet (IP, then UDP to a data port).
 bool
 ArpHeldData(Ptr<const Packet> p)
 {
-    uint8_t first = 0;
-    if (p->GetSize() < 28 || p->CopyData(&first, 1) != 1 || first != 0x45)
-    {
-        return false;
-    }
-    return IsData(UdpPortOfIp(p->Copy()));
+    return ArpDroppedIp(p, 28) && IsData(UdpPortOfIp(p->Copy()));
 }
 
 // The kind of a TCP segment that ARP dropped (its IP header added back, as above), or -1.
 int
 ArpHeldTcp(Ptr<const Packet> p)
 {
-    uint8_t first = 0;
-    if (p->GetSize() < 40 || p->CopyData(&first, 1) != 1 || first != 0x45)
-    {
-        return -1;
-    }
-    return TcpKindOfIp(p->Copy());
+    return ArpDroppedIp(p, 40) ? TcpKindOfIp(p->Copy()) : -1;
 }
 
 void
@@ -668,6 +667,7 @@ main(int argc, char* argv[])
     {
         // As s1_manet_tcp.cc: TCP bulk 0 -> N-1 from 10 s, 1340-byte writes.
         g_receiverNode = n - 1;
+        g_receiverAddr = ifs.GetAddress(n - 1);
         const uint16_t port = 5000;
         PacketSinkHelper sinkH("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
         sinkH.Install(nodes.Get(n - 1)).Start(Seconds(0));
