@@ -1151,14 +1151,15 @@ impl<P> Aodv<P> {
         }
         // RFC 3561 §6.7: forward along the reverse route (ns-3: along an inactive one too,
         // which stays inactive).
-        let rev_next = match self.routes.get_mut(&p.orig) {
-            Some(r) if self.cfg.rreq_leaves_reverse_route_invalid && !r.active(now) => {
-                if !deactivate(r, self.cfg.delete_period, now) {
-                    return;
-                }
-                Some(r.next_hop)
+        let rev_next = if self.cfg.rreq_leaves_reverse_route_invalid {
+            let dp = self.cfg.delete_period;
+            match self.routes.get_mut(&p.orig) {
+                Some(r) if r.active(now) => Some(r.next_hop),
+                Some(r) => deactivate(r, dp, now).then_some(r.next_hop),
+                None => None,
             }
-            _ => self.lookup(now, p.orig),
+        } else {
+            self.lookup(now, p.orig)
         };
         let Some(rev_next) = rev_next else {
             return;
