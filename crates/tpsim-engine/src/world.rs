@@ -1377,6 +1377,9 @@ impl World {
                 ch.prefetch_receiver(r.node);
             }
         }
+        if !ends && k == 0 {
+            self.prefetch_routing_rx(frame);
+        }
         loop {
             if ends {
                 self.on_signal_end(frame, r.node);

@@ -366,6 +366,42 @@ impl World {
         }
     }
 
+    /// The signals of air frame `frame` start: asks the caches for the AODV state its
+    /// receivers will read when it ends, an airtime from now (every receiver of a broadcast
+    /// control message, the addressee of a unicast). A hint only: see
+    /// [`Aodv::prefetch_message`] and [`Aodv::prefetch_data`].
+    pub(super) fn prefetch_routing_rx(&self, frame: u32) {
+        let (Some(ch), Some(rt)) = (&self.wifi, &self.routing) else {
+            return;
+        };
+        let Proto::Aodv(agents) = &rt.proto else {
+            return;
+        };
+        let Some(id) = ch.frames[frame as usize].pkt else {
+            return;
+        };
+        let p = self.packets.get(id);
+        if p.is_data() {
+            // A unicast data frame: only its addressee routes it.
+            let sender = ch.frames[frame as usize].frame.src;
+            if let Some(a) = agents.get(p.link_dst as usize) {
+                a.prefetch_data(wifi_addr(sender), p.ip.src, p.ip.dst);
+            }
+            return;
+        }
+        if !p.is_ctrl() {
+            return;
+        }
+        let CtrlMsg::Aodv(m) = &rt.ctrl[p.ctrl as usize] else {
+            return;
+        };
+        for r in ch.receivers(frame) {
+            if p.link_dst == tpsim_mac::BROADCAST || p.link_dst == r.node {
+                agents[r.node as usize].prefetch_message(p.ip.src, m);
+            }
+        }
+    }
+
     /// A packet for this node (or broadcast) carrying a control message arrived from
     /// neighbour `from`.
     pub(super) fn ctrl_input(&mut self, node: u32, id: PacketId) {

@@ -391,8 +391,10 @@ pub struct Aodv<P> {
     events: VecDeque<AodvEvent<P>>,
     rreq_times: VecDeque<SimTime>,
     rerr_times: VecDeque<SimTime>,
-    /// HELLO neighbours → last time anything was heard from them (§6.9).
-    neighbors: Map<Addr, SimTime>,
+    /// HELLO neighbours and the last time anything was heard from each (§6.9), sorted by
+    /// address: a node has few, and a sorted vector reads them in one cache line where a
+    /// B-tree reads a node's keys and then its values.
+    neighbors: Vec<(Addr, SimTime)>,
     hello_at: Option<SimTime>,
     last_bcast: Option<SimTime>,
     /// Neighbour → RREP-ACK deadline (§6.8).
@@ -435,7 +437,7 @@ impl<P> Aodv<P> {
             events: VecDeque::new(),
             rreq_times: VecDeque::new(),
             rerr_times: VecDeque::new(),
-            neighbors: Map::default(),
+            neighbors: Vec::new(),
             hello_at: None,
             last_bcast: None,
             ack_wait: Map::default(),
@@ -450,6 +452,45 @@ impl<P> Aodv<P> {
             a.arm_hello(SimTime::ZERO);
         }
         a
+    }
+
+    /// Asks the caches for what [`Aodv::on_message`] will read when `msg` arrives from
+    /// neighbour `from`: the agent itself and the table slots where its lookups start (the
+    /// route to `from`, §6.2; for an RREQ the duplicate entry, §6.5, and the routes to the
+    /// originator and the destination; for an RREP the routes to its destination and
+    /// originator, §6.7). A hint only (see [`tpsim_core::prefetch`]): it changes nothing. The
+    /// engine calls it an airtime ahead, when the frame's signal starts, so that a node a
+    /// flood reaches finds its cold tables in the cache.
+    #[inline]
+    pub fn prefetch_message(&self, from: Addr, msg: &Message) {
+        tpsim_core::prefetch(self, 16);
+        self.routes.prefetch(from);
+        match msg {
+            Message::Rreq(q) => {
+                self.seen.prefetch((q.orig, q.rreq_id));
+                self.routes.prefetch(q.orig);
+                self.routes.prefetch(q.dst);
+            }
+            Message::Rrep(p) => {
+                self.routes.prefetch(p.dst);
+                self.routes.prefetch(p.orig);
+            }
+            Message::Rerr(_) | Message::RrepAck => {}
+        }
+        tpsim_core::prefetch_slice(&self.neighbors, 1);
+    }
+
+    /// Asks the caches for what [`Aodv::route_output`] will read for a data packet from `src`
+    /// to `dst` arriving from neighbour `prev_hop`: the agent, its HELLO neighbours and the
+    /// table slots of the three routes it refreshes (§6.2). A hint only, like
+    /// [`Aodv::prefetch_message`].
+    #[inline]
+    pub fn prefetch_data(&self, prev_hop: Addr, src: Addr, dst: Addr) {
+        tpsim_core::prefetch(self, 16);
+        self.routes.prefetch(dst);
+        self.routes.prefetch(src);
+        self.routes.prefetch(prev_hop);
+        tpsim_core::prefetch_slice(&self.neighbors, 1);
     }
 
     /// This node's address.
@@ -1196,7 +1237,10 @@ impl<P> Aodv<P> {
         let newly = self.set_neighbour_route(now, from, expiry, Some(p.dst_seq));
         self.arm_sweep(expiry);
         if self.cfg.hello {
-            self.neighbors.insert(from, now);
+            match self.neighbors.binary_search_by_key(&from, |e| e.0) {
+                Ok(i) => self.neighbors[i].1 = now,
+                Err(i) => self.neighbors.insert(i, (from, now)),
+            }
         }
         if newly {
             self.route_became_valid(now, from);
@@ -1386,7 +1430,8 @@ impl<P> Aodv<P> {
     /// Something was heard from `a` (HELLO link monitoring, §6.9).
     #[inline]
     fn heard(&mut self, now: SimTime, a: Addr) {
-        if let Some(t) = self.neighbors.get_mut(&a) {
+        if let Ok(i) = self.neighbors.binary_search_by_key(&a, |e| e.0) {
+            let t = &mut self.neighbors[i].1;
             *t = (*t).max(now);
         }
     }
@@ -1397,6 +1442,13 @@ impl<P> Aodv<P> {
     fn keep_alive(&mut self, until: SimTime, a: Addr) {
         let as_heard = SimTime(until.0.saturating_sub(self.hello_life().0));
         self.heard(as_heard, a);
+    }
+
+    /// `a` is no longer a HELLO neighbour.
+    fn forget_neighbour(&mut self, a: Addr) {
+        if let Ok(i) = self.neighbors.binary_search_by_key(&a, |e| e.0) {
+            self.neighbors.remove(i);
+        }
     }
 
     fn arm_sweep(&mut self, t: SimTime) {
@@ -1485,7 +1537,7 @@ impl<P> Aodv<P> {
         // to `broadcast_jitter` late, so without that margin a single lost HELLO followed by a
         // jittered one would already count as a break.
         let life = self.hello_life() + self.cfg.broadcast_jitter;
-        for (&a, &t) in &self.neighbors {
+        for &(a, t) in &self.neighbors {
             let deadline = t + life;
             if deadline <= now {
                 lost.push(a);
@@ -1496,7 +1548,7 @@ impl<P> Aodv<P> {
         self.next_sweep = next;
         for &a in &lost {
             // RFC 3561 §6.9: nothing heard for ALLOWED_HELLO_LOSS·HELLO_INTERVAL.
-            self.neighbors.remove(&a);
+            self.forget_neighbour(a);
             self.link_break(now, a);
         }
         lost.clear();
@@ -1533,7 +1585,7 @@ impl<P> Aodv<P> {
             );
         }
         self.arm_sweep(now + dp);
-        self.neighbors.remove(&nb);
+        self.forget_neighbour(nb);
         recipients.retain(|&p| p != nb);
         self.send_rerr(now, dests, &recipients, Origin::Originated, false);
         self.events.push_back(AodvEvent::LinkBroken { next_hop: nb });
