@@ -100,6 +100,8 @@ impl RoutingState {
                 if let Some(h) = r.hello_interval {
                     cfg.hello_interval = h.sim();
                 }
+                // One configuration, shared by every agent.
+                let cfg = std::sync::Arc::new(cfg);
                 Proto::Aodv(
                     (0..n)
                         .map(|i| Aodv::new(cfg.clone(), wifi_addr(i as u32), key(i as u64)))

@@ -119,6 +119,7 @@ pub use message::{Message, MessageKind, Rerr, Rrep, Rreq};
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
 
 use tpsim_core::{RngStream, SimDuration, SimTime};
 
@@ -366,7 +367,9 @@ fn rate_next_allowed(times: &mut VecDeque<SimTime>, limit: u32, now: SimTime) ->
 /// being discovered and handed back in events).
 #[derive(Debug)]
 pub struct Aodv<P> {
-    cfg: AodvConfig,
+    /// Shared by every agent of a network: read-only, and hot in the cache however many
+    /// nodes there are (a copy per agent would be 184 bytes of each cold agent to fetch).
+    cfg: Arc<AodvConfig>,
     addr: Addr,
     rng: RngStream,
     /// Own sequence number (§6.1).
@@ -415,8 +418,10 @@ pub struct Aodv<P> {
 
 impl<P> Aodv<P> {
     /// A node with interface address `addr`. `rng` draws the broadcast jitter.
-    /// `cfg` should pass [`AodvConfig::validate`] (checked in debug builds).
-    pub fn new(cfg: AodvConfig, addr: Addr, rng: RngStream) -> Self {
+    /// `cfg` (an [`AodvConfig`], or an `Arc` of one shared by the agents of a network, as the
+    /// engine does) should pass [`AodvConfig::validate`] (checked in debug builds).
+    pub fn new(cfg: impl Into<Arc<AodvConfig>>, addr: Addr, rng: RngStream) -> Self {
+        let cfg = cfg.into();
         debug_assert!(cfg.validate().is_ok(), "invalid AodvConfig: {:?}", cfg.validate());
         let mut a = Aodv {
             cfg,
