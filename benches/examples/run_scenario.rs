@@ -43,6 +43,9 @@ fn main() {
         "event loop {dt:.3} s, {events} events, {} MAC frames, {} routing packets",
         r.network.mac_frames, r.network.routing_packets
     );
+    if std::env::var_os("RUN_SCENARIO_VERBOSE").is_some() {
+        println!("network {:?}", r.network);
+    }
     if std::env::var_os("RUN_SCENARIO_DIGEST").is_some() {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();

@@ -1717,14 +1717,19 @@ impl World {
             let p = self.packets.get(id);
             (p.ip.dst, p.ctrl)
         };
+        let for_others = |w: &World, d: u32| d != u32::MAX && !w.nodes[node as usize].addrs.contains(&d);
         if ctrl != NO_CTRL {
             if ctrl >= ARP_REQUEST {
                 self.arp_input(node, id);
-            } else {
+                return;
+            }
+            if !for_others(self, u32::from(dst)) {
                 // Routing control messages go hop by hop: the protocol decides what to resend.
                 self.ctrl_input(node, id);
+                return;
             }
-            return;
+            // An AODV unicast routed over several hops (`unicast_control_needs_route`): on
+            // as IP traffic, below.
         }
         let dst = u32::from(dst);
         if dst == u32::MAX {

@@ -160,6 +160,31 @@ impl RoutingState {
         !matches!(self.proto, Proto::Static)
     }
 
+    /// Counts a control packet put on a link (every hop, as ns-3's IP `Tx` trace does): in
+    /// `routing_packets` and by message type.
+    fn count_sent(&mut self, msg: &CtrlMsg) {
+        self.routing_packets += 1;
+        match msg {
+            CtrlMsg::Aodv(m) => {
+                let k = match m.kind() {
+                    aodv::MessageKind::Rreq => 0,
+                    aodv::MessageKind::Rrep => 1,
+                    aodv::MessageKind::Rerr => 2,
+                    aodv::MessageKind::RrepAck => 3,
+                    aodv::MessageKind::Hello => 4,
+                };
+                self.sent_by_type[k] += 1;
+            }
+            CtrlMsg::Olsr(p) => {
+                for m in &p.messages {
+                    let k = if matches!(m.body, olsr::Body::Hello(_)) { 4 } else { 5 };
+                    self.sent_by_type[k] += 1;
+                }
+            }
+            CtrlMsg::Free => {}
+        }
+    }
+
     fn store(&mut self, m: CtrlMsg) -> u32 {
         match self.ctrl_free.pop() {
             Some(i) => {
@@ -200,39 +225,21 @@ impl World {
         }
     }
 
-    /// Sends a control message from `node`: a UDP packet at the head of its interface queue.
-    fn send_ctrl(&mut self, node: u32, dest: LinkDest, ttl: u8, msg: CtrlMsg) {
+    /// Sends a control message from `node`: a UDP packet at the head of its interface queue,
+    /// to `dest` through neighbour `via` if given (a unicast routed over several hops).
+    fn send_ctrl(&mut self, node: u32, dest: LinkDest, via: Option<Ipv4Addr>, ttl: u8, msg: CtrlMsg) {
         self.reclaim_ctrl();
         let Some(rt) = &mut self.routing else { return };
-        let (len, port, kind) = match &msg {
-            CtrlMsg::Aodv(m) => (
-                m.wire_len() as u32,
-                AODV_PORT,
-                match m.kind() {
-                    aodv::MessageKind::Rreq => 0,
-                    aodv::MessageKind::Rrep => 1,
-                    aodv::MessageKind::Rerr => 2,
-                    aodv::MessageKind::RrepAck => 3,
-                    aodv::MessageKind::Hello => 4,
-                },
-            ),
-            CtrlMsg::Olsr(p) => (p.wire_len() as u32, OLSR_PORT, 5),
+        let (len, port) = match &msg {
+            CtrlMsg::Aodv(m) => (m.wire_len() as u32, AODV_PORT),
+            CtrlMsg::Olsr(p) => (p.wire_len() as u32, OLSR_PORT),
             CtrlMsg::Free => return,
         };
-        rt.routing_packets += 1;
-        match &msg {
-            CtrlMsg::Olsr(p) => {
-                for m in &p.messages {
-                    let k = if matches!(m.body, olsr::Body::Hello(_)) { 4 } else { 5 };
-                    rt.sent_by_type[k] += 1;
-                }
-            }
-            _ => rt.sent_by_type[kind] += 1,
-        }
+        rt.count_sent(&msg);
         let ctrl = rt.store(msg);
         let (dst, link_dst) = match dest {
             LinkDest::Broadcast => (Ipv4Addr::BROADCAST, tpsim_mac::BROADCAST),
-            LinkDest::Unicast(a) => (a, wifi_node(a).unwrap_or(tpsim_mac::BROADCAST)),
+            LinkDest::Unicast(a) => (a, wifi_node(via.unwrap_or(a)).unwrap_or(tpsim_mac::BROADCAST)),
         };
         let ip_len = rt.hdr + len;
         let id = self.alloc_control(node, dst, ttl, port, len, ip_len, link_dst, ctrl);
@@ -256,15 +263,15 @@ impl World {
                 let out = match &mut rt.proto {
                     Proto::Aodv(v) => v[node as usize]
                         .poll_transmit(now)
-                        .map(|o| (o.dest, o.ttl, CtrlMsg::Aodv(o.msg))),
+                        .map(|o| (o.dest, o.via, o.ttl, CtrlMsg::Aodv(o.msg))),
                     Proto::Olsr(v) => v[node as usize]
                         .poll_transmit(now)
-                        .map(|p| (LinkDest::Broadcast, 1, CtrlMsg::Olsr(p))),
+                        .map(|p| (LinkDest::Broadcast, None, 1, CtrlMsg::Olsr(p))),
                     _ => None,
                 };
-                let Some((dest, ttl, msg)) = out else { break };
+                let Some((dest, via, ttl, msg)) = out else { break };
                 progressed = true;
-                self.send_ctrl(node, dest, ttl, msg);
+                self.send_ctrl(node, dest, via, ttl, msg);
             }
             loop {
                 let Some(rt) = &mut self.routing else { return };
@@ -331,7 +338,16 @@ impl World {
         };
         let Some(ch) = &self.wifi else { return };
         let dev = ch.dev_of_node[node as usize];
-        self.packets.get_mut(id).link_dst = hop;
+        let p = self.packets.get_mut(id);
+        p.link_dst = hop;
+        let ctrl = p.is_ctrl().then_some(p.ctrl);
+        if let (Some(c), Some(rt)) = (ctrl, &mut self.routing) {
+            // A control message routed over several hops
+            // (`unicast_control_needs_route`), forwarded here: counted at every hop.
+            let msg = std::mem::replace(&mut rt.ctrl[c as usize], CtrlMsg::Free);
+            rt.count_sent(&msg);
+            rt.ctrl[c as usize] = msg;
+        }
         self.device_enqueue_prio(dev, id, false);
     }
 
