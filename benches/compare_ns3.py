@@ -278,7 +278,10 @@ WIRELESS_NOTES: Tuple[str, ...] = (
     "discovery to that neighbour (an RREQ with TTL 3) and may then travel over several hops; tpsim hands them "
     "to the link layer for the neighbour directly. In study C at 10 m/s, on the same node paths and flows, most "
     "of ns-3's originated RREQs are such discoveries, nearly as many as ns-3 originates more than tpsim "
-    "(seed 1: 1,314 of 2,103, against tpsim's 669 in all; section \"Study C on ns-3's paths\"). ns-3 also asks for an "
+    "(seed 1: 1,314 of 2,103, against tpsim's 669 in all; section \"Study C on ns-3's paths\"). tpsim models that as an "
+    "`AodvConfig` switch (`unicast_control_needs_route`), not yet a scenario key: in tpsim it forms AODV routing "
+    "loops and overshoots ns-3's routing packets twofold (section \"ns-3's routing of AODV's own unicasts, tried\"). "
+    "ns-3 also asks for an "
     "RREP-ACK when an intermediate node answers for a one-hop destination (`SendReplyByIntermediateNode`); "
     "tpsim's `rrep_ack` (off here) would ask on every RREP.",
     "Measurement points: ns-3's FlowMonitor counts IP packets of the data flows (delay IP send → IP "
