@@ -4,7 +4,8 @@
 //! `perf record -g target/release/examples/run_scenario FILE [SEED]`). With
 //! `RUN_SCENARIO_DIGEST=1` it also prints a hash of every result the run produced (flows,
 //! nodes, network counters; the wall time excluded), to check that an engine change leaves
-//! results bit-identical.
+//! results bit-identical. With `RUN_SCENARIO_VERBOSE=1` it prints the network row (routing
+//! packets by type, drops by reason, MAC counters).
 
 use std::time::Instant;
 use tpsim_engine::{RunOptions, World};
