@@ -160,31 +160,6 @@ impl RoutingState {
         !matches!(self.proto, Proto::Static)
     }
 
-    /// Counts a control packet put on a link (every hop, as ns-3's IP `Tx` trace does): in
-    /// `routing_packets` and by message type.
-    fn count_sent(&mut self, msg: &CtrlMsg) {
-        self.routing_packets += 1;
-        match msg {
-            CtrlMsg::Aodv(m) => {
-                let k = match m.kind() {
-                    aodv::MessageKind::Rreq => 0,
-                    aodv::MessageKind::Rrep => 1,
-                    aodv::MessageKind::Rerr => 2,
-                    aodv::MessageKind::RrepAck => 3,
-                    aodv::MessageKind::Hello => 4,
-                };
-                self.sent_by_type[k] += 1;
-            }
-            CtrlMsg::Olsr(p) => {
-                for m in &p.messages {
-                    let k = if matches!(m.body, olsr::Body::Hello(_)) { 4 } else { 5 };
-                    self.sent_by_type[k] += 1;
-                }
-            }
-            CtrlMsg::Free => {}
-        }
-    }
-
     fn store(&mut self, m: CtrlMsg) -> u32 {
         match self.ctrl_free.pop() {
             Some(i) => {
@@ -225,21 +200,39 @@ impl World {
         }
     }
 
-    /// Sends a control message from `node`: a UDP packet at the head of its interface queue,
-    /// to `dest` through neighbour `via` if given (a unicast routed over several hops).
-    fn send_ctrl(&mut self, node: u32, dest: LinkDest, via: Option<Ipv4Addr>, ttl: u8, msg: CtrlMsg) {
+    /// Sends a control message from `node`: a UDP packet at the head of its interface queue.
+    fn send_ctrl(&mut self, node: u32, dest: LinkDest, ttl: u8, msg: CtrlMsg) {
         self.reclaim_ctrl();
         let Some(rt) = &mut self.routing else { return };
-        let (len, port) = match &msg {
-            CtrlMsg::Aodv(m) => (m.wire_len() as u32, AODV_PORT),
-            CtrlMsg::Olsr(p) => (p.wire_len() as u32, OLSR_PORT),
+        let (len, port, kind) = match &msg {
+            CtrlMsg::Aodv(m) => (
+                m.wire_len() as u32,
+                AODV_PORT,
+                match m.kind() {
+                    aodv::MessageKind::Rreq => 0,
+                    aodv::MessageKind::Rrep => 1,
+                    aodv::MessageKind::Rerr => 2,
+                    aodv::MessageKind::RrepAck => 3,
+                    aodv::MessageKind::Hello => 4,
+                },
+            ),
+            CtrlMsg::Olsr(p) => (p.wire_len() as u32, OLSR_PORT, 5),
             CtrlMsg::Free => return,
         };
-        rt.count_sent(&msg);
+        rt.routing_packets += 1;
+        match &msg {
+            CtrlMsg::Olsr(p) => {
+                for m in &p.messages {
+                    let k = if matches!(m.body, olsr::Body::Hello(_)) { 4 } else { 5 };
+                    rt.sent_by_type[k] += 1;
+                }
+            }
+            _ => rt.sent_by_type[kind] += 1,
+        }
         let ctrl = rt.store(msg);
         let (dst, link_dst) = match dest {
             LinkDest::Broadcast => (Ipv4Addr::BROADCAST, tpsim_mac::BROADCAST),
-            LinkDest::Unicast(a) => (a, wifi_node(via.unwrap_or(a)).unwrap_or(tpsim_mac::BROADCAST)),
+            LinkDest::Unicast(a) => (a, wifi_node(a).unwrap_or(tpsim_mac::BROADCAST)),
         };
         let ip_len = rt.hdr + len;
         let id = self.alloc_control(node, dst, ttl, port, len, ip_len, link_dst, ctrl);
@@ -261,17 +254,20 @@ impl World {
             loop {
                 let Some(rt) = &mut self.routing else { return };
                 let out = match &mut rt.proto {
-                    Proto::Aodv(v) => v[node as usize]
-                        .poll_transmit(now)
-                        .map(|o| (o.dest, o.via, o.ttl, CtrlMsg::Aodv(o.msg))),
+                    Proto::Aodv(v) => v[node as usize].poll_transmit(now).map(|o| {
+                        // Only `unicast_control_needs_route`, which no scenario sets, routes
+                        // AODV's own unicasts over several hops; the engine does not.
+                        debug_assert!(o.via.is_none(), "a routed AODV unicast: {o:?}");
+                        (o.dest, o.ttl, CtrlMsg::Aodv(o.msg))
+                    }),
                     Proto::Olsr(v) => v[node as usize]
                         .poll_transmit(now)
-                        .map(|p| (LinkDest::Broadcast, None, 1, CtrlMsg::Olsr(p))),
+                        .map(|p| (LinkDest::Broadcast, 1, CtrlMsg::Olsr(p))),
                     _ => None,
                 };
-                let Some((dest, via, ttl, msg)) = out else { break };
+                let Some((dest, ttl, msg)) = out else { break };
                 progressed = true;
-                self.send_ctrl(node, dest, via, ttl, msg);
+                self.send_ctrl(node, dest, ttl, msg);
             }
             loop {
                 let Some(rt) = &mut self.routing else { return };
@@ -338,16 +334,7 @@ impl World {
         };
         let Some(ch) = &self.wifi else { return };
         let dev = ch.dev_of_node[node as usize];
-        let p = self.packets.get_mut(id);
-        p.link_dst = hop;
-        let ctrl = p.is_ctrl().then_some(p.ctrl);
-        if let (Some(c), Some(rt)) = (ctrl, &mut self.routing) {
-            // A control message routed over several hops
-            // (`unicast_control_needs_route`), forwarded here: counted at every hop.
-            let msg = std::mem::replace(&mut rt.ctrl[c as usize], CtrlMsg::Free);
-            rt.count_sent(&msg);
-            rt.ctrl[c as usize] = msg;
-        }
+        self.packets.get_mut(id).link_dst = hop;
         self.device_enqueue_prio(dev, id, false);
     }
 
@@ -384,10 +371,10 @@ impl World {
         }
     }
 
-    /// The signals of air frame `frame` start: asks the caches for the AODV state its
-    /// receivers will read when it ends, an airtime from now (every receiver of a broadcast
-    /// control message, the addressee of a unicast). A hint only: see
-    /// [`Aodv::prefetch_message`] and [`Aodv::prefetch_data`].
+    /// Air frame `frame` starts: asks the caches for the AODV state its receivers will read
+    /// when it ends, an airtime from now (the addressee of a unicast, data or control; every
+    /// receiver of a broadcast control message). A hint only: see [`Aodv::prefetch_message`]
+    /// and [`Aodv::prefetch_data`].
     pub(super) fn prefetch_routing_rx(&self, frame: u32) {
         let (Some(ch), Some(rt)) = (&self.wifi, &self.routing) else {
             return;
@@ -395,26 +382,26 @@ impl World {
         let Proto::Aodv(agents) = &rt.proto else {
             return;
         };
-        let Some(id) = ch.frames[frame as usize].pkt else {
+        let af = &ch.frames[frame as usize];
+        let Some(id) = af.pkt else {
             return;
         };
         let p = self.packets.get(id);
-        if p.is_data() {
-            // A unicast data frame: only its addressee routes it.
-            let sender = ch.frames[frame as usize].frame.src;
-            if let Some(a) = agents.get(p.link_dst as usize) {
-                a.prefetch_data(wifi_addr(sender), p.ip.src, p.ip.dst);
-            }
-            return;
-        }
-        if !p.is_ctrl() {
-            return;
-        }
-        let CtrlMsg::Aodv(m) = &rt.ctrl[p.ctrl as usize] else {
-            return;
+        let msg = match p.is_ctrl().then(|| &rt.ctrl[p.ctrl as usize]) {
+            Some(CtrlMsg::Aodv(m)) => Some(m),
+            _ => None,
         };
-        for r in ch.receivers(frame) {
-            if p.link_dst == tpsim_mac::BROADCAST || p.link_dst == r.node {
+        if p.link_dst != tpsim_mac::BROADCAST {
+            let Some(a) = agents.get(p.link_dst as usize) else {
+                return;
+            };
+            match msg {
+                Some(m) => a.prefetch_message(p.ip.src, m),
+                None if p.is_data() => a.prefetch_data(wifi_addr(af.frame.src), p.ip.src, p.ip.dst),
+                None => {}
+            }
+        } else if let Some(m) = msg {
+            for r in ch.receivers(frame) {
                 agents[r.node as usize].prefetch_message(p.ip.src, m);
             }
         }

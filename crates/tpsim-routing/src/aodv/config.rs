@@ -150,7 +150,9 @@ pub struct AodvConfig {
     /// Not a scenario key yet: in study C's MANET at 10 m/s it sends twice ns-3's routing
     /// packets and halves the delivery, because routed RREPs circle in AODV routing loops to
     /// the neighbours being looked for (docs/benchmarks.md, "ns-3's routing of AODV's own
-    /// unicasts, tried"). The engine carries it out (`Outgoing::via`).
+    /// unicasts, tried"). Routing over several hops needs the engine to forward the message
+    /// (`Outgoing::via`), which it does not yet (that part is on branch
+    /// `wip/ns3-control-unicasts`).
     pub unicast_control_needs_route: bool,
     /// Hearing a neighbour (any AODV message but a HELLO) refreshes the lifetime of its
     /// one-hop route with a valid sequence number but leaves such a route invalid if it is

@@ -140,7 +140,8 @@ pub struct Outgoing {
     pub msg: Message,
     /// The neighbour to hand a unicast to when that is not `dest` itself: the next hop of
     /// the route to `dest` ([`AodvConfig::unicast_control_needs_route`]); the nodes on the way
-    /// forward the packet as IP traffic. `None`: straight to `dest`.
+    /// would forward the packet as IP traffic (the engine does not carry this out yet, and no
+    /// scenario turns the switch on). `None`: straight to `dest`.
     pub via: Option<Addr>,
 }
 
@@ -737,8 +738,10 @@ impl<P> Aodv<P> {
             match self.lookup(now, nb) {
                 Some(next_hop) => {
                     self.refresh(now, nb);
-                    self.refresh(now, next_hop);
-                    p.out.via = (next_hop != nb).then_some(next_hop);
+                    if next_hop != nb {
+                        self.refresh(now, next_hop);
+                        p.out.via = Some(next_hop);
+                    }
                     break p;
                 }
                 None => self.hold(now, nb, p),
@@ -775,15 +778,6 @@ impl<P> Aodv<P> {
         if !self.discoveries.contains_key(&nb) {
             self.start_discovery(now, nb);
         }
-    }
-
-    /// Drops the held control messages for `dst` (every one if `dst` is `None`) that waited
-    /// since `before` or earlier.
-    fn drop_held(&mut self, dst: Option<Addr>, before: SimTime) {
-        let n = self.held.len();
-        self.held
-            .retain(|h| !(dst.is_none_or(|d| d == h.dst) && h.at <= before));
-        self.stats.control_dropped += (n - self.held.len()) as u64;
     }
 
     /// The next event for the engine, if any.
@@ -840,8 +834,10 @@ impl<P> Aodv<P> {
             let b = self.buffer.pop_front().expect("non-empty");
             self.drop_packet(b.packet);
         }
-        if self.held.front().is_some_and(|h| h.at + self.cfg.buffer_timeout <= now) {
-            self.drop_held(None, SimTime(now.0.saturating_sub(self.cfg.buffer_timeout.0)));
+        // ... and held control messages (oldest first, like the buffer).
+        while self.held.front().is_some_and(|h| h.at + self.cfg.buffer_timeout <= now) {
+            self.held.pop_front();
+            self.stats.control_dropped += 1;
         }
         // RREP-ACKs that did not come (§6.8).
         due.clear();
@@ -982,7 +978,9 @@ impl<P> Aodv<P> {
         self.stats.discoveries_failed += 1;
         self.events.push_back(AodvEvent::DiscoveryFailed { dst });
         self.drop_buffered(dst);
-        self.drop_held(Some(dst), SimTime::NEVER);
+        let n = self.held.len();
+        self.held.retain(|h| h.dst != dst);
+        self.stats.control_dropped += (n - self.held.len()) as u64;
     }
 
     /// Drops every buffered packet for `dst`.
@@ -1311,7 +1309,7 @@ impl<P> Aodv<P> {
         let newly = self.set_neighbour_route(now, from, expiry, Some(p.dst_seq));
         self.arm_sweep(expiry);
         if self.cfg.hello {
-            match self.neighbors.binary_search_by_key(&from, |e| e.0) {
+            match self.neighbour_slot(from) {
                 Ok(i) => self.neighbors[i].1 = now,
                 Err(i) => self.neighbors.insert(i, (from, now)),
             }
@@ -1523,7 +1521,7 @@ impl<P> Aodv<P> {
     /// Something was heard from `a` (HELLO link monitoring, §6.9).
     #[inline]
     fn heard(&mut self, now: SimTime, a: Addr) {
-        if let Ok(i) = self.neighbors.binary_search_by_key(&a, |e| e.0) {
+        if let Ok(i) = self.neighbour_slot(a) {
             let t = &mut self.neighbors[i].1;
             *t = (*t).max(now);
         }
@@ -1537,9 +1535,16 @@ impl<P> Aodv<P> {
         self.heard(as_heard, a);
     }
 
+    /// Where HELLO neighbour `a` is in `neighbors`: `Ok(index)`, or `Err(index)` where it
+    /// would go.
+    #[inline]
+    fn neighbour_slot(&self, a: Addr) -> Result<usize, usize> {
+        self.neighbors.binary_search_by_key(&a, |e| e.0)
+    }
+
     /// `a` is no longer a HELLO neighbour.
     fn forget_neighbour(&mut self, a: Addr) {
-        if let Ok(i) = self.neighbors.binary_search_by_key(&a, |e| e.0) {
+        if let Ok(i) = self.neighbour_slot(a) {
             self.neighbors.remove(i);
         }
     }
