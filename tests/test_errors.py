@@ -34,6 +34,10 @@ CASES = {
         mutate('interval = "20ms", start = "0.1s", stop = "10s" }', 'interval = "20ms", start = "0.1s", stop = "10s" }\ntcp = { syn_attempts = 0 }'),
         "flows[0].tcp.syn_attempts", "tcp = {", "at least 1 SYN",
     ),
+    "zero delayed-ACK segments": (
+        mutate('interval = "20ms", start = "0.1s", stop = "10s" }', 'interval = "20ms", start = "0.1s", stop = "10s" }\ntcp = { delayed_ack_segments = 0 }'),
+        "flows[0].tcp.delayed_ack_segments", "tcp = {", "at least 1 segment",
+    ),
     "zero SYN timeout": (
         mutate('interval = "20ms", start = "0.1s", stop = "10s" }', 'interval = "20ms", start = "0.1s", stop = "10s" }\ntcp = { syn_rto = "0s" }'),
         "flows[0].tcp.syn_rto", "tcp = {", "greater than 0",

@@ -2218,6 +2218,7 @@ fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
         if let Some(d) = o.delayed_ack {
             c.delayed_ack = (d.0 > 0).then(|| d.sim());
         }
+        c.delayed_ack_segments = o.delayed_ack_segments;
         if let Some(r) = o.min_rto {
             c.min_rto = r.sim();
         }

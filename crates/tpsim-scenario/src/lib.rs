@@ -941,6 +941,11 @@ pub struct TcpOptions {
     /// Delayed-ACK timeout; "0s" acknowledges every segment. Default "200ms" (RFC 5681 §4.2).
     #[serde(default)]
     pub delayed_ack: Option<Duration>,
+    /// With delayed ACKs: acknowledge at once after this many in-order data segments,
+    /// whatever their size, instead of after two full-sized segments' worth of bytes (RFC
+    /// 5681 §4.2). Default: the byte rule. ns-3's `DelAckCount` is 2.
+    #[serde(default)]
+    pub delayed_ack_segments: Option<u32>,
     /// Minimum RTO. Default "1s" (RFC 6298 §2.4).
     #[serde(default)]
     pub min_rto: Option<Duration>,

@@ -338,6 +338,12 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
                     "expected an initial window of at least 1 segment".into(),
                 );
             }
+            if t.delayed_ack_segments == Some(0) {
+                err(
+                    pt("delayed_ack_segments"),
+                    "expected at least 1 segment per delayed ACK".into(),
+                );
+            }
             if t.syn_attempts == Some(0) {
                 err(pt("syn_attempts"), "expected at least 1 SYN transmission".into());
             }

@@ -120,6 +120,9 @@ pub struct TcpSocket {
     ack_now: bool,
     /// In-order bytes received since the last ACK we sent.
     unacked_bytes: u64,
+    /// In-order data segments received since the last ACK we sent
+    /// ([`TcpConfig::delayed_ack_segments`]).
+    unacked_segments: u32,
     /// Right edge of the window we last advertised (offset).
     last_adv_edge: u64,
 
@@ -200,6 +203,7 @@ impl TcpSocket {
             read_paused: false,
             ack_now: false,
             unacked_bytes: 0,
+            unacked_segments: 0,
             last_adv_edge: 0,
             rst_pending: None,
             timers: TimerTable::default(),
@@ -662,12 +666,18 @@ impl TcpSocket {
                 self.ack_now = true;
             } else {
                 self.unacked_bytes += self.rcv_nxt - before;
+                self.unacked_segments = self.unacked_segments.saturating_add(1);
                 match self.tcp.delayed_ack {
                     None => self.ack_now = true,
                     // RFC 1122 §4.2.3.2 / RFC 5681 §4.2: at least every second full-sized
-                    // segment, and within the delay of the first unacknowledged one.
+                    // segment (or every n-th segment of any size, as ns-3 counts), and
+                    // within the delay of the first unacknowledged one.
                     Some(delay) => {
-                        if self.unacked_bytes >= 2 * self.mss as u64 {
+                        let due = match self.tcp.delayed_ack_segments {
+                            None => self.unacked_bytes >= 2 * self.mss as u64,
+                            Some(n) => self.unacked_segments >= n,
+                        };
+                        if due {
                             self.ack_now = true;
                         } else if !self.timers.is_set(Timer::DelayedAck) {
                             self.timers.set(Timer::DelayedAck, now + delay);
@@ -1029,6 +1039,7 @@ impl TcpSocket {
             // Every segment carries the ACK: piggybacking satisfies any pending ACK.
             self.ack_now = false;
             self.unacked_bytes = 0;
+            self.unacked_segments = 0;
             self.timers.stop(Timer::DelayedAck);
             self.last_adv_edge = self.rcv_nxt + adv;
         }

@@ -35,10 +35,11 @@
 //! # Not implemented
 //!
 //! SACK (RFC 2018/6675), window scaling and timestamps (RFC 7323), limited transmit (RFC 3042),
-//! ECN, simultaneous open, keep-alives, urgent data, RFC 5961 challenge ACKs, and giving up
-//! after too many retransmissions (RFC 9293 R2): a connection retransmits forever, with the RTO
-//! capped at [`TcpConfig::max_rto`]. RSTs are honoured, and sent only from CLOSED (RFC 9293
-//! §3.10.7.1), not for unacceptable segments in LISTEN or SYN-SENT.
+//! ECN, simultaneous open, keep-alives, urgent data and RFC 5961 challenge ACKs. Without
+//! [`TcpConfig::syn_attempts`] / [`TcpConfig::data_retries`] (RFC 9293 §3.8.3, R2) a
+//! connection retransmits forever, with the RTO capped at [`TcpConfig::max_rto`]. RSTs are
+//! honoured, and sent only from CLOSED (RFC 9293 §3.10.7.1), not for unacceptable segments in
+//! LISTEN or SYN-SENT.
 
 pub mod cc;
 mod conn;
@@ -160,6 +161,13 @@ pub struct TcpConfig {
     /// full-sized segment, or this long after the first unacknowledged one. `None`: ACK every
     /// segment. Default 200 ms (RFC 5681 allows up to 500 ms).
     pub delayed_ack: Option<SimDuration>,
+    /// With [`TcpConfig::delayed_ack`] on: acknowledge at once when this many in-order data
+    /// segments are unacknowledged, whatever their size, instead of the default rule of two
+    /// full-sized segments' worth of bytes (2·SMSS). The two differ only for small segments:
+    /// 128-byte writes are acknowledged every 2 segments with `Some(2)`, every 9 by the byte
+    /// rule (at 536-byte SMSS). `None` (default): the byte rule (RFC 5681 §4.2 "every second
+    /// full-sized segment"). ns-3's `TcpSocket::DelAckCount` is 2 segments.
+    pub delayed_ack_segments: Option<u32>,
     /// RFC 3465 appropriate byte counting with L = 2·SMSS: slow start grows `cwnd` by up to
     /// 2·SMSS per ACK (1·SMSS in the slow start after an RTO), congestion avoidance by one SMSS
     /// per `cwnd` bytes acknowledged. Off (default): RFC 5681 §3.1, slow start grows by
@@ -216,6 +224,7 @@ impl Default for TcpConfig {
             initial_ssthresh_bytes: None,
             nagle: false,
             delayed_ack: Some(SimDuration::from_millis(200)),
+            delayed_ack_segments: None,
             byte_counting: false,
             dupthresh: 3,
             initial_rto: SimDuration::from_secs(1),

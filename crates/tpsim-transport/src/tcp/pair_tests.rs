@@ -517,11 +517,13 @@ fn scenario_strategy(recovery: LossRecovery) -> impl Strategy<Value = Scenario> 
         2_000u32..=65_536,
         4_000u32..=131_072,
         any::<u32>(),
+        proptest::option::of(1u32..=4),
     )
-        .prop_map(move |(nagle, delack, abc, rcv, snd, iss)| TcpConfig {
+        .prop_map(move |(nagle, delack, abc, rcv, snd, iss, delack_segments)| TcpConfig {
             recovery,
             nagle,
             delayed_ack: delack.then(|| SimDuration::from_millis(200)),
+            delayed_ack_segments: delack_segments,
             byte_counting: abc,
             recv_buffer_bytes: rcv,
             send_buffer_bytes: snd,

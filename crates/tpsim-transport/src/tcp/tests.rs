@@ -493,6 +493,40 @@ fn delayed_ack_acknowledges_every_second_full_segment() {
     assert_eq!(s.poll_timeout(), None);
 }
 
+/// `delayed_ack_segments` (ns-3's `DelAckCount`): small segments are acknowledged every n-th
+/// segment, where the byte rule (2·SMSS) would wait for more of them.
+#[test]
+fn delayed_ack_segments_counts_small_segments() {
+    // Byte rule: with SMSS 1000, 300-byte segments are acknowledged at the 7th (2100 B).
+    let mut s = connected_client(base());
+    for k in 0..6u32 {
+        feed(&mut s, t(200 + k as u64), theirs(p(300 * k), d(0), ACK), 300);
+        assert_eq!(drain(&mut s, t(200 + k as u64)), [], "segment {k}");
+    }
+    feed(&mut s, t(206), theirs(p(1800), d(0), ACK), 300);
+    assert_eq!(drain(&mut s, t(206)), [(ours(d(0), p(2100), ACK), 0)]);
+    // Counting segments: every second one, and the count restarts after each ACK.
+    let mut s = connected_client(TcpConfig {
+        delayed_ack_segments: Some(2),
+        ..base()
+    });
+    feed(&mut s, t(200), theirs(p(0), d(0), ACK), 300);
+    assert_eq!(drain(&mut s, t(200)), []);
+    assert_eq!(s.poll_timeout(), Some(t(400)));
+    feed(&mut s, t(201), theirs(p(300), d(0), ACK), 300);
+    assert_eq!(drain(&mut s, t(201)), [(ours(d(0), p(600), ACK), 0)]);
+    assert_eq!(s.poll_timeout(), None);
+    feed(&mut s, t(202), theirs(p(600), d(0), ACK), 300);
+    assert_eq!(drain(&mut s, t(202)), []);
+    feed(&mut s, t(203), theirs(p(900), d(0), ACK), 300);
+    assert_eq!(drain(&mut s, t(203)), [(ours(d(0), p(1200), ACK), 0)]);
+    // A lone segment still waits for the timer.
+    feed(&mut s, t(204), theirs(p(1200), d(0), ACK), 300);
+    assert_eq!(drain(&mut s, t(204)), []);
+    s.on_timeout(t(404));
+    assert_eq!(drain(&mut s, t(404)), [(ours(d(0), p(1500), ACK), 0)]);
+}
+
 /// RFC 5681 §4.2 (and RFC 1122's 500 ms bound): a lone segment is acknowledged when the
 /// 200 ms delayed-ACK timer expires.
 #[test]
