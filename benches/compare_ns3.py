@@ -177,7 +177,7 @@ def random_pairs_flows(name: str, n: int, count: int, start_lo: float, start_hi:
     return flows
 
 
-S2_TCP = 'mss = "536B", initial_window = 10, delayed_ack = "200ms", delayed_ack_segments = 2, send_buffer = "128KiB", receive_window = "65535B", nagle = false, min_rto = "1s", syn_attempts = 6, data_retries = 6, syn_rto = "3s"'
+S2_TCP = 'mss = "536B", initial_window = 10, delayed_ack = "200ms", delayed_ack_segments = 2, timestamps = true, send_buffer = "128KiB", receive_window = "65535B", nagle = false, min_rto = "1s", syn_attempts = 6, data_retries = 6, syn_rto = "3s"'
 
 
 def s2_flows(transport: str, interval_s: float) -> Callable[[int, float], str]:
@@ -317,9 +317,11 @@ def wireless_benchmarks() -> List[Benchmark]:
         notes=WIRELESS_NOTES + (
             "TCP: NewReno with classic recovery and no SACK on both sides, MSS 1340 B, initial window "
             "10 segments, delayed ACK every 2 segments / 200 ms, 128 KiB send buffer, no Nagle, minimum "
-            "RTO 1 s. ns-3 has a 128 KiB receive buffer with window scaling and timestamps; tpsim has no "
-            "window scaling, so its advertised window is at most 65,535 B (48 segments), and no "
-            "timestamps (RTT sampled once per window, Karn's rule). Packets and PDR count TCP data "
+            "RTO 1 s, RFC 7323 timestamps on every segment (RTT sampled from every ACK of new data; "
+            "tpsim `timestamps = true` since the second session of 2026-11-24, before which it sent 12 "
+            "header bytes fewer per segment and timed one segment per window). ns-3 has a 128 KiB receive "
+            "buffer with window scaling; tpsim has no "
+            "window scaling, so its advertised window is at most 65,535 B (48 segments). Packets and PDR count TCP data "
             "segments, retransmissions included (tpsim `tx_segments`/`rx_segments`, ns-3 FlowMonitor); "
             "the delay rows are not comparable under loss: tpsim's `net_delay_mean_s` runs from a message's "
             "first transmission to its delivery (retransmission waits included), FlowMonitor's from each IP "
@@ -387,7 +389,8 @@ def wireless_benchmarks() -> List[Benchmark]:
                     "PacketSink bytes).",
                 ) + ((
                     "TCP: 48 connections to the sink, each 256 B write one segment (ns-3 segment size 536 B, "
-                    "initial window 10, delayed ACK 200 ms, no Nagle; the same in tpsim). Packets and PDR "
+                    "initial window 10, delayed ACK 200 ms, RFC 7323 timestamps, no Nagle; the same in tpsim, "
+                    "timestamps since the second session of 2026-11-24). Packets and PDR "
                     "count data segments, retransmissions included (FlowMonitor vs tpsim `tx_segments`/"
                     "`rx_segments`); the application delivery ratio (bytes delivered / bytes written) is the "
                     "comparable end-to-end measure. The delay rows are not comparable under loss (tpsim's "
@@ -492,10 +495,14 @@ BENCHMARKS: Dict[str, Benchmark] = {
                 "directions (the SYN and the handshake's last ACK too, so 2 more per direction). "
                 "Goodput is application bytes on both sides (tpsim `rx_bytes` over start to stop, "
                 "ns-3 FlowMonitor's throughput scaled to application bytes as in `wired-udp`).",
-                "TCP options: ns-3 sends RFC 7323 timestamps on every segment (12 bytes with padding), "
-                "tpsim models no options after the SYN, so a data segment is 182 B on ns-3's wire and "
-                "170 B on tpsim's: one-way delay on the idle link 55.6875 against 55.3125 ms, "
-                "0.375 ms (0.7 %) apart before any queueing behind the other connection's ACKs.",
+                "TCP options: both sides send RFC 7323 timestamps on every segment (12 bytes with "
+                "padding; tpsim `timestamps = true`), so a data segment is 128 + 32 + 20 + 2 = 182 B on "
+                "the wire: one-way delay on the idle link 55.6875 ms, plus a little queueing behind the "
+                "other connection's ACKs. Without timestamps tpsim's segments were 170 B and its mean "
+                "delay 55.3146 ms, 0.7 % below ns-3's.",
+                "Jitter is measured over different units: tpsim's over delivered messages, whose first "
+                "six waited for the handshake (written from 0.1 s, sent together at ≈ 0.21 s), ns-3's over "
+                "IP packets; those six early steps of up to 0.1 s make most of tpsim's 0.0023 ms.",
                 "Delayed ACKs: ns-3 acknowledges every second segment whatever its size "
                 "(`DelAckCount` 2), tpsim the same with `delayed_ack_segments = 2` (its default rule, two "
                 "full-sized segments' worth of bytes, would acknowledge these 128 B segments every ninth): "

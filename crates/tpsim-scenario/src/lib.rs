@@ -964,6 +964,11 @@ pub struct TcpOptions {
     /// §2.1). ns-3's `ConnTimeout` is 3 s.
     #[serde(default)]
     pub syn_rto: Option<Duration>,
+    /// RFC 7323 timestamps: offered on the SYN, used when both ends offer them (12 more
+    /// header bytes per segment, RTT sampled from every ACK of new data). Default false;
+    /// ns-3 and Linux have them on.
+    #[serde(default)]
+    pub timestamps: Option<bool>,
 }
 
 /// Application kinds.

@@ -24,7 +24,7 @@ pub mod tcp;
 pub mod udp;
 
 pub use ip::{IpProtocol, Ipv4Repr, IPV4_HEADER_LEN};
-pub use tcp::{TcpFlags, TcpParseError, TcpRepr, TCP_HEADER_LEN};
+pub use tcp::{TcpFlags, TcpParseError, TcpRepr, TcpTimestamp, TCP_HEADER_LEN};
 pub use udp::{UdpRepr, UDP_HEADER_LEN};
 
 /// PPP framing added by a point-to-point link under the `standard` convention, bytes

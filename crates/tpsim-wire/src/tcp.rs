@@ -15,6 +15,7 @@ const OPT_END: u8 = 0;
 const OPT_NOP: u8 = 1;
 const OPT_MSS: u8 = 2;
 const OPT_SACK_PERMITTED: u8 = 4;
+const OPT_TIMESTAMPS: u8 = 8;
 
 /// The control bits of a TCP header (RFC 9293 §3.1), as a small bit set.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -85,8 +86,18 @@ impl fmt::Debug for TcpFlags {
     }
 }
 
-/// A parsed-form TCP header. No window scaling (RFC 7323) and no timestamps: `window` is
-/// the receive window in bytes, at most 65 535.
+/// The timestamps option (RFC 7323 §3.2, TSopt): the sender's clock and the echo of the
+/// peer's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpTimestamp {
+    /// TSval: the sender's timestamp clock when the segment was sent (tpsim: milliseconds).
+    pub tsval: u32,
+    /// TSecr: the TSval echoed (TS.Recent, RFC 7323 §4.3); 0 on a SYN.
+    pub tsecr: u32,
+}
+
+/// A parsed-form TCP header. No window scaling (RFC 7323 §2): `window` is the receive window
+/// in bytes, at most 65 535.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TcpRepr {
     /// Source port.
@@ -105,6 +116,8 @@ pub struct TcpRepr {
     pub mss: Option<u16>,
     /// SACK-permitted option (RFC 2018 §2); SYN only.
     pub sack_permitted: bool,
+    /// Timestamps option (RFC 7323 §3.2); on any segment once both SYNs carried it.
+    pub timestamp: Option<TcpTimestamp>,
 }
 
 /// Why bytes did not parse as a TCP header.
@@ -130,7 +143,8 @@ impl fmt::Display for TcpParseError {
 
 impl TcpRepr {
     /// Bytes of options, padded to a multiple of 4 (RFC 9293 §3.1: data offset counts 32-bit
-    /// words). MSS takes 4; SACK-permitted takes 2, padded with two NOPs.
+    /// words). MSS takes 4; SACK-permitted takes 2, padded with two NOPs; timestamps take 10,
+    /// led by two NOPs (RFC 7323 Appendix A's layout): 12.
     pub fn options_len(&self) -> u32 {
         let mut n = 0;
         if self.mss.is_some() {
@@ -139,10 +153,13 @@ impl TcpRepr {
         if self.sack_permitted {
             n += 4;
         }
+        if self.timestamp.is_some() {
+            n += 12;
+        }
         n
     }
 
-    /// Header length including options, bytes (20 to 28 here).
+    /// Header length including options, bytes (20 to 40 here).
     pub fn header_len(&self) -> u32 {
         TCP_HEADER_LEN + self.options_len()
     }
@@ -152,6 +169,7 @@ impl TcpRepr {
         TcpRepr {
             mss: None,
             sack_permitted: false,
+            timestamp: None,
             ..*self
         }
     }
@@ -196,6 +214,12 @@ impl TcpRepr {
             b[o..o + 4].copy_from_slice(&[OPT_NOP, OPT_NOP, OPT_SACK_PERMITTED, 2]);
             o += 4;
         }
+        if let Some(ts) = self.timestamp {
+            b[o..o + 4].copy_from_slice(&[OPT_NOP, OPT_NOP, OPT_TIMESTAMPS, 10]);
+            b[o + 4..o + 8].copy_from_slice(&ts.tsval.to_be_bytes());
+            b[o + 8..o + 12].copy_from_slice(&ts.tsecr.to_be_bytes());
+            o += 12;
+        }
         debug_assert_eq!(o, hl);
         b[hl..].copy_from_slice(payload);
         let sum = checksum::accumulate(ip.pseudo_header_sum(len as u16), b);
@@ -235,6 +259,7 @@ impl TcpRepr {
             window: be16(14),
             mss: None,
             sack_permitted: false,
+            timestamp: None,
         };
         let mut opts = &bytes[TCP_HEADER_LEN as usize..hl];
         while let Some(&kind) = opts.first() {
@@ -249,7 +274,15 @@ impl TcpRepr {
                     match (kind, len) {
                         (OPT_MSS, 4) => repr.mss = Some(u16::from_be_bytes([opts[2], opts[3]])),
                         (OPT_SACK_PERMITTED, 2) => repr.sack_permitted = true,
-                        (OPT_MSS, _) | (OPT_SACK_PERMITTED, _) => return Err(TcpParseError::Malformed),
+                        (OPT_TIMESTAMPS, 10) => {
+                            repr.timestamp = Some(TcpTimestamp {
+                                tsval: u32::from_be_bytes([opts[2], opts[3], opts[4], opts[5]]),
+                                tsecr: u32::from_be_bytes([opts[6], opts[7], opts[8], opts[9]]),
+                            })
+                        }
+                        (OPT_MSS, _) | (OPT_SACK_PERMITTED, _) | (OPT_TIMESTAMPS, _) => {
+                            return Err(TcpParseError::Malformed)
+                        }
                         _ => {}
                     }
                     opts = &opts[len..];
@@ -287,6 +320,7 @@ mod tests {
             window: 65535,
             mss: Some(1460),
             sack_permitted: true,
+            timestamp: None,
         }
     }
 
@@ -298,6 +332,15 @@ mod tests {
         assert_eq!(r.header_len(), 24);
         r.mss = None;
         assert_eq!(r.header_len(), TCP_HEADER_LEN);
+        r.timestamp = Some(TcpTimestamp { tsval: 1, tsecr: 0 });
+        assert_eq!(r.header_len(), 32, "RFC 7323 Appendix A: NOP, NOP, TSopt");
+        r.mss = Some(536);
+        r.sack_permitted = true;
+        assert_eq!(
+            r.header_len(),
+            40,
+            "the largest header here, within RFC 9293's 60 bytes"
+        );
         assert_eq!(r.segment_len(0), 1, "SYN occupies one sequence number");
     }
 
@@ -317,6 +360,16 @@ mod tests {
                     ..syn()
                 },
                 &b"hello"[..], // odd length: padded with a zero byte (RFC 1071 §4.1)
+            ),
+            (
+                TcpRepr {
+                    timestamp: Some(TcpTimestamp {
+                        tsval: 0x0102_0304,
+                        tsecr: 0xfffe_fdfc,
+                    }),
+                    ..syn()
+                },
+                &b""[..],
             ),
         ] {
             let len = r.header_len() as usize + payload.len();
@@ -359,5 +412,33 @@ mod tests {
         assert_eq!(&b[14..16], &[0xff, 0xff]);
         assert_eq!(&b[20..24], &[2, 4, 0x05, 0xb4]);
         assert_eq!(format!("{:?}", TcpFlags::SYN | TcpFlags::ACK), "SYN|ACK");
+    }
+
+    /// RFC 7323 §3.2: Kind 8, Length 10, TSval, TSecr, after two NOPs (Appendix A).
+    #[test]
+    fn timestamps_option_layout() {
+        let r = TcpRepr {
+            seq: 1,
+            ack: 1,
+            flags: TcpFlags::ACK,
+            mss: None,
+            sack_permitted: false,
+            timestamp: Some(TcpTimestamp {
+                tsval: 0x0a0b_0c0d,
+                tsecr: 7,
+            }),
+            ..syn()
+        };
+        let mut b = [0u8; 32];
+        r.emit(&ip(32), &[], &mut b);
+        assert_eq!(b[12], 8 << 4, "data offset 8 words");
+        assert_eq!(&b[20..32], &[1, 1, 8, 10, 0x0a, 0x0b, 0x0c, 0x0d, 0, 0, 0, 7]);
+        // A TSopt of the wrong length is malformed.
+        let mut bad = b;
+        bad[23] = 9;
+        bad[16..18].fill(0);
+        let sum = checksum::accumulate(ip(32).pseudo_header_sum(32), &bad);
+        bad[16..18].copy_from_slice(&checksum::finish(sum).to_be_bytes());
+        assert_eq!(TcpRepr::parse(&ip(32), &bad), Err(TcpParseError::Malformed));
     }
 }

@@ -17,7 +17,7 @@ use super::{LossRecovery, Open, State, TcpConfig, TcpStats};
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, StreamData, TransportEvent, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
-use tpsim_wire::{TcpFlags, TcpRepr, IPV4_HEADER_LEN, TCP_HEADER_LEN};
+use tpsim_wire::{TcpFlags, TcpRepr, TcpTimestamp, IPV4_HEADER_LEN, TCP_HEADER_LEN};
 
 /// MSS assumed when the peer's SYN carries no MSS option, bytes (RFC 9293 §3.7.1).
 const DEFAULT_PEER_MSS: u32 = 536;
@@ -91,6 +91,13 @@ pub struct TcpSocket {
     rtt: RttEstimator,
     /// The segment being timed: (offset one past its end, time sent). RFC 6298 §3.
     rtt_timing: Option<(u64, SimTime)>,
+    /// Both SYNs carried the timestamps option (RFC 7323 §3.2): every segment carries it and
+    /// RTT samples come from its echo (§4.1) instead of `rtt_timing`.
+    ts_enabled: bool,
+    /// TS.Recent (RFC 7323 §4.3): the peer's TSval we echo.
+    ts_recent: u32,
+    /// Last.ACK.sent (RFC 7323 §4.3): `rcv_nxt` in the last ACK we sent (offset).
+    last_ack_sent: u64,
     rexmit_pending: bool,
     probe_pending: bool,
     persist_backoffs: u32,
@@ -185,6 +192,9 @@ impl TcpSocket {
             cc,
             rtt,
             rtt_timing: None,
+            ts_enabled: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
             rexmit_pending: false,
             probe_pending: false,
             persist_backoffs: 0,
@@ -336,6 +346,7 @@ impl TcpSocket {
             window: 0,
             mss: None,
             sack_permitted: false,
+            timestamp: None,
         });
     }
 
@@ -378,7 +389,7 @@ impl TcpSocket {
         self.snd_una = 1;
         self.snd_wl1 = 0;
         self.snd_wl2 = 1;
-        self.take_rtt_sample(now, 1);
+        self.take_rtt_sample(now, 1, h);
         // RFC 6298 (5.2): everything outstanding is acknowledged.
         self.timers.stop(Timer::Rto);
         self.connected();
@@ -441,6 +452,7 @@ impl TcpSocket {
             self.enter_closed();
             return;
         }
+        self.update_ts_recent(h, s);
         // Fourth: a SYN in the window. RFC 9293 asks for a challenge ACK (RFC 5961 §4); we ACK
         // and drop the segment.
         if syn {
@@ -458,7 +470,7 @@ impl TcpSocket {
             self.snd_una = 1;
             self.set_send_window(h.window, s, 1);
             self.last_ack_window = h.window as u64;
-            self.take_rtt_sample(now, 1);
+            self.take_rtt_sample(now, 1, h);
             self.timers.stop(Timer::Rto);
             self.connected();
         } else if !self.process_ack(now, h, s, payload, syn, fin) {
@@ -508,7 +520,7 @@ impl TcpSocket {
             }
             return true;
         }
-        self.on_new_ack(now, a);
+        self.on_new_ack(now, a, h);
         true
     }
 
@@ -520,11 +532,11 @@ impl TcpSocket {
     }
 
     /// An ACK of new data (`a > snd_una`).
-    fn on_new_ack(&mut self, now: SimTime, a: u64) {
+    fn on_new_ack(&mut self, now: SimTime, a: u64, h: &TcpRepr) {
         let acked = a - self.snd_una;
         let smss = self.mss as u64;
         self.rtos_in_a_row = 0;
-        self.take_rtt_sample(now, a);
+        self.take_rtt_sample(now, a, h);
         self.snd_una = a;
         if self.snd_nxt < a {
             self.snd_nxt = a;
@@ -989,6 +1001,20 @@ impl TcpSocket {
             self.snd_max
         };
         let adv = self.adv_wnd();
+        // RFC 7323 §3.2: offered on our SYN when configured, on the SYN-ACK only if the SYN
+        // offered it, on every other segment once both did. TSecr is 0 on a SYN.
+        let timestamp = if self.ts_enabled || (syn && self.state == State::SynSent && self.tcp.timestamps) {
+            Some(TcpTimestamp {
+                tsval: ts_clock(now),
+                tsecr: if flags.contains(TcpFlags::ACK) {
+                    self.ts_recent
+                } else {
+                    0
+                },
+            })
+        } else {
+            None
+        };
         let repr = TcpRepr {
             src_port: self.cfg.local_port,
             dst_port: self.cfg.remote_port,
@@ -1002,6 +1028,7 @@ impl TcpSocket {
             window: adv as u16,
             mss: syn.then_some(self.own_mss as u16),
             sack_permitted: false,
+            timestamp,
         };
         self.stats.tx_segments += 1;
         if retransmission {
@@ -1014,7 +1041,7 @@ impl TcpSocket {
                 // Karn (RFC 6298 §3): no sample from an ACK that a retransmission may have
                 // caused; the timing in progress is abandoned.
                 self.rtt_timing = None;
-            } else if self.rtt_timing.is_none() && kind != Emit::Probe {
+            } else if self.rtt_timing.is_none() && kind != Emit::Probe && !self.ts_enabled {
                 self.rtt_timing = Some((end, now));
             }
             self.snd_max = self.snd_max.max(end);
@@ -1042,6 +1069,7 @@ impl TcpSocket {
             self.unacked_segments = 0;
             self.timers.stop(Timer::DelayedAck);
             self.last_adv_edge = self.rcv_nxt + adv;
+            self.last_ack_sent = self.rcv_nxt; // RFC 7323 §4.3 (1)
         }
         Segment {
             header: L4Header::Tcp(repr),
@@ -1186,8 +1214,27 @@ impl TcpSocket {
         }
     }
 
-    /// Takes the RTT sample if `a` acknowledges the timed segment (RFC 6298 §3).
-    fn take_rtt_sample(&mut self, now: SimTime, a: u64) {
+    /// Takes an RTT sample from an ACK of new data up to `a`: with timestamps, from the echoed
+    /// TSval (RFC 7323 §4.1: now − TSecr; the TSecr of a segment with the ACK bit is valid,
+    /// §3.2), else if `a` acknowledges the timed segment (RFC 6298 §3).
+    fn take_rtt_sample(&mut self, now: SimTime, a: u64, h: &TcpRepr) {
+        if self.ts_enabled {
+            // A handshake that needed a retransmitted SYN or SYN-ACK gives no sample: the
+            // echo may be of the first SYN (the peer keeps the TS.Recent of the SYN it took).
+            if a == 1 && self.syn_retransmitted {
+                return;
+            }
+            if let (Some(ts), true) = (h.timestamp, h.flags.contains(TcpFlags::ACK)) {
+                // The echo is our clock in whole milliseconds, so the sample includes the part
+                // of a millisecond that had passed when it was sent (as ns-3's
+                // `ElapsedTimeFromTsValue`).
+                let echoed = ts_clock(now).wrapping_sub(ts.tsecr) as u64;
+                let since_tick = now.as_nanos() % 1_000_000;
+                self.rtt
+                    .on_sample(SimDuration::from_nanos(echoed * 1_000_000 + since_tick));
+            }
+            return;
+        }
         if let Some((end, sent)) = self.rtt_timing {
             if a >= end {
                 self.rtt.on_sample(now.saturating_since(sent));
@@ -1196,10 +1243,36 @@ impl TcpSocket {
         }
     }
 
+    /// RFC 7323 §4.3 (2): TS.Recent takes the TSval of an acceptable segment that is not older
+    /// than it and starts at or before the point our last ACK acknowledged.
+    fn update_ts_recent(&mut self, h: &TcpRepr, s: u64) {
+        if let (true, Some(ts)) = (self.ts_enabled, h.timestamp) {
+            if ts.tsval.wrapping_sub(self.ts_recent) as i32 >= 0 && s <= self.last_ack_sent {
+                self.ts_recent = ts.tsval;
+            }
+        }
+    }
+
     /// Records the peer's SYN options and window.
     fn peer_syn(&mut self, h: &TcpRepr) {
         let peer_mss = h.mss.map_or(DEFAULT_PEER_MSS, u32::from).max(1);
         self.mss = self.own_mss.min(peer_mss);
+        // RFC 7323 §3.2: timestamps are used when both SYNs carry them; TS.Recent starts at
+        // the SYN's TSval. Every segment then carries 12 more header bytes: a payload that
+        // would no longer fit the path MTU is cut (the MSS option itself counts no options,
+        // RFC 9293 §3.7.1; ns-3 and tpsim take the peer's value as the payload limit).
+        if self.tcp.timestamps {
+            if let Some(ts) = h.timestamp {
+                self.ts_enabled = true;
+                self.ts_recent = ts.tsval;
+                let fit = self
+                    .cfg
+                    .mtu
+                    .saturating_sub(IPV4_HEADER_LEN + TCP_HEADER_LEN + 12)
+                    .max(1);
+                self.mss = self.mss.min(fit);
+            }
+        }
         self.snd_wnd = h.window as u64;
         self.max_snd_wnd = self.snd_wnd;
         self.last_ack_window = self.snd_wnd;
@@ -1324,4 +1397,10 @@ impl TcpSocket {
     fn is_synchronized(&self) -> bool {
         !matches!(self.state, State::Closed | State::Listen | State::SynSent)
     }
+}
+
+/// The RFC 7323 timestamp clock: simulated milliseconds, modulo 2^32 (§5.4: a tick between
+/// 1 ms and 1 s; ns-3's `TcpOptionTS::NowToTsValue` uses the same).
+fn ts_clock(now: SimTime) -> u32 {
+    (now.as_nanos() / 1_000_000) as u32
 }

@@ -34,7 +34,8 @@
 //!
 //! # Not implemented
 //!
-//! SACK (RFC 2018/6675), window scaling and timestamps (RFC 7323), limited transmit (RFC 3042),
+//! SACK (RFC 2018/6675), window scaling and PAWS (RFC 7323 §2, §5; timestamps and RTTM are
+//! [`TcpConfig::timestamps`]), limited transmit (RFC 3042),
 //! ECN, simultaneous open, keep-alives, urgent data and RFC 5961 challenge ACKs. Without
 //! [`TcpConfig::syn_attempts`] / [`TcpConfig::data_retries`] (RFC 9293 §3.8.3, R2) a
 //! connection retransmits forever, with the RTO capped at [`TcpConfig::max_rto`]. RSTs are
@@ -210,6 +211,14 @@ pub struct TcpConfig {
     /// instead of the RTO. `None` (default): the RTO ([`TcpConfig::initial_rto`], RFC 6298
     /// §2.1). ns-3's `ConnTimeout` is 3 s.
     pub syn_rto: Option<SimDuration>,
+    /// RFC 7323 timestamps: offer the TSopt on our SYN (or answer a SYN that offered it) and,
+    /// when both SYNs carried it, send it on every segment (12 more header bytes, §3.2) and
+    /// take an RTT sample from the echoed timestamp of every ACK of new data (RTTM, §4.1;
+    /// the samples feed the RFC 6298 estimator, without Appendix G's per-window weighting, as
+    /// ns-3 does). The clock ticks in milliseconds (§5.4 allows 1 ms to 1 s). A segment's
+    /// payload is cut so that the segment still fits the path MTU. Not implemented: PAWS (§5).
+    /// Default off; ns-3 has it on (`TcpSocketBase::Timestamp`), as has Linux.
+    pub timestamps: bool,
 }
 
 impl Default for TcpConfig {
@@ -238,6 +247,7 @@ impl Default for TcpConfig {
             syn_attempts: None,
             data_retries: None,
             syn_rto: None,
+            timestamps: false,
         }
     }
 }

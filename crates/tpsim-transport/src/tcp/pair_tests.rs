@@ -518,18 +518,22 @@ fn scenario_strategy(recovery: LossRecovery) -> impl Strategy<Value = Scenario> 
         4_000u32..=131_072,
         any::<u32>(),
         proptest::option::of(1u32..=4),
+        any::<bool>(),
     )
-        .prop_map(move |(nagle, delack, abc, rcv, snd, iss, delack_segments)| TcpConfig {
-            recovery,
-            nagle,
-            delayed_ack: delack.then(|| SimDuration::from_millis(200)),
-            delayed_ack_segments: delack_segments,
-            byte_counting: abc,
-            recv_buffer_bytes: rcv,
-            send_buffer_bytes: snd,
-            iss,
-            ..TcpConfig::default()
-        });
+        .prop_map(
+            move |(nagle, delack, abc, rcv, snd, iss, delack_segments, timestamps)| TcpConfig {
+                recovery,
+                nagle,
+                timestamps,
+                delayed_ack: delack.then(|| SimDuration::from_millis(200)),
+                delayed_ack_segments: delack_segments,
+                byte_counting: abc,
+                recv_buffer_bytes: rcv,
+                send_buffer_bytes: snd,
+                iss,
+                ..TcpConfig::default()
+            },
+        );
     let sizes = prop_oneof![Just(SizeConvention::Standard), Just(SizeConvention::Ns2)];
     let pause = proptest::option::weighted(0.2, (0u64..3000, 0u64..4000));
     (

@@ -7,7 +7,7 @@
 use super::*;
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent};
 use tpsim_core::{SimDuration, SimTime};
-use tpsim_wire::{SizeConvention, TcpFlags, TcpRepr};
+use tpsim_wire::{SizeConvention, TcpFlags, TcpRepr, TcpTimestamp};
 
 const MSS: u32 = 1000;
 const ISS: u32 = 1000;
@@ -60,6 +60,7 @@ fn ours(seq: u32, ack: u32, flags: TcpFlags) -> TcpRepr {
         window: 65535,
         mss: None,
         sack_permitted: false,
+        timestamp: None,
     }
 }
 /// A segment from the peer.
@@ -73,6 +74,7 @@ fn theirs(seq: u32, ack: u32, flags: TcpFlags) -> TcpRepr {
         window: 65535,
         mss: None,
         sack_permitted: false,
+        timestamp: None,
     }
 }
 /// A pure ACK from the peer.
@@ -1135,4 +1137,219 @@ fn an_unanswered_syn_ack_is_abandoned_too() {
     s.on_timeout(t(9000));
     assert_eq!(s.state(), State::Closed);
     assert_eq!(s.tcp_stats().gave_up, 1);
+}
+
+// ---------------------------------------------------------------- RFC 7323 timestamps
+
+fn ts(tsval: u32, tsecr: u32) -> Option<TcpTimestamp> {
+    Some(TcpTimestamp { tsval, tsecr })
+}
+fn ts_config() -> TcpConfig {
+    TcpConfig {
+        timestamps: true,
+        ..base()
+    }
+}
+
+/// A client with timestamps whose SYN (sent at 3 ms) was answered at 103 ms by a SYN-ACK
+/// carrying TSval 7000.
+fn ts_client() -> TcpSocket {
+    let mut s = TcpSocket::new(
+        sock_cfg(SizeConvention::Standard, MSS + 40),
+        ts_config(),
+        Open::Active,
+        t(3),
+    );
+    let syn = drain_segments(&mut s, t(3));
+    assert_eq!(syn.len(), 1);
+    // RFC 7323 §3.2: the SYN offers TSopt with TSecr 0; 20 + MSS 4 + TS 12 header bytes.
+    assert_eq!(tcp_of(&syn[0]).timestamp, ts(3, 0));
+    assert_eq!(syn[0].ip_len, 20 + 36);
+    feed(
+        &mut s,
+        t(103),
+        TcpRepr {
+            timestamp: ts(7000, 3),
+            ..syn_ack()
+        },
+        0,
+    );
+    assert_eq!(events(&mut s), [TransportEvent::Connected]);
+    let ack = drain_segments(&mut s, t(103));
+    assert_eq!(ack.len(), 1);
+    assert_eq!(
+        tcp_of(&ack[0]).timestamp,
+        ts(103, 7000),
+        "TSecr echoes the SYN-ACK's TSval"
+    );
+    assert_eq!(ack[0].ip_len, 20 + 32, "every segment carries the 12 option bytes");
+    s
+}
+
+/// RFC 7323 §3.2: both SYNs carry TSopt, so every later segment does; the handshake's RTT
+/// sample comes from the echo (§4.1).
+#[test]
+fn timestamps_negotiated_on_both_syns() {
+    let mut s = ts_client();
+    assert_eq!((s.rtt_samples(), s.srtt()), (1, Some(ms(100))));
+    // Payload per segment: the 1040-byte MTU leaves 1040 - 20 - 32 = 988 bytes.
+    send(&mut s, t(110), 2000);
+    let segs = drain_segments(&mut s, t(110));
+    let lens: Vec<u32> = segs.iter().map(|g| g.payload_len).collect();
+    assert_eq!(lens, [988, 988, 24]);
+    assert!(segs
+        .iter()
+        .all(|g| g.ip_len == g.payload_len + 52 && tcp_of(g).timestamp == ts(110, 7000)));
+}
+
+/// RFC 7323 §3.2: a SYN-ACK without TSopt turns timestamps off; a server answers a SYN
+/// without TSopt without it; a server without the option ignores an offer.
+#[test]
+fn timestamps_need_both_sides() {
+    let mut s = TcpSocket::new(
+        sock_cfg(SizeConvention::Standard, MSS + 40),
+        ts_config(),
+        Open::Active,
+        t(0),
+    );
+    drain(&mut s, t(0));
+    feed(&mut s, t(100), syn_ack(), 0);
+    let out = drain(&mut s, t(100));
+    assert_eq!(out, [(ours(d(0), p(0), ACK), 0)]);
+    send(&mut s, t(100), 1000);
+    assert_eq!(drain(&mut s, t(100)), [(ours(d(0), p(0), ACK | PSH), 1000)]);
+
+    for (server_ts, offered) in [(true, None), (false, ts(50, 0))] {
+        let mut srv = server(TcpConfig {
+            timestamps: server_ts,
+            ..base()
+        });
+        feed(
+            &mut srv,
+            t(1),
+            TcpRepr {
+                mss: Some(MSS as u16),
+                timestamp: offered,
+                ..theirs(IRS, 0, SYN)
+            },
+            0,
+        );
+        let synack = drain(&mut srv, t(1));
+        assert_eq!(synack.len(), 1);
+        assert_eq!(synack[0].0.timestamp, None, "server {server_ts}, offer {offered:?}");
+    }
+    // Both: the SYN-ACK echoes the SYN's TSval.
+    let mut srv = server(ts_config());
+    feed(
+        &mut srv,
+        t(1),
+        TcpRepr {
+            mss: Some(MSS as u16),
+            timestamp: ts(50, 0),
+            ..theirs(IRS, 0, SYN)
+        },
+        0,
+    );
+    assert_eq!(drain(&mut srv, t(1))[0].0.timestamp, ts(1, 50));
+}
+
+/// RFC 7323 §4.1: every ACK of new data gives a sample, now - TSecr, also for a
+/// retransmitted segment (no Karn rule needed); an ACK that acknowledges nothing new gives
+/// none (§4.2).
+#[test]
+fn timestamps_sample_every_ack_of_new_data() {
+    let mut s = ts_client();
+    send(&mut s, t(200), 1976);
+    assert_eq!(drain(&mut s, t(200)).len(), 2);
+    feed(
+        &mut s,
+        t(260),
+        TcpRepr {
+            timestamp: ts(7100, 200),
+            ..ack_of(d(988))
+        },
+        0,
+    );
+    assert_eq!(s.rtt_samples(), 2);
+    assert_eq!(s.rtt_sum(), ms(100 + 60));
+    // A duplicate ACK: no sample.
+    feed(
+        &mut s,
+        t(270),
+        TcpRepr {
+            timestamp: ts(7110, 200),
+            ..ack_of(d(988))
+        },
+        0,
+    );
+    assert_eq!(s.rtt_samples(), 2);
+    // The second segment is lost; the RTO retransmits it; its ACK echoes the retransmission.
+    let rto_at = s.poll_timeout().expect("RTO armed");
+    s.on_timeout(rto_at);
+    let re = drain(&mut s, rto_at);
+    assert_eq!(re.len(), 1);
+    let sent_ms = (rto_at.as_nanos() / 1_000_000) as u32;
+    assert_eq!(re[0].0.timestamp.map(|x| x.tsval), Some(sent_ms));
+    let back = SimTime(rto_at.as_nanos() + 80_000_000);
+    feed(
+        &mut s,
+        back,
+        TcpRepr {
+            timestamp: ts(9000, sent_ms),
+            ..ack_of(d(1976))
+        },
+        0,
+    );
+    assert_eq!(s.rtt_samples(), 3, "a retransmission's ACK is sampled through its echo");
+    assert_eq!(
+        s.rtt_sum(),
+        ms(160) + SimDuration::from_nanos(80_000_000 + rto_at.as_nanos() % 1_000_000)
+    );
+}
+
+/// RFC 7323 §4.3: TS.Recent takes the TSval of a segment that starts at or before the last
+/// ACK sent; a later, out-of-order segment does not change what is echoed.
+#[test]
+fn timestamps_ts_recent_follows_last_ack_sent() {
+    let mut s = ts_client();
+    // Out of order (a hole at p(0)): acknowledged at once, echoing the SYN-ACK's TSval still.
+    feed(
+        &mut s,
+        t(200),
+        TcpRepr {
+            timestamp: ts(7200, 150),
+            ..theirs(p(1000), d(0), ACK)
+        },
+        1000,
+    );
+    let out = drain(&mut s, t(200));
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].0.ack, out[0].0.timestamp), (p(0), ts(200, 7000)));
+    // The hole filled: its TSval 7150 >= TS.Recent 7000 and it starts at Last.ACK.sent
+    // (p(0)), so it is taken, although the out-of-order segment's 7200 was newer.
+    feed(
+        &mut s,
+        t(210),
+        TcpRepr {
+            timestamp: ts(7150, 150),
+            ..theirs(p(0), d(0), ACK)
+        },
+        1000,
+    );
+    let out = drain(&mut s, t(210));
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].0.ack, out[0].0.timestamp), (p(2000), ts(210, 7150)));
+    // An older TSval (a reordered copy) does not move TS.Recent back.
+    feed(
+        &mut s,
+        t(220),
+        TcpRepr {
+            timestamp: ts(7140, 150),
+            ..theirs(p(2000), d(0), ACK)
+        },
+        500,
+    );
+    s.on_timeout(t(420));
+    let out = drain(&mut s, t(420));
+    assert_eq!((out[0].0.ack, out[0].0.timestamp), (p(2500), ts(420, 7150)));
 }
