@@ -318,7 +318,7 @@ def wireless_benchmarks() -> List[Benchmark]:
             "TCP: NewReno with classic recovery and no SACK on both sides, MSS 1340 B, initial window "
             "10 segments, delayed ACK every 2 segments / 200 ms, 128 KiB send buffer, no Nagle, minimum "
             "RTO 1 s, RFC 7323 timestamps on every segment (RTT sampled from every ACK of new data; "
-            "tpsim `timestamps = true` since the second session of 2026-11-24, before which it sent 12 "
+            "tpsim `timestamps = true` since the third session of 2026-11-24, before which it sent 12 "
             "header bytes fewer per segment and timed one segment per window). ns-3 has a 128 KiB receive "
             "buffer with window scaling; tpsim has no "
             "window scaling, so its advertised window is at most 65,535 B (48 segments). Packets and PDR count TCP data "
@@ -389,8 +389,9 @@ def wireless_benchmarks() -> List[Benchmark]:
                     "PacketSink bytes).",
                 ) + ((
                     "TCP: 48 connections to the sink, each 256 B write one segment (ns-3 segment size 536 B, "
-                    "initial window 10, delayed ACK 200 ms, RFC 7323 timestamps, no Nagle; the same in tpsim, "
-                    "timestamps since the second session of 2026-11-24). Packets and PDR "
+                    "initial window 10, delayed ACK every 2 segments or 200 ms, RFC 7323 timestamps, no Nagle; the "
+                    "same in tpsim, `delayed_ack_segments = 2` and `timestamps = true` since the third session of "
+                    "2026-11-24). Packets and PDR "
                     "count data segments, retransmissions included (FlowMonitor vs tpsim `tx_segments`/"
                     "`rx_segments`); the application delivery ratio (bytes delivered / bytes written) is the "
                     "comparable end-to-end measure. The delay rows are not comparable under loss (tpsim's "
