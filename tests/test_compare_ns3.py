@@ -175,6 +175,21 @@ def test_wired_udp_scenario_matches_the_ns3_program_on_a_short_run():
     assert len(res.engine_seconds) == 1 and res.engine_seconds[0] > 0
 
 
+def test_wired_tcp_scenario_matches_the_ns3_program_on_a_short_run():
+    """wired-tcp under the --quick overrides against s5_wired_voip --transport=tcp --simTime=10
+    (ns-3 README: 986 IP packets sent, 982 received over both data directions, i.e. per
+    direction the SYN, the handshake's ACK and 491 data segments, 2 still in flight at the
+    end). A data segment is 128 + 32 (TCP with RFC 7323 timestamps) + 20 + 2 = 182 B, so the
+    idle-link delay is 182 B at 256 kbit/s + 50 ms; ACKs every second segment."""
+    bench = cmp.BENCHMARKS["wired-tcp"]
+    res = tpsim.run(ROOT / bench.tpsim_scenario, seed=1, set=list(bench.quick_tpsim_set))
+    assert res.flows["tx_segments"].to_list() == [491, 491]
+    assert res.flows["rx_segments"].to_list() == [489, 489]
+    assert res.flows["tx_packets"].to_list() == [495, 495]
+    assert all(abs(d - (182 * 8 / 256_000 + 0.050)) < 1e-9 for d in res.flows["delay_p50_s"].to_list())
+    assert all(240 <= a <= 250 for a in res.flows["ack_packets"].to_list())
+
+
 # ---------------------------------------------------------------- wireless scenarios (smoke, tpsim only)
 
 WIRELESS = [k for k, b in cmp.BENCHMARKS.items() if b.mac_frames]
