@@ -1265,11 +1265,9 @@ impl TcpSocket {
             if let Some(ts) = h.timestamp {
                 self.ts_enabled = true;
                 self.ts_recent = ts.tsval;
-                let fit = self
-                    .cfg
-                    .mtu
-                    .saturating_sub(IPV4_HEADER_LEN + TCP_HEADER_LEN + 12)
-                    .max(1);
+                // (Under ns-2's size convention options take no bytes, so nothing is cut.)
+                let headers = self.cfg.sizes.tcp_ip_len(0, TCP_HEADER_LEN + 12);
+                let fit = self.cfg.mtu.saturating_sub(headers).max(1);
                 self.mss = self.mss.min(fit);
             }
         }

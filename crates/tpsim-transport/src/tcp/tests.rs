@@ -1353,3 +1353,28 @@ fn timestamps_ts_recent_follows_last_ack_sent() {
     let out = drain(&mut s, t(420));
     assert_eq!((out[0].0.ack, out[0].0.timestamp), (p(2500), ts(420, 7150)));
 }
+
+/// Under ns-2's size convention a segment is its payload + 40 bytes whatever its options, so
+/// timestamps cut nothing from the payload.
+#[test]
+fn timestamps_cost_no_payload_under_ns2_sizes() {
+    let mut s = TcpSocket::new(sock_cfg(SizeConvention::Ns2, MSS + 40), ts_config(), Open::Active, t(0));
+    drain(&mut s, t(0));
+    feed(
+        &mut s,
+        t(100),
+        TcpRepr {
+            timestamp: ts(7000, 0),
+            ..syn_ack()
+        },
+        0,
+    );
+    drain(&mut s, t(100));
+    send(&mut s, t(100), 2000);
+    let segs = drain_segments(&mut s, t(100));
+    assert_eq!(
+        segs.iter().map(|g| (g.payload_len, g.ip_len)).collect::<Vec<_>>(),
+        [(1000, 1040), (1000, 1040)]
+    );
+    assert!(segs.iter().all(|g| tcp_of(g).timestamp.is_some()));
+}
