@@ -278,9 +278,9 @@ WIRELESS_NOTES: Tuple[str, ...] = (
     "discovery to that neighbour (an RREQ with TTL 3) and may then travel over several hops; tpsim hands them "
     "to the link layer for the neighbour directly. In study C at 10 m/s, on the same node paths and flows, most "
     "of ns-3's originated RREQs are such discoveries, nearly as many as ns-3 originates more than tpsim "
-    "(seed 1: 1,314 of 2,103, against tpsim's 669 in all; section \"Study C on ns-3's paths\"). tpsim models that as an "
-    "`AodvConfig` switch (`unicast_control_needs_route`), not yet a scenario key: in tpsim it forms AODV routing "
-    "loops and overshoots ns-3's routing packets twofold (section \"ns-3's routing of AODV's own unicasts, tried\"). "
+    "(seed 1: 1,314 of 2,103, against tpsim's 669 in all; section \"Study C on ns-3's paths\"). Modelled as an experiment "
+    "(commit c74bf71, not on main: no scenario could reach it), it formed AODV routing loops in tpsim and "
+    "overshot ns-3's routing packets twofold (section \"ns-3's routing of AODV's own unicasts, tried\"). "
     "ns-3 also asks for an "
     "RREP-ACK when an intermediate node answers for a one-hop destination (`SendReplyByIntermediateNode`); "
     "tpsim's `rrep_ack` (off here) would ask on every RREP.",
@@ -437,19 +437,31 @@ def wireless_benchmarks() -> List[Benchmark]:
     return out
 
 
+def wired_benchmark(transport: str, flows: int, notes: Tuple[str, ...]) -> Benchmark:
+    """Study D on the wired link over ``transport`` (``s5_wired_voip``, 1000 s; ``--quick``:
+    10 s), with the tpsim file ``benches/scenarios/wired-voip-<transport>-1000s.toml`` and its
+    ``flows`` flows stopped with the quick run."""
+    return Benchmark(
+        key=f"wired-{transport}",
+        title=f"study D wired VoIP over {transport.upper()}",
+        tpsim_scenario=f"benches/scenarios/wired-voip-{transport}-1000s.toml",
+        ns3_program="s5_wired_voip",
+        ns3_args=(f"--transport={transport}", "--simTime=1000"),
+        sim_time_s=1000.0,
+        quick_ns3_args=(f"--transport={transport}", "--simTime=10"),
+        quick_tpsim_set=("simulation.duration=10s", *(f"flows.{i}.app.stop=10s" for i in range(flows))),
+        quick_sim_time_s=10.0,
+        tcp=transport == "tcp",
+        notes=notes,
+    )
+
+
 BENCHMARKS: Dict[str, Benchmark] = {
     b.key: b
     for b in [
-        Benchmark(
-            key="wired-udp",
-            title="study D wired VoIP over UDP",
-            tpsim_scenario="benches/scenarios/wired-voip-udp-1000s.toml",
-            ns3_program="s5_wired_voip",
-            ns3_args=("--transport=udp", "--simTime=1000"),
-            sim_time_s=1000.0,
-            quick_ns3_args=("--transport=udp", "--simTime=10"),
-            quick_tpsim_set=("simulation.duration=10s", "flows.0.app.stop=10s"),
-            quick_sim_time_s=10.0,
+        wired_benchmark(
+            "udp",
+            flows=1,
             notes=(
                 "Same model on both sides: 2 nodes, full-duplex 256 kbit/s, 50 ms, DropTail 50 "
                 "packets per direction (ns-3's qdisc removed), two-way 128 B every 20 ms from "
@@ -473,17 +485,9 @@ BENCHMARKS: Dict[str, Benchmark] = {
                 "validating the scenario and building the result tables.",
             ),
         ),
-        Benchmark(
-            key="wired-tcp",
-            title="study D wired VoIP over TCP",
-            tpsim_scenario="benches/scenarios/wired-voip-tcp-1000s.toml",
-            ns3_program="s5_wired_voip",
-            ns3_args=("--transport=tcp", "--simTime=1000"),
-            sim_time_s=1000.0,
-            quick_ns3_args=("--transport=tcp", "--simTime=10"),
-            quick_tpsim_set=("simulation.duration=10s", "flows.0.app.stop=10s", "flows.1.app.stop=10s"),
-            quick_sim_time_s=10.0,
-            tcp=True,
+        wired_benchmark(
+            "tcp",
+            flows=2,
             notes=(
                 "Same link, sources and end of run as `wired-udp`; each direction is its own TCP "
                 "connection (ns-3's two PeriodicSenders to ports 9 and 10; tpsim two `cbr` flows over "

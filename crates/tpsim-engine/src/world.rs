@@ -2228,7 +2228,9 @@ fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
         c.syn_attempts = o.syn_attempts;
         c.data_retries = o.data_retries;
         c.syn_rto = o.syn_rto.map(|d| d.sim());
-        c.timestamps = o.timestamps.unwrap_or(false);
+        if let Some(ts) = o.timestamps {
+            c.timestamps = ts;
+        }
     }
     c
 }

@@ -254,12 +254,9 @@ impl World {
             loop {
                 let Some(rt) = &mut self.routing else { return };
                 let out = match &mut rt.proto {
-                    Proto::Aodv(v) => v[node as usize].poll_transmit(now).map(|o| {
-                        // Only `unicast_control_needs_route`, which no scenario sets, routes
-                        // AODV's own unicasts over several hops; the engine does not.
-                        debug_assert!(o.via.is_none(), "a routed AODV unicast: {o:?}");
-                        (o.dest, o.ttl, CtrlMsg::Aodv(o.msg))
-                    }),
+                    Proto::Aodv(v) => v[node as usize]
+                        .poll_transmit(now)
+                        .map(|o| (o.dest, o.ttl, CtrlMsg::Aodv(o.msg))),
                     Proto::Olsr(v) => v[node as usize]
                         .poll_transmit(now)
                         .map(|p| (LinkDest::Broadcast, 1, CtrlMsg::Olsr(p))),

@@ -137,31 +137,6 @@ pub struct AodvConfig {
     /// the originator (no route, RERR) until the entry is deleted. RFC 3561 §6.5 makes the
     /// reverse route a valid one, so off in both presets.
     pub rreq_leaves_reverse_route_invalid: bool,
-    /// AODV's own unicast messages (RREP, unicast RERR, RREP-ACK) need a valid route to the
-    /// neighbour they are for, as in ns-3's AODV, which sends them through its socket and so
-    /// through `RouteOutput` like any packet: with an active route they go to its next hop
-    /// (several hops if the route has them: the nodes on the way forward the packet as IP
-    /// traffic) and refresh its lifetime and its next hop's (§6.2); without one they wait in
-    /// the agent, for at most the buffer timeout, while a route discovery for the neighbour
-    /// runs (§6.3, §6.4: its TTL starts from the old hop count). RFC 3561 sends them to the
-    /// neighbour directly (§6.6: "unicast ... to the next hop toward the originator"), so off
-    /// in both presets.
-    ///
-    /// Not a scenario key yet: in study C's MANET at 10 m/s it sends twice ns-3's routing
-    /// packets and halves the delivery, because routed RREPs circle in AODV routing loops to
-    /// the neighbours being looked for (docs/benchmarks.md, "ns-3's routing of AODV's own
-    /// unicasts, tried"). Routing over several hops needs the engine to forward the message
-    /// (`Outgoing::via`), which it does not yet (that part is on branch
-    /// `wip/ns3-control-unicasts`).
-    pub unicast_control_needs_route: bool,
-    /// Hearing a neighbour (any AODV message but a HELLO) refreshes the lifetime of its
-    /// one-hop route with a valid sequence number but leaves such a route invalid if it is
-    /// (an expired one becomes invalid, as when it is looked up); any other entry for the
-    /// neighbour becomes a valid one-hop route without a valid sequence number. That is ns-3's
-    /// `UpdateRouteToNeighbor`. RFC 3561 §6.2, §6.5, §6.7 create or update a valid route to
-    /// the previous hop, so off in both presets. A HELLO makes the route valid either way
-    /// (§6.9). Not a scenario key yet (see `unicast_control_needs_route`, which it feeds).
-    pub hearing_leaves_neighbour_route_invalid: bool,
 }
 
 impl AodvConfig {
@@ -235,8 +210,6 @@ impl AodvConfig {
             hello_from_every_node: false,
             invalidation_keeps_seq: false,
             rreq_leaves_reverse_route_invalid: false,
-            unicast_control_needs_route: false,
-            hearing_leaves_neighbour_route_invalid: false,
         }
     }
 

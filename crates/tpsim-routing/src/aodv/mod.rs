@@ -138,11 +138,6 @@ pub struct Outgoing {
     pub ttl: u8,
     /// The message (UDP payload, port 654).
     pub msg: Message,
-    /// The neighbour to hand a unicast to when that is not `dest` itself: the next hop of
-    /// the route to `dest` ([`AodvConfig::unicast_control_needs_route`]); the nodes on the way
-    /// would forward the packet as IP traffic (the engine does not carry this out yet, and no
-    /// scenario turns the switch on). `None`: straight to `dest`.
-    pub via: Option<Addr>,
 }
 
 /// Why a data packet was abandoned.
@@ -267,11 +262,6 @@ pub struct AodvStats {
     pub local_repairs_succeeded: u64,
     /// Local repairs that found none (their packets dropped, RERR sent).
     pub local_repairs_failed: u64,
-    /// Unicast control messages that waited for a route to their neighbour
-    /// ([`AodvConfig::unicast_control_needs_route`]).
-    pub control_held: u64,
-    /// ... and were dropped: the discovery failed or the buffer timeout passed.
-    pub control_dropped: u64,
 }
 
 /// Who created a held message (for the counters).
@@ -341,15 +331,6 @@ impl Discovery {
     }
 }
 
-/// A unicast control message waiting for a route to its neighbour `dst` since `at`
-/// ([`AodvConfig::unicast_control_needs_route`]).
-#[derive(Debug)]
-struct Held {
-    dst: Addr,
-    at: SimTime,
-    pending: Pending,
-}
-
 /// A data packet waiting for a route.
 #[derive(Debug)]
 struct Buffered<P> {
@@ -408,8 +389,6 @@ pub struct Aodv<P> {
     blacklist: Map<Addr, SimTime>,
     discoveries: Map<Addr, Discovery>,
     buffer: VecDeque<Buffered<P>>,
-    /// Unicast control messages waiting for a route to their neighbour, oldest first.
-    held: VecDeque<Held>,
     tx: BinaryHeap<Pending>,
     tx_seq: u64,
     events: VecDeque<AodvEvent<P>>,
@@ -458,7 +437,6 @@ impl<P> Aodv<P> {
             blacklist: Map::default(),
             discoveries: Map::default(),
             buffer: VecDeque::new(),
-            held: VecDeque::new(),
             tx: BinaryHeap::new(),
             tx_seq: 0,
             events: VecDeque::new(),
@@ -724,29 +702,10 @@ impl<P> Aodv<P> {
 
     /// The next control message due at `now`, if any.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Outgoing> {
-        let p = loop {
-            if self.tx.peek()?.at > now {
-                return None;
-            }
-            let mut p = self.tx.pop()?;
-            let LinkDest::Unicast(nb) = p.out.dest else { break p };
-            if !self.cfg.unicast_control_needs_route {
-                break p;
-            }
-            // ns-3's RouteOutput for AODV's own unicasts: an active route, refreshed with its
-            // next hop (§6.2), or a wait for a discovery.
-            match self.lookup(now, nb) {
-                Some(next_hop) => {
-                    self.refresh(now, nb);
-                    if next_hop != nb {
-                        self.refresh(now, next_hop);
-                        p.out.via = Some(next_hop);
-                    }
-                    break p;
-                }
-                None => self.hold(now, nb, p),
-            }
-        };
+        if self.tx.peek()?.at > now {
+            return None;
+        }
+        let p = self.tx.pop()?;
         let fwd = p.origin == Origin::Forwarded;
         let s = &mut self.stats;
         match p.out.msg.kind() {
@@ -765,21 +724,6 @@ impl<P> Aodv<P> {
         Some(p.out)
     }
 
-    /// Keeps unicast control message `p` for neighbour `nb` until a route to it is found, and
-    /// starts that discovery unless one is running
-    /// ([`AodvConfig::unicast_control_needs_route`]).
-    fn hold(&mut self, now: SimTime, nb: Addr, p: Pending) {
-        self.stats.control_held += 1;
-        self.held.push_back(Held {
-            dst: nb,
-            at: now,
-            pending: p,
-        });
-        if !self.discoveries.contains_key(&nb) {
-            self.start_discovery(now, nb);
-        }
-    }
-
     /// The next event for the engine, if any.
     pub fn poll_event(&mut self) -> Option<AodvEvent<P>> {
         self.events.pop_front()
@@ -796,9 +740,6 @@ impl<P> Aodv<P> {
         }
         if let Some(b) = self.buffer.front() {
             t = t.min(b.at + self.cfg.buffer_timeout);
-        }
-        if let Some(h) = self.held.front() {
-            t = t.min(h.at + self.cfg.buffer_timeout);
         }
         if let Some(h) = self.hello_at {
             t = t.min(h);
@@ -833,11 +774,6 @@ impl<P> Aodv<P> {
         {
             let b = self.buffer.pop_front().expect("non-empty");
             self.drop_packet(b.packet);
-        }
-        // ... and held control messages (oldest first, like the buffer).
-        while self.held.front().is_some_and(|h| h.at + self.cfg.buffer_timeout <= now) {
-            self.held.pop_front();
-            self.stats.control_dropped += 1;
         }
         // RREP-ACKs that did not come (§6.8).
         due.clear();
@@ -978,9 +914,6 @@ impl<P> Aodv<P> {
         self.stats.discoveries_failed += 1;
         self.events.push_back(AodvEvent::DiscoveryFailed { dst });
         self.drop_buffered(dst);
-        let n = self.held.len();
-        self.held.retain(|h| h.dst != dst);
-        self.stats.control_dropped += (n - self.held.len()) as u64;
     }
 
     /// Drops every buffered packet for `dst`.
@@ -1482,25 +1415,6 @@ impl<P> Aodv<P> {
             return;
         }
         let expiry = now + self.cfg.active_route_timeout;
-        if self.cfg.hearing_leaves_neighbour_route_invalid {
-            if let Some(r) = self.routes.get_mut(&nb) {
-                if r.valid_seq && r.hops == 1 {
-                    // ns-3's UpdateRouteToNeighbor: the lifetime only. A route that ran out is
-                    // invalid from here on, as ns-3's lookup purge makes it (§6.11).
-                    if r.valid && r.expiry <= now {
-                        deactivate(r, self.cfg.delete_period, now);
-                    }
-                    r.expiry = r.expiry.max(expiry);
-                    r.file_expiry(&mut self.expiries);
-                    let at = r.expiry;
-                    self.arm_sweep(at);
-                    return;
-                }
-                // Any other entry: a new valid one-hop route, no valid sequence number.
-                r.valid_seq = false;
-                r.seq = 0;
-            }
-        }
         let newly = self.set_neighbour_route(now, nb, expiry, None);
         self.arm_sweep(expiry);
         if newly {
@@ -1557,7 +1471,7 @@ impl<P> Aodv<P> {
 
     /// A route to `dst` may have become valid: complete its discovery and release its packets.
     fn route_became_valid(&mut self, now: SimTime, dst: Addr) {
-        if self.discoveries.is_empty() && self.buffer.is_empty() && self.held.is_empty() {
+        if self.discoveries.is_empty() && self.buffer.is_empty() {
             return;
         }
         let Some(next_hop) = self.lookup(now, dst) else {
@@ -1593,16 +1507,6 @@ impl<P> Aodv<P> {
                 });
             } else {
                 self.buffer.push_back(b);
-            }
-        }
-        // Held control messages go out now, in the order they were held.
-        for _ in 0..self.held.len() {
-            let h = self.held.pop_front().expect("counted");
-            if h.dst == dst {
-                let Outgoing { dest, ttl, msg, .. } = h.pending.out;
-                self.queue(now, dest, ttl, msg, h.pending.origin);
-            } else {
-                self.held.push_back(h);
             }
         }
     }
@@ -1844,12 +1748,7 @@ impl<P> Aodv<P> {
             at,
             seq: self.tx_seq,
             origin,
-            out: Outgoing {
-                dest,
-                ttl,
-                msg,
-                via: None,
-            },
+            out: Outgoing { dest, ttl, msg },
         });
     }
 }

@@ -762,8 +762,7 @@ fn rrep_ack_requested_and_missing_ack_blacklists() {
         [Outgoing {
             dest: LinkDest::Unicast(a(2)),
             ttl: 1,
-            msg: Message::RrepAck,
-            via: None,
+            msg: Message::RrepAck
         }]
     );
 }
@@ -851,95 +850,6 @@ fn an_rreq_revalidates_an_expired_reverse_route_unless_configured_as_ns3() {
     }
     n.on_message(now, a(6), 5, &Message::Rreq(rreq(1, 3, 3, 9, None, 0)));
     assert_eq!(n.lookup(now, a(1)), Some(a(6)));
-}
-
-/// Node 9 heard a HELLO from 3 at 0 s (a one-hop route with a valid sequence number until
-/// 2 s); at 3 s, that route expired, 3 relays 1's RREQ for 9.
-fn rreq_via_an_expired_neighbour(ns3: bool) -> (Aodv<u64>, Vec<Outgoing>) {
-    let mut c = cfg0();
-    c.unicast_control_needs_route = ns3;
-    c.hearing_leaves_neighbour_route_invalid = ns3;
-    let mut n = node(9, c);
-    n.on_message(ms(0), a(3), 1, &Message::Rrep(rrep(3, 7, 3, 0, 2000)));
-    assert_eq!(n.lookup(ms(1999), a(3)), Some(a(3)));
-    assert_eq!(n.lookup(ms(2000), a(3)), None);
-    n.on_message(ms(3000), a(3), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 1)));
-    let out = tx(&mut n, ms(3000));
-    (n, out)
-}
-
-#[test]
-fn an_rrep_waits_for_a_route_to_its_neighbour_when_configured_as_ns3() {
-    // RFC 3561 §6.5: hearing 3 makes the route to it valid again; §6.6.1: the RREP goes to 3.
-    let (n, out) = rreq_via_an_expired_neighbour(false);
-    assert_eq!(n.lookup(ms(3000), a(3)), Some(a(3)));
-    assert_eq!(out.len(), 1);
-    assert_eq!((out[0].dest, out[0].via), (LinkDest::Unicast(a(3)), None));
-    assert_eq!(as_rrep(&out[0]).orig, a(1));
-
-    // ns-3: UpdateRouteToNeighbor only extends the invalid entry; the RREP, sent through
-    // RouteOutput, finds no valid route to 3 and waits while 9 looks for one (TTL = old hop
-    // count + TTL_INCREMENT = 3, RFC 3561 §6.4).
-    let (mut n, out) = rreq_via_an_expired_neighbour(true);
-    assert_eq!(n.lookup(ms(3000), a(3)), None);
-    let r = n.routes.get(&a(3)).expect("kept");
-    assert_eq!((r.valid, r.valid_seq, r.seq, r.hops), (false, true, 7, 1));
-    assert_eq!(
-        r.expiry,
-        ms(2000 + 15_000),
-        "invalid, deleted DELETE_PERIOD after it ran out"
-    );
-    assert_eq!(out.len(), 1, "only the RREQ for 3: {out:?}");
-    assert_eq!(out[0].dest, LinkDest::Broadcast);
-    assert_eq!((as_rreq(&out[0]).dst, out[0].ttl), (a(3), 3));
-    assert_eq!(n.stats().control_held, 1);
-    // 3 answers from two hops away, through 4: the RREP for 1 leaves now, for 3, through 4.
-    n.on_message(ms(3050), a(4), 30, &Message::Rrep(rrep(3, 8, 9, 1, 3000)));
-    let out = tx(&mut n, ms(3050));
-    assert_eq!(out.len(), 1);
-    assert_eq!((out[0].dest, out[0].via), (LinkDest::Unicast(a(3)), Some(a(4))));
-    assert_eq!(as_rrep(&out[0]).orig, a(1));
-    assert_eq!(n.stats().control_dropped, 0);
-    // Sending it refreshed the route to 3 and to its next hop (ns-3's RouteOutput, §6.2).
-    let art = AodvConfig::rfc().active_route_timeout;
-    assert_eq!(n.routes.get(&a(4)).map(|r| r.expiry), Some(ms(3050) + art));
-    assert!(n.routes.get(&a(3)).is_some_and(|r| r.expiry >= ms(3050) + art));
-}
-
-#[test]
-fn a_held_rrep_is_dropped_when_the_discovery_fails() {
-    let (mut n, out) = rreq_via_an_expired_neighbour(true);
-    assert_eq!(out.len(), 1);
-    let mut sent_rreps = 0;
-    while n.stats().discoveries_failed == 0 {
-        let t = n.poll_timeout().expect("the discovery is running");
-        assert!(t < ms(60_000), "the discovery should give up");
-        n.on_timeout(t);
-        sent_rreps += tx(&mut n, t)
-            .iter()
-            .filter(|o| o.msg.kind() == MessageKind::Rrep)
-            .count();
-    }
-    assert_eq!(sent_rreps, 0);
-    assert_eq!((n.stats().control_held, n.stats().control_dropped), (1, 1));
-    // A HELLO from 3 makes its route valid again (RFC 3561 §6.9, and ns-3's ProcessHello).
-    let t = n.poll_timeout().unwrap_or(ms(60_000));
-    n.on_message(t, a(3), 1, &Message::Rrep(rrep(3, 9, 3, 0, 2000)));
-    assert_eq!(n.lookup(t, a(3)), Some(a(3)));
-}
-
-#[test]
-fn hearing_a_neighbour_keeps_another_entry_as_a_one_hop_route_without_a_sequence_number() {
-    // ns-3's UpdateRouteToNeighbor, for an entry that is not a one-hop route with a valid
-    // sequence number: a valid one-hop route, its sequence number no longer valid.
-    let mut c = cfg0();
-    c.hearing_leaves_neighbour_route_invalid = true;
-    let mut n = node(9, c);
-    n.on_message(ms(0), a(4), 30, &Message::Rrep(rrep(3, 8, 9, 1, 6000)));
-    assert_eq!(n.route_hops(ms(0), a(3)), Some(2));
-    n.on_message(ms(10), a(3), 5, &Message::Rreq(rreq(1, 1, 1, 7, None, 1)));
-    let r = n.routes.get(&a(3)).expect("kept");
-    assert_eq!((r.valid, r.valid_seq, r.hops, r.next_hop), (true, false, 1, a(3)));
 }
 
 // ---------------------------------------------------------------- route lifetimes (§6.2)
