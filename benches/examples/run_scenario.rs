@@ -41,7 +41,7 @@ fn main() {
     // The results without the wall time, so that two runs of one scenario compare equal.
     let r = w.results(0.0).expect("results");
     println!(
-        "event loop {dt:.3} s, {events} events, {} MAC frames, {} routing packets",
+        "event loop {dt:.6} s, {events} events, {} MAC frames, {} routing packets",
         r.network.mac_frames, r.network.routing_packets
     );
     if std::env::var_os("RUN_SCENARIO_VERBOSE").is_some() {
