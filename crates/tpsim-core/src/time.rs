@@ -68,6 +68,7 @@ impl SimDuration {
     }
     /// `secs` seconds rounded to the nearest nanosecond; negative or NaN input gives zero,
     /// values beyond `u64::MAX` ns saturate.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(secs > 0.0)` also catches NaN
     pub fn from_secs_f64(secs: f64) -> SimDuration {
         if !(secs > 0.0) {
             return SimDuration(0);

@@ -1186,7 +1186,8 @@ mod tests {
             let mut got: Vec<u32> = listed.iter().map(|r| r.node).collect();
             assert!(listed.windows(2).all(|w| w[0].delay_ns <= w[1].delay_ns));
             assert!(listed.iter().any(|r| r.delay_ns > 0));
-            (want.sort_unstable(), got.sort_unstable());
+            want.sort_unstable();
+            got.sort_unstable();
             assert_eq!(got, want, "sender {s}");
             pairs += listed.len();
         }

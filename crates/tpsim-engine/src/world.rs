@@ -231,6 +231,9 @@ struct Dir {
     done_at: Option<SimTime>,
 }
 
+/// A sending TCP's (cwnd bytes, ssthresh bytes if set, SRTT s if measured) at a bin start.
+type TcpSample = (f64, Option<f64>, Option<f64>);
+
 struct Series {
     bin: u64,
     n_bins: usize,
@@ -242,7 +245,7 @@ struct Series {
     q_area: Vec<Vec<f64>>,
     /// [dir][bin] (cwnd bytes, ssthresh bytes or None, srtt s or None) of the sending TCP,
     /// sampled at the start of each bin (empty rows for non-TCP directions).
-    tcp: Vec<Vec<(f64, Option<f64>, Option<f64>)>>,
+    tcp: Vec<Vec<TcpSample>>,
     /// Next bin start at which TCP state is sampled.
     next_sample: SimTime,
     /// Bins sampled so far.

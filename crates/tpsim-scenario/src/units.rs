@@ -12,6 +12,9 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 use std::fmt;
 
+/// A unit's conversion of a number in that unit to the stored unit.
+pub type Conversion = fn(f64) -> f64;
+
 /// A family of units for one quantity.
 pub struct Family {
     /// What the value is, for messages ("a duration").
@@ -19,7 +22,7 @@ pub struct Family {
     /// An example value, for messages and the schema.
     pub example: &'static str,
     /// Unit names and their conversion to the stored unit.
-    pub units: &'static [(&'static str, fn(f64) -> f64)],
+    pub units: &'static [(&'static str, Conversion)],
     /// Whether a negative number is meaningful with this unit.
     pub negative_ok: fn(&str) -> bool,
 }

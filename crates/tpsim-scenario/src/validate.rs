@@ -1,5 +1,8 @@
 //! The meaning checks of a scenario (the second pass after [`crate::parse`]).
 
+// `!(x > 0.0)` is meant: it also rejects NaN, which `x <= 0.0` would let through.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use crate::error::{Diagnostic, Locator, Seg};
 use crate::topology::Paths;
 use crate::{AppKind, Arrivals, Scenario};
