@@ -64,8 +64,9 @@ fn out_of_range_destination_is_a_no_route_drop() {
 
 /// Saturation throughput through the whole stack (channel, receivers, DCF): `n` stations on a
 /// 5 m circle around a receiver, each always holding a 1500-byte MSDU for it (UDP payload
-/// 1464 B, 8 B UDP, 20 B IPv4 and 8 B LLC/SNAP), 802.11b at 1 Mbit/s. Compared with Bianchi's model solved
-/// for the same airtimes, the retry limit and EIFS after collisions (`tpsim_mac::bianchi`).
+/// 1464 B, 8 B UDP, 20 B IPv4 and 8 B LLC/SNAP), 802.11b at 1 Mbit/s. Compared with Bianchi's
+/// model solved for the same airtimes, the retry limit and EIFS after collisions
+/// (`tpsim_mac::bianchi`).
 fn saturation(n: u32, rts: bool, seconds: u32) -> (f64, f64) {
     saturation_at(n, rts, seconds, tpsim_phy::WifiRate::Dsss1)
 }
