@@ -243,8 +243,8 @@ struct Series {
     delay: Vec<Vec<(u128, u64)>>,
     /// [dev][bin] ∫ waiting packets dt, packet·ns.
     q_area: Vec<Vec<f64>>,
-    /// [dir][bin] (cwnd bytes, ssthresh bytes or None, srtt s or None) of the sending TCP,
-    /// sampled at the start of each bin (empty rows for non-TCP directions).
+    /// [dir][bin] the sending TCP's state at the start of each bin (empty rows for non-TCP
+    /// directions).
     tcp: Vec<Vec<TcpSample>>,
     /// Next bin start at which TCP state is sampled.
     next_sample: SimTime,
