@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod mobility;
 pub mod packet;
 pub mod phyrx;
+pub mod table;
 pub mod trace;
 pub mod wifi;
 pub mod world;
@@ -25,6 +26,7 @@ pub mod world;
 pub use world::CTRL_TYPES;
 
 pub use metrics::{DropReason, FlowRow, NetworkRow, RunResult, SeriesTable};
+pub use table::{Column, Table};
 pub use world::{RunOptions, World};
 
 /// What can go wrong while running a valid scenario.

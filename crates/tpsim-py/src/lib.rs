@@ -6,7 +6,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use tpsim_engine::{DropReason, RunOptions, RunResult};
+use tpsim_engine::{Column, RunOptions, RunResult, Table};
 use tpsim_scenario::ScenarioError as RsScenarioError;
 
 create_exception!(
@@ -169,106 +169,29 @@ fn json_schema() -> String {
     tpsim_scenario::json_schema()
 }
 
-macro_rules! columns {
-    ($py:expr, $dict:expr, $rows:expr, $($field:ident),* $(,)?) => {
-        $( $dict.set_item(stringify!($field), $rows.iter().map(|r| r.$field.clone()).collect::<Vec<_>>())?; )*
-    };
+/// A table as a dict of equal-length lists (one-row tables as a dict of scalars if `scalar`).
+fn table_to_py<'py>(py: Python<'py>, t: &Table, scalar: bool) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in &t.columns {
+        match (col, scalar) {
+            (Column::U64(v), false) => d.set_item(name, v)?,
+            (Column::OptU32(v), false) => d.set_item(name, v)?,
+            (Column::F64(v), false) => d.set_item(name, v)?,
+            (Column::Text(v), false) => d.set_item(name, v)?,
+            (Column::U64(v), true) => d.set_item(name, v[0])?,
+            (Column::OptU32(v), true) => d.set_item(name, v[0])?,
+            (Column::F64(v), true) => d.set_item(name, v[0])?,
+            (Column::Text(v), true) => d.set_item(name, v[0])?,
+        }
+    }
+    Ok(d)
 }
 
 fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     let out = PyDict::new(py);
-    let flows = PyDict::new(py);
-    let rows = &r.flows;
-    columns!(
-        py,
-        flows,
-        rows,
-        flow,
-        direction,
-        src,
-        dst,
-        transport,
-        app,
-        tx_packets,
-        tx_bytes,
-        rx_packets,
-        rx_bytes,
-        pdr,
-        loss_rate,
-        goodput_kbps,
-        delay_mean_s,
-        delay_p50_s,
-        delay_p95_s,
-        delay_max_s,
-        net_delay_mean_s,
-        segment_loss_rate,
-        jitter_ipdv_s,
-        jitter_rfc3550_s,
-        rtt_mean_s,
-        retransmissions,
-        rto_timeouts,
-        fast_retransmits,
-        rto_s,
-        gave_up,
-        ack_packets,
-        ack_overhead,
-        tx_segments,
-        rx_segments,
-        hops_mean,
-        dropped_segments,
-        in_flight_segments,
-        buffered_packets
-    );
-    out.set_item("flows", flows)?;
-    let n = &r.network;
-    let net = PyDict::new(py);
-    net.set_item("routing_packets", n.routing_packets)?;
-    net.set_item("normalized_routing_load", n.normalized_routing_load)?;
-    net.set_item("mac_frames", n.mac_frames)?;
-    net.set_item("mac_load", n.mac_load)?;
-    for reason in DropReason::ALL {
-        net.set_item(reason.column(), n.drops[reason as usize])?;
-    }
-    net.set_item("routing_drops", n.routing_drops)?;
-    net.set_item("arp_requests", n.arp_requests)?;
-    net.set_item("arp_replies", n.arp_replies)?;
-    for (name, count) in tpsim_engine::CTRL_TYPES.iter().zip(n.routing_by_type) {
-        net.set_item(format!("routing_{name}"), count)?;
-    }
-    net.set_item("route_discovery_latency_s", n.route_discovery_latency_s)?;
-    net.set_item("route_discoveries_failed", n.route_discoveries_failed)?;
-    net.set_item("jain_fairness", n.jain_fairness)?;
-    net.set_item("data_delivered", n.data_delivered)?;
-    net.set_item("events", n.events)?;
-    net.set_item("energy_consumed_j_mean", n.energy_consumed_j_mean)?;
-    net.set_item("energy_consumed_j_total", n.energy_consumed_j_total)?;
-    net.set_item("first_node_death_s", n.first_node_death_s)?;
-    net.set_item("dead_nodes", n.dead_nodes)?;
-    for (name, v) in [
-        ("mac_data_frames", n.mac_data_frames),
-        ("mac_ack_frames", n.mac_ack_frames),
-        ("mac_rts_frames", n.mac_rts_frames),
-        ("mac_cts_frames", n.mac_cts_frames),
-        ("mac_retransmissions", n.mac_retransmissions),
-        ("mac_ack_timeouts", n.mac_ack_timeouts),
-        ("mac_cts_timeouts", n.mac_cts_timeouts),
-        ("mac_rx_errors", n.mac_rx_errors),
-    ] {
-        net.set_item(name, v)?;
-    }
-    net.set_item("broadcasts_sent", n.broadcasts_sent)?;
-    net.set_item("broadcast_receptions", n.broadcast_receptions)?;
-    out.set_item("network", net)?;
-    let t = &r.timeseries;
-    let ts = PyDict::new(py);
-    ts.set_item("series", &t.series)?;
-    ts.set_item("flow", &t.flow)?;
-    ts.set_item("link", &t.link)?;
-    ts.set_item("node", &t.node)?;
-    ts.set_item("direction", &t.direction)?;
-    ts.set_item("time_s", &t.time_s)?;
-    ts.set_item("value", &t.value)?;
-    out.set_item("timeseries", ts)?;
+    out.set_item("flows", table_to_py(py, &r.flows_table(), false)?)?;
+    out.set_item("network", table_to_py(py, &r.network_table(), true)?)?;
+    out.set_item("timeseries", table_to_py(py, &r.series_table(), false)?)?;
     out.set_item("engine_seconds", r.engine_seconds)?;
     Ok(out.into())
 }
