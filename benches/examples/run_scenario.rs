@@ -2,8 +2,8 @@
 //! event-loop time, events and MAC frames: a target for `perf` when profiling a scenario
 //! (`cargo build --release -p tpsim-benches --example run_scenario`, then
 //! `perf record -g target/release/examples/run_scenario FILE [SEED]`). With
-//! `RUN_SCENARIO_DIGEST=1` it also prints a hash of every result the run produced (flows,
-//! nodes, network counters; the wall time excluded), to check that an engine change leaves
+//! `RUN_SCENARIO_DIGEST=1` it also prints the SHA-256 of the run's canonical result tables
+//! (flows, network, time series; the wall time excluded), to check that an engine change leaves
 //! results bit-identical. With `RUN_SCENARIO_VERBOSE=1` it prints the network row (routing
 //! packets by type, drops by reason, MAC counters).
 
@@ -48,9 +48,14 @@ fn main() {
         println!("network {:?}", r.network);
     }
     if std::env::var_os("RUN_SCENARIO_DIGEST").is_some() {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        format!("{r:?}").hash(&mut h);
-        println!("results digest {:016x}", h.finish());
+        // The canonical tables, as the regression fingerprint hashes them.
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for t in [r.flows_table(), r.network_table(), r.series_table()] {
+            h.update(t.canonical_csv().as_bytes());
+            h.update(b"--\n");
+        }
+        let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        println!("results digest {hex}");
     }
 }

@@ -118,25 +118,3 @@ pub struct P2pDevice {
     /// Queue-length integral bookkeeping: last time the length changed.
     pub q_changed: SimTime,
 }
-
-/// A network device of any kind.
-// The 802.11 variant is the large one and the one on the hot path: inline, not boxed, so that
-// a frame's device is one index away.
-#[allow(clippy::large_enum_variant)]
-pub enum Device {
-    /// One direction of a point-to-point link.
-    P2p(P2pDevice),
-    /// An 802.11 radio.
-    Wifi(crate::wifi::WifiDevice),
-}
-
-impl Device {
-    /// The interface the device belongs to.
-    #[inline]
-    pub fn iface(&self) -> u32 {
-        match self {
-            Device::P2p(d) => d.iface,
-            Device::Wifi(d) => d.iface,
-        }
-    }
-}

@@ -11,13 +11,18 @@
 //! Point-to-point links need no ARP; radios resolve next hops directly unless the scenario
 //! has `[arp]` (then `world/arp.rs`).
 
+pub mod apps;
+pub mod collect;
 pub mod device;
 pub mod energy;
 pub mod grid;
 pub mod metrics;
 pub mod mobility;
+pub mod net;
 pub mod packet;
 pub mod phyrx;
+pub mod priqueue;
+pub mod sockets;
 pub mod table;
 pub mod trace;
 pub mod wifi;

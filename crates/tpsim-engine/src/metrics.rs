@@ -167,6 +167,9 @@ pub struct FlowRow {
     pub dropped_segments: u64,
     pub in_flight_segments: u64,
     pub buffered_packets: u64,
+    /// Columns only this flow's transport has, (name, value): see
+    /// [`tpsim_transport::TransportReport::extra`].
+    pub extra: Vec<(&'static str, Option<f64>)>,
 }
 
 /// The network table's row of one run.
@@ -232,6 +235,29 @@ pub struct SeriesTable {
     pub time_s: Vec<f64>,
     /// The value (`None` where undefined, e.g. no delivery in a delay bin).
     pub value: Vec<Option<f64>>,
+}
+
+impl SeriesTable {
+    /// Appends one row.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push(
+        &mut self,
+        series: &'static str,
+        flow: Option<u32>,
+        link: Option<u32>,
+        node: Option<u32>,
+        direction: &'static str,
+        time_s: f64,
+        value: Option<f64>,
+    ) {
+        self.series.push(series);
+        self.flow.push(flow);
+        self.link.push(link);
+        self.node.push(node);
+        self.direction.push(direction);
+        self.time_s.push(time_s);
+        self.value.push(value);
+    }
 }
 
 /// Everything one run produces.

@@ -210,15 +210,13 @@ impl RandomWaypoint {
         }
     }
 
-    /// A node starting at (`x`, `y`) with a pause (ns-2 `setdest`'s start).
+    /// A node starting at (`x`, `y`) m with a pause of `pause` s (ns-2 `setdest`'s start),
+    /// then moving in the `(w, h)` m area at speeds drawn in `(v_min, v_max)` m/s.
     pub fn from_position(
-        w: f64,
-        h: f64,
-        v_min: f64,
-        v_max: f64,
+        (w, h): (f64, f64),
+        (v_min, v_max): (f64, f64),
         pause: f64,
-        x: f64,
-        y: f64,
+        (x, y): (f64, f64),
         rng: RngStream,
     ) -> RandomWaypoint {
         RandomWaypoint {
@@ -528,7 +526,7 @@ pub fn from_scenario(sc: &tpsim_scenario::Scenario, positions: &[(f64, f64)], se
                     Mobility::Waypoint(match m.start.unwrap_or_default() {
                         WaypointStart::Stationary => RandomWaypoint::stationary(area.0, area.1, lo, hi, pause, rng(i)),
                         WaypointStart::Placement => {
-                            RandomWaypoint::from_position(area.0, area.1, lo, hi, pause, x, y, rng(i))
+                            RandomWaypoint::from_position(area, (lo, hi), pause, (x, y), rng(i))
                         }
                     })
                 })
@@ -607,7 +605,13 @@ mod tests {
         for i in 0..50 {
             let mut models = [
                 Mobility::Waypoint(RandomWaypoint::stationary(w, h, 1.0, 20.0, 30.0, rng(i))),
-                Mobility::Waypoint(RandomWaypoint::from_position(w, h, 0.0, 20.0, 0.0, 10.0, 10.0, rng(i))),
+                Mobility::Waypoint(RandomWaypoint::from_position(
+                    (w, h),
+                    (0.0, 20.0),
+                    0.0,
+                    (10.0, 10.0),
+                    rng(i),
+                )),
                 Mobility::Walk(RandomWalk::new(
                     w,
                     h,
@@ -689,7 +693,7 @@ mod tests {
             .map(|i| {
                 let mut r = rng(10_000 + i);
                 let (x, y) = (r.uniform_range(0.0, w), r.uniform_range(0.0, h));
-                Mobility::Waypoint(RandomWaypoint::from_position(w, h, lo, hi, pause, x, y, rng(i)))
+                Mobility::Waypoint(RandomWaypoint::from_position((w, h), (lo, hi), pause, (x, y), rng(i)))
             })
             .collect();
         let early = mean_speed_at(1.0, &mut naive);

@@ -125,6 +125,20 @@ impl RunResult {
         push_fields!(t, rows, U64, tx_segments, rx_segments);
         push_fields!(t, rows, F64, hops_mean);
         push_fields!(t, rows, U64, dropped_segments, in_flight_segments, buffered_packets);
+        // Transport-specific columns, in order of first appearance; empty for other flows.
+        let mut extra: Vec<&'static str> = Vec::new();
+        for (name, _) in rows.iter().flat_map(|r| r.extra.iter()) {
+            if !extra.contains(name) {
+                extra.push(name);
+            }
+        }
+        for name in extra {
+            let col = rows
+                .iter()
+                .map(|r| r.extra.iter().find(|(n, _)| *n == name).and_then(|&(_, v)| v))
+                .collect();
+            t.push(name, Column::F64(col));
+        }
         t
     }
 

@@ -13,6 +13,7 @@ use crate::grid::Grid;
 use crate::mobility::Mobility;
 use crate::packet::PacketId;
 use crate::phyrx::{Cca, RxOutcome};
+pub use crate::priqueue::PriQueue;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use tpsim_core::{Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
@@ -263,106 +264,6 @@ impl RadioParams {
             },
             ..DcfConfig::new(self.data_rate)
         }
-    }
-}
-
-/// Interface queue in front of the MAC: FIFO with a packet limit; routing packets go to the
-/// head (ns-2 `Queue/DropTail/PriQueue` with `Prefer_Routing_Protocols`); when full, the
-/// arriving packet is dropped (tail drop).
-pub struct PriQueue {
-    /// A lone waiting packet, with the time it was queued, kept inside the device (no
-    /// separate buffer line for the common case of one packet at a time); while it is set,
-    /// `q` is empty.
-    one: Option<(PacketId, SimTime)>,
-    /// Waiting packets with the time each was queued (all of them when there are two or more).
-    q: VecDeque<(PacketId, SimTime)>,
-    limit: usize,
-}
-
-impl PriQueue {
-    /// An empty queue of `limit` packets.
-    pub fn new(limit: usize) -> Self {
-        PriQueue {
-            one: None,
-            q: VecDeque::with_capacity(limit.min(1024)),
-            limit,
-        }
-    }
-
-    /// Adds `p`, queued at `now` (at the head if `priority`), or gives it back when full.
-    pub fn push(&mut self, p: PacketId, priority: bool, now: SimTime) -> Result<(), PacketId> {
-        if self.len() >= self.limit {
-            return Err(p);
-        }
-        if self.q.is_empty() && self.one.is_none() {
-            self.one = Some((p, now));
-            return Ok(());
-        }
-        if let Some(first) = self.one.take() {
-            self.q.push_back(first);
-        }
-        if priority {
-            self.q.push_front((p, now));
-        } else {
-            self.q.push_back((p, now));
-        }
-        Ok(())
-    }
-
-    /// Takes the head packet.
-    pub fn pop(&mut self) -> Option<PacketId> {
-        match self.one.take() {
-            Some((p, _)) => Some(p),
-            None => self.q.pop_front().map(|(p, _)| p),
-        }
-    }
-
-    /// Takes the head packet if it was queued before `deadline` (the age limit).
-    pub fn pop_queued_before(&mut self, deadline: SimTime) -> Option<PacketId> {
-        let since = match (self.one, self.q.front()) {
-            (Some((_, t)), _) => t,
-            (None, Some(&(_, t))) => t,
-            (None, None) => return None,
-        };
-        if since < deadline {
-            self.pop()
-        } else {
-            None
-        }
-    }
-
-    /// Packets waiting.
-    pub fn len(&self) -> usize {
-        self.one.is_some() as usize + self.q.len()
-    }
-
-    /// Whether no packet waits.
-    pub fn is_empty(&self) -> bool {
-        self.one.is_none() && self.q.is_empty()
-    }
-
-    /// The waiting packets, head first.
-    pub fn iter(&self) -> impl Iterator<Item = &PacketId> {
-        self.one.iter().chain(self.q.iter()).map(|(p, _)| p)
-    }
-
-    /// Removes (and returns, in queue order) the packets for which `pred` holds.
-    pub fn remove_where(&mut self, mut pred: impl FnMut(PacketId) -> bool) -> Vec<PacketId> {
-        let mut out = Vec::new();
-        if let Some((id, _)) = self.one {
-            if pred(id) {
-                self.one = None;
-                out.push(id);
-            }
-        }
-        self.q.retain(|&(id, _)| {
-            let hit = pred(id);
-            if hit {
-                out.push(id);
-            }
-            !hit
-        });
-        out
     }
 }
 
@@ -628,10 +529,6 @@ pub struct WifiChannel {
     pub refill_every: SimDuration,
     /// When the grid is next due for a refill.
     pub next_refill: SimTime,
-    /// Node → its wifi device.
-    pub dev_of_node: Vec<u32>,
-    /// Device → its node (`u32::MAX` for a device that is not a radio's).
-    pub node_of_dev: Vec<u32>,
     /// Node → the hot part of its radio.
     pub radios: Vec<RadioState>,
     /// The SINR receivers' shared parameters (`None`: ns-2's threshold mode, in [`RadioState`]).
@@ -687,11 +584,10 @@ impl WifiChannel {
         params: RadioParams,
         tx_power_w: Vec<f64>,
         mut mobility: Vec<Mobility>,
-        dev_of_node: Vec<u32>,
         rngs: Vec<RngStream>,
         phy_rngs: Vec<RngStream>,
     ) -> Self {
-        debug_assert_eq!(phy_rngs.len(), dev_of_node.len());
+        debug_assert_eq!(phy_rngs.len(), mobility.len());
         let radios = (0..phy_rngs.len()).map(|_| RadioState::new()).collect();
         let sinr = params.sinr.map(SinrParams::new);
         let sinr_radios = match sinr {
@@ -713,10 +609,6 @@ impl WifiChannel {
         } else {
             (0.0, SimDuration(u64::MAX))
         };
-        let mut node_of_dev = vec![u32::MAX; dev_of_node.iter().map(|&d| d as usize + 1).max().unwrap_or(0)];
-        for (node, &dev) in dev_of_node.iter().enumerate() {
-            node_of_dev[dev as usize] = node as u32;
-        }
         WifiChannel {
             params,
             grid: Grid::new(&positions, cs_range_m + slack_m),
@@ -727,8 +619,6 @@ impl WifiChannel {
             slack_m,
             refill_every,
             next_refill: SimTime::ZERO + refill_every,
-            dev_of_node,
-            node_of_dev,
             radios,
             sinr,
             sinr_radios,
@@ -920,51 +810,61 @@ impl WifiChannel {
         SimDuration::from_secs_f64(d_m / SPEED_OF_LIGHT)
     }
 
-    /// Hop-count shortest paths, on the graph of node pairs that decode each other (mean
-    /// power ≥ receive threshold both ways) at t = 0, towards each node of `destinations`
-    /// (the flows' endpoints: a table towards every node would take N² memory), ties broken
-    /// by node index (BFS from each destination).
-    pub fn static_routes(&mut self, destinations: &[u32]) {
-        let n = self.positions.len();
-        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (i, &pi) in self.positions.iter().enumerate() {
-            let mut near = Vec::new();
-            self.grid.for_each_near(pi, self.cs_range_m, |j, _| near.push(j));
+    /// Number of nodes on the channel.
+    pub fn nodes(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// The air frame in slot `slot`.
+    #[inline]
+    pub fn air_frame(&self, slot: u32) -> &AirFrame {
+        &self.frames[slot as usize]
+    }
+
+    /// The graph of node pairs standing at `pos` (m) that decode each other (mean power at
+    /// or above the receive threshold both ways), searched within `radius_m` of each node in
+    /// the grid: every node's neighbours in increasing order.
+    fn two_way_graph(&self, pos: &[(f64, f64)], radius_m: f64) -> Vec<Vec<u32>> {
+        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); pos.len()];
+        let mut near = Vec::new();
+        for (i, &pi) in pos.iter().enumerate() {
+            near.clear();
+            self.grid.for_each_near(pi, radius_m, |j, _| near.push(j));
             near.sort_unstable();
-            for j in near {
+            for &j in &near {
                 if j as usize == i {
                     continue;
                 }
-                let pj = self.positions[j as usize];
+                let pj = pos[j as usize];
                 let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
                 if self.two_way(i, j as usize, d) {
                     adj[i].push(j);
                 }
             }
         }
+        adj
+    }
+
+    /// The connectivity graph at `now` (positions from the mobility models; the grid is
+    /// refreshed first if due): what the oracle routes on.
+    pub fn connectivity(&mut self, now: SimTime) -> Vec<Vec<u32>> {
+        let t = now.as_secs_f64();
+        let pos: Vec<(f64, f64)> = self.mobility.iter_mut().map(|m| m.position(t)).collect();
+        self.refresh(now);
+        self.two_way_graph(&pos, self.cs_range_m + self.slack_m)
+    }
+
+    /// Hop-count shortest paths, on the graph of node pairs that decode each other at t = 0,
+    /// towards each node of `destinations` (the flows' endpoints: a table towards every node
+    /// would take N² memory), ties broken by node index (BFS from each destination).
+    pub fn static_routes(&mut self, destinations: &[u32]) {
+        let n = self.positions.len();
+        let adj = self.two_way_graph(&self.positions, self.cs_range_m);
         self.next = vec![Vec::new(); n];
-        let mut seen = vec![false; n];
-        let mut queue = VecDeque::with_capacity(n);
         for &dst in destinations {
-            let dst = dst as usize;
-            if dst >= n || !self.next[dst].is_empty() {
-                continue;
+            if (dst as usize) < n && self.next[dst as usize].is_empty() {
+                self.next[dst as usize] = next_hops_towards(&adj, dst);
             }
-            let mut next = vec![u32::MAX; n];
-            seen.fill(false);
-            seen[dst] = true;
-            queue.clear();
-            queue.push_back(dst as u32);
-            while let Some(u) = queue.pop_front() {
-                for &v in &adj[u as usize] {
-                    if !seen[v as usize] {
-                        seen[v as usize] = true;
-                        next[v as usize] = u;
-                        queue.push_back(v);
-                    }
-                }
-            }
-            self.next[dst] = next;
         }
     }
 
@@ -984,6 +884,27 @@ impl WifiChannel {
             .copied()
             .filter(|&h| h != u32::MAX)
     }
+}
+
+/// Breadth-first search from `dst` over `adj`: every node's next hop towards `dst`
+/// (`u32::MAX`: unreachable, and at `dst` itself), ties broken by the order of `adj`.
+pub fn next_hops_towards(adj: &[Vec<u32>], dst: u32) -> Vec<u32> {
+    let n = adj.len();
+    let mut next = vec![u32::MAX; n];
+    let mut seen = vec![false; n];
+    let mut queue = VecDeque::with_capacity(n);
+    seen[dst as usize] = true;
+    queue.push_back(dst);
+    while let Some(u) = queue.pop_front() {
+        for &v in &adj[u as usize] {
+            if !seen[v as usize] {
+                seen[v as usize] = true;
+                next[v as usize] = u;
+                queue.push_back(v);
+            }
+        }
+    }
+    next
 }
 
 #[cfg(test)]
@@ -1032,93 +953,6 @@ mod tests {
         assert!(r.dead() && !r.rest());
     }
 
-    /// ns-2's PriQueue: routing control packets go to the head, everything else to the tail;
-    /// a full queue refuses the arriving packet (tail drop), whatever its kind.
-    #[test]
-    fn priqueue_puts_routing_first_and_drops_the_arrival_when_full() {
-        let mut q = PriQueue::new(3);
-        q.push(PacketId(1), false, SimTime::ZERO).unwrap();
-        q.push(PacketId(2), false, SimTime::ZERO).unwrap();
-        q.push(PacketId(9), true, SimTime::ZERO).unwrap();
-        assert_eq!(q.push(PacketId(10), true, SimTime::ZERO), Err(PacketId(10)));
-        assert_eq!(q.push(PacketId(3), false, SimTime::ZERO), Err(PacketId(3)));
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|p| p.0)).collect();
-        assert_eq!(order, vec![9, 1, 2]);
-        let mut q = PriQueue::new(5);
-        for i in 0..5 {
-            q.push(PacketId(i), false, SimTime::ZERO).unwrap();
-        }
-        assert_eq!(q.remove_where(|p| p.0 % 2 == 1), vec![PacketId(1), PacketId(3)]);
-        assert_eq!(q.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2, 4]);
-    }
-
-    proptest::proptest! {
-        /// The queue (a lone packet kept inline, more in the ring) behaves as one plain deque
-        /// with routing packets to the head, tail drop at the limit, the age limit at the
-        /// head and removal by predicate.
-        #[test]
-        fn priqueue_matches_a_plain_deque(
-            limit in 1usize..6,
-            ops in proptest::collection::vec((0u8..5, 0u32..40), 0..120),
-        ) {
-            let mut q = PriQueue::new(limit);
-            let mut r: VecDeque<(PacketId, SimTime)> = VecDeque::new();
-            for (i, (op, x)) in ops.into_iter().enumerate() {
-                let now = SimTime(i as u64 * 10);
-                match op {
-                    0 | 1 => {
-                        let p = PacketId(i as u32);
-                        let want = if r.len() >= limit {
-                            Err(p)
-                        } else {
-                            if op == 1 { r.push_front((p, now)) } else { r.push_back((p, now)) }
-                            Ok(())
-                        };
-                        proptest::prop_assert_eq!(q.push(p, op == 1, now), want);
-                    }
-                    2 => proptest::prop_assert_eq!(q.pop(), r.pop_front().map(|(p, _)| p)),
-                    3 => {
-                        let deadline = SimTime(x as u64 * 10);
-                        let want = match r.front() {
-                            Some(&(p, t)) if t < deadline => { r.pop_front(); Some(p) }
-                            _ => None,
-                        };
-                        proptest::prop_assert_eq!(q.pop_queued_before(deadline), want);
-                    }
-                    _ => {
-                        let want: Vec<PacketId> = r.iter().filter(|(p, _)| p.0 % 3 == x % 3).map(|&(p, _)| p).collect();
-                        r.retain(|(p, _)| p.0 % 3 != x % 3);
-                        proptest::prop_assert_eq!(q.remove_where(|p| p.0 % 3 == x % 3), want);
-                    }
-                }
-                proptest::prop_assert_eq!(q.len(), r.len());
-                proptest::prop_assert_eq!(q.is_empty(), r.is_empty());
-                let got: Vec<PacketId> = q.iter().copied().collect();
-                let want: Vec<PacketId> = r.iter().map(|&(p, _)| p).collect();
-                proptest::prop_assert_eq!(got, want);
-            }
-        }
-    }
-
-    /// The age limit (`radio.queue_max_delay`): only a head packet queued before the deadline
-    /// comes out of `pop_queued_before`, so expired packets leave in queue order and a fresh
-    /// head stops the sweep.
-    #[test]
-    fn priqueue_gives_up_only_head_packets_older_than_the_deadline() {
-        let mut q = PriQueue::new(10);
-        for (id, t) in [(1, 100), (2, 200), (3, 300)] {
-            q.push(PacketId(id), false, SimTime(t)).unwrap();
-        }
-        // A routing packet queued late goes to the head and shields the old ones behind it.
-        q.push(PacketId(9), true, SimTime(400)).unwrap();
-        assert_eq!(q.pop_queued_before(SimTime(250)), None);
-        assert_eq!(q.pop(), Some(PacketId(9)));
-        assert_eq!(q.pop_queued_before(SimTime(250)), Some(PacketId(1)));
-        assert_eq!(q.pop_queued_before(SimTime(250)), Some(PacketId(2)));
-        assert_eq!(q.pop_queued_before(SimTime(250)), None, "queued at 300: not expired");
-        assert_eq!(q.pop_queued_before(SimTime(300)), None, "strictly before the deadline");
-        assert_eq!(q.len(), 1);
-    }
     use crate::mobility::{Mobility, RandomWaypoint};
     use tpsim_scenario::Radio;
 
@@ -1143,7 +977,6 @@ mod tests {
             params,
             vec![params.tx_power_w; n as usize],
             mobility,
-            (0..n as u32).collect(),
             (0..n).map(|i| node_key(seed, i, Module::Channel)).collect(),
             (0..n).map(|i| node_key(seed, i, Module::PhyReception)).collect(),
         )

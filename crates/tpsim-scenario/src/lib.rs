@@ -829,8 +829,17 @@ pub struct Link {
     /// Bernoulli packet loss probability of each direction, in [0, 1). Default 0.
     #[serde(default)]
     pub loss: f64,
+    /// Bernoulli loss probability of the forward direction only (first node to second), in
+    /// [0, 1); overrides `loss` there. With `loss_reverse = 0` it expresses data-only loss,
+    /// the assumption of the PFTK and TFRC throughput equations (feedback is not lost).
+    #[serde(default)]
+    pub loss_forward: Option<f64>,
+    /// Bernoulli loss probability of the reverse direction only, in [0, 1); overrides `loss`
+    /// there.
+    #[serde(default)]
+    pub loss_reverse: Option<f64>,
     /// Indices (from 0, in order of transmission) of packets to lose in the forward
-    /// direction, for tests.
+    /// direction (on top of any Bernoulli loss), for tests and scripted experiments.
     #[serde(default)]
     pub drop_forward: Vec<u64>,
     /// Same for the reverse direction.

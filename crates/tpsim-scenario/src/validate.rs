@@ -81,11 +81,14 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
                 format!("expected an MTU between 68B and 65535B, found {}B", l.mtu.0),
             );
         }
-        if !(l.loss.is_finite() && (0.0..1.0).contains(&l.loss)) {
-            err(
-                p("loss"),
-                format!("expected a loss probability in [0, 1), found {}", l.loss),
-            );
+        for (key, v) in [
+            ("loss", Some(l.loss)),
+            ("loss_forward", l.loss_forward),
+            ("loss_reverse", l.loss_reverse),
+        ] {
+            if let Some(v) = v.filter(|v| !(v.is_finite() && (0.0..1.0).contains(v))) {
+                err(p(key), format!("expected a loss probability in [0, 1), found {v}"));
+            }
         }
     }
     if let Some(pl) = &sc.nodes.placement {

@@ -17,7 +17,7 @@
 pub mod tcp;
 pub mod udp;
 
-use tpsim_core::SimTime;
+use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::{IpProtocol, SizeConvention, TcpRepr, UdpRepr};
 
 pub use tcp::{TcpConfig, TcpSocket};
@@ -152,6 +152,35 @@ pub struct TransportStats {
     pub ack_segments: u64,
 }
 
+/// What a transport endpoint tells the metrics about itself: the same shape for every
+/// transport, so that the engine never asks for a concrete type. Counters a transport does not
+/// have are zero or `None`; what only one transport has goes in [`TransportReport::extra`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TransportReport {
+    /// Segments, retransmissions and acknowledgement/feedback packets.
+    pub stats: TransportStats,
+    /// RTT samples taken (reliable transports; RFC 6298 §3: none from retransmissions).
+    pub rtt_samples: u64,
+    /// Sum of those samples, ns.
+    pub rtt_sum_ns: u64,
+    /// Retransmission timer expiries that retransmitted something.
+    pub timeouts: u64,
+    /// Retransmissions triggered by duplicate acknowledgements (fast retransmit).
+    pub fast_retransmits: u64,
+    /// The retransmission timeout without back-off, if the transport has one.
+    pub rto: Option<SimDuration>,
+    /// Whether the endpoint abandoned its connection (retry limits).
+    pub gave_up: bool,
+    /// The congestion state sampled into the time series, as (series name, value) pairs in a
+    /// fixed order per transport: TCP gives `cwnd_bytes`, `ssthresh_bytes` (`None` until
+    /// set) and `srtt_s` (`None` until measured); a rate-based transport would give its
+    /// allowed rate. Empty for transports without congestion control (UDP).
+    pub congestion: Vec<(&'static str, Option<f64>)>,
+    /// Transport-specific columns of the flows table, (column name, value): they appear
+    /// only for flows of a transport that reports them.
+    pub extra: Vec<(&'static str, Option<f64>)>,
+}
+
 /// Configuration shared by all transports.
 #[derive(Clone, Copy, Debug)]
 pub struct SocketConfig {
@@ -177,12 +206,29 @@ pub enum Socket {
 }
 
 impl Socket {
-    /// The TCP socket inside, for TCP-only getters (`cwnd`, `srtt`, ...).
-    #[inline]
-    pub fn as_tcp(&self) -> Option<&TcpSocket> {
+    /// What the endpoint reports to the metrics (counters and congestion state).
+    pub fn report(&self) -> TransportReport {
         match self {
-            Socket::Tcp(s) => Some(s),
-            _ => None,
+            Socket::Udp(s) => TransportReport {
+                stats: s.stats(),
+                ..TransportReport::default()
+            },
+            Socket::Tcp(s) => s.report(),
+        }
+    }
+    /// Whether the transport carries a byte stream (TCP): it reports deliveries as stream
+    /// offsets ([`TransportEvent::DeliveredBytes`]), and the engine maps them back to the
+    /// application's messages.
+    #[inline]
+    pub fn byte_stream(&self) -> bool {
+        matches!(self, Socket::Tcp(_))
+    }
+    /// The application has nothing more to send: close once everything is delivered (TCP:
+    /// FIN after the data). No effect on connectionless transports.
+    pub fn close(&mut self, now: SimTime) {
+        match self {
+            Socket::Udp(_) => {}
+            Socket::Tcp(s) => s.close(now),
         }
     }
     /// Hands an application message to the transport.

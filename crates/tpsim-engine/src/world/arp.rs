@@ -1,7 +1,7 @@
 //! Address resolution on the radios (scenario table `[arp]`): every node's
 //! [`tpsim_mac::arp::Arp`] cache between routing and the interface queue.
 //!
-//! * A unicast packet entering a radio's queue ([`World::device_enqueue_prio`]) first asks its
+//! * A unicast packet entering a radio's queue ([`World::radio_send`]) first asks its
 //!   node's cache for the next hop; it goes on, waits in the cache, or is dropped
 //!   (`drops_arp` for data, `routing_drops` for control packets).
 //! * Requests (broadcast) and replies (unicast) are real packets of [`ARP_LEN`] bytes (plus
@@ -14,16 +14,19 @@
 //!   routing protocol as a broken link, as a MAC retry failure is (ns-2's `xmit_failure_`
 //!   callback); the packets count in `drops_arp` unless AODV keeps them for a local repair.
 
-use super::*;
-use crate::packet::{ARP_REPLY, ARP_REQUEST};
+use super::{Event, NodeTimers, World};
+use crate::metrics::DropReason;
+use crate::packet::{PacketId, ARP_REPLY, ARP_REQUEST};
+use crate::wifi::{wifi_addr, wifi_node};
+use tpsim_core::{RngStream, SimTime};
 use tpsim_mac::arp::{Arp, ArpConfig, ArpMessage, ArpOp, ArpOutput, Learn, Resolve, ARP_LEN};
 use tpsim_scenario::{ArpLearn, ArpPreset};
 
 pub(super) struct ArpState {
     nodes: Vec<Arp<PacketId>>,
     timers: NodeTimers,
-    pub requests: u64,
-    pub replies: u64,
+    requests: u64,
+    replies: u64,
 }
 
 impl ArpState {
@@ -65,6 +68,13 @@ impl ArpState {
             requests: 0,
             replies: 0,
         }
+    }
+}
+
+impl ArpState {
+    /// ARP requests and replies sent.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.requests, self.replies)
     }
 }
 
@@ -113,8 +123,9 @@ impl World {
 
     pub(super) fn on_arp_timer(&mut self, node: u32, gen: u32) {
         let now = self.now;
+        let dead = self.node_dead(node);
         let Some(a) = &mut self.arp else { return };
-        if self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) || !a.timers.fire(node, gen) {
+        if dead || !a.timers.fire(node, gen) {
             return;
         }
         a.nodes[node as usize].on_timeout(now);
@@ -141,7 +152,7 @@ impl World {
                 }
                 ArpOutput::Release { packet, .. } => {
                     let priority = self.packets.get(packet).is_ctrl();
-                    self.radio_enqueue(self.radio_of(node), packet, priority);
+                    self.radio_enqueue(node, packet, priority);
                 }
                 ArpOutput::Drop { packet, broken: false } => self.drop_packet(packet, DropReason::Arp),
                 ArpOutput::Drop { packet, broken: true } => self.arp_failed(node, packet),
@@ -170,11 +181,6 @@ impl World {
     /// the target's protocol addresses (`ar$spa`, `ar$tpa`).
     fn send_arp(&mut self, node: u32, op: u32, target: u32, link_dst: u32) {
         let id = self.alloc_control(node, wifi_addr(target), 1, 0, 0, ARP_LEN, link_dst, op);
-        self.radio_enqueue(self.radio_of(node), id, false);
-    }
-
-    /// The radio device of `node`.
-    fn radio_of(&self, node: u32) -> u32 {
-        self.wifi.as_ref().expect("ARP runs on radios").dev_of_node[node as usize]
+        self.radio_enqueue(node, id, false);
     }
 }

@@ -12,11 +12,18 @@
 //!   that the link to its next hop broke (RFC 3561 §6.11 (i), RFC 3626 §13); AODV then flushes
 //!   the packets queued to that neighbour (`drops_link_break`).
 
-use super::*;
+use super::{Event, NodeTimers, World};
+use crate::collect::NetworkInputs;
+use crate::metrics::DropReason;
+use crate::packet::PacketId;
+use crate::wifi::{wifi_addr, wifi_node};
+use std::net::Ipv4Addr;
+use tpsim_core::{RngStream, SimDuration, SimTime};
 use tpsim_routing::aodv::{self, Aodv, AodvConfig, AodvEvent, RouteResult};
 use tpsim_routing::olsr::{self, Olsr, OlsrConfig};
 use tpsim_routing::{LinkDest, AODV_PORT, OLSR_PORT};
-use tpsim_scenario::{RoutingPreset, RoutingProtocol};
+use tpsim_scenario::{RoutingPreset, RoutingProtocol, Scenario};
+use tpsim_wire::ip::DEFAULT_TTL;
 
 /// A routing control message carried by a packet.
 pub(super) enum CtrlMsg {
@@ -46,15 +53,15 @@ pub(super) struct Oracle {
 }
 
 pub(super) struct RoutingState {
-    pub proto: Proto,
+    proto: Proto,
     timers: NodeTimers,
     ctrl: Vec<CtrlMsg>,
     ctrl_free: Vec<u32>,
-    pub routing_packets: u64,
-    pub routing_drops: u64,
-    pub sent_by_type: [u64; 6],
-    pub discovery_latency_s: Vec<f64>,
-    pub discoveries_failed: u64,
+    routing_packets: u64,
+    routing_drops: u64,
+    sent_by_type: [u64; 6],
+    discovery_latency_s: Vec<f64>,
+    discoveries_failed: u64,
     oracle: Oracle,
     /// How long the oracle's graph stays current with moving nodes.
     oracle_period: SimDuration,
@@ -160,6 +167,21 @@ impl RoutingState {
         !matches!(self.proto, Proto::Static)
     }
 
+    /// A routing control packet was dropped.
+    pub fn count_drop(&mut self) {
+        self.routing_drops += 1;
+    }
+
+    /// The routing counters of the network row.
+    pub fn report(&self, out: &mut NetworkInputs) {
+        out.routing_packets = self.routing_packets;
+        out.routing_drops = self.routing_drops;
+        out.routing_by_type = self.sent_by_type;
+        out.route_discoveries_failed = self.discoveries_failed;
+        let lat = &self.discovery_latency_s;
+        out.route_discovery_latency_s = (!lat.is_empty()).then(|| lat.iter().sum::<f64>() / lat.len() as f64);
+    }
+
     fn store(&mut self, m: CtrlMsg) -> u32 {
         match self.ctrl_free.pop() {
             Some(i) => {
@@ -236,12 +258,11 @@ impl World {
         };
         let ip_len = rt.hdr + len;
         let id = self.alloc_control(node, dst, ttl, port, len, ip_len, link_dst, ctrl);
-        let Some(ch) = &self.wifi else {
+        if self.wifi.is_none() {
             self.packets.release(id);
             return;
-        };
-        let dev = ch.dev_of_node[node as usize];
-        self.device_enqueue_prio(dev, id, true);
+        }
+        self.radio_send(node, id, true);
     }
 
     /// Moves a node's routing outputs: control messages out, released packets on, timers.
@@ -311,8 +332,9 @@ impl World {
     /// A routing timer fired.
     pub(super) fn on_routing_timer(&mut self, node: u32, gen: u32) {
         let now = self.now;
+        let dead = self.node_dead(node);
         let Some(rt) = &mut self.routing else { return };
-        if self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) || !rt.timers.fire(node, gen) {
+        if dead || !rt.timers.fire(node, gen) {
             return;
         }
         match &mut rt.proto {
@@ -329,10 +351,11 @@ impl World {
             self.drop_packet(id, DropReason::NoRoute);
             return;
         };
-        let Some(ch) = &self.wifi else { return };
-        let dev = ch.dev_of_node[node as usize];
+        if self.wifi.is_none() {
+            return;
+        }
         self.packets.get_mut(id).link_dst = hop;
-        self.device_enqueue_prio(dev, id, false);
+        self.radio_send(node, id, false);
     }
 
     /// Routes a data packet for a radio destination with the node's protocol. `prev_hop` is
@@ -379,7 +402,7 @@ impl World {
         let Proto::Aodv(agents) = &rt.proto else {
             return;
         };
-        let af = &ch.frames[frame as usize];
+        let af = ch.air_frame(frame);
         let Some(id) = af.pkt else {
             return;
         };
@@ -483,17 +506,11 @@ impl World {
     /// packets go to AODV as failures of that link (kept if a local repair of their
     /// destination runs, else dropped as `drops_link_break`), control packets are dropped.
     fn flush_queue_to(&mut self, node: u32, hop: u32) {
-        let Some(ch) = &self.wifi else { return };
-        let dev = ch.dev_of_node[node as usize];
-        let now = self.now;
-        let Device::Wifi(d) = &mut self.devices[dev as usize] else {
+        if self.wifi.is_none() {
             return;
-        };
-        if let Some(sr) = &mut self.series {
-            q_accumulate(sr, dev, d.queue.len(), &mut d.q_changed, now);
         }
-        let packets = &self.packets;
-        let flushed = d.queue.remove_where(|id| packets.get(id).link_dst == hop);
+        let now = self.now;
+        let flushed = self.radio_take_queued_to(node, hop);
         for id in flushed {
             let (is_data, dst, hops) = {
                 let p = self.packets.get(id);
@@ -520,48 +537,15 @@ impl World {
         let (Some(rt), Some(ch)) = (&mut self.routing, &mut self.wifi) else {
             return None;
         };
-        let n = ch.mobility.len();
+        let n = ch.nodes();
         let o = &mut rt.oracle;
         if now >= o.valid_until || o.adj.is_empty() {
-            let t = now.as_secs_f64();
-            let pos: Vec<(f64, f64)> = ch.mobility.iter_mut().map(|m| m.position(t)).collect();
-            ch.refresh(now);
-            o.adj = vec![Vec::new(); n];
-            for (i, &pi) in pos.iter().enumerate() {
-                let mut near = Vec::new();
-                ch.grid
-                    .for_each_near(pi, ch.cs_range_m + ch.slack_m, |j, _| near.push(j));
-                near.sort_unstable();
-                for j in near {
-                    if j as usize == i {
-                        continue;
-                    }
-                    let pj = pos[j as usize];
-                    let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
-                    if ch.two_way(i, j as usize, d) {
-                        o.adj[i].push(j);
-                    }
-                }
-            }
+            o.adj = ch.connectivity(now);
             o.next = vec![Vec::new(); n];
             o.valid_until = now + rt.oracle_period;
         }
         if o.next[dst as usize].is_empty() {
-            let mut next = vec![u32::MAX; n];
-            let mut seen = vec![false; n];
-            let mut queue = VecDeque::new();
-            seen[dst as usize] = true;
-            queue.push_back(dst);
-            while let Some(u) = queue.pop_front() {
-                for &v in &o.adj[u as usize] {
-                    if !seen[v as usize] {
-                        seen[v as usize] = true;
-                        next[v as usize] = u;
-                        queue.push_back(v);
-                    }
-                }
-            }
-            o.next[dst as usize] = next;
+            o.next[dst as usize] = crate::wifi::next_hops_towards(&o.adj, dst);
         }
         Some(o.next[dst as usize][node as usize]).filter(|&h| h != u32::MAX)
     }

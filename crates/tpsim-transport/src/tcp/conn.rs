@@ -1110,6 +1110,27 @@ impl TcpSocket {
             ..self.tcp_stats
         }
     }
+    /// The transport-neutral report: counters, RTT samples, RTO and the congestion state
+    /// (`cwnd_bytes`, `ssthresh_bytes` until set, `srtt_s` once measured).
+    pub fn report(&self) -> crate::TransportReport {
+        let ts = self.tcp_stats();
+        let ssthresh = self.ssthresh().filter(|&v| v < u64::MAX / 2).map(|v| v as f64);
+        crate::TransportReport {
+            stats: self.stats,
+            rtt_samples: ts.rtt_samples,
+            rtt_sum_ns: ts.rtt_sum_ns,
+            timeouts: ts.timeouts,
+            fast_retransmits: ts.fast_retransmits,
+            rto: Some(self.base_rto()),
+            gave_up: ts.gave_up > 0,
+            congestion: vec![
+                ("cwnd_bytes", Some(self.cwnd() as f64)),
+                ("ssthresh_bytes", ssthresh),
+                ("srtt_s", self.srtt().map(|r| r.as_secs_f64())),
+            ],
+            extra: Vec::new(),
+        }
+    }
     /// Messages accepted whose last byte has not yet been transmitted once.
     pub fn buffered_messages(&self) -> u64 {
         self.msg_ends.len() as u64

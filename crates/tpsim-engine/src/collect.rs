@@ -1,0 +1,507 @@
+//! The metrics collector: per flow direction counters and delays, drops by reason, frame
+//! counts, and the binned time series; at the end of a run it turns them into the flows and
+//! network rows (definitions: docs/metrics.md). It learns everything through calls; it never
+//! looks into a transport, a device or a routing protocol.
+
+use crate::energy::EnergyModel;
+use crate::metrics::{jain, nearest_rank, DirStats, DropReason, FlowRow, NetworkRow, SeriesTable, N_DROP_REASONS};
+use tpsim_core::SimTime;
+use tpsim_transport::{Message, TransportReport};
+use tpsim_wire::ip::DEFAULT_TTL;
+
+/// A flow direction as the scenario defines it.
+pub struct DirInfo {
+    /// Flow index.
+    pub flow: u32,
+    /// "fwd" or "rev".
+    pub direction: &'static str,
+    /// Sending and receiving node.
+    pub src: u32,
+    /// Receiving node.
+    pub dst: u32,
+    /// Transport name (scenario spelling).
+    pub transport: &'static str,
+    /// Application kind.
+    pub app: &'static str,
+    /// The sending endpoint.
+    pub tx_ep: u32,
+    /// When the application stops generating.
+    pub stop: SimTime,
+    /// Total bytes of a finite transfer.
+    pub total: Option<u64>,
+}
+
+struct Dir {
+    info: DirInfo,
+    stats: DirStats,
+    tx_segments: u64,
+    rx_segments: u64,
+    /// Sum over received segments of the hops they took.
+    rx_hops: u64,
+    /// When the last byte of a finite transfer was delivered.
+    done_at: Option<SimTime>,
+}
+
+struct Series {
+    bin: u64,
+    n_bins: usize,
+    /// [dir][bin] bytes delivered.
+    rx_bytes: Vec<Vec<u64>>,
+    /// [dir][bin] (sum of delays ns, count).
+    delay: Vec<Vec<(u128, u64)>>,
+    /// [dev][bin] ∫ waiting packets dt, packet·ns.
+    q_area: Vec<Vec<f64>>,
+    /// [dir] the sending transport's congestion state at each bin start: the series' names
+    /// (from the first sample) and the values, bin after bin.
+    congestion: Vec<(Vec<&'static str>, Vec<Option<f64>>)>,
+    /// Next bin start at which congestion state is sampled.
+    next_sample: SimTime,
+    /// Bins sampled so far.
+    sampled: usize,
+}
+
+/// What the other parts of the world report for the network row at the end of a run.
+#[derive(Default)]
+pub struct NetworkInputs {
+    /// Routing control packets sent (every hop) and dropped.
+    pub routing_packets: u64,
+    /// Routing control packets dropped.
+    pub routing_drops: u64,
+    /// Control messages sent by type (`CTRL_TYPES` order).
+    pub routing_by_type: [u64; 6],
+    /// Mean route discovery latency, s.
+    pub route_discovery_latency_s: Option<f64>,
+    /// Route discoveries that failed.
+    pub route_discoveries_failed: u64,
+    /// 802.11 counters summed over radios.
+    pub mac: tpsim_mac::DcfStats,
+    /// ARP requests and replies sent.
+    pub arp_requests: u64,
+    /// ARP replies sent.
+    pub arp_replies: u64,
+    /// Events executed.
+    pub events: u64,
+}
+
+/// One run's metrics.
+pub struct Collector {
+    dirs: Vec<Dir>,
+    drops: [u64; N_DROP_REASONS],
+    mac_frames: u64,
+    broadcasts_sent: u64,
+    broadcast_receptions: u64,
+    /// Broadcast data frames × receivers in decode range (power ≥ receive threshold).
+    broadcast_expected: u64,
+    series: Option<Series>,
+    end_run: SimTime,
+}
+
+impl Collector {
+    /// A collector for a run ending at `end_run`, with time series in bins of `bin` ns if
+    /// asked (`Some`).
+    pub fn new(end_run: SimTime, bin: Option<u64>) -> Collector {
+        Collector {
+            dirs: Vec::new(),
+            drops: [0; N_DROP_REASONS],
+            mac_frames: 0,
+            broadcasts_sent: 0,
+            broadcast_receptions: 0,
+            broadcast_expected: 0,
+            series: bin.map(|bin| {
+                let bin = bin.max(1);
+                Series {
+                    bin,
+                    n_bins: end_run.0.div_ceil(bin).max(1) as usize,
+                    rx_bytes: Vec::new(),
+                    delay: Vec::new(),
+                    q_area: Vec::new(),
+                    congestion: Vec::new(),
+                    next_sample: SimTime::ZERO,
+                    sampled: 0,
+                }
+            }),
+            end_run,
+        }
+    }
+
+    /// The time-series bins, (width ns, count), if series are recorded.
+    pub fn bins(&self) -> Option<(u64, usize)> {
+        self.series.as_ref().map(|s| (s.bin, s.n_bins))
+    }
+
+    /// Adds a flow direction; returns its index.
+    pub fn add_direction(&mut self, info: DirInfo) -> u32 {
+        if let Some(sr) = &mut self.series {
+            sr.rx_bytes.push(vec![0; sr.n_bins]);
+            sr.delay.push(vec![(0, 0); sr.n_bins]);
+            sr.congestion.push((Vec::new(), Vec::new()));
+        }
+        self.dirs.push(Dir {
+            info,
+            stats: DirStats::default(),
+            tx_segments: 0,
+            rx_segments: 0,
+            rx_hops: 0,
+            done_at: None,
+        });
+        self.dirs.len() as u32 - 1
+    }
+
+    /// Number of flow directions.
+    pub fn directions(&self) -> u32 {
+        self.dirs.len() as u32
+    }
+
+    /// The sending endpoint of direction `dir`.
+    pub fn tx_endpoint(&self, dir: u32) -> u32 {
+        self.dirs[dir as usize].info.tx_ep
+    }
+
+    /// Sets the number of devices whose queue lengths are recorded.
+    pub fn set_devices(&mut self, n: usize) {
+        if let Some(sr) = &mut self.series {
+            sr.q_area = vec![vec![0.0; sr.n_bins]; n];
+        }
+    }
+
+    /// The application of `dir` handed a `len`-byte message to its transport at `now`.
+    #[inline]
+    pub fn app_sent(&mut self, dir: u32, now: SimTime, len: u32) {
+        let s = &mut self.dirs[dir as usize].stats;
+        s.tx_packets += 1;
+        s.tx_bytes += len as u64;
+        s.first_send.get_or_insert(now);
+    }
+
+    /// A segment carrying `dir`'s data was handed to IP.
+    #[inline]
+    pub fn segment_sent(&mut self, dir: u32) {
+        self.dirs[dir as usize].tx_segments += 1;
+    }
+
+    /// A segment carrying `dir`'s data reached its destination with TTL `ttl` left.
+    #[inline]
+    pub fn segment_received(&mut self, dir: u32, ttl: u8) {
+        let d = &mut self.dirs[dir as usize];
+        d.rx_segments += 1;
+        // Every forwarding node decremented the TTL once (RFC 791 §3.2).
+        d.rx_hops += (DEFAULT_TTL.saturating_sub(ttl) as u64) + 1;
+    }
+
+    /// Message `m` of `dir` reached its application at `now`; its first byte was first sent
+    /// at `first_tx`. A duplicate delivery is ignored.
+    pub fn delivered(&mut self, dir: u32, m: Message, first_tx: SimTime, now: SimTime) {
+        let d = &mut self.dirs[dir as usize];
+        if !d.stats.first_delivery(m.id) {
+            return;
+        }
+        let delay = now.saturating_since(m.created).0;
+        d.stats.on_delivery(now, m.len, delay, now.saturating_since(first_tx).0);
+        if d.info.total.is_some_and(|t| d.stats.rx_bytes >= t) && d.done_at.is_none() {
+            d.done_at = Some(now);
+        }
+        if let Some(sr) = &mut self.series {
+            let b = ((now.0 / sr.bin) as usize).min(sr.n_bins - 1);
+            sr.rx_bytes[dir as usize][b] += m.len as u64;
+            let c = &mut sr.delay[dir as usize][b];
+            c.0 += delay as u128;
+            c.1 += 1;
+        }
+    }
+
+    /// A data packet of direction `dir` (or of none: `NO_DIR`) was dropped for `reason`.
+    #[inline]
+    pub fn dropped(&mut self, dir: u32, reason: DropReason) {
+        self.drops[reason as usize] += 1;
+        if dir != crate::packet::NO_DIR {
+            self.dirs[dir as usize].stats.dropped_segments += 1;
+        }
+    }
+
+    /// A frame went onto a link or the air.
+    #[inline]
+    pub fn mac_frame(&mut self) {
+        self.mac_frames += 1;
+    }
+
+    /// A one-hop broadcast data packet was sent.
+    pub fn broadcast_sent(&mut self) {
+        self.broadcasts_sent += 1;
+    }
+
+    /// A broadcast data frame reaches `n` radios in decode range.
+    pub fn broadcast_expected(&mut self, n: u64) {
+        self.broadcast_expected += n;
+    }
+
+    /// A node received a broadcast data packet.
+    pub fn broadcast_received(&mut self) {
+        self.broadcast_receptions += 1;
+    }
+
+    /// Device `dev`'s queue held `len` packets from `*changed` until `now` and is about to
+    /// change: adds `len × (now − *changed)` packet·ns to its queue integral, split across
+    /// bins, and moves `*changed` to `now`.
+    #[inline]
+    pub fn queue_changed(&mut self, dev: u32, len: usize, changed: &mut SimTime, now: SimTime) {
+        let Some(sr) = &mut self.series else { return };
+        let len = len as f64;
+        let mut t = changed.0;
+        *changed = now;
+        if len == 0.0 {
+            return;
+        }
+        let row = &mut sr.q_area[dev as usize];
+        while t < now.0 {
+            let b = (t / sr.bin) as usize;
+            if b >= sr.n_bins {
+                break;
+            }
+            let bin_end = ((b as u64 + 1) * sr.bin).min(now.0);
+            row[b] += len * (bin_end - t) as f64;
+            t = bin_end;
+        }
+    }
+
+    /// Whether an event at `t` must first sample the congestion state.
+    #[inline]
+    pub fn sample_due(&self, t: SimTime) -> bool {
+        self.series.as_ref().is_some_and(|sr| t >= sr.next_sample)
+    }
+
+    /// Samples the congestion state of every direction's sender at each bin start before
+    /// `t`; `report(ep)` gives endpoint `ep`'s report.
+    pub fn sample(&mut self, t: SimTime, report: impl Fn(u32) -> TransportReport) {
+        let Some(sr) = &mut self.series else { return };
+        while sr.next_sample < t && sr.sampled < sr.n_bins {
+            for (i, d) in self.dirs.iter().enumerate() {
+                let r = report(d.info.tx_ep);
+                let (names, values) = &mut sr.congestion[i];
+                if names.is_empty() {
+                    names.extend(r.congestion.iter().map(|&(n, _)| n));
+                }
+                values.extend(r.congestion.iter().map(|&(_, v)| v));
+            }
+            sr.sampled += 1;
+            sr.next_sample = SimTime(sr.sampled as u64 * sr.bin);
+        }
+    }
+
+    /// The flows rows. `ends(dir)` gives the direction's sender report, receiver report and
+    /// messages still buffered at the sender; `in_flight[dir]` the packets still in the
+    /// network.
+    pub fn flow_rows(
+        &mut self,
+        in_flight: &[u64],
+        ends: impl Fn(u32) -> (TransportReport, TransportReport, u64),
+    ) -> Vec<FlowRow> {
+        let ns = 1e9;
+        let end = self.end_run;
+        let mut flows = Vec::with_capacity(self.dirs.len());
+        for (i, d) in self.dirs.iter_mut().enumerate() {
+            let (tx, rx, buffered) = ends(i as u32);
+            let s = &mut d.stats;
+            let frac = |a: u64, b: u64| if b > 0 { Some(a as f64 / b as f64) } else { None };
+            let pdr = frac(s.rx_packets, s.tx_packets);
+            let done_at = d.done_at.unwrap_or(SimTime::NEVER);
+            let goodput = s.first_send.and_then(|t0| {
+                let t1 = d.info.stop.min(end).min(done_at);
+                let active = t1.saturating_since(t0).as_secs_f64();
+                (active > 0.0).then(|| s.rx_bytes as f64 * 8.0 / 1000.0 / active)
+            });
+            s.delays_ns.sort_unstable();
+            let have = s.rx_packets > 0;
+            let mean = |sum: u128| have.then(|| sum as f64 / s.rx_packets as f64 / ns);
+            let rtt = (tx.rtt_samples > 0).then(|| tx.rtt_sum_ns as f64 / tx.rtt_samples as f64 / ns);
+            flows.push(FlowRow {
+                flow: d.info.flow,
+                direction: d.info.direction,
+                src: d.info.src,
+                dst: d.info.dst,
+                transport: d.info.transport,
+                app: d.info.app,
+                tx_packets: s.tx_packets,
+                tx_bytes: s.tx_bytes,
+                rx_packets: s.rx_packets,
+                rx_bytes: s.rx_bytes,
+                pdr,
+                loss_rate: pdr.map(|p| 1.0 - p),
+                goodput_kbps: goodput,
+                delay_mean_s: mean(s.delay_sum_ns),
+                delay_p50_s: have.then(|| nearest_rank(&s.delays_ns, 50.0) as f64 / ns),
+                delay_p95_s: have.then(|| nearest_rank(&s.delays_ns, 95.0) as f64 / ns),
+                delay_max_s: s.delays_ns.last().map(|&m| m as f64 / ns),
+                net_delay_mean_s: mean(s.net_delay_sum_ns),
+                segment_loss_rate: frac(d.rx_segments, d.tx_segments).map(|r| 1.0 - r),
+                jitter_ipdv_s: (s.rx_packets > 1).then(|| s.ipdv_sum_ns as f64 / (s.rx_packets - 1) as f64 / ns),
+                jitter_rfc3550_s: (s.rx_packets > 1).then(|| s.jitter_rfc3550_ns / ns),
+                rtt_mean_s: rtt,
+                retransmissions: tx.stats.retransmissions,
+                rto_timeouts: tx.timeouts,
+                fast_retransmits: tx.fast_retransmits,
+                rto_s: tx.rto.map(|r| r.as_secs_f64()),
+                gave_up: tx.gave_up as u64,
+                ack_packets: rx.stats.ack_segments,
+                ack_overhead: frac(rx.stats.ack_segments, d.tx_segments),
+                tx_segments: d.tx_segments,
+                rx_segments: d.rx_segments,
+                hops_mean: (d.rx_segments > 0).then(|| d.rx_hops as f64 / d.rx_segments as f64),
+                dropped_segments: s.dropped_segments,
+                in_flight_segments: in_flight[i],
+                buffered_packets: buffered,
+                extra: tx.extra,
+            });
+        }
+        flows
+    }
+
+    /// The network row, from this collector's counters, the flows rows and what the other
+    /// parts report.
+    pub fn network_row(&self, flows: &[FlowRow], inputs: NetworkInputs, energy: Option<&EnergyModel>) -> NetworkRow {
+        let delivered: u64 = flows.iter().map(|f| f.rx_segments).sum();
+        let goodputs: Vec<f64> = flows.iter().filter_map(|f| f.goodput_kbps).collect();
+        let total_j = energy.map(|e| e.nodes.iter().map(|n| n.consumed_j).sum::<f64>());
+        let mac = inputs.mac;
+        let routing_packets = inputs.routing_packets;
+        NetworkRow {
+            energy_consumed_j_mean: total_j.zip(energy).map(|(t, e)| t / e.nodes.len().max(1) as f64),
+            energy_consumed_j_total: total_j,
+            first_node_death_s: energy
+                .and_then(|e| e.nodes.iter().filter_map(|n| n.dead_at).min())
+                .map(|t| t.as_secs_f64()),
+            mac_data_frames: mac.data_sent,
+            mac_ack_frames: mac.ack_sent,
+            mac_rts_frames: mac.rts_sent,
+            mac_cts_frames: mac.cts_sent,
+            mac_retransmissions: mac.data_retries,
+            mac_ack_timeouts: mac.ack_timeouts,
+            mac_cts_timeouts: mac.cts_timeouts,
+            mac_rx_errors: mac.rx_errors,
+            broadcasts_sent: self.broadcasts_sent,
+            broadcast_receptions: self.broadcast_receptions,
+            dead_nodes: energy
+                .map(|e| e.nodes.iter().filter(|n| n.dead_at.is_some()).count() as u64)
+                .unwrap_or(0),
+            routing_packets,
+            normalized_routing_load: (delivered > 0).then(|| routing_packets as f64 / delivered as f64),
+            mac_frames: self.mac_frames,
+            mac_load: (delivered > 0).then(|| self.mac_frames as f64 / delivered as f64),
+            drops: {
+                let mut d = self.drops;
+                d[DropReason::Phy as usize] = self.broadcast_expected.saturating_sub(self.broadcast_receptions);
+                d
+            },
+            routing_drops: inputs.routing_drops,
+            arp_requests: inputs.arp_requests,
+            arp_replies: inputs.arp_replies,
+            routing_by_type: inputs.routing_by_type,
+            route_discovery_latency_s: inputs.route_discovery_latency_s,
+            route_discoveries_failed: inputs.route_discoveries_failed,
+            jain_fairness: jain(&goodputs),
+            data_delivered: delivered,
+            events: inputs.events,
+        }
+    }
+
+    /// The time series in long format. `queues` lists every device's (link, node, direction)
+    /// labels in device order; `positions(t)` gives every node's position at `t` s, if the
+    /// positions series is asked for.
+    pub fn series_table(
+        &self,
+        queues: &[(Option<u32>, Option<u32>, &'static str)],
+        energy: Option<&EnergyModel>,
+        mut positions: Option<impl FnMut(f64) -> Vec<(f64, f64)>>,
+    ) -> SeriesTable {
+        let end = self.end_run;
+        let mut t = SeriesTable::default();
+        let Some(sr) = &self.series else { return t };
+        let bin_len = |b: usize| -> f64 {
+            let start = b as u64 * sr.bin;
+            ((start + sr.bin).min(end.0).saturating_sub(start)).max(1) as f64 * 1e-9
+        };
+        let bin_start = |b: usize| (b as u64 * sr.bin) as f64 * 1e-9;
+        for (i, d) in self.dirs.iter().enumerate() {
+            for b in 0..sr.n_bins {
+                let value = sr.rx_bytes[i][b] as f64 * 8.0 / 1000.0 / bin_len(b);
+                t.push(
+                    "goodput_kbps",
+                    Some(d.info.flow),
+                    None,
+                    None,
+                    d.info.direction,
+                    bin_start(b),
+                    Some(value),
+                );
+                let (sum, cnt) = sr.delay[i][b];
+                let delay = (cnt > 0).then(|| sum as f64 / cnt as f64 * 1e-9);
+                t.push(
+                    "delay_mean_s",
+                    Some(d.info.flow),
+                    None,
+                    None,
+                    d.info.direction,
+                    bin_start(b),
+                    delay,
+                );
+            }
+        }
+        for (i, d) in self.dirs.iter().enumerate() {
+            let (names, values) = &sr.congestion[i];
+            if names.is_empty() {
+                continue;
+            }
+            for (b, sample) in values.chunks(names.len()).enumerate() {
+                for (&name, &v) in names.iter().zip(sample) {
+                    t.push(name, Some(d.info.flow), None, None, d.info.direction, bin_start(b), v);
+                }
+            }
+        }
+        for (dev, &(link, node, direction)) in queues.iter().enumerate() {
+            // A link direction's queue, or a radio's interface queue ("out" of its node).
+            for b in 0..sr.n_bins {
+                let v = sr.q_area[dev][b] * 1e-9 / bin_len(b);
+                t.push("queue_packets", None, link, node, direction, bin_start(b), Some(v));
+            }
+        }
+        if let Some(e) = energy {
+            // Energy consumed during each bin, and what is left at its end.
+            for (i, row) in e.bins.iter().enumerate() {
+                let mut left = e.initial_j;
+                for (b, &used) in row.iter().enumerate().take(sr.n_bins) {
+                    left -= used;
+                    let bin_end = SimTime(((b as u64 + 1) * sr.bin).min(end.0));
+                    let dead = e.nodes[i].dead_at.is_some_and(|d| d <= bin_end);
+                    let residual = if dead { 0.0 } else { left.max(0.0) };
+                    t.push(
+                        "energy_consumed_j",
+                        None,
+                        None,
+                        Some(i as u32),
+                        "",
+                        bin_start(b),
+                        Some(used),
+                    );
+                    t.push(
+                        "energy_residual_j",
+                        None,
+                        None,
+                        Some(i as u32),
+                        "",
+                        bin_start(b),
+                        Some(residual),
+                    );
+                }
+            }
+        }
+        if let Some(pos) = &mut positions {
+            // Positions at each bin start.
+            for b in 0..sr.n_bins {
+                for (i, (x, y)) in pos(bin_start(b)).into_iter().enumerate() {
+                    t.push("x_m", None, None, Some(i as u32), "", bin_start(b), Some(x));
+                    t.push("y_m", None, None, Some(i as u32), "", bin_start(b), Some(y));
+                }
+            }
+        }
+        t
+    }
+}

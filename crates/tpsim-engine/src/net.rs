@@ -1,0 +1,202 @@
+//! IP addressing and forwarding state: nodes, their interfaces (one IPv4 address each), their
+//! route tables of prefix → (interface, next hop) and their bound ports.
+//!
+//! Addresses: link `i` is the subnet 10.(i / 256).(i % 256).0/24 with ends .1 and .2
+//! ([`link_addr`]); node `n`'s radio is 10.128.0.0/9 + n + 1 ([`crate::wifi::wifi_addr`]).
+//! Routes to radio nodes come from the ad hoc routing (or the static routes on the
+//! connectivity graph), not from these tables: see `world/ip.rs`.
+
+use std::net::Ipv4Addr;
+use tpsim_scenario::topology::Paths;
+use tpsim_scenario::Scenario;
+
+/// Where an interface's packets go: one direction of a point-to-point link, or a node's radio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceRef {
+    /// Point-to-point device `i` (link `i / 2`, direction `i % 2`).
+    Link(u32),
+    /// The 802.11 device of a node (by node index).
+    Radio(u32),
+}
+
+/// A route: destination prefix → outgoing interface (the next hop is the link's other end).
+#[derive(Clone, Copy, Debug)]
+struct Route {
+    net: u32,
+    mask: u32,
+    iface: u32,
+}
+
+struct Node {
+    ifaces: Vec<u32>,
+    addrs: Vec<u32>,
+    routes: Vec<Route>,
+    /// (local port, transport endpoint).
+    ports: Vec<(u16, u32)>,
+    /// IPv4 identification of the last datagram sent (RFC 791 §3.2).
+    ident: u16,
+}
+
+struct Interface {
+    node: u32,
+    addr: Ipv4Addr,
+    device: DeviceRef,
+}
+
+/// Every node's interfaces, addresses, routes and ports.
+pub struct Net {
+    nodes: Vec<Node>,
+    ifaces: Vec<Interface>,
+}
+
+/// The address of end `end` (0 or 1) of link `link`.
+pub fn link_addr(link: u32, end: u8) -> Ipv4Addr {
+    Ipv4Addr::new(10, ((link >> 8) & 0xff) as u8, (link & 0xff) as u8, 1 + end)
+}
+
+impl Net {
+    /// `n` nodes without interfaces.
+    pub fn new(n: usize) -> Net {
+        Net {
+            nodes: (0..n)
+                .map(|_| Node {
+                    ifaces: Vec::new(),
+                    addrs: Vec::new(),
+                    routes: Vec::new(),
+                    ports: Vec::new(),
+                    ident: 0,
+                })
+                .collect(),
+            ifaces: Vec::new(),
+        }
+    }
+
+    /// Adds an interface with address `addr` on `node`, sending through `device`; returns its
+    /// index.
+    pub fn add_interface(&mut self, node: u32, addr: Ipv4Addr, device: DeviceRef) -> u32 {
+        let iface = self.ifaces.len() as u32;
+        self.ifaces.push(Interface { node, addr, device });
+        let n = &mut self.nodes[node as usize];
+        n.ifaces.push(iface);
+        n.addrs.push(u32::from(addr));
+        iface
+    }
+
+    /// The device behind interface `iface`.
+    #[inline]
+    pub fn device(&self, iface: u32) -> DeviceRef {
+        self.ifaces[iface as usize].device
+    }
+
+    /// The address of interface `iface`.
+    pub fn addr(&self, iface: u32) -> Ipv4Addr {
+        self.ifaces[iface as usize].addr
+    }
+
+    /// The node of interface `iface`.
+    #[inline]
+    pub fn node_of(&self, iface: u32) -> u32 {
+        self.ifaces[iface as usize].node
+    }
+
+    /// `node`'s first interface (its radio on a wireless node without links), if any.
+    #[inline]
+    pub fn first_iface(&self, node: u32) -> Option<u32> {
+        self.nodes[node as usize].ifaces.first().copied()
+    }
+
+    /// The address of `node`'s first interface (unspecified if it has none).
+    pub fn primary_addr(&self, node: u32) -> Ipv4Addr {
+        self.first_iface(node)
+            .map(|i| self.addr(i))
+            .unwrap_or(Ipv4Addr::UNSPECIFIED)
+    }
+
+    /// Whether `dst` is one of `node`'s addresses.
+    #[inline]
+    pub fn is_local(&self, node: u32, dst: Ipv4Addr) -> bool {
+        self.nodes[node as usize].addrs.contains(&u32::from(dst))
+    }
+
+    /// Longest-prefix match in `node`'s table: the outgoing interface.
+    #[inline]
+    pub fn lookup(&self, node: u32, dst: Ipv4Addr) -> Option<u32> {
+        let d = u32::from(dst);
+        let mut best: Option<&Route> = None;
+        for r in &self.nodes[node as usize].routes {
+            if d & r.mask == r.net && best.is_none_or(|b| r.mask > b.mask) {
+                best = Some(r);
+            }
+        }
+        best.map(|r| r.iface)
+    }
+
+    /// Binds `port` on `node` to transport endpoint `ep`.
+    pub fn bind(&mut self, node: u32, port: u16, ep: u32) {
+        self.nodes[node as usize].ports.push((port, ep));
+    }
+
+    /// The endpoint bound to `port` on `node`.
+    #[inline]
+    pub fn endpoint_at(&self, node: u32, port: u16) -> Option<u32> {
+        self.nodes[node as usize]
+            .ports
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map(|&(_, ep)| ep)
+    }
+
+    /// The identification field of `node`'s next datagram.
+    #[inline]
+    pub fn next_ident(&mut self, node: u32) -> u16 {
+        let n = &mut self.nodes[node as usize];
+        n.ident = n.ident.wrapping_add(1);
+        n.ident
+    }
+
+    /// Static shortest-path routes of a scenario's links: every node gets one /24 route per
+    /// link subnet it can reach, through its own interface on a connected link, else through
+    /// the first hop of the shortest path to the link's nearer end (ties: the link's first
+    /// node). Link `i`'s interfaces must be `2i` (at its first node) and `2i + 1`.
+    pub fn static_link_routes(&mut self, sc: &Scenario, paths: &Paths) {
+        let iface_on = |node: u32, link: u32| -> u32 {
+            if sc.links[link as usize].nodes[0] == node {
+                2 * link
+            } else {
+                2 * link + 1
+            }
+        };
+        // Only nodes with a link need routes to link subnets: the others reach nothing wired.
+        for u in 0..self.nodes.len() as u32 {
+            if self.nodes[u as usize]
+                .ifaces
+                .iter()
+                .all(|&i| !matches!(self.device(i), DeviceRef::Link(_)))
+            {
+                continue;
+            }
+            let mut routes = Vec::with_capacity(sc.links.len());
+            for (j, l) in sc.links.iter().enumerate() {
+                let j = j as u32;
+                let net = u32::from(link_addr(j, 0)) & 0xffff_ff00;
+                let mine = if l.nodes.contains(&u) {
+                    iface_on(u, j)
+                } else {
+                    let (d0, d1) = (paths.distance(u, l.nodes[0]), paths.distance(u, l.nodes[1]));
+                    let target = if d1 < d0 { l.nodes[1] } else { l.nodes[0] };
+                    match paths.next_hop(u, target) {
+                        Some((link, _)) => iface_on(u, link),
+                        None => continue,
+                    }
+                };
+                routes.push(Route {
+                    net,
+                    mask: 0xffff_ff00,
+                    iface: mine,
+                });
+            }
+            // Connected routes and others in link order: deterministic, and all /24.
+            self.nodes[u as usize].routes = routes;
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! Assembling a world from a validated scenario, one part at a time: links, radios and the
+//! channel, static routes, routing and ARP, beacons, then the flows (endpoints, directions,
+//! generators). The order of the first events queued here is part of the results (events at
+//! equal times run in insertion order): routing first, then beacons, then flow by flow.
+
+use super::{Beacons, Event, RunOptions, World};
+use crate::apps::{Apps, GenKind};
+use crate::collect::{Collector, DirInfo};
+use crate::device::{DropTail, ErrorModel, P2pDevice};
+use crate::energy::EnergyModel;
+use crate::net::{link_addr, DeviceRef, Net};
+use crate::packet::{PacketArena, NO_DIR};
+use crate::sockets::Sockets;
+use crate::trace::PcapTracer;
+use crate::wifi::{positions, wifi_addr, PriQueue, RadioParams, WifiChannel, WifiDevice};
+use crate::EngineError;
+use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
+use tpsim_mac::Dcf;
+use tpsim_scenario::topology::Paths;
+use tpsim_scenario::{AppKind, Arrivals, Scenario, TcpOptions, Transport};
+use tpsim_transport::tcp::{LossRecovery, Open};
+use tpsim_transport::{Socket, SocketConfig, TcpConfig, TcpSocket, UdpSocket};
+use tpsim_wire::SizeConvention;
+
+/// The random stream of (`kind`, `owner_id`, `module`) in run (`opts.seed`, `opts.run`).
+fn stream(opts: &RunOptions, kind: OwnerKind, owner_id: u64, module: Module) -> RngStream {
+    RngStream::new(StreamKey {
+        seed: opts.seed,
+        run: opts.run,
+        kind,
+        owner_id,
+        module,
+    })
+}
+
+impl World {
+    /// Builds the world of one run of a validated scenario.
+    ///
+    /// # Errors
+    /// [`EngineError::Io`] if a pcap file cannot be created.
+    pub fn build(sc: &Scenario, opts: &RunOptions) -> Result<World, EngineError> {
+        let sizes = sc.simulation.sizes.convention();
+        let n = sc.nodes.count as usize;
+        let dur = SimTime(sc.simulation.duration.0);
+        let end_run = dur + sc.simulation.drain.sim();
+        let mut net = Net::new(n);
+        let mut pcap = PcapTracer::default();
+        let links = build_links(sc, opts, sizes, &mut net, &mut pcap)?;
+        // The scenario's flows plus its background flows of this replication.
+        let all_flows = background_flows(sc, opts.seed, opts.run);
+        let mobility = crate::mobility::from_scenario(sc, &positions(sc, opts.seed, opts.run), opts.seed, opts.run);
+        let (radios, wifi) = match &sc.radio {
+            Some(radio) => {
+                let (radios, ch) = build_radios(sc, radio, opts, sizes, &mobility, &all_flows, &mut net, &mut pcap)?;
+                (radios, Some(ch))
+            }
+            None => (Vec::new(), None),
+        };
+        let paths = Paths::compute(sc.nodes.count, &sc.links);
+        net.static_link_routes(sc, &paths);
+        let bins = sc.output.timeseries.then_some(sc.output.bin.0);
+        let mut metrics = Collector::new(end_run, bins);
+        metrics.set_devices(links.len() + radios.len());
+        let mut world = World {
+            now: SimTime::ZERO,
+            queue: EventQueue::with_capacity(1024),
+            end_run,
+            packets: PacketArena::default(),
+            net,
+            links,
+            radios,
+            wifi,
+            sizes_standard: sizes == SizeConvention::Standard,
+            sockets: Sockets::default(),
+            apps: Apps::default(),
+            energy: sc
+                .energy
+                .as_ref()
+                .map(|e| EnergyModel::new(n, e.initial.0, e.powers(), e.death, metrics.bins())),
+            metrics,
+            pcap,
+            mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
+            routing: sc.radio.as_ref().map(|_| {
+                let moving = mobility.iter().any(|m| m.max_speed() > 0.0);
+                super::RoutingState::new(sc, n, |i| stream(opts, OwnerKind::Node, i, Module::Routing), moving)
+            }),
+            arp: sc
+                .arp
+                .as_ref()
+                .filter(|_| sc.radio.is_some())
+                .map(|a| super::ArpState::new(a, n, |i| stream(opts, OwnerKind::Node, i, Module::Arp))),
+            beacons: None,
+        };
+        world.start_routing();
+        world.start_beacons(sc, opts, sizes, dur);
+        for (fi, f) in all_flows.iter().enumerate() {
+            world.add_flow(sc, opts, &paths, fi as u32, f, dur);
+        }
+        Ok(world)
+    }
+
+    /// Schedules every beaconing node's first beacon at a uniform offset within one interval
+    /// after the start.
+    fn start_beacons(&mut self, sc: &Scenario, opts: &RunOptions, sizes: SizeConvention, dur: SimTime) {
+        let (Some(b), Some(_)) = (&sc.beacons, &sc.radio) else {
+            return;
+        };
+        let (ip_len, payload) = match sizes {
+            SizeConvention::Standard => (b.size.0 as u32 + 28, b.size.0 as u32),
+            SizeConvention::Ns2 => (b.size.0 as u32, (b.size.0 as u32).saturating_sub(28)),
+        };
+        self.beacons = Some(Beacons {
+            interval: b.interval.sim(),
+            ip_len,
+            payload,
+            stop: dur,
+        });
+        let nodes: Vec<u32> = b.nodes.clone().unwrap_or_else(|| (0..sc.nodes.count).collect());
+        for node in nodes {
+            let mut rng = stream(opts, OwnerKind::Node, node as u64, Module::Traffic);
+            let first = SimTime(b.start.0) + SimDuration((rng.uniform() * b.interval.0 as f64) as u64);
+            if first < dur {
+                self.queue.push(first, Event::Beacon { node });
+            }
+        }
+    }
+
+    /// Adds flow `fi`: endpoint A at its source and B at its destination (ports 49152 + fi and
+    /// 1024 + fi), its direction(s) (a voip flow also has B → A) and their generators.
+    fn add_flow(
+        &mut self,
+        sc: &Scenario,
+        opts: &RunOptions,
+        paths: &Paths,
+        fi: u32,
+        f: &tpsim_scenario::Flow,
+        dur: SimTime,
+    ) {
+        let sizes = sc.simulation.sizes.convention();
+        let remote_b = self.net.primary_addr(f.dst);
+        let local_a = self.source_addr(f.src, remote_b);
+        let (port_a, port_b) = (49152u16.wrapping_add(fi as u16), 1024u16.wrapping_add(fi as u16));
+        let two_way = f.app.kind == AppKind::Voip;
+        let d_fwd = self.metrics.directions();
+        let d_rev = if two_way { d_fwd + 1 } else { NO_DIR };
+        let start = SimTime(f.app.start.0);
+        let tcp_cfg = tcp_config(f.transport, f.tcp.as_ref());
+        let mk = |local_port, remote_port, mtu, open| {
+            let cfg = SocketConfig {
+                local_port,
+                remote_port,
+                sizes,
+                mtu,
+            };
+            match f.transport {
+                Transport::Udp => Socket::Udp(UdpSocket::new(cfg)),
+                _ => Socket::Tcp(TcpSocket::new(cfg, tcp_cfg, open, start)),
+            }
+        };
+        let sock_a = mk(port_a, port_b, min_mtu(sc, paths, f.src, f.dst), Open::Active);
+        let sock_b = mk(port_b, port_a, min_mtu(sc, paths, f.dst, f.src), Open::Passive);
+        let byte_stream = sock_a.byte_stream();
+        let ep_a = self.sockets.add(f.src, local_a, remote_b, sock_a, d_fwd, d_rev);
+        let ep_b = self.sockets.add(f.dst, remote_b, local_a, sock_b, d_rev, d_fwd);
+        if f.transport.is_tcp() {
+            // The client opens when its application starts (before the first write).
+            self.queue.push(start, Event::Open { ep: ep_a });
+        }
+        self.net.bind(f.src, port_a, ep_a);
+        self.net.bind(f.dst, port_b, ep_b);
+        let app = match f.app.kind {
+            AppKind::Cbr => "cbr",
+            AppKind::Voip => "voip",
+            AppKind::Bulk => "bulk",
+        };
+        let stop = SimTime(f.app.stop.map(|s| s.0).unwrap_or(dur.0));
+        let size = f.app.size.map(|s| s.0 as u32).unwrap_or(1000);
+        let kind = GenKind::of_app(&f.app);
+        let mut directions = vec![(ep_a, f.src, f.dst, "fwd", Module::Traffic)];
+        if two_way {
+            directions.push((ep_b, f.dst, f.src, "rev", Module::TrafficReverse));
+        }
+        for (ep, src, dst, direction, module) in directions {
+            let dir = self.metrics.add_direction(DirInfo {
+                flow: fi,
+                direction,
+                src,
+                dst,
+                transport: f.transport.name(),
+                app,
+                tx_ep: ep,
+                stop,
+                total: f.app.bytes.filter(|_| f.app.kind == AppKind::Bulk).map(|b| b.0),
+            });
+            self.sockets.add_direction(dir, byte_stream);
+            let rng = stream(opts, OwnerKind::Flow, fi as u64, module);
+            let max = f.app.count.unwrap_or(u64::MAX);
+            let (gen, first) = self.apps.add(dir, ep, kind, size, start, stop, max, rng);
+            if let GenKind::Bulk { .. } = kind {
+                self.sockets.set_bulk(ep, gen);
+            }
+            if let Some(first) = first {
+                self.queue.push(first, Event::AppSend { gen });
+            }
+        }
+    }
+}
+
+/// Link i's devices 2i (forward, at `nodes[0]`) and 2i + 1 (reverse), each on its own
+/// interface (interface index = device index).
+fn build_links(
+    sc: &Scenario,
+    opts: &RunOptions,
+    sizes: SizeConvention,
+    net: &mut Net,
+    pcap: &mut PcapTracer,
+) -> Result<Vec<P2pDevice>, EngineError> {
+    let mut devices = Vec::with_capacity(2 * sc.links.len());
+    for (i, l) in sc.links.iter().enumerate() {
+        let i = i as u32;
+        let trace = match (&opts.pcap_dir, l.pcap || sc.output.pcap) {
+            (Some(dir), true) => Some(pcap.open(dir, i, sizes)?),
+            _ => None,
+        };
+        for end in 0..2u8 {
+            let dev = devices.len() as u32;
+            let iface = net.add_interface(l.nodes[end as usize], link_addr(i, end), DeviceRef::Link(dev));
+            debug_assert_eq!(iface, dev);
+            let (loss, drop_list) = if end == 0 {
+                (l.loss_forward.unwrap_or(l.loss), l.drop_forward.clone())
+            } else {
+                (l.loss_reverse.unwrap_or(l.loss), l.drop_reverse.clone())
+            };
+            devices.push(P2pDevice {
+                iface,
+                peer: dev ^ 1,
+                link: i,
+                direction: end,
+                rate_bps: l.rate.0,
+                delay: l.delay.sim(),
+                framing: sizes.p2p_framing(),
+                queue: DropTail::new(l.queue as usize),
+                on_wire: None,
+                errors: ErrorModel::new(
+                    loss,
+                    drop_list,
+                    stream(opts, OwnerKind::Interface, iface as u64, Module::ErrorModel),
+                ),
+                tx_count: 0,
+                pcap: trace,
+                q_changed: SimTime::ZERO,
+            });
+        }
+    }
+    Ok(devices)
+}
+
+/// One interface and one 802.11 device per node, all on one channel; static routes on the
+/// connectivity graph towards the flows' endpoints.
+#[allow(clippy::too_many_arguments)]
+fn build_radios(
+    sc: &Scenario,
+    radio: &tpsim_scenario::Radio,
+    opts: &RunOptions,
+    sizes: SizeConvention,
+    mobility: &[crate::mobility::Mobility],
+    flows: &[tpsim_scenario::Flow],
+    net: &mut Net,
+    pcap: &mut PcapTracer,
+) -> Result<(Vec<WifiDevice>, WifiChannel), EngineError> {
+    let n = sc.nodes.count as usize;
+    let params = RadioParams::from_scenario(radio);
+    let dcf_cfg = params.dcf_config(sizes);
+    let mut radios = Vec::with_capacity(n);
+    for node in 0..n as u32 {
+        let iface = net.add_interface(node, wifi_addr(node), DeviceRef::Radio(node));
+        let trace = match (&opts.pcap_dir, radio.pcap || sc.output.pcap) {
+            (Some(dir), true) => Some(pcap.open_wifi(dir, node)?),
+            _ => None,
+        };
+        radios.push(WifiDevice {
+            iface,
+            node,
+            dcf: Dcf::new(
+                dcf_cfg,
+                node,
+                stream(opts, OwnerKind::Node, node as u64, Module::MacBackoff),
+            ),
+            queue: PriQueue::new(params.queue),
+            in_service: None,
+            timer_gen: 0,
+            timer_at: SimTime::NEVER,
+            q_changed: SimTime::ZERO,
+            pcap: trace,
+            on_air: None,
+            dead: false,
+        });
+    }
+    let mut ch = WifiChannel::new(
+        params,
+        params.node_powers(radio, n),
+        mobility.to_vec(),
+        (0..n as u64)
+            .map(|i| stream(opts, OwnerKind::Node, i, Module::Channel))
+            .collect(),
+        (0..n as u64)
+            .map(|i| stream(opts, OwnerKind::Node, i, Module::PhyReception))
+            .collect(),
+    );
+    let mut ends: Vec<u32> = flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+    ends.sort_unstable();
+    ends.dedup();
+    ch.static_routes(&ends);
+    Ok((radios, ch))
+}
+
+/// `sc.flows` followed by `[background]`'s random flows for replication (`seed`, `run`),
+/// drawn from the scenario's own stream (owner id 1; id 0 places the nodes).
+fn background_flows(sc: &Scenario, seed: u64, run: u64) -> Vec<tpsim_scenario::Flow> {
+    let mut flows = sc.flows.clone();
+    let Some(b) = &sc.background else { return flows };
+    let mut rng = RngStream::new(StreamKey {
+        seed,
+        run,
+        kind: OwnerKind::Scenario,
+        owner_id: 1,
+        module: Module::Traffic,
+    });
+    let pool: Vec<u32> = (0..sc.nodes.count).filter(|v| !b.exclude.contains(v)).collect();
+    if pool.len() < 2 {
+        return flows;
+    }
+    let [lo, hi] = b.start.map(|[a, z]| [a.0, z.0]).unwrap_or([0, 0]);
+    for _ in 0..b.flows {
+        let src = pool[(rng.next_u64() % pool.len() as u64) as usize];
+        let dst = loop {
+            let d = pool[(rng.next_u64() % pool.len() as u64) as usize];
+            if d != src {
+                break d;
+            }
+        };
+        let start = lo + (rng.uniform() * (hi - lo) as f64) as u64;
+        flows.push(tpsim_scenario::Flow {
+            src,
+            dst,
+            transport: b.transport,
+            app: tpsim_scenario::App {
+                kind: AppKind::Cbr,
+                size: Some(b.size),
+                interval: b.interval,
+                rate: b.rate,
+                arrivals: Arrivals::Periodic,
+                jitter: None,
+                count: None,
+                bytes: None,
+                start: tpsim_scenario::Duration(start),
+                stop: None,
+            },
+            tcp: None,
+        });
+    }
+    flows
+}
+
+/// The smallest MTU of the links on the path from `s` to `d` (the default MTU off links).
+fn min_mtu(sc: &Scenario, paths: &Paths, s: u32, d: u32) -> u32 {
+    paths
+        .path_links(s, d)
+        .iter()
+        .map(|&l| sc.links[l as usize].mtu.0 as u32)
+        .min()
+        .unwrap_or(tpsim_wire::DEFAULT_MTU)
+}
+
+/// The TCP configuration of a flow: the variant's loss recovery and the scenario's options
+/// over the RFC defaults of [`TcpConfig`].
+fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
+    let mut c = TcpConfig {
+        recovery: match t {
+            Transport::TcpReno => LossRecovery::Reno,
+            Transport::TcpTahoe => LossRecovery::Tahoe,
+            _ => LossRecovery::NewReno,
+        },
+        ..TcpConfig::default()
+    };
+    if let Some(o) = o {
+        if let Some(m) = o.mss {
+            c.mss_bytes = Some(m.0 as u32);
+        }
+        if let Some(b) = o.send_buffer {
+            c.send_buffer_bytes = b.0 as u32;
+        }
+        if let Some(b) = o.receive_window {
+            c.recv_buffer_bytes = b.0 as u32;
+        }
+        if let Some(w) = o.initial_window {
+            c.initial_window_segments = Some(w);
+        }
+        if let Some(d) = o.delayed_ack {
+            c.delayed_ack = (d.0 > 0).then(|| d.sim());
+        }
+        c.delayed_ack_segments = o.delayed_ack_segments;
+        if let Some(r) = o.min_rto {
+            c.min_rto = r.sim();
+        }
+        if let Some(n) = o.nagle {
+            c.nagle = n;
+        }
+        c.syn_attempts = o.syn_attempts;
+        c.data_retries = o.data_retries;
+        c.syn_rto = o.syn_rto.map(|d| d.sim());
+        if let Some(ts) = o.timestamps {
+            c.timestamps = ts;
+        }
+    }
+    c
+}

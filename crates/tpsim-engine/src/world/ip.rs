@@ -1,0 +1,188 @@
+//! IP glue: where a packet goes next (route lookup, or the ad hoc routing for radio
+//! destinations), what a node does with a packet that reaches it (deliver, forward with TTL
+//! decrement, hand control messages to routing or ARP), and where a dropped packet is
+//! counted.
+
+use super::World;
+use crate::metrics::DropReason;
+use crate::net::DeviceRef;
+use crate::packet::{Packet, PacketId, ARP_REQUEST, NO_CTRL, NO_DIR};
+use crate::wifi::{wifi_addr, wifi_node};
+use std::net::Ipv4Addr;
+use tpsim_transport::Segment;
+use tpsim_wire::Ipv4Repr;
+
+impl World {
+    /// Where a packet from `node` to `dst` goes on the static tables: (device, link-layer
+    /// destination).
+    #[inline]
+    fn route(&self, node: u32, dst: Ipv4Addr) -> Option<(DeviceRef, u32)> {
+        if let (Some(ch), Some(d)) = (&self.wifi, wifi_node(dst)) {
+            let hop = ch.next_hop(node, d)?;
+            return Some((DeviceRef::Radio(node), hop));
+        }
+        self.net.lookup(node, dst).map(|iface| (self.net.device(iface), 0))
+    }
+
+    /// The source address for packets from `node` to `dst`: the address of the outgoing
+    /// interface of the route (RFC 1122 §3.3.4.3).
+    pub(super) fn source_addr(&self, node: u32, dst: Ipv4Addr) -> Ipv4Addr {
+        if wifi_node(dst).is_some() && self.wifi.is_some() {
+            return wifi_addr(node);
+        }
+        match self.net.lookup(node, dst) {
+            Some(iface) => self.net.addr(iface),
+            None => self.net.primary_addr(node),
+        }
+    }
+
+    /// Sends a packet originating at (or forwarded by) `node` out of the interface of its route.
+    pub(super) fn ip_output(&mut self, node: u32, id: PacketId) {
+        self.ip_output_from(node, id, None);
+    }
+
+    /// [`Self::ip_output`] for a packet received from neighbour `prev_hop` (radio forwarding).
+    fn ip_output_from(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
+        let dst = self.packets.get(id).ip.dst;
+        if self.routing.as_ref().is_some_and(|r| r.dynamic()) && wifi_node(dst).is_some() {
+            self.route_dynamic(node, id, prev_hop);
+            return;
+        }
+        match self.route(node, dst) {
+            Some((dev, link_dst)) => {
+                // Only this node holds the packet here: fresh from a transport, or made its
+                // own (copy on write) by `ip_input` before the TTL decrement.
+                self.packets.get_mut(id).link_dst = link_dst;
+                self.device_enqueue(dev, id, false);
+            }
+            None => self.drop_packet(id, DropReason::NoRoute),
+        }
+    }
+
+    /// Queues `id` at device `dev`; a radio puts `priority` packets (routing control) at the
+    /// head of its queue.
+    pub(super) fn device_enqueue(&mut self, dev: DeviceRef, id: PacketId, priority: bool) {
+        match dev {
+            DeviceRef::Link(d) => self.link_enqueue(d, id),
+            DeviceRef::Radio(node) => self.radio_send(node, id, priority),
+        }
+    }
+
+    /// A packet arrives at `node`, from radio neighbour `prev_hop` if known.
+    pub(super) fn ip_input(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
+        let (dst, ctrl) = {
+            let p = self.packets.get(id);
+            (p.ip.dst, p.ctrl)
+        };
+        if ctrl != NO_CTRL {
+            if ctrl >= ARP_REQUEST {
+                self.arp_input(node, id);
+            } else {
+                // Routing control messages go hop by hop: the protocol decides what to resend.
+                self.ctrl_input(node, id);
+            }
+            return;
+        }
+        if dst == Ipv4Addr::BROADCAST {
+            // A broadcast data packet (beacon) is counted and not forwarded (no node has the
+            // broadcast address, so the node's own addresses need not be looked at).
+            self.metrics.broadcast_received();
+            self.packets.release(id);
+            return;
+        }
+        if self.net.is_local(node, dst) {
+            self.data_delivered(node, id, prev_hop);
+            self.local_deliver(node, id);
+            return;
+        }
+        // Forwarding: RFC 791 §3.2 / RFC 1812 §5.3.1 — decrement TTL, discard at zero.
+        let id = self.packets.make_mut(id);
+        let p = self.packets.get_mut(id);
+        p.ip.ttl = p.ip.ttl.saturating_sub(1);
+        if p.ip.ttl == 0 {
+            self.drop_packet(id, DropReason::Ttl);
+        } else {
+            self.ip_output_from(node, id, prev_hop);
+        }
+    }
+
+    /// Drops packet `id` for `reason`: a data packet counts in `drops_<reason>` (and its flow's
+    /// `dropped_segments`), a routing control packet in `routing_drops`, an ARP packet nowhere.
+    pub(super) fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
+        let p = self.packets.get(id);
+        if p.is_data() {
+            self.metrics.dropped(p.dir, reason);
+        } else if let (true, Some(rt)) = (p.is_ctrl(), &mut self.routing) {
+            rt.count_drop();
+        }
+        self.packets.release(id);
+    }
+
+    /// A packet that carries no flow's data from radio node `node` (a routing control message
+    /// or ARP, by `ctrl`, or a beacon): `ip_len` bytes on the wire, `payload_len` of them after
+    /// a UDP header on `port` (both ends), to `dst` by link address `link_dst`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn alloc_control(
+        &mut self,
+        node: u32,
+        dst: Ipv4Addr,
+        ttl: u8,
+        port: u16,
+        payload_len: u32,
+        ip_len: u32,
+        link_dst: u32,
+        ctrl: u32,
+    ) -> PacketId {
+        let ip = Ipv4Repr {
+            src: wifi_addr(node),
+            dst,
+            protocol: tpsim_wire::IpProtocol::Udp,
+            ttl,
+            total_len: ip_len.min(u16::MAX as u32) as u16,
+            ident: 0,
+        };
+        let seg = Segment {
+            header: tpsim_transport::L4Header::Udp(tpsim_wire::UdpRepr {
+                src_port: port,
+                dst_port: port,
+            }),
+            payload_len,
+            ip_len,
+            message: None,
+            first_tx: self.now,
+            stream: None,
+        };
+        self.packets.alloc(Packet {
+            ip,
+            seg,
+            dir: NO_DIR,
+            link_dst,
+            ctrl,
+        })
+    }
+
+    /// Node `node` broadcasts a beacon (a one-hop UDP datagram to port 9) and schedules the
+    /// next.
+    pub(super) fn on_beacon(&mut self, node: u32) {
+        let Some(b) = self.beacons else { return };
+        let next = self.now + b.interval;
+        if next < b.stop {
+            self.queue.push(next, super::Event::Beacon { node });
+        }
+        if self.wifi.is_none() {
+            return;
+        }
+        self.metrics.broadcast_sent();
+        let id = self.alloc_control(
+            node,
+            Ipv4Addr::BROADCAST,
+            1,
+            9,
+            b.payload,
+            b.ip_len,
+            tpsim_mac::BROADCAST,
+            NO_CTRL,
+        );
+        self.radio_send(node, id, false);
+    }
+}

@@ -1,0 +1,74 @@
+//! Point-to-point glue: a link direction serializes one packet at a time at its rate, queues
+//! the others (DropTail), loses some to its error model and delivers the rest to the other
+//! end after the propagation delay.
+
+use super::{Event, World};
+use crate::metrics::DropReason;
+use crate::packet::PacketId;
+use tpsim_core::SimDuration;
+
+impl World {
+    /// Queues `id` at link device `dev`, or starts sending it if the wire is free.
+    pub(super) fn link_enqueue(&mut self, dev: u32, id: PacketId) {
+        let now = self.now;
+        let d = &mut self.links[dev as usize];
+        if d.on_wire.is_none() {
+            self.start_tx(dev, id);
+            return;
+        }
+        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
+        if let Err(id) = d.queue.push(id) {
+            self.drop_packet(id, DropReason::Queue);
+        }
+    }
+
+    fn start_tx(&mut self, dev: u32, id: PacketId) {
+        let now = self.now;
+        let d = &mut self.links[dev as usize];
+        let p = self.packets.get(id);
+        let bits = (p.seg.ip_len as u64 + d.framing as u64) * 8;
+        let tx = SimDuration::serialization(bits, d.rate_bps);
+        d.on_wire = Some(id);
+        self.metrics.mac_frame();
+        if let Some(t) = d.pcap {
+            self.pcap.write(t, now, p);
+        }
+        self.queue.push(now + tx, Event::TxEnd { dev });
+    }
+
+    /// Link device `dev` finished serializing its packet.
+    pub(super) fn on_tx_end(&mut self, dev: u32) {
+        let now = self.now;
+        let d = &mut self.links[dev as usize];
+        let id = d.on_wire.take().expect("TxEnd without a packet on the wire");
+        let idx = d.tx_count;
+        d.tx_count += 1;
+        let lost = d.errors.lose(idx);
+        let (peer, delay) = (d.peer, d.delay);
+        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
+        let next = d.queue.pop();
+        if lost {
+            self.drop_packet(id, DropReason::LinkError);
+        } else {
+            self.queue.push(now + delay, Event::Arrive { dev: peer, pkt: id });
+        }
+        if let Some(n) = next {
+            self.start_tx(dev, n);
+        }
+    }
+
+    /// A packet reaches the end of the link at device `dev`.
+    pub(super) fn on_arrive(&mut self, dev: u32, id: PacketId) {
+        let node = self.net.node_of(self.links[dev as usize].iface);
+        self.ip_input(node, id, None);
+    }
+
+    /// Every link direction's final queue length is settled into the time series.
+    pub(super) fn settle_link_queues(&mut self) {
+        let end = self.end_run;
+        for (dev, d) in self.links.iter_mut().enumerate() {
+            self.metrics
+                .queue_changed(dev as u32, d.queue.len(), &mut d.q_changed, end);
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! The world: one run's parts, driven by one event loop.
+//!
+//! Protocols never see the queue or the clock: the world feeds them inputs with `now`, polls
+//! their outputs in a fixed order (`poll_transmit`, `poll_event`, `poll_timeout`) and
+//! schedules what they ask for. Everything is owned by index (no `Rc<RefCell<..>>`).
+//!
+//! Each part is a type of its own with private state, and the files of this module move
+//! packets and events between them, one layer each:
+//!
+//! | part | state | glue |
+//! | --- | --- | --- |
+//! | applications | [`Apps`] (`apps.rs`) | `transport.rs` |
+//! | transport endpoints, byte-stream message tracking | [`Sockets`] (`sockets.rs`) | `transport.rs` |
+//! | IP: addresses, routes, forwarding, TTL | [`Net`] (`net.rs`) | `ip.rs` |
+//! | point-to-point links | [`P2pDevice`] (`device.rs`) | `links.rs` |
+//! | 802.11 devices and the channel | [`WifiDevice`], [`WifiChannel`] (`wifi.rs`) | `radio.rs` |
+//! | energy | [`EnergyModel`] (`energy.rs`) | `energy.rs` |
+//! | ad hoc routing, ARP | `RoutingState`, `ArpState` | `routing.rs`, `arp.rs` |
+//! | metrics | [`Collector`] (`collect.rs`) | every glue file reports to it |
+//!
+//! `build.rs` assembles the parts from a scenario; this file holds the event loop and the
+//! collection of results.
+
+mod arp;
+mod build;
+mod energy;
+mod ip;
+mod links;
+mod radio;
+mod routing;
+mod transport;
+
+use crate::apps::Apps;
+use crate::collect::{Collector, NetworkInputs};
+use crate::device::P2pDevice;
+use crate::energy::EnergyModel;
+use crate::metrics::RunResult;
+use crate::mobility::Mobility;
+use crate::net::Net;
+use crate::packet::{PacketArena, NO_DIR};
+use crate::sockets::Sockets;
+use crate::trace::PcapTracer;
+use crate::wifi::{WifiChannel, WifiDevice, DEVICE_HOT_LINES};
+use crate::EngineError;
+use arp::ArpState;
+use routing::RoutingState;
+pub use routing::CTRL_TYPES;
+use tpsim_core::{EventQueue, SimDuration, SimTime};
+
+/// What happens at an instant. Small and `Copy`; packets live in the arena.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A traffic generator produces its next message.
+    AppSend { gen: u32 },
+    /// Point-to-point device `dev` finished serializing the packet on its wire.
+    TxEnd { dev: u32 },
+    /// A packet reaches the receiving point-to-point device `dev` (after propagation).
+    Arrive { dev: u32, pkt: crate::packet::PacketId },
+    /// A transport endpoint's deadline (skipped if `gen` is stale).
+    SocketTimer { ep: u32, gen: u32 },
+    /// A connection-oriented endpoint opens (TCP active open: its SYN goes out).
+    Open { ep: u32 },
+    /// The deadline of node `node`'s 802.11 MAC (skipped if `gen` is stale).
+    MacTimer { node: u32, gen: u32 },
+    /// The `k`-th receiver (in arrival order) of air frame `frame` starts to hear it; the
+    /// next receivers follow in place while they come before every other event, and then
+    /// this event is queued again for the next one (one queued event per frame, not one per
+    /// receiver; each receiver still counts as an event executed).
+    SignalStart { frame: u32, k: u32 },
+    /// ... and stops (the same walk over the signal ends).
+    SignalEnd { frame: u32, k: u32 },
+    /// Node `node`'s radio finishes transmitting air frame `frame`.
+    AirTxEnd { node: u32, frame: u32 },
+    /// Node `node` runs out of energy (skipped if `gen` is stale).
+    EnergyDeath { node: u32, gen: u32 },
+    /// A node's routing protocol deadline (skipped if `gen` is stale).
+    RoutingTimer { node: u32, gen: u32 },
+    /// A node's ARP deadline (skipped if `gen` is stale).
+    ArpTimer { node: u32, gen: u32 },
+    /// Node `node` sends its next beacon (one-hop broadcast).
+    Beacon { node: u32 },
+}
+
+/// One pending deadline per node for a per-node protocol (routing, ARP), with a generation
+/// per node so that a queued event superseded by a later deadline is skipped when it fires.
+struct NodeTimers {
+    gen: Vec<u32>,
+    at: Vec<SimTime>,
+}
+
+impl NodeTimers {
+    fn new(n: usize) -> NodeTimers {
+        NodeTimers {
+            gen: vec![0; n],
+            at: vec![SimTime::NEVER; n],
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    /// `node`'s event of generation `gen` fired: whether it is the current one (then nothing
+    /// is pending any more).
+    fn fire(&mut self, node: u32, gen: u32) -> bool {
+        if self.gen[node as usize] != gen {
+            return false;
+        }
+        self.at[node as usize] = SimTime::NEVER;
+        true
+    }
+
+    /// `node`'s protocol next wants to run at `t`: the generation of the event to queue, or
+    /// `None` if that deadline is already queued.
+    fn arm(&mut self, node: u32, t: SimTime) -> Option<u32> {
+        let n = node as usize;
+        if t == self.at[n] {
+            return None;
+        }
+        self.at[n] = t;
+        self.gen[n] = self.gen[n].wrapping_add(1);
+        Some(self.gen[n])
+    }
+}
+
+/// One-hop broadcast beacons (`[beacons]`).
+#[derive(Clone, Copy)]
+struct Beacons {
+    interval: SimDuration,
+    /// IP packet and UDP payload sizes, bytes.
+    ip_len: u32,
+    payload: u32,
+    stop: SimTime,
+}
+
+/// One simulation run.
+pub struct World {
+    now: SimTime,
+    queue: EventQueue<Event>,
+    end_run: SimTime,
+    packets: PacketArena,
+    net: Net,
+    /// Point-to-point devices: link `i` has devices `2i` (forward) and `2i + 1` (reverse).
+    links: Vec<P2pDevice>,
+    /// Every node's 802.11 device, by node (empty without a radio).
+    radios: Vec<WifiDevice>,
+    /// The wireless channel (scenarios with a radio).
+    wifi: Option<WifiChannel>,
+    /// Whether sizes follow the `standard` convention (802.11 frames then carry LLC/SNAP).
+    sizes_standard: bool,
+    sockets: Sockets,
+    apps: Apps,
+    metrics: Collector,
+    pcap: PcapTracer,
+    /// Radio energy accounts (scenarios with `[energy]`).
+    energy: Option<EnergyModel>,
+    /// Every node's movement as at t = 0, for the positions time series.
+    mobility_init: Option<Vec<Mobility>>,
+    /// Ad hoc routing of radio nodes (scenarios with a radio).
+    routing: Option<RoutingState>,
+    /// Address resolution on the radios (scenarios with `[arp]`).
+    arp: Option<ArpState>,
+    beacons: Option<Beacons>,
+}
+
+/// Per-run options that are not part of the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Master seed (normally the scenario's `simulation.seed`).
+    pub seed: u64,
+    /// Replication index, from 0.
+    pub run: u64,
+    /// Where to write pcap files (`None`: no pcap even if the scenario asks).
+    pub pcap_dir: Option<std::path::PathBuf>,
+}
+
+impl World {
+    /// Runs the event loop to the end of the run (duration + drain).
+    pub fn run(&mut self) {
+        while let Some(t) = self.queue.peek_time() {
+            if t > self.end_run {
+                break;
+            }
+            let (t, ev) = self.queue.pop().expect("peeked");
+            self.prefetch_next();
+            self.begin_event(t);
+            match ev {
+                Event::AppSend { gen } => self.on_app_send(gen),
+                Event::TxEnd { dev } => self.on_tx_end(dev),
+                Event::Arrive { dev, pkt } => self.on_arrive(dev, pkt),
+                Event::SocketTimer { ep, gen } => self.on_socket_timer(ep, gen),
+                Event::Open { ep } => self.pump(ep),
+                Event::MacTimer { node, gen } => self.on_mac_timer(node, gen),
+                Event::SignalStart { frame, k } => self.walk_signals(frame, k, false),
+                Event::SignalEnd { frame, k } => self.walk_signals(frame, k, true),
+                Event::AirTxEnd { node, frame } => self.on_air_tx_end(node, frame),
+                Event::RoutingTimer { node, gen } => self.on_routing_timer(node, gen),
+                Event::ArpTimer { node, gen } => self.on_arp_timer(node, gen),
+                Event::Beacon { node } => self.on_beacon(node),
+                Event::EnergyDeath { node, gen } => self.on_energy_death(node, gen),
+            }
+        }
+        self.now = self.end_run;
+        self.sample_congestion(SimTime(self.end_run.0.saturating_add(1)));
+    }
+
+    /// The event loop's bookkeeping before an event at `t` runs: time-series sampling, the
+    /// clock.
+    #[inline]
+    fn begin_event(&mut self, t: SimTime) {
+        if self.metrics.sample_due(t) {
+            self.sample_congestion(t);
+        }
+        self.now = t;
+    }
+
+    /// Records every sending transport's congestion state at each bin start before `t`.
+    fn sample_congestion(&mut self, t: SimTime) {
+        let sockets = &self.sockets;
+        self.metrics.sample(t, |ep| sockets.socket(ep).report());
+    }
+
+    /// Whether the event (`t`, `seq`), whose sequence number was reserved and which was never
+    /// queued, runs now in place: it is due within the run and before every queued event. If
+    /// so, it counts as executed and the clock moves to `t`.
+    #[inline]
+    fn take_in_place(&mut self, t: SimTime, seq: u64) -> bool {
+        if t > self.end_run || !self.queue.take_if_next(t, seq) {
+            return false;
+        }
+        self.begin_event(t);
+        true
+    }
+
+    /// Events executed so far.
+    pub fn events(&self) -> u64 {
+        self.queue.popped()
+    }
+
+    /// Starts the cache misses on the radio the next queued event will use (a sender's
+    /// beacon, MAC timer or end of transmission), and, if that event may start a transmission
+    /// (a beacon or a MAC timer), on the sender's list of receivers, to overlap with the
+    /// current event's work.
+    #[inline]
+    fn prefetch_next(&self) {
+        let (node, sends) = match self.queue.peek_near() {
+            Some(Event::MacTimer { node, .. }) | Some(Event::Beacon { node }) => (*node, true),
+            Some(Event::AirTxEnd { node, .. }) => (*node, false),
+            _ => return,
+        };
+        if let Some(d) = self.radios.get(node as usize) {
+            tpsim_core::prefetch(d, DEVICE_HOT_LINES);
+        }
+        if let (true, Some(ch)) = (sends, &self.wifi) {
+            ch.prefetch_sender(node);
+        }
+    }
+
+    /// The result tables of the run (call after [`World::run`]).
+    ///
+    /// # Errors
+    /// [`EngineError::Io`] if a pcap file cannot be completed.
+    pub fn results(&mut self, engine_seconds: f64) -> Result<RunResult, EngineError> {
+        self.pcap.finish()?;
+        let end = self.end_run;
+        let mut in_flight = vec![0u64; self.metrics.directions() as usize];
+        for p in self.packets.iter_live() {
+            if p.dir != NO_DIR {
+                in_flight[p.dir as usize] += 1;
+            }
+        }
+        let (sockets, metrics) = (&self.sockets, &mut self.metrics);
+        let tx_ep = |dir: u32| metrics.tx_endpoint(dir);
+        let ends: Vec<_> = (0..metrics.directions())
+            .map(|dir| {
+                let ep = tx_ep(dir);
+                let peer = Sockets::peer(ep);
+                (
+                    sockets.socket(ep).report(),
+                    sockets.socket(peer).report(),
+                    sockets.buffered_messages(dir, ep),
+                )
+            })
+            .collect();
+        let flows = metrics.flow_rows(&in_flight, |dir| ends[dir as usize].clone());
+        if let Some(e) = &mut self.energy {
+            for i in 0..e.nodes.len() {
+                e.settle(i, end);
+            }
+        }
+        let mut inputs = NetworkInputs {
+            events: self.queue.popped(),
+            mac: self.mac_stats(),
+            ..NetworkInputs::default()
+        };
+        if let Some(r) = &self.routing {
+            r.report(&mut inputs);
+        }
+        if let Some(a) = &self.arp {
+            (inputs.arp_requests, inputs.arp_replies) = a.counts();
+        }
+        let network = self.metrics.network_row(&flows, inputs, self.energy.as_ref());
+        self.settle_queues();
+        let queues = self.queue_labels();
+        let positions = self
+            .mobility_init
+            .as_mut()
+            .map(|ms| move |t: f64| ms.iter_mut().map(|m| m.position(t)).collect::<Vec<_>>());
+        let timeseries = self.metrics.series_table(&queues, self.energy.as_ref(), positions);
+        Ok(RunResult {
+            flows,
+            network,
+            timeseries,
+            engine_seconds,
+        })
+    }
+}
+
+impl World {
+    /// Settles every device's queue-length integral at the end of the run.
+    fn settle_queues(&mut self) {
+        self.settle_link_queues();
+        self.settle_radio_queues();
+    }
+
+    /// Every device's (link, node, direction) labels in the queue series, in device order: a
+    /// link direction's queue ("fwd"/"rev"), then each radio's interface queue ("out").
+    fn queue_labels(&self) -> Vec<(Option<u32>, Option<u32>, &'static str)> {
+        let links = self
+            .links
+            .iter()
+            .map(|p| (Some(p.link), None, if p.direction == 0 { "fwd" } else { "rev" }));
+        let radios = self.radios.iter().map(|w| (None, Some(w.node), "out"));
+        links.chain(radios).collect()
+    }
+}
+
+/// Convenience: build, run and collect one run.
+pub fn run_world(sc: &tpsim_scenario::Scenario, opts: &RunOptions) -> Result<RunResult, EngineError> {
+    let mut w = World::build(sc, opts)?;
+    let t0 = std::time::Instant::now();
+    w.run();
+    let secs = t0.elapsed().as_secs_f64();
+    w.results(secs)
+}

@@ -1,0 +1,153 @@
+//! Transport glue: applications write into endpoints, endpoints' segments go to IP, received
+//! segments come back to endpoints, and what endpoints deliver goes to the metrics. Nothing
+//! here knows which transport an endpoint runs: every [`tpsim_transport::Socket`] answers the
+//! same calls, and byte-stream deliveries are mapped back to messages by
+//! [`Sockets`](crate::sockets::Sockets).
+
+use super::{Event, World};
+use crate::packet::{Packet, PacketId, NO_CTRL, NO_DIR};
+use tpsim_transport::{Message, TransportEvent};
+use tpsim_wire::ip::DEFAULT_TTL;
+use tpsim_wire::Ipv4Repr;
+
+impl World {
+    /// A generator's send time has come.
+    pub(super) fn on_app_send(&mut self, gen: u32) {
+        let now = self.now;
+        if self.apps.stopped(gen, now) {
+            return;
+        }
+        if self.apps.is_bulk(gen) {
+            let ep = self.apps.endpoint(gen);
+            self.fill_bulk(gen);
+            self.pump(ep);
+            return;
+        }
+        let Some(e) = self.apps.emit(gen, now) else { return };
+        if let Some(next) = e.next {
+            self.queue.push(next, Event::AppSend { gen });
+        }
+        self.write(e.ep, e.dir, e.msg);
+        self.pump(e.ep);
+    }
+
+    /// Hands `msg` to endpoint `ep`'s transport; counts it if accepted (a refused message,
+    /// e.g. one that finds a TCP send buffer full, is lost by the application and not counted
+    /// as sent).
+    fn write(&mut self, ep: u32, dir: u32, msg: Message) -> bool {
+        let now = self.now;
+        if self.sockets.socket_mut(ep).send(now, msg).is_err() {
+            return false;
+        }
+        self.metrics.app_sent(dir, now, msg.len);
+        self.sockets.note_write(dir, msg);
+        true
+    }
+
+    /// Lets a bulk generator write while its transport accepts data; true if it wrote.
+    fn fill_bulk(&mut self, gen: u32) -> bool {
+        let now = self.now;
+        let ep = self.apps.endpoint(gen);
+        let mut wrote = false;
+        while let Some((msg, dir)) = self.apps.bulk_next(gen, now) {
+            if !self.sockets.socket(ep).can_send(msg.len) || !self.write(ep, dir, msg) {
+                break;
+            }
+            wrote = true;
+            if self.apps.bulk_wrote(gen, msg.len) {
+                // The whole transfer is written: close our side once it is sent.
+                self.sockets.socket_mut(ep).close(now);
+            }
+        }
+        wrote
+    }
+
+    /// An endpoint's deadline fired.
+    pub(super) fn on_socket_timer(&mut self, ep: u32, gen: u32) {
+        if self.sockets.fire_timer(ep, gen) {
+            self.sockets.socket_mut(ep).on_timeout(self.now);
+            self.pump(ep);
+        }
+    }
+
+    /// Moves a transport endpoint's outputs where they belong, in the fixed order
+    /// poll_transmit, poll_event, poll_timeout; then lets its bulk sender refill it.
+    pub(super) fn pump(&mut self, ep: u32) {
+        loop {
+            self.pump_once(ep);
+            let refilled = match self.sockets.bulk_gen(ep) {
+                Some(g) => self.fill_bulk(g),
+                None => false,
+            };
+            if !refilled {
+                break;
+            }
+        }
+    }
+
+    fn pump_once(&mut self, ep: u32) {
+        let now = self.now;
+        let a = self.sockets.addressing(ep);
+        while let Some(seg) = self.sockets.socket_mut(ep).poll_transmit(now) {
+            let carries_data = seg.message.is_some() || seg.stream.is_some_and(|d| d.len > 0);
+            let dir = if carries_data { a.tx_dir } else { NO_DIR };
+            if dir != NO_DIR {
+                self.sockets.note_transmit(dir, &seg, now);
+            }
+            let ip = Ipv4Repr {
+                src: a.local,
+                dst: a.remote,
+                protocol: seg.header.protocol(),
+                ttl: DEFAULT_TTL,
+                ident: self.net.next_ident(a.node),
+                total_len: seg.ip_len.min(u16::MAX as u32) as u16,
+            };
+            if dir != NO_DIR {
+                self.metrics.segment_sent(dir);
+            }
+            let id = self.packets.alloc(Packet {
+                ip,
+                seg,
+                dir,
+                link_dst: 0,
+                ctrl: NO_CTRL,
+            });
+            self.ip_output(a.node, id);
+        }
+        while let Some(ev) = self.sockets.socket_mut(ep).poll_event() {
+            let dir = self.sockets.rx_dir(ep);
+            if dir == NO_DIR {
+                continue;
+            }
+            match ev {
+                TransportEvent::Delivered { message, first_tx } => self.metrics.delivered(dir, message, first_tx, now),
+                TransportEvent::DeliveredBytes { upto } => {
+                    while let Some((m, first_tx)) = self.sockets.pop_delivered(dir, upto, now) {
+                        self.metrics.delivered(dir, m, first_tx, now);
+                    }
+                }
+                TransportEvent::Connected | TransportEvent::Closed => {}
+            }
+        }
+        if let Some(t) = self.sockets.socket(ep).poll_timeout() {
+            if let Some(gen) = self.sockets.arm_timer(ep, t) {
+                self.queue.push(t.max(now), Event::SocketTimer { ep, gen });
+            }
+        }
+    }
+
+    /// Segment `id` reached its destination `node`: it goes to the endpoint bound to its port.
+    pub(super) fn local_deliver(&mut self, node: u32, id: PacketId) {
+        let p = *self.packets.get(id);
+        self.packets.release(id);
+        let Some(ep) = self.net.endpoint_at(node, p.seg.header.dst_port()) else {
+            // No socket bound: not a network drop (cannot happen for validated scenarios).
+            return;
+        };
+        if p.dir != NO_DIR {
+            self.metrics.segment_received(p.dir, p.ip.ttl);
+        }
+        self.sockets.socket_mut(ep).on_segment(self.now, &p.seg);
+        self.pump(ep);
+    }
+}
