@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tpsim and ns-3 side by side: one command that runs both simulators on the same scenarios
-and writes the comparison into docs/benchmarks.md.
+and writes a Markdown report of the comparison (by default ``benches/.cache/compare_ns3.md``).
 
-    python benches/compare_ns3.py [--scenarios wired-udp] [--seeds 5] [--quick]
+    python benches/compare_ns3.py [--scenarios wired-udp] [--seeds 5] [--quick] [--doc FILE|-]
 
 What it does, in order:
 
@@ -17,14 +17,20 @@ What it does, in order:
    ``/usr/bin/time -v`` (peak RSS). ns-3 results are cached in
    ``benches/.cache/ns3-results`` per (scenario, program, arguments, seed, program sources,
    ns-3 version) because they take seconds to minutes; tpsim runs fresh every time.
-4. Writes the tables between ``<!-- compare_ns3:begin -->`` and ``<!-- compare_ns3:end -->``
-   in docs/benchmarks.md (the section is added at the end if the markers are missing;
-   nothing else in the file changes), atomically. Each scenario has its own block, so a run
-   of some scenarios keeps the blocks of the others.
+4. Writes the report between ``<!-- compare_ns3:begin -->`` and ``<!-- compare_ns3:end -->``
+   in the ``--doc`` file, by default ``benches/.cache/compare_ns3.md`` (created if missing;
+   the section is added at the end if the markers are missing; nothing else in the file
+   changes), atomically. Each scenario has its own block, so a run of some scenarios keeps
+   the blocks of the others. ``--doc -`` prints the report instead. docs/benchmarks.md is
+   maintained by hand: it takes the medians of the summary table from the report, and never
+   receives a generated section.
 
 ``--quick`` runs 1 seed of a short simulation, to check the harness end to end in seconds
-(once the venv and the programs are built); it prints the section instead of writing the
-document unless ``--doc`` is given.
+(once the venv and the programs are built); it prints the report instead of writing a file
+unless ``--doc`` is given.
+
+The model choices both sides share and what still differs are documented once, in
+docs/models.md ("Matching ns-3"); each scenario's notes in the report point there.
 
 Adding a scenario = adding a :class:`Benchmark` entry to :data:`BENCHMARKS` (and its tpsim
 scenario file under ``benches/scenarios/``).
@@ -56,7 +62,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / "benches" / ".cache"
-DOC = REPO / "docs" / "benchmarks.md"
+#: Where a full run writes its report when ``--doc`` is not given.
+REPORT = CACHE / "compare_ns3.md"
 NS3_WHEEL = "ns3==3.44.post0"
 NS3_WHEEL_VERSION = NS3_WHEEL.split("==", 1)[1]
 TIME_TOOL = "/usr/bin/time"
@@ -209,94 +216,34 @@ def grid_neighbours(n: int, spacing_m: float = 200.0, range_m: float = 250.0) ->
 
 
 WIRELESS_NOTES: Tuple[str, ...] = (
-    "Matched on both sides (shared/ns3/README.md, \"Model choices\"; the tpsim file's header comment): "
-    "802.11b DSSS 1 Mbit/s for DATA and control frames, long preamble, non-QoS ad hoc DCF, RTS/CTS off, "
-    "50-packet interface queue with a 500 ms age limit, two-ray ground at 914 MHz with 1.5 m antennas and ns-2's 0.2818 W / "
-    "3.652·10⁻¹⁰ W (250 m decode range), carrier-sense range = decode range (`cs_range = \"250m\"`: ns-3's "
-    "YansWifiChannel throws away every signal below RxSensitivity), SINR reception above the threshold "
-    "(`reception = \"sinr\"`, thermal noise with a 7 dB noise figure; `error_model = \"ber\"`: DSSS bit error "
-    "rates with the spreading gain, one draw per frame, 4 dB preamble detection, as ns-3's YansWifiPhy), AODV with the RFC constants and "
-    "HELLO messages every 1 s (ns-3's defaults: `preset = \"rfc\"`), static or random-waypoint nodes "
-    "started from the uniform placement.",
-    "Remaining model differences: (1) randomness — node positions, movement and the harness-drawn flows "
-    "come from independent generators on the two sides, so single seeds are not comparable; compare "
-    "medians. (2) ARP — matched since the sixth session of 2026-11-22: both sides resolve a next hop's "
-    "address before a unicast packet may queue, with ns-3's `ArpCache` rules (tpsim `[arp] preset = "
-    "\"ns3\"`: at most 3 packets held per neighbour being resolved, requests retransmitted by a 1 s "
-    "timer, a neighbour that answers none of 4 requests dead for 100 s, nothing learnt from requests); "
-    "requests and replies count among the MAC frames on both sides. ARP was the largest cause of ns-3's "
-    "losses in the scale scenario before tpsim modelled it: AODV hands over the packets it buffered during a route discovery all "
-    "at once, and the next hop is not resolved yet; and a dead entry drops every packet to that "
-    "neighbour for 100 s while AODV keeps routing through it. Counted in ns-3 by `benches/ns3_census.py` "
-    "(section \"ns-3's AODV runs, counted\"), ARP's drops of data packets are 0.70–1.00 times ns-3's "
-    "losses in the scale scenario (medians over seeds, N = 25, 100, 200) and 0.19 times in study C's MANET at "
-    "10 m/s; `crates/tpsim-engine/tests/arp.rs` isolates the discovery-burst loss. "
-    "(3) ns-3's WifiMacQueue is "
-    "FIFO; tpsim's interface queue serves routing packets first (ns-2 PriQueue). Both drop packets that "
-    "waited more than 500 ms (ns-3's `MaxDelay`; tpsim's `queue_max_delay = \"500ms\"`, since 2026-11-22). (4) Frame errors — matched since 2026-11-22: both sides judge a frame by DSSS bit error rates "
-    "that include the processing gain (Eb/N0 = SINR · 22 MHz / 1 Mbit/s), so a 1 Mbit/s frame survives an "
-    "equal-power overlap from a hidden terminal; the draws come from different generators. With tpsim's "
-    "default step threshold instead (7.6 dB at 1 Mbit/s) such overlaps destroy the frame and the scale "
-    "scenario lost a quarter of its packets (N = 100: PDR 0.71 vs 0.94) through retry-limit drops, false "
-    "link breaks and RREQ floods; the engine test `ber_error_model_survives_equal_power_overlaps_that_the_"
-    "step_threshold_loses` isolates that difference. Matched since the sixth session of 2026-11-22: ns-3 decides "
-    "preamble detection 4 µs after a frame begins, among all the preambles that began by then (the strongest, "
-    "if detectable against the others), so two frames that begin together at a receiver, say the synchronized "
-    "retransmissions of two hidden ARP requesters, are both lost; tpsim's `preamble_detection_window = \"4us\"` "
-    "does the same (with none, the first processed locks and survives the overlap), and the SINR receiver's test "
-    "`frames_starting_within_the_detection_window_must_outshine_each_other` isolates it. "
-    "Still different: a signal whose preamble ns-3 does not detect (SINR below 4 dB "
-    "at its start) is only interference there and makes the medium busy only above the energy-detection "
-    "threshold (−62 dBm, stronger than the −64 dBm of a 250 m link); tpsim's carrier sense counts every signal "
-    "at or above its carrier-sense threshold. (5) AODV implementations differ in details (ns-3: RREQ rate limit 10/s, "
-    "64-packet / 30 s route-discovery buffer, link breaks from MAC transmit failures and missed "
-    "hellos; tpsim: RFC 3561 constants, docs/models.md). Matched since 2026-11-22: a node that forwards a data "
-    "packet keeps its next hop alive as a HELLO neighbour for ACTIVE_ROUTE_TIMEOUT, as ns-3's "
-    "`RoutingProtocol::Forwarding` does (tpsim `forwarding_refreshes_next_hop = true`; RFC 3561 §6.9 counts "
-    "only packets heard from the neighbour, and with it off two lost HELLOs in a row break a link that "
-    "data still crosses: in the scale scenario at N = 100, seed 1, 583 link breaks, 228 route discoveries "
-    "and 29,051 routing packets against 70 discoveries and 13,872 routing packets with it on; ns-3: 14,406). "
-    "Also matched since then: every node sends HELLOs from the start, as ns-3 does (`hello_from_every_node = "
-    "true`; RFC 3561 §6.9: only nodes on an active route): 14,291 routing packets in that run. Matched since "
-    "the fifth session of 2026-11-22: RREQs carry the G flag, so that an intermediate node that answers also sends a "
-    "gratuitous RREP to the destination (`gratuitous_rrep = true`; ns-3's `GratuitousReply`), and a route "
-    "invalidated by a link break or an RERR keeps its destination sequence number (`invalidation_keeps_seq "
-    "= true`; ns-3's `RoutingTableEntry::Invalidate` leaves it and `RecvError` ignores the RERR's; RFC 3561 "
-    "§6.11 increments it or copies the RERR's, so that the next RREQ can only be answered by the destination "
-    "or a node with newer information). With both, the next RREQ for a lost destination is answered by its "
-    "HELLO neighbours, as in ns-3: the scale scenario's routing packets went from 81,610 to 65,106 at N = 200 "
-    "(ns-3: 64,797) and from 14,291 to 14,440 at N = 100 (ns-3: 14,461). Matched since 2026-11-24: an RREQ "
-    "that updates an expired or invalidated reverse route leaves it invalid, and RREPs still follow it "
-    "(`rreq_leaves_reverse_route_invalid = true`; ns-3's `RecvRequest` updates the entry without its flag and "
-    "`RecvReply` forwards by `LookupRoute`; RFC 3561 §6.5 makes the route valid), so a node carries the data of "
-    "a route it helped discover but drops what comes back to the originator (no route, RERR) until the entry "
-    "is deleted; a trace of study E's TCP connection in ns-3 showed its ACKs dropped this way "
-    "(`benches/ns3_census.py --s1`, section \"Study E's TCP connection on ns-3's paths\"), and the AODV test "
-    "`an_rreq_revalidates_an_expired_reverse_route_unless_configured_as_ns3` isolates it. Still different: ns-3 "
-    "sends AODV's own unicast messages (RREPs, RERRs, RREP-ACKs) through the IP layer, whose route lookup is "
-    "AODV's `RouteOutput`: for a neighbour whose own route entry is not valid the message waits for a route "
-    "discovery to that neighbour (an RREQ with TTL 3) and may then travel over several hops; tpsim hands them "
-    "to the link layer for the neighbour directly. In study C at 10 m/s, on the same node paths and flows, most "
-    "of ns-3's originated RREQs are such discoveries, nearly as many as ns-3 originates more than tpsim "
-    "(seed 1: 1,314 of 2,103, against tpsim's 669 in all; section \"Study C on ns-3's paths\"). Modelled as an experiment "
-    "(commit c74bf71, not on main: no scenario could reach it), it formed AODV routing loops in tpsim and "
-    "overshot ns-3's routing packets twofold (section \"ns-3's routing of AODV's own unicasts, tried\"). "
-    "ns-3 also asks for an "
-    "RREP-ACK when an intermediate node answers for a one-hop destination (`SendReplyByIntermediateNode`); "
-    "tpsim's `rrep_ack` (off here) would ask on every RREP.",
+    "Shared by both sides (the tpsim file's header comment; docs/models.md, \"Matching ns-3\"): 802.11b DSSS "
+    "1 Mbit/s for DATA and control frames, long preamble, non-QoS ad hoc DCF, RTS/CTS off, a 50-packet "
+    "interface queue with a 500 ms age limit (`queue_max_delay`), two-ray ground at 914 MHz with 1.5 m "
+    "antennas and ns-2's power and receive threshold (250 m), carrier-sense range = decode range "
+    "(`cs_range = \"250m\"`), SINR reception with DSSS bit error rates, 4 dB preamble detection and a 4 µs "
+    "detection window (`reception = \"sinr\"`, `error_model = \"ber\"`, `preamble_detection_window`), "
+    "ns-3's ARP cache (`[arp] preset = \"ns3\"`), AODV with HELLOs every 1 s as ns-3 runs it "
+    "(`[routing] preset = \"ns3\"`), static or random-waypoint nodes started from the uniform placement.",
+    "Still different (explained in docs/models.md, \"Matching ns-3\"): the random draws (node paths, "
+    "back-offs, the harness-drawn flows) come from independent generators, so single seeds are not "
+    "comparable: compare medians; ns-3's MAC queue is FIFO, tpsim's serves routing packets first; a signal "
+    "whose preamble ns-3 does not detect makes its medium busy only above −62 dBm, tpsim's carrier sense "
+    "counts every signal above its threshold; ns-3 routes AODV's own unicast messages (RREPs, RERRs, "
+    "RREP-ACKs) through its IP layer, which may start a route discovery to the neighbour, tpsim hands them "
+    "to the link layer; ns-3 asks for RREP-ACKs when an intermediate node answers for a one-hop "
+    "destination, tpsim asks for none. `benches/ns3_census.py` counts both sides' AODV messages, ARP frames "
+    "and data losses by cause.",
     "Measurement points: ns-3's FlowMonitor counts IP packets of the data flows (delay IP send → IP "
     "receive); tpsim counts application messages (UDP: the same packets) at the transport. Goodput "
     "on both sides is application bytes delivered · 8 / the stated interval. Routing packets: "
     "AODV control packets transmitted, every hop counted (ns-3: trace on the AODV socket port; "
     "tpsim `routing_packets`). MAC frames: frames put on the air, DATA, ACK, broadcasts and "
     "retries (ns-3: PHY TxBegin; tpsim `mac_frames`).",
-    "Events are not comparable between the sides: YansWifiChannel schedules one receive event per "
-    "PHY in the whole network for every frame (O(N) per frame, in or out of range), tpsim only for "
-    "radios within carrier-sense range (its channel grid). Compare wall time per MAC frame. Process "
-    "wall time and RSS include start-up: ns-3's shared libraries; tpsim's Python, polars and the "
-    "result tables.",
+    "Events are not comparable: ns-3's YansWifiChannel schedules a receive event for every PHY in the "
+    "network per frame, tpsim only for the radios within carrier-sense range; compare wall time per MAC "
+    "frame. Process wall time and RSS include start-up: ns-3's shared libraries; tpsim's Python, polars "
+    "and the result tables.",
 )
-
 
 
 def wireless_benchmarks() -> List[Benchmark]:
@@ -315,27 +262,21 @@ def wireless_benchmarks() -> List[Benchmark]:
         mac_frames=True, tcp=True, goodput_from_s=10.0, tolerance=0.10, group="s1_manet_tcp", nodes=50,
         config="50 nodes, 1500×1500 m, RWP U[1,2] m/s pause 0, AODV+HELLO, 802.11b 1 Mbit/s, TCP NewReno bulk 0→49 from 10 s, MSS 1340 B, 900 s",
         notes=WIRELESS_NOTES + (
-            "TCP: NewReno with classic recovery and no SACK on both sides, MSS 1340 B, initial window "
-            "10 segments, delayed ACK every 2 segments / 200 ms, 128 KiB send buffer, no Nagle, minimum "
-            "RTO 1 s, RFC 7323 timestamps on every segment (RTT sampled from every ACK of new data; "
-            "tpsim `timestamps = true` since the third session of 2026-11-24, before which it sent 12 "
-            "header bytes fewer per segment and timed one segment per window). ns-3 has a 128 KiB receive "
-            "buffer with window scaling; tpsim has no "
-            "window scaling, so its advertised window is at most 65,535 B (48 segments). Packets and PDR count TCP data "
-            "segments, retransmissions included (tpsim `tx_segments`/`rx_segments`, ns-3 FlowMonitor); "
-            "the delay rows are not comparable under loss: tpsim's `net_delay_mean_s` runs from a message's "
-            "first transmission to its delivery (retransmission waits included), FlowMonitor's from each IP "
-            "transmission to its reception. Goodput = bytes "
-            "delivered to the sink · 8 / 890 s (ns-3 `goodput_kbps`, tpsim `rx_bytes`).",
-            "Connection give-up — matched since the sixth session of 2026-11-22: ns-3's TCP abandons a "
-            "connection after 6 SYN transmissions (`ConnCount` 6, `ConnTimeout` 3 s doubled) or 6 "
-            "retransmission timeouts in a row (`DataRetries` 6), and BulkSendApplication never reconnects; "
-            "tpsim does the same with `syn_attempts = 6, syn_rto = \"3s\", data_retries = 6` (RFC 9293 "
-            "§3.8.3's R2; without them tpsim retries forever, as before). The network is sparse (mean degree "
-            "≈ 4.4 in 1500×1500 m): when 0 and 49 have no route during the first ≈ 3 minutes, or lose it for "
-            "about 2 minutes later, the connection is dead for the rest of the run (the flow's `gave_up` "
-            "column), so the goodput medians over 5 seeds hinge on how many seeds keep a live connection. "
-            "The event-loop times then compare different amounts of work: compare the time per MAC frame.",
+            "TCP on both sides: NewReno without SACK, MSS 1340 B, initial window 10 segments, delayed ACK "
+            "every 2 segments / 200 ms, 128 KiB send buffer, no Nagle, minimum RTO 1 s, RFC 7323 timestamps. "
+            "Still different: ns-3 advertises a 128 KiB receive window (window scaling), tpsim at most "
+            "65,535 B. Packets and PDR count TCP data segments, retransmissions included (tpsim "
+            "`tx_segments`/`rx_segments`, ns-3 FlowMonitor); the delay rows are not comparable under loss "
+            "(tpsim's `net_delay_mean_s` includes retransmission waits, FlowMonitor times each IP "
+            "transmission). Goodput = bytes delivered to the sink · 8 / 890 s (ns-3 `goodput_kbps`, tpsim "
+            "`rx_bytes`).",
+            "Both sides abandon the connection after 6 SYN transmissions (3 s timeout, doubled) or 6 "
+            "retransmission timeouts in a row, and neither reconnects (ns-3 `ConnCount`, `ConnTimeout`, "
+            "`DataRetries`; tpsim `syn_attempts`, `syn_rto`, `data_retries`). In this sparse network (mean "
+            "degree ≈ 4.4) a route outage of a few minutes ends the connection for the rest of the run (the "
+            "flow's `gave_up` column), so the goodput medians hinge on how many seeds keep a live "
+            "connection, and the event-loop times compare different amounts of work: compare the time per "
+            "MAC frame.",
         ),
     ))
     for v in (5, 10, 20):
@@ -388,19 +329,16 @@ def wireless_benchmarks() -> List[Benchmark]:
                     "Goodput = application bytes delivered to the sink · 8 / 100 s on both sides (ns-3 "
                     "PacketSink bytes).",
                 ) + ((
-                    "TCP: 48 connections to the sink, each 256 B write one segment (ns-3 segment size 536 B, "
-                    "initial window 10, delayed ACK every 2 segments or 200 ms, RFC 7323 timestamps, no Nagle; the "
-                    "same in tpsim, `delayed_ack_segments = 2` and `timestamps = true` since the third session of "
-                    "2026-11-24). Packets and PDR "
-                    "count data segments, retransmissions included (FlowMonitor vs tpsim `tx_segments`/"
+                    "TCP: 48 connections to the sink, opened by a three-way handshake at each sensor's "
+                    "start, each 256 B write one segment; on both sides segment size 536 B, initial window 10, "
+                    "delayed ACK every 2 segments or 200 ms (tpsim `delayed_ack_segments = 2`), RFC 7323 "
+                    "timestamps, no Nagle, and a connection abandoned after 6 SYN transmissions (3 s timeout, "
+                    "doubled) or 6 retransmission timeouts in a row (ns-3 `ConnCount`, `ConnTimeout`, "
+                    "`DataRetries`; tpsim `syn_attempts`, `syn_rto`, `data_retries`). Packets and PDR count "
+                    "data segments, retransmissions included (FlowMonitor vs tpsim `tx_segments`/"
                     "`rx_segments`); the application delivery ratio (bytes delivered / bytes written) is the "
                     "comparable end-to-end measure. The delay rows are not comparable under loss (tpsim's "
-                    "`net_delay_mean_s` includes retransmission waits; FlowMonitor measures each IP "
-                    "transmission). Both sides abandon a connection after 6 SYN transmissions or 6 retransmission timeouts in a "
-                    "row (ns-3 `ConnCount`, `DataRetries`; tpsim `syn_attempts`, `data_retries`, since the sixth "
-                    "session of 2026-11-22), so neither keeps sending to a sensor whose route is broken. Both "
-                    "open each connection with a three-way handshake at the sensor's start (SYN timeout 3 s, "
-                    "doubled: ns-3 `ConnTimeout`, tpsim `syn_rto`).",
+                    "`net_delay_mean_s` includes retransmission waits; FlowMonitor times each IP transmission).",
                 ) if transport == "tcp" else ()),
             ))
     for n, sim in ((25, 100.0), (50, 100.0), (100, 100.0), (200, 100.0), (400, 10.0), (800, 10.0)):
@@ -428,10 +366,9 @@ def wireless_benchmarks() -> List[Benchmark]:
                 "ns-3's. Goodput = application bytes delivered · 8 / simulated time."
                 + (" With 10 s simulated the run is mostly AODV route discovery (flows start up to 11 s)."
                    if sim < 100 else "")
-                + (" Remaining gap: tpsim sends about twice ns-3's routing packets (more link breaks after "
-                   "collisions, each followed by a RERR and an RREQ flood) while delivering as much; see "
-                   "difference (4) for the error model, which was the large gap before."
-                   if n >= 100 else ""),
+                + (" Most of ns-3's lost packets here are ARP drops (docs/models.md, ARP); "
+                   f"`benches/ns3_census.py --nodes {n}` counts the losses by cause on both sides."
+                   if sim >= 100 else ""),
             ),
         ))
     return out
@@ -503,17 +440,14 @@ BENCHMARKS: Dict[str, Benchmark] = {
                 "TCP options: both sides send RFC 7323 timestamps on every segment (12 bytes with "
                 "padding; tpsim `timestamps = true`), so a data segment is 128 + 32 + 20 + 2 = 182 B on "
                 "the wire: one-way delay on the idle link 55.6875 ms, plus a little queueing behind the "
-                "other connection's ACKs. Without timestamps tpsim's segments were 170 B and its mean "
-                "delay 55.3146 ms, 0.7 % below ns-3's.",
+                "other connection's ACKs.",
                 "Jitter is measured over different units: tpsim's over delivered messages, whose first "
                 "six waited for the handshake (written from 0.1 s, sent together at ≈ 0.21 s), ns-3's over "
                 "IP packets; those six early steps of up to 0.1 s make most of tpsim's 0.0023 ms.",
-                "Delayed ACKs: ns-3 acknowledges every second segment whatever its size "
-                "(`DelAckCount` 2), tpsim the same with `delayed_ack_segments = 2` (its default rule, two "
-                "full-sized segments' worth of bytes, would acknowledge these 128 B segments every ninth): "
-                "24,994 pure ACKs per direction in tpsim (seed 1), 24,996 reverse IP packets per direction "
-                "in ns-3 with its SYN-ACK. The ACKs share the link with the other connection's data, "
-                "which gives both sides their small jitter.",
+                "Delayed ACKs: both sides acknowledge every second segment whatever its size (ns-3 "
+                "`DelAckCount` 2, tpsim `delayed_ack_segments = 2`): 24,994 pure ACKs per direction in "
+                "tpsim (seed 1), 24,996 reverse IP packets per direction in ns-3 with its SYN-ACK. The ACKs "
+                "share the link with the other connection's data, which gives both sides their small jitter.",
                 "Event counts differ by design; compare wall time per delivered packet.",
             ),
         ),
@@ -1437,6 +1371,14 @@ def write_doc(path: Path, header: str, new_blocks: Dict[str, str], order: Sequen
 # --------------------------------------------------------------------------------------
 
 
+def report_path(doc: Optional[str], quick: bool) -> Optional[Path]:
+    """Where the report goes: ``None`` prints it (``--doc -``, or ``--quick`` without
+    ``--doc``); otherwise the ``--doc`` file, or :data:`REPORT` for a full run."""
+    if doc == "-" or (doc is None and quick):
+        return None
+    return Path(doc) if doc is not None else REPORT
+
+
 def select_keys(name: str) -> List[str]:
     """The scenario keys ``name`` stands for: a key, or a group (``s6_scale``: every N)."""
     if name in BENCHMARKS:
@@ -1447,17 +1389,19 @@ def select_keys(name: str) -> List[str]:
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog="python benches/compare_ns3.py",
-        description="Run tpsim and ns-3 on the same scenarios and write the comparison into docs/benchmarks.md.",
+        description=("Run tpsim and ns-3 on the same scenarios and write a Markdown report of the comparison "
+                     f"(default {REPORT.relative_to(REPO)}; docs/benchmarks.md is maintained by hand)."),
     )
     ap.add_argument("--scenarios", default=",".join(BENCHMARKS),
                     help=f"comma-separated scenario keys (default: all): {', '.join(BENCHMARKS)}")
     ap.add_argument("--seeds", type=int, default=None, help="seeds per side, 1..N (default 5; 1 with --quick)")
     ap.add_argument("--quick", action="store_true",
-                    help="1 seed, short simulated time; prints the section instead of writing the document unless --doc is given")
+                    help="1 seed, short simulated time; prints the report instead of writing a file unless --doc is given")
     ap.add_argument("--ns3-dir", type=Path, default=None,
                     help="the shared ns-3 programs (default $TPSIM_NS3_DIR or ../shared/ns3 beside the repository)")
     ap.add_argument("--doc", default=None,
-                    help="markdown file to update (default docs/benchmarks.md; '-' prints the section)")
+                    help=f"markdown file to update between its markers (default {REPORT.relative_to(REPO)}, "
+                         "created if missing; '-' prints the report)")
     ap.add_argument("--cache-dir", type=Path, default=CACHE, help="venv, builds and ns-3 results (default benches/.cache)")
     ap.add_argument("--fresh-ns3", action="store_true", help="re-run ns-3 even when a cached result exists")
     ap.add_argument("--ns3-only", action="store_true",
@@ -1546,7 +1490,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if a.ns3_only:
         log(f"ns-3 results cached; done in {elapsed:.1f} s")
         return 0
-    doc_path = None if (a.doc == "-" or (a.doc is None and a.quick)) else Path(a.doc or DOC)
+    doc_path = report_path(a.doc, a.quick)
     old_blocks = split_blocks(current_section(doc_path.read_text(encoding="utf-8"))) if (doc_path and doc_path.exists()) else {}
     if any(BENCHMARKS[k].group == "s6_scale" for k in blocks):
         blocks["s6_scale-summary"] = render_scale_summary(raw, date, old_blocks.get("s6_scale-summary", ""))
@@ -1558,12 +1502,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "cxxflags": os.environ.get("CXXFLAGS", "-O2"),
     })
     atomic_write_text(cache / "compare-ns3-last.json", json.dumps({"date": date, "machine": machine, "runs": raw}, indent=1))
-    doc = a.doc if a.doc is not None else ("-" if a.quick else str(DOC))
-    if doc == "-":
+    if doc_path is None:
         print(compose_section(header, blocks, "", [k for k in doc_order() if k in blocks]))
     else:
-        write_doc(Path(doc), header, blocks, doc_order())
-        log(f"wrote {doc}")
+        write_doc(doc_path, header, blocks, doc_order())
+        log(f"wrote {doc_path}")
     log(f"done in {elapsed:.1f} s")
     return 0
 

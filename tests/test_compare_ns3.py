@@ -72,9 +72,40 @@ def test_write_doc_keeps_blocks_of_scenarios_not_rerun_and_leaves_no_temporary_f
     assert sorted(p.name for p in tmp_path.iterdir()) == ["benchmarks.md"]
 
 
-def test_the_real_document_has_at_most_one_section():
+def test_the_hand_maintained_page_has_no_generated_section():
     text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
-    assert text.count(cmp.BEGIN) == text.count(cmp.END) <= 1
+    assert cmp.BEGIN not in text and cmp.END not in text and not cmp.BLOCK_RE.search(text)
+
+
+def test_a_full_run_writes_its_report_into_the_cache_and_never_into_docs():
+    assert cmp.REPORT == ROOT / "benches" / ".cache" / "compare_ns3.md"
+    assert cmp.report_path(None, quick=False) == cmp.REPORT
+    assert cmp.report_path(None, quick=True) is None  # --quick prints
+    assert cmp.report_path("-", quick=False) is None and cmp.report_path("-", quick=True) is None
+    assert cmp.report_path("out.md", quick=True) == Path("out.md")
+    assert not hasattr(cmp, "DOC")
+    a = cmp.parse_args([])
+    assert a.doc is None and not a.quick
+
+
+def test_write_doc_creates_the_report_and_its_folder(tmp_path):
+    path = tmp_path / "new" / "compare_ns3.md"
+    cmp.write_doc(path, "header", {"a": cmp.BLOCK.format(key="a") + "\n### a\n\nbody\n"}, ["a"])
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(f"{cmp.SECTION_TITLE}\n\n{cmp.BEGIN}\nheader\n")
+    assert "body" in cmp.current_section(text)
+
+
+def test_notes_point_to_the_models_page_and_name_the_ns3_preset():
+    removed = ("forwarding_refreshes_next_hop", "hello_from_every_node", "gratuitous_rrep",
+               "invalidation_keeps_seq", "rreq_leaves_reverse_route_invalid")
+    for key, b in cmp.BENCHMARKS.items():
+        text = " ".join(b.notes)
+        assert not any(k in text for k in removed), key
+        assert "session" not in text and "c74bf71" not in text, key
+    wireless = " ".join(cmp.WIRELESS_NOTES)
+    assert '`[routing] preset = "ns3"`' in wireless and '"Matching ns-3"' in wireless
+    assert "## Matching ns-3" in (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------- formatting
@@ -337,7 +368,8 @@ def test_wireless_measures_summary_and_scale_table():
 @pytest.mark.skipif(os.environ.get("TPSIM_NS3_BENCH") != "1", reason="set TPSIM_NS3_BENCH=1 to build and run ns-3")
 def test_quick_run_end_to_end(tmp_path):
     """Builds (or reuses) the venv and s5_wired_voip in benches/.cache, runs both sides for
-    10 simulated seconds and writes the section into a copy of the document."""
+    10 simulated seconds and writes the section into a copy of docs/benchmarks.md given to
+    --doc (a file with hand-written text around, which must stay as it was)."""
     doc = tmp_path / "benchmarks.md"
     original = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     doc.write_text(original, encoding="utf-8")

@@ -25,7 +25,7 @@ FAIL_HOOK = "TPSIM_TEST_FAIL_RUN"
 def run_key(scenario: Scenario, seed: int, run: int) -> str:
     """Content hash (SHA-256 hex) identifying one stored run: the resolved scenario of its
     sweep point (sweep values set, no ``[sweep]`` table), the seed, the replication index and
-    the engine version (DESIGN §6). A changed scenario never matches a stored run of the old
+    the engine version. A changed scenario never matches a stored run of the old
     one."""
     blob = json.dumps(
         {"scenario": scenario.resolved, "seed": seed, "run": run, "engine": _tpsim.__version__},

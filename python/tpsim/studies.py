@@ -1,4 +1,4 @@
-"""The reference studies (STUDIES.md) shipped as scenario files."""
+"""The reference studies (docs/studies.md) shipped as scenario files."""
 
 from __future__ import annotations
 

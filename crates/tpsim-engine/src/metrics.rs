@@ -1,4 +1,4 @@
-//! Per-flow statistics and the result rows (definitions: docs/metrics.md, DESIGN §5).
+//! Per-flow statistics and the result rows (definitions: docs/metrics.md).
 
 use tpsim_core::SimTime;
 
@@ -128,7 +128,7 @@ pub fn nearest_rank(sorted: &[u64], p: f64) -> u64 {
 }
 
 /// One row of the flows table (one flow direction of one run).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowRow {
     pub flow: u32,
     pub direction: &'static str,
@@ -173,7 +173,7 @@ pub struct FlowRow {
 }
 
 /// The network table's row of one run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkRow {
     pub routing_packets: u64,
     pub normalized_routing_load: Option<f64>,

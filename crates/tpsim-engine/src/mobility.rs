@@ -1,4 +1,4 @@
-//! Node movement, computed analytically when a position is asked for (DESIGN §3: no periodic
+//! Node movement, computed analytically when a position is asked for (no periodic
 //! position-update events).
 //!
 //! Every model is a sequence of straight legs at constant speed, each optionally followed by a

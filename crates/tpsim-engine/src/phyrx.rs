@@ -2,8 +2,8 @@
 //! and collisions, per signal, with no event of its own (the channel calls it at each
 //! signal's start and end).
 //!
-//! Rules (ns-2.35 `WirelessPhy::sendUp` and `Mac802_11::recv`/`capture`/`collision`, and
-//! REFERENCES.md §5):
+//! Rules (ns-2.35 `WirelessPhy::sendUp` and `Mac802_11::recv`/`capture`/`collision`, with
+//! the thresholds of `ns-default.tcl`):
 //! * a signal below the carrier-sense threshold is not seen at all;
 //! * a signal at or above it makes the medium busy for its whole duration;
 //! * a signal at or above the receive threshold that arrives while the radio is idle (not

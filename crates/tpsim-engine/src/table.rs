@@ -216,4 +216,33 @@ mod tests {
         assert_eq!(t.rows(), 2);
         assert_eq!(t.get("a"), Some(&Column::U64(vec![3, 4])));
     }
+
+    #[test]
+    fn a_transport_specific_column_is_filled_only_for_its_flows() {
+        use crate::metrics::{FlowRow, NetworkRow, SeriesTable};
+        let row = |transport, extra: Vec<(&'static str, Option<f64>)>| FlowRow {
+            transport,
+            extra,
+            ..FlowRow::default()
+        };
+        let r = RunResult {
+            flows: vec![
+                row("udp", vec![]),
+                row("sctp", vec![("hol_blocking_s", Some(0.5))]),
+                row("tcp", vec![]),
+            ],
+            network: NetworkRow::default(),
+            timeseries: SeriesTable::default(),
+            engine_seconds: 0.0,
+        };
+        let t = r.flows_table();
+        assert_eq!(t.get("hol_blocking_s"), Some(&Column::F64(vec![None, Some(0.5), None])));
+        // Without such a flow there is no such column.
+        let plain = RunResult {
+            flows: vec![row("udp", vec![])],
+            ..r
+        };
+        assert_eq!(plain.flows_table().get("hol_blocking_s"), None);
+        assert_eq!(plain.flows_table().columns.len() + 1, t.columns.len());
+    }
 }

@@ -183,31 +183,5 @@ fn emit_ip(b: &mut Vec<u8>, p: &Packet, payload: Option<&[u8]>) {
     ip.total_len = total as u16;
     ip.emit(&mut b[ip_start..]);
     let l4 = ip_start + IPV4_HEADER_LEN as usize;
-    match p.seg.header {
-        L4Header::Udp(h) => {
-            let udp_len = total - IPV4_HEADER_LEN as usize;
-            if udp_len >= UDP_HEADER_LEN as usize {
-                h.emit(&ip, vec_zeros(udp_len - UDP_HEADER_LEN as usize), &mut b[l4..]);
-            }
-        }
-        L4Header::Tcp(h) => {
-            let tcp_len = total - IPV4_HEADER_LEN as usize;
-            // Under `ns2` sizes the IP length counts no TCP options: trace the SYN without.
-            let h = if tcp_len < h.header_len() as usize {
-                h.without_options()
-            } else {
-                h
-            };
-            let hl = h.header_len() as usize;
-            if tcp_len >= hl {
-                h.emit(&ip, vec_zeros(tcp_len - hl), &mut b[l4..]);
-            }
-        }
-    }
-}
-
-static ZEROS: [u8; 65536] = [0; 65536];
-
-fn vec_zeros(n: usize) -> &'static [u8] {
-    &ZEROS[..n.min(ZEROS.len())]
+    p.seg.header.emit_zeroed(&ip, &mut b[l4..]);
 }

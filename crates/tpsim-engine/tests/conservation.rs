@@ -1,5 +1,5 @@
 //! Property test: on random wired topologies with random loss, queue limits and traffic,
-//! every packet is accounted for exactly once (DESIGN §5 conservation, both levels).
+//! every packet is accounted for exactly once (the conservation of docs/metrics.md, both levels).
 
 use proptest::prelude::*;
 use tpsim_engine::{run, DropReason, RunOptions};

@@ -31,7 +31,7 @@ fn net(r: &RunResult, col: usize) -> u64 {
 
 #[test]
 fn aodv_discovers_a_four_hop_route_and_delivers() {
-    for preset in ["rfc", "ns2"] {
+    for preset in ["rfc", "ns2", "ns3"] {
         let r = sim(
             &scenario(
                 &chain(5),
@@ -51,6 +51,42 @@ fn aodv_discovers_a_four_hop_route_and_delivers() {
         assert!(lat > 0.0 && lat < 1.0, "{preset}: discovery took {lat} s");
         assert!(r.network.routing_packets > 0 && r.network.normalized_routing_load.unwrap() > 0.0);
     }
+}
+
+/// Each AODV preset's mark on the network: `ns2` sends no HELLOs (link-layer detection),
+/// `rfc` sends them only from nodes on an active route (RFC 3561 §6.9), `ns3` from every node
+/// from the start (its other four behaviours are tested in tpsim-routing).
+#[test]
+fn each_aodv_preset_has_its_own_hello_behaviour() {
+    // Node 5 stands 200 m above node 2, off the 0 → 4 route.
+    let mut pos = chain(5);
+    pos.push((400.0, 200.0));
+    let flows = cbr(0, 4, "250ms", "1s");
+    let run = |preset: &str| {
+        sim(
+            &scenario(
+                &pos,
+                &format!("protocol = \"aodv\"\npreset = \"{preset}\""),
+                &flows,
+                "20s",
+                "",
+            ),
+            1,
+        )
+    };
+    let (rfc, ns2, ns3) = (run("rfc"), run("ns2"), run("ns3"));
+    for (name, r) in [("rfc", &rfc), ("ns2", &ns2), ("ns3", &ns3)] {
+        for f in &r.flows {
+            assert!(f.pdr.unwrap() > 0.95, "{name}: flow {} pdr {:?}", f.flow, f.pdr);
+        }
+    }
+    let hellos = |r: &RunResult| net(r, 4);
+    assert_eq!(hellos(&ns2), 0, "ns2: no HELLOs");
+    // Every one of the 6 nodes sends a HELLO about every second for 25 s (20 s + drain).
+    assert!(hellos(&ns3) >= 6 * 20, "ns3: HELLOs from every node: {}", hellos(&ns3));
+    // rfc: only the 5 route nodes, and only once they are on an active route.
+    assert!(hellos(&rfc) > 0 && hellos(&rfc) <= 5 * 25, "rfc: {}", hellos(&rfc));
+    assert!(hellos(&rfc) < hellos(&ns3));
 }
 
 #[test]
@@ -244,7 +280,7 @@ fn sensors_behind_one_way_links_deliver_with_the_ns2_preset() {
         assert!(pdr >= 0.95, "sensor {} delivers {pdr}: {:?}", f.src, r.network);
     }
     assert_eq!(r.flows.iter().find(|f| f.src == 5).unwrap().hops_mean, Some(3.0));
-    // The contrast STUDIES.md describes: with HELLOs (RFC defaults) a gateway's HELLO heard by
+    // The contrast of study A (docs/studies.md): with HELLOs (RFC defaults) a gateway's HELLO heard by
     // a sensor that cannot answer installs a one-way route, and that sensor is stranded.
     let hello = sim(&text.replace("preset = \"ns2\"", "preset = \"rfc\""), 1);
     let worst = hello

@@ -51,7 +51,7 @@ fn exact_delay_on_an_idle_link_under_both_conventions() {
         }
         assert_eq!(f.jitter_ipdv_s, Some(0.0));
     }
-    // The ns-2 number of REFERENCES §3 falls out of the same arithmetic.
+    // ns-2's number for this link falls out of the same arithmetic.
     let r = sim(
         &one_link(
             "ns2",
@@ -193,4 +193,40 @@ fn ttl_expires_on_a_long_chain() {
         r.flows[0].tx_packets
     );
     assert_eq!(r.flows[1].rx_packets, r.flows[1].tx_packets);
+}
+
+/// `loss_forward`/`loss_reverse` lose packets in one direction only: a two-way flow loses its
+/// forward messages at about the forward rate and none of its reverse ones, and over TCP the
+/// reverse direction's ACKs all arrive (what data-only loss experiments need).
+#[test]
+fn loss_per_direction_applies_to_its_direction_only() {
+    let voip = r#"{ kind = "voip", size = "100B", interval = "20ms" }"#;
+    let r = sim(
+        &one_link("ns2", voip, "loss_forward = 0.2\nloss_reverse = 0.0\nloss = 0.5", "60s"),
+        3,
+    );
+    let (fwd, rev) = (&r.flows[0], &r.flows[1]);
+    assert_eq!((fwd.direction, rev.direction), ("fwd", "rev"));
+    let lost = 1.0 - fwd.pdr.unwrap();
+    assert!((lost - 0.2).abs() < 0.03, "forward loss {lost}");
+    assert_eq!(
+        rev.rx_packets,
+        rev.tx_packets - rev.in_flight_segments,
+        "nothing lost in reverse"
+    );
+    assert_eq!(rev.dropped_segments, 0);
+    // TCP: data segments are lost forward; the receiver's ACKs travel the loss-free reverse way.
+    let text = one_link(
+        "ns2",
+        r#"{ kind = "bulk", size = "1000B", bytes = "200kB" }"#,
+        "loss_forward = 0.05\nloss_reverse = 0.0",
+        "60s",
+    )
+    .replace("transport = \"udp\"", "transport = \"tcp\"");
+    let t = sim(&text, 3);
+    let f = &t.flows[0];
+    assert_eq!(f.rx_bytes, 200_000);
+    assert!(f.dropped_segments > 0 && f.retransmissions > 0);
+    let acks_lost = t.network.drops[tpsim_engine::DropReason::LinkError as usize] - f.dropped_segments;
+    assert_eq!(acks_lost, 0, "no ACK lost in the reverse direction");
 }

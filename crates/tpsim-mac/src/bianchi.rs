@@ -1,6 +1,6 @@
 //! Bianchi's analytic model of DCF saturation throughput (G. Bianchi, "Performance Analysis
 //! of the IEEE 802.11 Distributed Coordination Function", IEEE JSAC 18(3):535–547, 2000;
-//! REFERENCES.md §1), used to validate the MAC and the whole wireless stack.
+//! IEEE JSAC 18(3), 2000), used to validate the MAC and the whole wireless stack.
 //!
 //! ```text
 //! τ = Σ_i p^i / Σ_i p^i (W_i + 1)/2,   W_i = 2^min(i, m) W,   p = 1 − (1 − τ)^(n−1)

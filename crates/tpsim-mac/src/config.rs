@@ -21,7 +21,7 @@ pub const RTS_BYTES: u32 = 20;
 /// sizes bytes.
 ///
 /// [`DcfConfig::new`] gives the standard's values for a data rate;
-/// [`DcfConfig::ns2`] reproduces ns-2.35's `Mac/802_11` defaults (REFERENCES §5).
+/// [`DcfConfig::ns2`] reproduces ns-2.35's `Mac/802_11` defaults (`tcl/lib/ns-default.tcl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DcfConfig {
     /// aSlotTime, aSIFSTime, aCWmin, aCWmax of the PHY (IEEE 802.11-2020 Tables 15-5, 16-4,
@@ -95,7 +95,7 @@ impl DcfConfig {
         }
     }
 
-    /// ns-2.35's `Mac/802_11` defaults (REFERENCES §5): DSSS timing (slot 20 µs, SIFS 10 µs,
+    /// ns-2.35's `Mac/802_11` defaults (`tcl/lib/ns-default.tcl`): DSSS timing (slot 20 µs, SIFS 10 µs,
     /// CW 31–1023), data and basic rate 1 Mbit/s, long preamble, RTS/CTS for every unicast
     /// frame (`RTSThreshold_ 0`), retry limits 7/4, EIFS on, no RTS NAV reset, and a 34-byte
     /// DATA overhead so that DATA airtimes equal ns-2's (its 58-byte count minus the 24-byte
@@ -230,7 +230,7 @@ mod tests {
         assert_eq!(c.rts_airtime(), SimDuration::from_micros(352));
         assert_eq!(c.ack_timeout(), SimDuration::from_micros(334));
         assert_eq!(c.data_airtime(1500), SimDuration::from_micros(192 + 1528 * 8));
-        // ns-2: 512 + 20 B packet → 192 + (590 − 24)·8 = 4720 µs (REFERENCES §4).
+        // ns-2: 512 + 20 B packet → 192 + (590 − 24)·8 = 4720 µs (ns-2's `mac-802_11.cc` arithmetic).
         assert_eq!(DcfConfig::ns2().data_airtime(532), SimDuration::from_micros(4720));
     }
 

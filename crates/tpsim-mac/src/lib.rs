@@ -16,7 +16,7 @@
 //!
 //! # Shape
 //!
-//! [`Dcf`] follows the sans-IO contract of every tpsim protocol (DESIGN §2): it never reads a
+//! [`Dcf`] follows the sans-IO contract of every tpsim protocol (docs/models.md): it never reads a
 //! clock or schedules events. The engine feeds it the upper layer's MSDUs ([`Dcf::send`], one
 //! at a time; the interface queue is the engine's), the PHY's carrier-sense changes and
 //! receptions ([`Dcf::on_medium_busy`], [`Dcf::on_medium_idle`], [`Dcf::on_rx`],

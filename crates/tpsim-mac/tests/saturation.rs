@@ -1,5 +1,5 @@
 //! Saturation throughput of the DCF against Bianchi's model (G. Bianchi, IEEE JSAC 18(3),
-//! 2000; REFERENCES §1).
+//! 2000).
 //!
 //! # The harness
 //!
@@ -36,7 +36,7 @@
 //!   DIFS (364 µs at 1 Mbit/s) before counting down; the colliding senders wait for their ACK
 //!   (CTS) timeout, SIFS + slot + ACK, and then DIFS, which puts them exactly one slot behind the
 //!   bystanders on the same slot grid. So T_c = DATA + EIFS (RTS + EIFS), ns-3's "EIFS variant"
-//!   of the model (REFERENCES §1). For 802.11b basic access it lowers S by 0.1 % (n = 2) to
+//!   of the model (Bianchi 2000, §IV). For 802.11b basic access it lowers S by 0.1 % (n = 2) to
 //!   0.8 % (n = 50).
 //! * **Finite retry limit.** Bianchi assumes infinite retries (stage m repeats forever). The MAC
 //!   discards an MSDU after 7 attempts (the short retry limit, which covers RTS frames and
@@ -368,7 +368,7 @@ fn model_reproduces_the_reference_fixed_points() {
         tc: 1.0,
         payload: 1.0,
     };
-    // REFERENCES §1: DSSS W = 32, m = 5: n = 10 τ = 0.03731, p = 0.2898; n = 50 τ = 0.01539.
+    // Bianchi's model solved for DSSS W = 32, m = 5: n = 10 τ = 0.03731, p = 0.2898; n = 50 τ = 0.01539.
     let m = bianchi(10, 32.0, 5, None, UNIT);
     assert!(
         (m.tau - 0.03731).abs() < 5e-5 && (m.p - 0.2898).abs() < 5e-4,

@@ -1,4 +1,4 @@
-//! ns-2.35's default wireless radio (`tcl/lib/ns-default.tcl`, REFERENCES.md §5), so that the
+//! ns-2.35's default wireless radio (`tcl/lib/ns-default.tcl`), so that the
 //! reference studies can be reproduced.
 
 use crate::propagation::Propagation;

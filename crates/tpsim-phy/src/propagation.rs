@@ -185,7 +185,7 @@ mod tests {
         (a - b).abs() / b.abs()
     }
 
-    // Reference values: REFERENCES.md §5 (ns-2.35 tworayground.cc / threshold.cc arithmetic).
+    // Reference values: ns-2.35's tworayground.cc / threshold.cc arithmetic.
     #[test]
     fn two_ray_ground_reproduces_ns2_thresholds() {
         let m = ns2::TWO_RAY;

@@ -2,7 +2,7 @@
 //!
 //! Sources: IEEE Std 802.11-2020 clause 15 (DSSS: 1, 2 Mbit/s), clause 16 (HR/DSSS: 5.5,
 //! 11 Mbit/s; long and short PPDU format), clause 17 (OFDM: 6–54 Mbit/s, 20 MHz); the
-//! parameters quoted in REFERENCES.md §1 and §5.
+//! parameters of IEEE 802.11-2020 and ns-2.35's `ns-default.tcl`.
 
 use tpsim_core::SimDuration;
 
@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn dsss_durations_match_ns2_arithmetic() {
-        // REFERENCES §4: a 590-byte frame at 1 Mbit/s takes 192 µs + (590 − 24)·8 µs in ns-2,
+        // ns-2: a 590-byte frame at 1 Mbit/s takes 192 µs + (590 − 24)·8 µs in ns-2,
         // whose 58-byte header count includes a 24-byte PLCP stand-in; as a MAC frame it is
         // 566 bytes: 192 + 4528 = 4720 µs.
         assert_eq!(
@@ -201,7 +201,7 @@ mod tests {
             WifiRate::Dsss2.ppdu_duration(566, Preamble::Long),
             SimDuration::from_micros(192 + 2264)
         );
-        // ACK (14 bytes) at 1 Mbit/s: 192 + 112 = 304 µs (the EIFS term of REFERENCES §5).
+        // ACK (14 bytes) at 1 Mbit/s: 192 + 112 = 304 µs (the EIFS term of ns-2's `mac-802_11.cc`).
         let ack = WifiRate::Dsss1.ppdu_duration(14, Preamble::Long);
         assert_eq!(ack, SimDuration::from_micros(304));
         assert_eq!(

@@ -7,7 +7,7 @@
 //!
 //! # Shape
 //!
-//! Every protocol follows the sans-IO contract of tpsim (DESIGN §2): it never reads a clock,
+//! Every protocol follows the sans-IO contract of tpsim (docs/models.md): it never reads a clock,
 //! never schedules events and never touches a socket. The engine feeds it control messages
 //! received from a neighbour, link-layer feedback (a unicast frame to a next hop failed after
 //! its retries) and timer expiries, asks it for next hops, and after every input polls

@@ -111,7 +111,7 @@ fn default_runs() -> u32 {
     1
 }
 
-/// Packet-size convention (DESIGN §3).
+/// Packet-size convention (docs/models.md, "Packet sizes"): what a configured size counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Sizes {
@@ -184,7 +184,7 @@ pub struct Nodes {
     pub mobility: Option<Mobility>,
 }
 
-/// Mobility models (DESIGN §4). Positions are computed analytically from each node's own
+/// Mobility models. Positions are computed analytically from each node's own
 /// random stream when the channel asks for them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -288,7 +288,7 @@ pub struct Beacons {
     pub start: Duration,
 }
 
-/// The sensor reporting application (DESIGN §4): each sensor sends a `size` report to the
+/// The sensor reporting application: each sensor sends a `size` report to the
 /// sink every `interval` over `transport`. Sensor k of n starts at `start` + k/n · interval,
 /// so that reports are spread over the interval rather than sent all at once.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -454,7 +454,7 @@ pub enum PreambleKind {
 }
 
 /// The radio of every node: PHY, propagation, reception thresholds and the DCF. Defaults are
-/// ns-2.35's (`ns-default.tcl`, REFERENCES.md §5): 914 MHz, Pt 0.28183815 W, RXThresh
+/// ns-2.35's (`tcl/lib/ns-default.tcl`): 914 MHz, Pt 0.28183815 W, RXThresh
 /// 3.652e-10 W (250 m) and CSThresh 1.559e-11 W (550 m) under Two-Ray Ground, capture ratio
 /// 10, antenna height 1.5 m, 802.11b at 1 Mbit/s with 1 Mbit/s control frames.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -590,8 +590,15 @@ pub enum RoutingPreset {
     /// The RFC's defaults (RFC 3561 §10, RFC 3626 §18).
     #[default]
     Rfc,
-    /// ns-2.35's AODV constants (link-layer detection, no HELLO; REFERENCES §6).
+    /// ns-2.35's AODV constants (link-layer detection, no HELLO, local repair; the table in
+    /// docs/models.md).
     Ns2,
+    /// ns-3's AODV (`ns3::aodv::RoutingProtocol`): the RFC constants with ns-3's behaviour
+    /// where it departs from RFC 3561: forwarding data keeps the next hop alive as a HELLO
+    /// neighbour, every node sends HELLOs, RREQs carry the G flag (gratuitous RREPs), a route
+    /// invalidated by a break or an RERR keeps its sequence number, and an RREQ that updates
+    /// an inactive reverse route leaves it invalid (RREPs still follow it).
+    Ns3,
 }
 
 /// Routing of radio nodes.
@@ -600,37 +607,13 @@ pub enum RoutingPreset {
 pub struct Routing {
     /// "static" (default), "oracle", "aodv" or "olsr".
     pub protocol: RoutingProtocol,
-    /// aodv: "rfc" (default) or "ns2".
+    /// aodv: "rfc" (default), "ns2" or "ns3".
     #[serde(default)]
     pub preset: Option<RoutingPreset>,
     /// aodv: send HELLO messages and detect link loss by missing ones (RFC 3561 §6.9).
     /// Default: off with "ns2", on with "rfc".
     #[serde(default)]
     pub hello: Option<bool>,
-    /// aodv: forwarding a data packet keeps its next hop alive as a HELLO neighbour for
-    /// ACTIVE_ROUTE_TIMEOUT, as ns-3's AODV does (RFC 3561 §6.9 counts only packets heard from
-    /// the neighbour). Default false.
-    #[serde(default)]
-    pub forwarding_refreshes_next_hop: Option<bool>,
-    /// aodv: every node sends HELLOs, part of an active route or not, as ns-3's AODV does (RFC
-    /// 3561 §6.9: only while part of an active route). Default false.
-    #[serde(default)]
-    pub hello_from_every_node: Option<bool>,
-    /// aodv: set the G flag on the RREQs this node originates, so that an intermediate node
-    /// that answers one also sends a gratuitous RREP to the destination (RFC 3561 §5.1,
-    /// §6.6.3). Default false; ns-3's AODV sets it (`GratuitousReply`, default true).
-    #[serde(default)]
-    pub gratuitous_rrep: Option<bool>,
-    /// aodv: a route invalidated by a link break or an RERR keeps its destination sequence
-    /// number, as in ns-3's AODV (RFC 3561 §6.11: incremented on a break, copied from an
-    /// RERR). Default false.
-    #[serde(default)]
-    pub invalidation_keeps_seq: Option<bool>,
-    /// aodv: an RREQ that updates an inactive reverse route leaves it invalid, and RREPs are
-    /// still forwarded along it, as in ns-3's AODV (RFC 3561 §6.5: the updated reverse route
-    /// is valid). Default false.
-    #[serde(default)]
-    pub rreq_leaves_reverse_route_invalid: Option<bool>,
     /// aodv, olsr: the largest random delay before a broadcast (RFC 5148). Default 10 ms
     /// (aodv), HELLO_INTERVAL / 4 (olsr).
     #[serde(default)]

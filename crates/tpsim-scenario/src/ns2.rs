@@ -1,7 +1,7 @@
 //! Readers for ns-2's scenario files: node movement (`setdest`, BonnMotion's ns-2 export) and
 //! traffic (`cbrgen.tcl`).
 //!
-//! # The formats (REFERENCES.md §7, samples in `shared/data/ns2/`)
+//! # The formats (the command: `tpsim import-ns2`, docs/scenarios.md)
 //!
 //! Movement files are Tcl statements, one per line:
 //!

@@ -24,6 +24,52 @@ pub fn max_udp_message(sizes: SizeConvention, mtu: u32) -> u32 {
 pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
     let mut d: Vec<Diagnostic> = Vec::new();
     let mut err = |path: Vec<Seg>, msg: String| d.push(loc.diag(&path, msg));
+    validate_simulation(sc, &mut err);
+    let n = sc.nodes.count;
+    let links_ok = validate_links(sc, &mut err);
+    if let Some(pl) = &sc.nodes.placement {
+        validate_placement(pl, n, &mut err);
+    }
+    if let Some(m) = &sc.nodes.mobility {
+        validate_mobility(m, sc.nodes.placement.as_ref(), n, &mut err);
+    }
+    if let Some(r) = &sc.routing {
+        validate_routing(sc, r, &mut err);
+    }
+    if let Some(b) = &sc.background {
+        validate_background(sc, b, &mut err);
+    }
+    if let Some(b) = &sc.beacons {
+        validate_beacons(sc, b, &mut err);
+    }
+    if let Some(a) = &sc.arp {
+        validate_arp(sc, a, &mut err);
+    }
+    if let Some(e) = &sc.energy {
+        validate_energy(sc, e, &mut err);
+    }
+    if let Some(radio) = &sc.radio {
+        validate_radio_table(sc, radio, &mut err);
+    }
+    // Wired reachability is known now; wireless reachability depends on positions and ranges
+    // (and later on movement), so unroutable wireless packets are counted as `drops_no_route`.
+    let paths = if links_ok && n >= 1 && sc.radio.is_none() {
+        Some(Paths::compute(n, &sc.links))
+    } else {
+        None
+    };
+    for (i, f) in sc.flows.iter().enumerate() {
+        validate_flow(sc, i, f, paths.as_ref(), &mut err);
+    }
+    if let Some(sweep) = &sc.sweep {
+        validate_sweep(sc, sweep, &mut err);
+    }
+    d.sort_by_key(|x| (x.line, x.column));
+    d
+}
+
+/// `[simulation]`, `[output]` and `nodes.count`.
+fn validate_simulation(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
     let sim = &sc.simulation;
     if sim.duration.0 == 0 {
         err(
@@ -40,10 +86,14 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             "expected a bin width greater than 0".into(),
         );
     }
-    let n = sc.nodes.count;
-    if n < 1 {
+    if sc.nodes.count < 1 {
         err(vec![k("nodes"), k("count")], "expected at least 1 node".into());
     }
+}
+
+/// `[[links]]`; returns whether every link joins two existing, different nodes.
+fn validate_links(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) -> bool {
+    let n = sc.nodes.count;
     let node_ok = |i: u32| i < n;
     let mut links_ok = true;
     for (i, l) in sc.links.iter().enumerate() {
@@ -91,416 +141,429 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
             }
         }
     }
-    if let Some(pl) = &sc.nodes.placement {
-        validate_placement(pl, n, &mut err);
+    links_ok
+}
+
+/// `[routing]`: the keys of the chosen protocol only.
+fn validate_routing(sc: &Scenario, r: &crate::Routing, err: &mut impl FnMut(Vec<Seg>, String)) {
+    use crate::RoutingProtocol as P;
+    let p = |f: &str| vec![k("routing"), k(f)];
+    if r.protocol != P::Static && sc.radio.is_none() {
+        err(p("protocol"), "ad hoc routing needs a radio (`[radio]`)".into());
     }
-    if let Some(m) = &sc.nodes.mobility {
-        validate_mobility(m, sc.nodes.placement.as_ref(), n, &mut err);
-    }
-    if let Some(r) = &sc.routing {
-        use crate::RoutingProtocol as P;
-        let p = |f: &str| vec![k("routing"), k(f)];
-        if r.protocol != P::Static && sc.radio.is_none() {
-            err(p("protocol"), "ad hoc routing needs a radio (`[radio]`)".into());
-        }
-        let name = serde_json::to_value(r.protocol)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let allowed: &[&str] = match r.protocol {
-            P::Static | P::Oracle => &[],
-            P::Aodv => &[
-                "preset",
-                "hello",
-                "forwarding_refreshes_next_hop",
-                "hello_from_every_node",
-                "gratuitous_rrep",
-                "invalidation_keeps_seq",
-                "rreq_leaves_reverse_route_invalid",
-                "jitter",
-                "hello_interval",
-            ],
-            P::Olsr => &["jitter", "hello_interval", "tc_interval"],
-        };
-        for (key, present) in [
-            ("preset", r.preset.is_some()),
-            ("hello", r.hello.is_some()),
-            (
-                "forwarding_refreshes_next_hop",
-                r.forwarding_refreshes_next_hop.is_some(),
-            ),
-            ("hello_from_every_node", r.hello_from_every_node.is_some()),
-            ("gratuitous_rrep", r.gratuitous_rrep.is_some()),
-            ("invalidation_keeps_seq", r.invalidation_keeps_seq.is_some()),
-            (
-                "rreq_leaves_reverse_route_invalid",
-                r.rreq_leaves_reverse_route_invalid.is_some(),
-            ),
-            ("jitter", r.jitter.is_some()),
-            ("hello_interval", r.hello_interval.is_some()),
-            ("tc_interval", r.tc_interval.is_some()),
-        ] {
-            if present && !allowed.contains(&key) {
-                err(p(key), format!("`{key}` does not apply to routing protocol \"{name}\""));
-            }
-        }
-        for (key, v) in [("hello_interval", r.hello_interval), ("tc_interval", r.tc_interval)] {
-            if v.is_some_and(|d| d.0 == 0) {
-                err(p(key), "expected an interval greater than 0".into());
-            }
+    let name = serde_json::to_value(r.protocol)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let allowed: &[&str] = match r.protocol {
+        P::Static | P::Oracle => &[],
+        P::Aodv => &["preset", "hello", "jitter", "hello_interval"],
+        P::Olsr => &["jitter", "hello_interval", "tc_interval"],
+    };
+    for (key, present) in [
+        ("preset", r.preset.is_some()),
+        ("hello", r.hello.is_some()),
+        ("jitter", r.jitter.is_some()),
+        ("hello_interval", r.hello_interval.is_some()),
+        ("tc_interval", r.tc_interval.is_some()),
+    ] {
+        if present && !allowed.contains(&key) {
+            err(p(key), format!("`{key}` does not apply to routing protocol \"{name}\""));
         }
     }
-    if let Some(b) = &sc.background {
-        let p = |f: &str| vec![k("background"), k(f)];
-        match (b.interval, b.rate) {
-            (None, None) => err(p("size"), "background flows need `interval` or `rate`".into()),
-            (Some(_), Some(_)) => err(p("rate"), "give `interval` or `rate`, not both".into()),
-            (Some(i), None) if i.0 == 0 => err(p("interval"), "expected an interval greater than 0".into()),
-            (None, Some(r)) if r.0 == 0 => err(p("rate"), "expected a rate greater than 0".into()),
-            _ => {}
+    for (key, v) in [("hello_interval", r.hello_interval), ("tc_interval", r.tc_interval)] {
+        if v.is_some_and(|d| d.0 == 0) {
+            err(p(key), "expected an interval greater than 0".into());
         }
-        if b.size.0 == 0 {
-            err(p("size"), "expected a size greater than 0".into());
-        }
-        if let Some([a, z]) = b.start {
-            if z.0 < a.0 {
-                err(
-                    p("start"),
-                    "expected [earliest, latest] with latest not before earliest".into(),
-                );
-            } else if z.0 >= sim.duration.0 {
-                err(
-                    p("start"),
-                    "background flows must start before the end of the simulation".into(),
-                );
-            }
-        }
-        let usable = (0..n).filter(|v| !b.exclude.contains(v)).count();
-        if b.flows > 0 && usable < 2 {
+    }
+}
+
+/// `[background]` flows.
+fn validate_background(sc: &Scenario, b: &crate::Background, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let sim = &sc.simulation;
+    let n = sc.nodes.count;
+    let p = |f: &str| vec![k("background"), k(f)];
+    match (b.interval, b.rate) {
+        (None, None) => err(p("size"), "background flows need `interval` or `rate`".into()),
+        (Some(_), Some(_)) => err(p("rate"), "give `interval` or `rate`, not both".into()),
+        (Some(i), None) if i.0 == 0 => err(p("interval"), "expected an interval greater than 0".into()),
+        (None, Some(r)) if r.0 == 0 => err(p("rate"), "expected a rate greater than 0".into()),
+        _ => {}
+    }
+    if b.size.0 == 0 {
+        err(p("size"), "expected a size greater than 0".into());
+    }
+    if let Some([a, z]) = b.start {
+        if z.0 < a.0 {
             err(
-                p("exclude"),
-                "background flows need at least two nodes that are not excluded".into(),
+                p("start"),
+                "expected [earliest, latest] with latest not before earliest".into(),
             );
-        }
-        if !b.transport.implemented() {
+        } else if z.0 >= sim.duration.0 {
             err(
-                p("transport"),
-                format!("transport \"{}\" is not implemented yet", b.transport.name()),
+                p("start"),
+                "background flows must start before the end of the simulation".into(),
             );
         }
     }
-    if let Some(b) = &sc.beacons {
-        let p = |f: &str| vec![k("beacons"), k(f)];
-        if sc.radio.is_none() {
-            err(vec![k("beacons")], "beacons need a radio (`[radio]`)".into());
+    let usable = (0..n).filter(|v| !b.exclude.contains(v)).count();
+    if b.flows > 0 && usable < 2 {
+        err(
+            p("exclude"),
+            "background flows need at least two nodes that are not excluded".into(),
+        );
+    }
+    if !b.transport.implemented() {
+        err(
+            p("transport"),
+            format!("transport \"{}\" is not implemented yet", b.transport.name()),
+        );
+    }
+}
+
+/// `[beacons]`.
+fn validate_beacons(sc: &Scenario, b: &crate::Beacons, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let n = sc.nodes.count;
+    let p = |f: &str| vec![k("beacons"), k(f)];
+    if sc.radio.is_none() {
+        err(vec![k("beacons")], "beacons need a radio (`[radio]`)".into());
+    }
+    if b.interval.0 == 0 {
+        err(p("interval"), "expected an interval greater than 0".into());
+    }
+    if b.size.0 == 0 || b.size.0 > 1472 {
+        err(
+            p("size"),
+            format!("expected a size between 1B and 1472B, found {}B", b.size.0),
+        );
+    }
+    if let Some(&bad) = b.nodes.iter().flatten().find(|&&v| v >= n) {
+        err(
+            p("nodes"),
+            format!("node index {bad} out of range: expected 0..{}", n.saturating_sub(1)),
+        );
+    }
+}
+
+/// `[arp]`.
+fn validate_arp(sc: &Scenario, a: &crate::Arp, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let p = |f: &str| vec![k("arp"), k(f)];
+    if sc.radio.is_none() {
+        err(vec![k("arp")], "ARP needs a radio (`[radio]`)".into());
+    }
+    if a.pending_queue == Some(0) {
+        err(p("pending_queue"), "expected at least 1 packet".into());
+    }
+    for (key, v) in [
+        ("wait_reply_timeout", a.wait_reply_timeout),
+        ("alive_timeout", a.alive_timeout),
+        ("dead_timeout", a.dead_timeout),
+    ] {
+        if v.is_some_and(|d| d.0 == 0) {
+            err(p(key), "expected a duration greater than 0".into());
         }
-        if b.interval.0 == 0 {
-            err(p("interval"), "expected an interval greater than 0".into());
-        }
-        if b.size.0 == 0 || b.size.0 > 1472 {
+    }
+}
+
+/// `[energy]`.
+fn validate_energy(sc: &Scenario, e: &crate::Energy, err: &mut impl FnMut(Vec<Seg>, String)) {
+    if sc.radio.is_none() {
+        err(vec![k("energy")], "the energy model needs a radio (`[radio]`)".into());
+    }
+    if !(e.initial.0 > 0.0) {
+        err(
+            vec![k("energy"), k("initial")],
+            "expected an initial energy greater than 0J".into(),
+        );
+    }
+}
+
+/// `[radio]` in its scenario: placement, no wired links, per-node ranges.
+fn validate_radio_table(sc: &Scenario, radio: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let n = sc.nodes.count;
+    if sc.nodes.placement.is_none() {
+        err(
+            vec![k("radio")],
+            "a scenario with a radio needs `nodes.placement` (where the nodes stand)".into(),
+        );
+    }
+    if !sc.links.is_empty() {
+        err(
+            vec![k("radio")],
+            "wired links and a radio in one scenario are not supported yet".into(),
+        );
+    }
+    validate_radio(radio, err);
+    for (g, nr) in radio.node_ranges.iter().flatten().enumerate() {
+        let q = |f: &str| vec![k("radio"), k("node_ranges"), Seg::Index(g), k(f)];
+        if let Some(bad) = nr.nodes.iter().find(|&&v| v >= n) {
             err(
-                p("size"),
-                format!("expected a size between 1B and 1472B, found {}B", b.size.0),
-            );
-        }
-        if let Some(&bad) = b.nodes.iter().flatten().find(|&&v| v >= n) {
-            err(
-                p("nodes"),
+                q("nodes"),
                 format!("node index {bad} out of range: expected 0..{}", n.saturating_sub(1)),
             );
         }
-    }
-    if let Some(a) = &sc.arp {
-        let p = |f: &str| vec![k("arp"), k(f)];
-        if sc.radio.is_none() {
-            err(vec![k("arp")], "ARP needs a radio (`[radio]`)".into());
-        }
-        if a.pending_queue == Some(0) {
-            err(p("pending_queue"), "expected at least 1 packet".into());
-        }
-        for (key, v) in [
-            ("wait_reply_timeout", a.wait_reply_timeout),
-            ("alive_timeout", a.alive_timeout),
-            ("dead_timeout", a.dead_timeout),
-        ] {
-            if v.is_some_and(|d| d.0 == 0) {
-                err(p(key), "expected a duration greater than 0".into());
-            }
+        if !(nr.range.0 > 0.0) {
+            err(q("range"), "expected a range greater than 0".into());
         }
     }
-    if let Some(e) = &sc.energy {
-        if sc.radio.is_none() {
-            err(vec![k("energy")], "the energy model needs a radio (`[radio]`)".into());
-        }
-        if !(e.initial.0 > 0.0) {
-            err(
-                vec![k("energy"), k("initial")],
-                "expected an initial energy greater than 0J".into(),
-            );
-        }
-    }
-    if let Some(radio) = &sc.radio {
-        if sc.nodes.placement.is_none() {
-            err(
-                vec![k("radio")],
-                "a scenario with a radio needs `nodes.placement` (where the nodes stand)".into(),
-            );
-        }
-        if !sc.links.is_empty() {
-            err(
-                vec![k("radio")],
-                "wired links and a radio in one scenario are not supported yet".into(),
-            );
-        }
-        validate_radio(radio, &mut err);
-        for (g, nr) in radio.node_ranges.iter().flatten().enumerate() {
-            let q = |f: &str| vec![k("radio"), k("node_ranges"), Seg::Index(g), k(f)];
-            if let Some(bad) = nr.nodes.iter().find(|&&v| v >= n) {
-                err(
-                    q("nodes"),
-                    format!("node index {bad} out of range: expected 0..{}", n.saturating_sub(1)),
-                );
-            }
-            if !(nr.range.0 > 0.0) {
-                err(q("range"), "expected a range greater than 0".into());
-            }
-        }
-    }
-    // Wired reachability is known now; wireless reachability depends on positions and ranges
-    // (and later on movement), so unroutable wireless packets are counted as `drops_no_route`.
-    let paths = if links_ok && n >= 1 && sc.radio.is_none() {
-        Some(Paths::compute(n, &sc.links))
-    } else {
-        None
-    };
-    let dur = sim.duration.0;
-    for (i, f) in sc.flows.iter().enumerate() {
-        let p = |f: &str| vec![k("flows"), Seg::Index(i), k(f)];
-        let pa = |f: &str| vec![k("flows"), Seg::Index(i), k("app"), k(f)];
-        let mut ends_ok = true;
-        for (name, v) in [("src", f.src), ("dst", f.dst)] {
-            if !node_ok(v) {
-                ends_ok = false;
-                err(
-                    p(name),
-                    format!(
-                        "node index {v} out of range: expected 0..{} (nodes.count = {n})",
-                        n.saturating_sub(1)
-                    ),
-                );
-            }
-        }
-        if ends_ok && f.src == f.dst {
+}
+
+/// Flow `i`: its ends, transport, TCP options, application and (wired) path.
+fn validate_flow(
+    sc: &Scenario,
+    i: usize,
+    f: &crate::Flow,
+    paths: Option<&Paths>,
+    err: &mut impl FnMut(Vec<Seg>, String),
+) {
+    let n = sc.nodes.count;
+    let node_ok = |v: u32| v < n;
+    let p = |f: &str| vec![k("flows"), Seg::Index(i), k(f)];
+    let mut ends_ok = true;
+    for (name, v) in [("src", f.src), ("dst", f.dst)] {
+        if !node_ok(v) {
             ends_ok = false;
             err(
-                p("dst"),
-                format!("a flow needs two different nodes, found src = dst = {}", f.src),
-            );
-        }
-        if !f.transport.implemented() {
-            err(
-                p("transport"),
+                p(name),
                 format!(
-                    "transport \"{}\" is not implemented yet; implemented: \"udp\", \"tcp\", \"tcp-newreno\", \"tcp-reno\", \"tcp-tahoe\"",
-                    f.transport.name()
+                    "node index {v} out of range: expected 0..{} (nodes.count = {n})",
+                    n.saturating_sub(1)
                 ),
             );
         }
-        // `tcp` options are checked whatever the transport (they apply only to TCP ones), so
-        // that a sweep over `transport` can keep them in the file.
-        if let Some(t) = &f.tcp {
-            let pt = |k: &str| {
-                vec![
-                    Seg::Key("flows".into()),
-                    Seg::Index(i),
-                    Seg::Key("tcp".into()),
-                    Seg::Key(k.into()),
-                ]
-            };
-            if let Some(m) = t.mss {
-                if !(1..=65495).contains(&m.0) {
-                    err(
-                        pt("mss"),
-                        format!("expected an MSS between 1B and 65495B, found {}B", m.0),
-                    );
-                }
-            }
-            if let Some(b) = t.send_buffer {
-                if b.0 == 0 || b.0 > u32::MAX as u64 {
-                    err(pt("send_buffer"), "expected a send buffer between 1B and 4GiB".into());
-                }
-            }
-            if let Some(b) = t.receive_window {
-                if b.0 == 0 || b.0 > u32::MAX as u64 {
-                    err(
-                        pt("receive_window"),
-                        "expected a receive window between 1B and 4GiB".into(),
-                    );
-                }
-            }
-            if t.initial_window == Some(0) {
-                err(
-                    pt("initial_window"),
-                    "expected an initial window of at least 1 segment".into(),
-                );
-            }
-            if t.delayed_ack_segments == Some(0) {
-                err(
-                    pt("delayed_ack_segments"),
-                    "expected at least 1 segment per delayed ACK".into(),
-                );
-            }
-            if t.syn_attempts == Some(0) {
-                err(pt("syn_attempts"), "expected at least 1 SYN transmission".into());
-            }
-            if t.syn_rto.is_some_and(|d| d.0 == 0) {
-                err(pt("syn_rto"), "expected a timeout greater than 0".into());
-            }
-        }
-        let a = &f.app;
-        match a.kind {
-            AppKind::Cbr | AppKind::Voip => {
-                match a.size {
-                    None => err(
-                        pa("kind"),
-                        format!("a {} application needs `size`, e.g. size = \"128B\"", kind_name(a.kind)),
-                    ),
-                    Some(s) if s.0 == 0 => err(pa("size"), "expected a size greater than 0".into()),
-                    _ => {}
-                }
-                match (a.interval, a.rate) {
-                    (None, None) => err(
-                        pa("kind"),
-                        format!("a {} application needs `interval` or `rate`", kind_name(a.kind)),
-                    ),
-                    (Some(_), Some(_)) => err(pa("rate"), "give `interval` or `rate`, not both".into()),
-                    (Some(iv), None) if iv.0 == 0 => err(pa("interval"), "expected an interval greater than 0".into()),
-                    (None, Some(r)) if r.0 == 0 => err(pa("rate"), "expected a rate greater than 0".into()),
-                    _ => {}
-                }
-                if a.bytes.is_some() {
-                    err(
-                        pa("bytes"),
-                        format!("`bytes` applies to bulk applications, not {}", kind_name(a.kind)),
-                    );
-                }
-                if let Some(j) = a.jitter {
-                    if a.arrivals != Arrivals::Periodic {
-                        err(pa("jitter"), "`jitter` applies to periodic arrivals".into());
-                    } else if !(j.is_finite() && (0.0..1.0).contains(&j)) {
-                        err(pa("jitter"), format!("expected a jitter fraction in [0, 1), found {j}"));
-                    }
-                }
-                if a.count == Some(0) {
-                    err(pa("count"), "expected a message count of at least 1".into());
-                }
-            }
-            AppKind::Bulk => {
-                for (name, present) in [("interval", a.interval.is_some()), ("rate", a.rate.is_some())] {
-                    if present {
-                        err(pa(name), format!("`{name}` does not apply to a bulk application"));
-                    }
-                }
-                if a.arrivals != Arrivals::Periodic {
-                    err(pa("arrivals"), "`arrivals` does not apply to a bulk application".into());
-                }
-                for (name, present) in [("jitter", a.jitter.is_some()), ("count", a.count.is_some())] {
-                    if present {
-                        err(pa(name), format!("`{name}` does not apply to a bulk application"));
-                    }
-                }
-                if f.transport == crate::Transport::Udp {
-                    err(
-                        p("transport"),
-                        "a bulk application needs a transport with flow control (tcp, sctp, ...); over udp use kind = \"cbr\"".into(),
-                    );
-                }
-            }
-        }
-        if a.start.0 >= dur && dur > 0 {
+    }
+    if ends_ok && f.src == f.dst {
+        ends_ok = false;
+        err(
+            p("dst"),
+            format!("a flow needs two different nodes, found src = dst = {}", f.src),
+        );
+    }
+    if !f.transport.implemented() {
+        err(
+            p("transport"),
+            format!(
+                "transport \"{}\" is not implemented yet; implemented: \"udp\", \"tcp\", \"tcp-newreno\", \"tcp-reno\", \"tcp-tahoe\"",
+                f.transport.name()
+            ),
+        );
+    }
+    if let Some(t) = &f.tcp {
+        validate_tcp_options(i, t, err);
+    }
+    validate_app(sc, i, f, err);
+    if let (Some(paths), true) = (paths, ends_ok) {
+        validate_flow_path(sc, i, f, paths, err);
+    }
+}
+
+/// Flow `i`'s `tcp` options, checked whatever the transport (they apply only to TCP ones),
+/// so that a sweep over `transport` can keep them in the file.
+fn validate_tcp_options(i: usize, t: &crate::TcpOptions, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let pt = |k: &str| {
+        vec![
+            Seg::Key("flows".into()),
+            Seg::Index(i),
+            Seg::Key("tcp".into()),
+            Seg::Key(k.into()),
+        ]
+    };
+    if let Some(m) = t.mss {
+        if !(1..=65495).contains(&m.0) {
             err(
-                pa("start"),
+                pt("mss"),
+                format!("expected an MSS between 1B and 65495B, found {}B", m.0),
+            );
+        }
+    }
+    if let Some(b) = t.send_buffer {
+        if b.0 == 0 || b.0 > u32::MAX as u64 {
+            err(pt("send_buffer"), "expected a send buffer between 1B and 4GiB".into());
+        }
+    }
+    if let Some(b) = t.receive_window {
+        if b.0 == 0 || b.0 > u32::MAX as u64 {
+            err(
+                pt("receive_window"),
+                "expected a receive window between 1B and 4GiB".into(),
+            );
+        }
+    }
+    if t.initial_window == Some(0) {
+        err(
+            pt("initial_window"),
+            "expected an initial window of at least 1 segment".into(),
+        );
+    }
+    if t.delayed_ack_segments == Some(0) {
+        err(
+            pt("delayed_ack_segments"),
+            "expected at least 1 segment per delayed ACK".into(),
+        );
+    }
+    if t.syn_attempts == Some(0) {
+        err(pt("syn_attempts"), "expected at least 1 SYN transmission".into());
+    }
+    if t.syn_rto.is_some_and(|d| d.0 == 0) {
+        err(pt("syn_rto"), "expected a timeout greater than 0".into());
+    }
+}
+
+/// Flow `i`'s application table.
+fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let sim = &sc.simulation;
+    let dur = sim.duration.0;
+    let p = |f: &str| vec![k("flows"), Seg::Index(i), k(f)];
+    let pa = |f: &str| vec![k("flows"), Seg::Index(i), k("app"), k(f)];
+    let a = &f.app;
+    match a.kind {
+        AppKind::Cbr | AppKind::Voip => {
+            match a.size {
+                None => err(
+                    pa("kind"),
+                    format!("a {} application needs `size`, e.g. size = \"128B\"", kind_name(a.kind)),
+                ),
+                Some(s) if s.0 == 0 => err(pa("size"), "expected a size greater than 0".into()),
+                _ => {}
+            }
+            match (a.interval, a.rate) {
+                (None, None) => err(
+                    pa("kind"),
+                    format!("a {} application needs `interval` or `rate`", kind_name(a.kind)),
+                ),
+                (Some(_), Some(_)) => err(pa("rate"), "give `interval` or `rate`, not both".into()),
+                (Some(iv), None) if iv.0 == 0 => err(pa("interval"), "expected an interval greater than 0".into()),
+                (None, Some(r)) if r.0 == 0 => err(pa("rate"), "expected a rate greater than 0".into()),
+                _ => {}
+            }
+            if a.bytes.is_some() {
+                err(
+                    pa("bytes"),
+                    format!("`bytes` applies to bulk applications, not {}", kind_name(a.kind)),
+                );
+            }
+            if let Some(j) = a.jitter {
+                if a.arrivals != Arrivals::Periodic {
+                    err(pa("jitter"), "`jitter` applies to periodic arrivals".into());
+                } else if !(j.is_finite() && (0.0..1.0).contains(&j)) {
+                    err(pa("jitter"), format!("expected a jitter fraction in [0, 1), found {j}"));
+                }
+            }
+            if a.count == Some(0) {
+                err(pa("count"), "expected a message count of at least 1".into());
+            }
+        }
+        AppKind::Bulk => {
+            for (name, present) in [("interval", a.interval.is_some()), ("rate", a.rate.is_some())] {
+                if present {
+                    err(pa(name), format!("`{name}` does not apply to a bulk application"));
+                }
+            }
+            if a.arrivals != Arrivals::Periodic {
+                err(pa("arrivals"), "`arrivals` does not apply to a bulk application".into());
+            }
+            for (name, present) in [("jitter", a.jitter.is_some()), ("count", a.count.is_some())] {
+                if present {
+                    err(pa(name), format!("`{name}` does not apply to a bulk application"));
+                }
+            }
+            if f.transport == crate::Transport::Udp {
+                err(
+                    p("transport"),
+                    "a bulk application needs a transport with flow control (tcp, sctp, ...); over udp use kind = \"cbr\"".into(),
+                );
+            }
+        }
+    }
+    if a.start.0 >= dur && dur > 0 {
+        err(
+            pa("start"),
+            format!(
+                "the application starts at {}s, not before the end of the simulation ({}s)",
+                a.start.secs(),
+                sim.duration.secs()
+            ),
+        );
+    }
+    if let Some(stop) = a.stop {
+        if stop.0 <= a.start.0 {
+            err(
+                pa("stop"),
+                format!("expected stop ({}s) after start ({}s)", stop.secs(), a.start.secs()),
+            );
+        } else if stop.0 > dur {
+            err(
+                pa("stop"),
                 format!(
-                    "the application starts at {}s, not before the end of the simulation ({}s)",
-                    a.start.secs(),
+                    "expected stop ({}s) at most simulation.duration ({}s)",
+                    stop.secs(),
                     sim.duration.secs()
                 ),
             );
         }
-        if let Some(stop) = a.stop {
-            if stop.0 <= a.start.0 {
-                err(
-                    pa("stop"),
-                    format!("expected stop ({}s) after start ({}s)", stop.secs(), a.start.secs()),
-                );
-            } else if stop.0 > dur {
-                err(
-                    pa("stop"),
-                    format!(
-                        "expected stop ({}s) at most simulation.duration ({}s)",
-                        stop.secs(),
-                        sim.duration.secs()
-                    ),
-                );
-            }
+    }
+}
+
+/// Flow `i`'s wired path(s): reachable, and a UDP message fits the path MTU.
+fn validate_flow_path(sc: &Scenario, i: usize, f: &crate::Flow, paths: &Paths, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let sim = &sc.simulation;
+    let a = &f.app;
+    let p = |f: &str| vec![k("flows"), Seg::Index(i), k(f)];
+    let pa = |f: &str| vec![k("flows"), Seg::Index(i), k("app"), k(f)];
+    let dirs: &[(u32, u32)] = if a.kind == AppKind::Voip {
+        &[(f.src, f.dst), (f.dst, f.src)]
+    } else {
+        &[(f.src, f.dst)]
+    };
+    for &(s, t) in dirs {
+        if !paths.reachable(s, t) {
+            err(
+                p("dst"),
+                format!("node {t} is unreachable from node {s}: no path of links joins them"),
+            );
+            break;
         }
-        if let (Some(paths), true) = (&paths, ends_ok) {
-            let dirs: &[(u32, u32)] = if a.kind == AppKind::Voip {
-                &[(f.src, f.dst), (f.dst, f.src)]
-            } else {
-                &[(f.src, f.dst)]
-            };
-            for &(s, t) in dirs {
-                if !paths.reachable(s, t) {
+        let mtu = paths
+            .path_links(s, t)
+            .iter()
+            .map(|&l| sc.links[l as usize].mtu.0 as u32)
+            .min()
+            .unwrap_or(u32::MAX);
+        if f.transport == crate::Transport::Udp {
+            if let Some(size) = a.size {
+                let max = max_udp_message(sim.sizes.convention(), mtu);
+                if size.0 > max as u64 {
                     err(
-                        p("dst"),
-                        format!("node {t} is unreachable from node {s}: no path of links joins them"),
+                        pa("size"),
+                        format!(
+                            "a UDP message of {}B does not fit the path MTU of {mtu}B from node {s} to node {t} (at most {max}B with sizes = \"{}\"); UDP does not fragment",
+                            size.0,
+                            if sim.sizes == crate::Sizes::Ns2 { "ns2" } else { "standard" }
+                        ),
                     );
                     break;
                 }
-                let mtu = paths
-                    .path_links(s, t)
-                    .iter()
-                    .map(|&l| sc.links[l as usize].mtu.0 as u32)
-                    .min()
-                    .unwrap_or(u32::MAX);
-                if f.transport == crate::Transport::Udp {
-                    if let Some(size) = a.size {
-                        let max = max_udp_message(sim.sizes.convention(), mtu);
-                        if size.0 > max as u64 {
-                            err(
-                                pa("size"),
-                                format!(
-                                    "a UDP message of {}B does not fit the path MTU of {mtu}B from node {s} to node {t} (at most {max}B with sizes = \"{}\"); UDP does not fragment",
-                                    size.0,
-                                    if sim.sizes == crate::Sizes::Ns2 { "ns2" } else { "standard" }
-                                ),
-                            );
-                            break;
-                        }
-                    }
-                }
             }
         }
     }
-    if let Some(sweep) = &sc.sweep {
-        let mut plain = sc.clone();
-        plain.sweep = None;
-        let tree = serde_json::to_value(&plain).unwrap_or_default();
-        for (key, values) in sweep {
-            let path = vec![k("sweep"), k(key)];
-            if !path_exists(&tree, &crate::parse_path(key)) {
-                err(path.clone(), format!("unknown sweep key `{key}`: no such key in this scenario (write array elements by index, e.g. \"flows.0.app.interval\")"));
-            }
-            match values.as_array() {
-                Some(a) if !a.is_empty() => {}
-                Some(_) => err(path, "expected a non-empty list of values".into()),
-                None => err(path, format!("expected a list of values, found {}", values.type_str())),
-            }
+}
+
+/// `[sweep]`: every key names a value of this scenario, with a non-empty list of values.
+fn validate_sweep(sc: &Scenario, sweep: &toml::Table, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let mut plain = sc.clone();
+    plain.sweep = None;
+    let tree = serde_json::to_value(&plain).unwrap_or_default();
+    for (key, values) in sweep {
+        let path = vec![k("sweep"), k(key)];
+        if !path_exists(&tree, &crate::parse_path(key)) {
+            err(path.clone(), format!("unknown sweep key `{key}`: no such key in this scenario (write array elements by index, e.g. \"flows.0.app.interval\")"));
+        }
+        match values.as_array() {
+            Some(a) if !a.is_empty() => {}
+            Some(_) => err(path, "expected a non-empty list of values".into()),
+            None => err(path, format!("expected a list of values, found {}", values.type_str())),
         }
     }
-    d.sort_by_key(|x| (x.line, x.column));
-    d
 }
 
 fn validate_mobility(

@@ -1,7 +1,7 @@
 //! tpsim-transport: transport protocols as sans-IO state machines.
 //!
 //! Every transport offers the same message-oriented surface, so that one application runs
-//! unchanged over UDP, TCP, SCTP, TFRC and DCCP (DESIGN §4):
+//! unchanged over every transport:
 //!
 //! * application input: [`Socket::send`] hands over a [`Message`] (an id, a length in bytes
 //!   and the time the application created it);
@@ -49,6 +49,36 @@ impl L4Header {
         match self {
             L4Header::Udp(_) => IpProtocol::Udp,
             L4Header::Tcp(_) => IpProtocol::Tcp,
+        }
+    }
+
+    /// Writes this header over `out` (the transport's whole length, header and payload, as the
+    /// IP header `ip` counts it), with zero payload bytes and the checksum over `ip`'s
+    /// pseudo-header: what a pcap trace shows of a segment (tpsim carries no application
+    /// data). A TCP segment whose length counts no options (the `ns2` size convention) is
+    /// written without them; a length shorter than the bare header writes nothing.
+    pub fn emit_zeroed(&self, ip: &tpsim_wire::Ipv4Repr, out: &mut [u8]) {
+        static ZEROS: [u8; 65536] = [0; 65536];
+        let zeros = |n: usize| &ZEROS[..n.min(ZEROS.len())];
+        let len = out.len();
+        match self {
+            L4Header::Udp(h) => {
+                let hl = tpsim_wire::UDP_HEADER_LEN as usize;
+                if len >= hl {
+                    h.emit(ip, zeros(len - hl), out);
+                }
+            }
+            L4Header::Tcp(h) => {
+                let h = if len < h.header_len() as usize {
+                    h.without_options()
+                } else {
+                    *h
+                };
+                let hl = h.header_len() as usize;
+                if len >= hl {
+                    h.emit(ip, zeros(len - hl), out);
+                }
+            }
         }
     }
 
@@ -221,6 +251,12 @@ impl Socket {
     /// application's messages.
     #[inline]
     pub fn byte_stream(&self) -> bool {
+        matches!(self, Socket::Tcp(_))
+    }
+    /// Whether the transport sets up a connection before data flows (TCP's handshake): then
+    /// the engine opens the active end when its application starts.
+    #[inline]
+    pub fn connection_oriented(&self) -> bool {
         matches!(self, Socket::Tcp(_))
     }
     /// The application has nothing more to send: close once everything is delivered (TCP:

@@ -144,7 +144,6 @@ impl World {
         let d_fwd = self.metrics.directions();
         let d_rev = if two_way { d_fwd + 1 } else { NO_DIR };
         let start = SimTime(f.app.start.0);
-        let tcp_cfg = tcp_config(f.transport, f.tcp.as_ref());
         let mk = |local_port, remote_port, mtu, open| {
             let cfg = SocketConfig {
                 local_port,
@@ -152,17 +151,14 @@ impl World {
                 sizes,
                 mtu,
             };
-            match f.transport {
-                Transport::Udp => Socket::Udp(UdpSocket::new(cfg)),
-                _ => Socket::Tcp(TcpSocket::new(cfg, tcp_cfg, open, start)),
-            }
+            make_socket(f, cfg, open, start)
         };
         let sock_a = mk(port_a, port_b, min_mtu(sc, paths, f.src, f.dst), Open::Active);
         let sock_b = mk(port_b, port_a, min_mtu(sc, paths, f.dst, f.src), Open::Passive);
-        let byte_stream = sock_a.byte_stream();
+        let (byte_stream, connect) = (sock_a.byte_stream(), sock_a.connection_oriented());
         let ep_a = self.sockets.add(f.src, local_a, remote_b, sock_a, d_fwd, d_rev);
         let ep_b = self.sockets.add(f.dst, remote_b, local_a, sock_b, d_rev, d_fwd);
-        if f.transport.is_tcp() {
+        if connect {
             // The client opens when its application starts (before the first write).
             self.queue.push(start, Event::Open { ep: ep_a });
         }
@@ -203,6 +199,19 @@ impl World {
                 self.queue.push(first, Event::AppSend { gen });
             }
         }
+    }
+}
+
+/// The transport endpoint of flow `f` with socket settings `cfg`, at the end that opens
+/// (`Open::Active`, the source) or listens: the one place where the engine maps a scenario's
+/// transport to its [`Socket`] (docs/adding-a-transport.md).
+fn make_socket(f: &tpsim_scenario::Flow, cfg: SocketConfig, open: Open, start: SimTime) -> Socket {
+    match f.transport {
+        Transport::Udp => Socket::Udp(UdpSocket::new(cfg)),
+        Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe => Socket::Tcp(
+            TcpSocket::new(cfg, tcp_config(f.transport, f.tcp.as_ref()), open, start),
+        ),
+        t => unreachable!("validation refuses the unimplemented transport {}", t.name()),
     }
 }
 

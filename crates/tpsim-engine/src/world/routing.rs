@@ -82,24 +82,10 @@ impl RoutingState {
                 let mut cfg = match r.preset.unwrap_or_default() {
                     RoutingPreset::Rfc => AodvConfig::rfc(),
                     RoutingPreset::Ns2 => AodvConfig::ns2(),
+                    RoutingPreset::Ns3 => AodvConfig::ns3(),
                 };
                 if let Some(h) = r.hello {
                     cfg.hello = h;
-                }
-                if let Some(f) = r.forwarding_refreshes_next_hop {
-                    cfg.forwarding_refreshes_next_hop = f;
-                }
-                if let Some(h) = r.hello_from_every_node {
-                    cfg.hello_from_every_node = h;
-                }
-                if let Some(g) = r.gratuitous_rrep {
-                    cfg.gratuitous_rrep = g;
-                }
-                if let Some(k) = r.invalidation_keeps_seq {
-                    cfg.invalidation_keeps_seq = k;
-                }
-                if let Some(k) = r.rreq_leaves_reverse_route_invalid {
-                    cfg.rreq_leaves_reverse_route_invalid = k;
                 }
                 if let Some(j) = r.jitter {
                     cfg.broadcast_jitter = j.sim();

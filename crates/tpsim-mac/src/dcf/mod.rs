@@ -136,7 +136,7 @@ pub struct DcfStats {
 }
 
 impl DcfStats {
-    /// All MAC frames transmitted: DATA, ACK, RTS, CTS (the `mac_frames` metric, DESIGN §5).
+    /// All MAC frames transmitted: DATA, ACK, RTS, CTS (the `mac_frames` metric, docs/metrics.md).
     pub fn frames_sent(&self) -> u64 {
         self.data_sent + self.ack_sent + self.rts_sent + self.cts_sent
     }

@@ -140,7 +140,7 @@ pub struct AodvConfig {
 }
 
 impl AodvConfig {
-    /// The defaults of RFC 3561 §10 (REFERENCES §6). The buffer (64 packets, 30 s) and jitter
+    /// The defaults of RFC 3561 §10. The buffer (64 packets, 30 s) and jitter
     /// (10 ms) are not RFC constants; ns-2's values are used.
     pub fn rfc() -> Self {
         Self::rfc_formulas(
@@ -213,7 +213,7 @@ impl AodvConfig {
         }
     }
 
-    /// The behaviour of ns-2.35's `aodv` agent (values of `aodv/aodv.h`, REFERENCES §6):
+    /// The behaviour of ns-2.35's `aodv` agent (values of `aodv/aodv.h`):
     /// ACTIVE_ROUTE_TIMEOUT 10 s, ALLOWED_HELLO_LOSS 3, HELLO_INTERVAL 1 s but HELLOs off
     /// (AODV_LINK_LAYER_DETECTION is defined, so breaks come from MAC feedback), MY_ROUTE_TIMEOUT
     /// 10 s, NETWORK_DIAMETER 30, NODE_TRAVERSAL_TIME 30 ms, RREQ_RETRIES 3, TTL_START 5,
@@ -257,6 +257,24 @@ impl AodvConfig {
                 SimDuration::from_secs(1),
                 3,
             )
+        }
+    }
+
+    /// The behaviour of ns-3's AODV (`src/aodv/model/aodv-routing-protocol.cc`, ns-3.44): the
+    /// RFC constants, with the five places where ns-3 departs from RFC 3561 switched on:
+    /// forwarding data refreshes the next hop as a HELLO neighbour (§6.9 counts only packets
+    /// heard from it), every node sends HELLOs (§6.9: only on active routes), originated RREQs
+    /// carry the G flag (ns-3's `GratuitousReply` defaults to true), an invalidated route keeps
+    /// its destination sequence number (§6.11 increments it or copies the RERR's), and an RREQ
+    /// that updates an inactive reverse route leaves it invalid (§6.5 makes it valid).
+    pub fn ns3() -> Self {
+        AodvConfig {
+            forwarding_refreshes_next_hop: true,
+            hello_from_every_node: true,
+            gratuitous_rrep: true,
+            invalidation_keeps_seq: true,
+            rreq_leaves_reverse_route_invalid: true,
+            ..Self::rfc()
         }
     }
 
@@ -322,5 +340,30 @@ impl Default for AodvConfig {
     /// [`AodvConfig::rfc`].
     fn default() -> Self {
         Self::rfc()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ns3_preset_is_the_rfc_constants_with_ns3s_five_behaviours() {
+        let (rfc, ns3) = (AodvConfig::rfc(), AodvConfig::ns3());
+        assert!(ns3.forwarding_refreshes_next_hop && ns3.hello_from_every_node && ns3.gratuitous_rrep);
+        assert!(ns3.invalidation_keeps_seq && ns3.rreq_leaves_reverse_route_invalid);
+        assert!(!rfc.forwarding_refreshes_next_hop && !rfc.hello_from_every_node && !rfc.gratuitous_rrep);
+        assert!(!rfc.invalidation_keeps_seq && !rfc.rreq_leaves_reverse_route_invalid);
+        // Everything else is the RFC's.
+        let back = AodvConfig {
+            forwarding_refreshes_next_hop: false,
+            hello_from_every_node: false,
+            gratuitous_rrep: false,
+            invalidation_keeps_seq: false,
+            rreq_leaves_reverse_route_invalid: false,
+            ..ns3
+        };
+        assert_eq!(format!("{back:?}"), format!("{rfc:?}"));
+        assert!(ns3.validate().is_ok());
     }
 }

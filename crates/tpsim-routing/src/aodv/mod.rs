@@ -9,7 +9,7 @@
 //!   intermediate node, gratuitous), §6.7 forwarding RREPs, §6.8 unidirectional links and the
 //!   blacklist, §6.9 HELLO messages, §6.10–§6.11 link breaks and RERRs, §6.12 local repair,
 //!   §10 the constants ([`AodvConfig`]).
-//! * ns-2.35 `aodv/aodv.{h,cc}` for the values of [`AodvConfig::ns2`] (REFERENCES §6).
+//! * ns-2.35 `aodv/aodv.{h,cc}` for the values of [`AodvConfig::ns2`] (table in docs/models.md).
 //!
 //! # Shape
 //!

@@ -54,7 +54,7 @@ impl Default for OlsrConfig {
 }
 
 impl OlsrConfig {
-    /// The constants of RFC 3626 §18 (see also REFERENCES §6).
+    /// The constants of RFC 3626 §18.
     pub fn rfc() -> Self {
         let hello_interval = SimDuration::from_secs(2);
         let refresh_interval = SimDuration::from_secs(2);

@@ -324,7 +324,7 @@ fn reset_in_syn_sent_closes() {
 
 // ---------------------------------------------------------------- sizes and buffers
 
-/// RFC 9293 §3.7.1 (MSS = MTU − 40) and the two size conventions of DESIGN §3.
+/// RFC 9293 §3.7.1 (MSS = MTU − 40) and the two size conventions (docs/models.md).
 #[test]
 fn segment_sizes_follow_the_size_convention() {
     for (sizes, syn_len, data_len, ack_len) in [
