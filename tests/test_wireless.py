@@ -145,16 +145,10 @@ def test_arp_frames_show_in_the_network_table(preset):
 @pytest.mark.parametrize(
     "routing, key, ok",
     [
-        ('protocol = "aodv"\nforwarding_refreshes_next_hop = true', "", True),
-        ('protocol = "olsr"\nforwarding_refreshes_next_hop = true', "routing.forwarding_refreshes_next_hop", False),
-        ('protocol = "aodv"\nhello_from_every_node = true', "", True),
-        ('protocol = "oracle"\nhello_from_every_node = true', "routing.hello_from_every_node", False),
-        ('protocol = "aodv"\ngratuitous_rrep = true', "", True),
-        ('protocol = "olsr"\ngratuitous_rrep = true', "routing.gratuitous_rrep", False),
-        ('protocol = "aodv"\ninvalidation_keeps_seq = true', "", True),
-        ('protocol = "static"\ninvalidation_keeps_seq = true', "routing.invalidation_keeps_seq", False),
-        ('protocol = "aodv"\nrreq_leaves_reverse_route_invalid = true', "", True),
-        ('protocol = "olsr"\nrreq_leaves_reverse_route_invalid = true', "routing.rreq_leaves_reverse_route_invalid", False),
+        ('protocol = "aodv"\npreset = "ns3"', "", True),
+        ('protocol = "olsr"\npreset = "ns3"', "routing.preset", False),
+        ('protocol = "aodv"\nhello = false', "", True),
+        ('protocol = "oracle"\njitter = "5ms"', "routing.jitter", False),
         ('protocol = "static"\nhello = true', "routing.hello", False),
     ],
 )

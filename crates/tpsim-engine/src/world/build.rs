@@ -316,10 +316,15 @@ fn build_radios(
             .map(|i| stream(opts, OwnerKind::Node, i, Module::PhyReception))
             .collect(),
     );
-    let mut ends: Vec<u32> = flows.iter().flat_map(|f| [f.src, f.dst]).collect();
-    ends.sort_unstable();
-    ends.dedup();
-    ch.static_routes(&ends);
+    // Static routes on the connectivity graph, if radio packets are routed by them (one BFS
+    // and one next-hop column per destination: not for ad hoc routing).
+    let protocol = sc.routing.as_ref().map(|r| r.protocol).unwrap_or_default();
+    if protocol == tpsim_scenario::RoutingProtocol::Static {
+        let mut ends: Vec<u32> = flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+        ends.sort_unstable();
+        ends.dedup();
+        ch.static_routes(&ends);
+    }
     Ok((radios, ch))
 }
 
