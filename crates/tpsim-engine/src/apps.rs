@@ -60,16 +60,30 @@ impl GenKind {
     }
 }
 
-struct Generator {
-    dir: u32,
-    ep: u32,
-    kind: GenKind,
-    size: u32,
-    start: SimTime,
-    stop: SimTime,
-    count: u64,
+/// What a generator does: the flow direction and endpoint it feeds, how it spaces its
+/// messages of `size` bytes, when it runs, and at most how many it sends.
+#[derive(Clone, Copy, Debug)]
+pub struct GenSpec {
+    /// The flow direction.
+    pub dir: u32,
+    /// The endpoint it writes to.
+    pub ep: u32,
+    /// How it spaces its messages.
+    pub kind: GenKind,
+    /// Message size, bytes.
+    pub size: u32,
+    /// First send (bulk: first write).
+    pub start: SimTime,
+    /// No message at or after this time.
+    pub stop: SimTime,
     /// At most this many messages (cbr `count`).
-    max: u64,
+    pub max: u64,
+}
+
+struct Generator {
+    spec: GenSpec,
+    /// Messages sent so far.
+    count: u64,
     rng: RngStream,
 }
 
@@ -95,56 +109,34 @@ pub struct Apps {
 pub type GenId = u32;
 
 impl Apps {
-    /// Adds a generator of `size`-byte messages for direction `dir` through endpoint `ep`,
-    /// active from `start` to `stop` (at most `max` messages); returns it and when it first
-    /// acts (`None`: never, it stops first).
-    #[allow(clippy::too_many_arguments)]
-    pub fn add(
-        &mut self,
-        dir: u32,
-        ep: u32,
-        kind: GenKind,
-        size: u32,
-        start: SimTime,
-        stop: SimTime,
-        max: u64,
-        mut rng: RngStream,
-    ) -> (GenId, Option<SimTime>) {
-        let first = match kind {
-            GenKind::Periodic { .. } | GenKind::Jittered { .. } | GenKind::Bulk { .. } => start,
-            GenKind::Poisson { mean_s } => start + SimDuration::from_secs_f64(rng.exponential(mean_s)),
+    /// Adds generator `spec` drawing from `rng`; returns it and when it first acts (`None`:
+    /// never, it stops first).
+    pub fn add(&mut self, spec: GenSpec, mut rng: RngStream) -> (GenId, Option<SimTime>) {
+        let first = match spec.kind {
+            GenKind::Periodic { .. } | GenKind::Jittered { .. } | GenKind::Bulk { .. } => spec.start,
+            GenKind::Poisson { mean_s } => spec.start + SimDuration::from_secs_f64(rng.exponential(mean_s)),
         };
         let id = self.gens.len() as GenId;
-        self.gens.push(Generator {
-            dir,
-            ep,
-            kind,
-            size,
-            start,
-            stop,
-            count: 0,
-            max,
-            rng,
-        });
-        (id, (first < stop).then_some(first))
+        self.gens.push(Generator { spec, count: 0, rng });
+        (id, (first < spec.stop).then_some(first))
     }
 
     /// The endpoint generator `g` writes to.
     #[inline]
     pub fn endpoint(&self, g: GenId) -> u32 {
-        self.gens[g as usize].ep
+        self.gens[g as usize].spec.ep
     }
 
     /// Whether `g` is a bulk sender (it writes when its transport has room, not on a clock).
     #[inline]
     pub fn is_bulk(&self, g: GenId) -> bool {
-        matches!(self.gens[g as usize].kind, GenKind::Bulk { .. })
+        matches!(self.gens[g as usize].spec.kind, GenKind::Bulk { .. })
     }
 
     /// Whether `g` has stopped by `now`.
     #[inline]
     pub fn stopped(&self, g: GenId, now: SimTime) -> bool {
-        now >= self.gens[g as usize].stop
+        now >= self.gens[g as usize].spec.stop
     }
 
     /// Timed generator `g`'s send time has come at `now`: its message and its next send
@@ -152,17 +144,18 @@ impl Apps {
     /// `now`.
     pub fn emit(&mut self, g: GenId, now: SimTime) -> Option<Emit> {
         let g = &mut self.gens[g as usize];
-        if now >= g.stop {
+        let spec = g.spec;
+        if now >= spec.stop {
             return None;
         }
         let msg = Message {
             id: g.count,
-            len: g.size,
+            len: spec.size,
             created: now,
         };
         g.count += 1;
-        let next = match g.kind {
-            GenKind::Periodic { interval } => g.start + SimDuration(interval.0.saturating_mul(g.count)),
+        let next = match spec.kind {
+            GenKind::Periodic { interval } => spec.start + SimDuration(interval.0.saturating_mul(g.count)),
             GenKind::Jittered { interval, jitter } => {
                 now + SimDuration::from_secs_f64(
                     interval.as_secs_f64() * g.rng.uniform_range(1.0 - jitter, 1.0 + jitter),
@@ -173,9 +166,9 @@ impl Apps {
         };
         Some(Emit {
             msg,
-            dir: g.dir,
-            ep: g.ep,
-            next: (next < g.stop && g.count < g.max).then_some(next),
+            dir: spec.dir,
+            ep: spec.ep,
+            next: (next < spec.stop && g.count < spec.max).then_some(next),
         })
     }
 
@@ -183,20 +176,20 @@ impl Apps {
     /// active and has bytes left (its transport decides whether it takes it).
     pub fn bulk_next(&self, g: GenId, now: SimTime) -> Option<(Message, u32)> {
         let g = &self.gens[g as usize];
-        let GenKind::Bulk { remaining } = g.kind else {
+        let GenKind::Bulk { remaining } = g.spec.kind else {
             return None;
         };
-        if now < g.start || now >= g.stop || remaining == Some(0) {
+        if now < g.spec.start || now >= g.spec.stop || remaining == Some(0) {
             return None;
         }
-        let len = remaining.map_or(g.size as u64, |r| r.min(g.size as u64)) as u32;
+        let len = remaining.map_or(g.spec.size as u64, |r| r.min(g.spec.size as u64)) as u32;
         Some((
             Message {
                 id: g.count,
                 len,
                 created: now,
             },
-            g.dir,
+            g.spec.dir,
         ))
     }
 
@@ -204,7 +197,7 @@ impl Apps {
     pub fn bulk_wrote(&mut self, g: GenId, len: u32) -> bool {
         let g = &mut self.gens[g as usize];
         g.count += 1;
-        match &mut g.kind {
+        match &mut g.spec.kind {
             GenKind::Bulk { remaining: Some(r) } => {
                 *r -= len as u64;
                 *r == 0

@@ -4,25 +4,17 @@
 //! looks into a transport, a device or a routing protocol.
 
 use crate::energy::EnergyModel;
-use crate::metrics::{jain, nearest_rank, DirStats, DropReason, FlowRow, NetworkRow, SeriesTable, N_DROP_REASONS};
+use crate::metrics::{
+    jain, nearest_rank, DirStats, DropReason, FlowKey, FlowRow, NetworkRow, SeriesTable, N_DROP_REASONS,
+};
 use tpsim_core::SimTime;
 use tpsim_transport::{Message, TransportReport};
 use tpsim_wire::ip::DEFAULT_TTL;
 
 /// A flow direction as the scenario defines it.
 pub struct DirInfo {
-    /// Flow index.
-    pub flow: u32,
-    /// "fwd" or "rev".
-    pub direction: &'static str,
-    /// Sending and receiving node.
-    pub src: u32,
-    /// Receiving node.
-    pub dst: u32,
-    /// Transport name (scenario spelling).
-    pub transport: &'static str,
-    /// Application kind.
-    pub app: &'static str,
+    /// Its identity in the flows table.
+    pub key: FlowKey,
     /// The sending endpoint.
     pub tx_ep: u32,
     /// When the application stops generating.
@@ -314,12 +306,7 @@ impl Collector {
             let mean = |sum: u128| have.then(|| sum as f64 / s.rx_packets as f64 / ns);
             let rtt = (tx.rtt_samples > 0).then(|| tx.rtt_sum_ns as f64 / tx.rtt_samples as f64 / ns);
             flows.push(FlowRow {
-                flow: d.info.flow,
-                direction: d.info.direction,
-                src: d.info.src,
-                dst: d.info.dst,
-                transport: d.info.transport,
-                app: d.info.app,
+                key: d.info.key.clone(),
                 tx_packets: s.tx_packets,
                 tx_bytes: s.tx_bytes,
                 rx_packets: s.rx_packets,
@@ -425,10 +412,10 @@ impl Collector {
                 let value = sr.rx_bytes[i][b] as f64 * 8.0 / 1000.0 / bin_len(b);
                 t.push(
                     "goodput_kbps",
-                    Some(d.info.flow),
+                    Some(d.info.key.flow),
                     None,
                     None,
-                    d.info.direction,
+                    d.info.key.direction,
                     bin_start(b),
                     Some(value),
                 );
@@ -436,10 +423,10 @@ impl Collector {
                 let delay = (cnt > 0).then(|| sum as f64 / cnt as f64 * 1e-9);
                 t.push(
                     "delay_mean_s",
-                    Some(d.info.flow),
+                    Some(d.info.key.flow),
                     None,
                     None,
-                    d.info.direction,
+                    d.info.key.direction,
                     bin_start(b),
                     delay,
                 );
@@ -452,7 +439,15 @@ impl Collector {
             }
             for (b, sample) in values.chunks(names.len()).enumerate() {
                 for (&name, &v) in names.iter().zip(sample) {
-                    t.push(name, Some(d.info.flow), None, None, d.info.direction, bin_start(b), v);
+                    t.push(
+                        name,
+                        Some(d.info.key.flow),
+                        None,
+                        None,
+                        d.info.key.direction,
+                        bin_start(b),
+                        v,
+                    );
                 }
             }
         }

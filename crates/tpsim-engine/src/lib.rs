@@ -30,7 +30,7 @@ pub mod world;
 
 pub use world::CTRL_TYPES;
 
-pub use metrics::{DropReason, FlowRow, NetworkRow, RunResult, SeriesTable};
+pub use metrics::{DropReason, FlowKey, FlowRow, NetworkRow, RunResult, SeriesTable};
 pub use table::{Column, Table};
 pub use world::{RunOptions, World};
 

@@ -127,15 +127,27 @@ pub fn nearest_rank(sorted: &[u64], p: f64) -> u64 {
     sorted[rank.clamp(1, n) - 1]
 }
 
+/// Which flow direction a flows row is about: the table's first columns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowKey {
+    /// Flow index (scenario flows, then background flows).
+    pub flow: u32,
+    /// "fwd" or "rev" (the reverse direction of a two-way flow).
+    pub direction: &'static str,
+    /// Sending node.
+    pub src: u32,
+    /// Receiving node.
+    pub dst: u32,
+    /// Transport name (scenario spelling).
+    pub transport: &'static str,
+    /// Application kind.
+    pub app: &'static str,
+}
+
 /// One row of the flows table (one flow direction of one run).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowRow {
-    pub flow: u32,
-    pub direction: &'static str,
-    pub src: u32,
-    pub dst: u32,
-    pub transport: &'static str,
-    pub app: &'static str,
+    pub key: FlowKey,
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub rx_packets: u64,

@@ -10,12 +10,8 @@ use tpsim_core::SimTime;
 use tpsim_transport::{Message, Segment, Socket};
 
 struct Endpoint {
-    node: u32,
-    local: Ipv4Addr,
-    remote: Ipv4Addr,
+    addressing: Addressing,
     socket: Socket,
-    /// Direction whose data this endpoint sends (`NO_DIR`: none).
-    tx_dir: u32,
     /// Direction whose data this endpoint receives (`NO_DIR`: none).
     rx_dir: u32,
     timer_gen: u32,
@@ -46,16 +42,16 @@ struct PendingMsg {
     first_tx: SimTime,
 }
 
-/// The sending side of one endpoint, as a caller needs it to build a packet.
+/// Where an endpoint is and what it sends: what a caller needs to build its packets.
 #[derive(Clone, Copy, Debug)]
 pub struct Addressing {
     /// The endpoint's node.
     pub node: u32,
-    /// Local and remote IPv4 addresses.
+    /// Its own IPv4 address.
     pub local: Ipv4Addr,
     /// The peer's address.
     pub remote: Ipv4Addr,
-    /// The direction whose data the endpoint sends.
+    /// The direction whose data the endpoint sends (`NO_DIR`: none).
     pub tx_dir: u32,
 }
 
@@ -68,23 +64,12 @@ pub struct Sockets {
 }
 
 impl Sockets {
-    /// Adds an endpoint at `node` (address `local`) talking to `remote`; it sends direction
-    /// `tx_dir` and receives `rx_dir` (either may be `NO_DIR`). Returns its index.
-    pub fn add(
-        &mut self,
-        node: u32,
-        local: Ipv4Addr,
-        remote: Ipv4Addr,
-        socket: Socket,
-        tx_dir: u32,
-        rx_dir: u32,
-    ) -> u32 {
+    /// Adds an endpoint at `addressing` running `socket` that receives direction `rx_dir`
+    /// (`NO_DIR`: none). Returns its index.
+    pub fn add(&mut self, addressing: Addressing, socket: Socket, rx_dir: u32) -> u32 {
         self.eps.push(Endpoint {
-            node,
-            local,
-            remote,
+            addressing,
             socket,
-            tx_dir,
             rx_dir,
             timer_gen: 0,
             timer_at: SimTime::NEVER,
@@ -115,13 +100,7 @@ impl Sockets {
     /// Endpoint `ep`'s addresses and sending direction.
     #[inline]
     pub fn addressing(&self, ep: u32) -> Addressing {
-        let e = &self.eps[ep as usize];
-        Addressing {
-            node: e.node,
-            local: e.local,
-            remote: e.remote,
-            tx_dir: e.tx_dir,
-        }
+        self.eps[ep as usize].addressing
     }
 
     /// The direction endpoint `ep` receives.

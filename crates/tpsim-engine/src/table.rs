@@ -2,7 +2,7 @@
 //! what the regression fingerprint hashes. The column names and their meaning are documented
 //! in docs/metrics.md.
 
-use crate::metrics::{DropReason, RunResult};
+use crate::metrics::{DropReason, FlowKey, RunResult};
 
 /// The values of one column.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,11 +95,12 @@ impl RunResult {
     pub fn flows_table(&self) -> Table {
         let rows = &self.flows;
         let mut t = Table::default();
-        t.push("flow", Column::U64(rows.iter().map(|r| r.flow as u64).collect()));
-        push_fields!(t, rows, Text, direction);
-        t.push("src", Column::U64(rows.iter().map(|r| r.src as u64).collect()));
-        t.push("dst", Column::U64(rows.iter().map(|r| r.dst as u64).collect()));
-        push_fields!(t, rows, Text, transport, app);
+        let keys: Vec<&FlowKey> = rows.iter().map(|r| &r.key).collect();
+        t.push("flow", Column::U64(keys.iter().map(|k| k.flow as u64).collect()));
+        push_fields!(t, keys, Text, direction);
+        t.push("src", Column::U64(keys.iter().map(|k| k.src as u64).collect()));
+        t.push("dst", Column::U64(keys.iter().map(|k| k.dst as u64).collect()));
+        push_fields!(t, keys, Text, transport, app);
         push_fields!(t, rows, U64, tx_packets, tx_bytes, rx_packets, rx_bytes);
         push_fields!(
             t,
@@ -219,9 +220,12 @@ mod tests {
 
     #[test]
     fn a_transport_specific_column_is_filled_only_for_its_flows() {
-        use crate::metrics::{FlowRow, NetworkRow, SeriesTable};
+        use crate::metrics::{FlowKey, FlowRow, NetworkRow, SeriesTable};
         let row = |transport, extra: Vec<(&'static str, Option<f64>)>| FlowRow {
-            transport,
+            key: FlowKey {
+                transport,
+                ..FlowKey::default()
+            },
             extra,
             ..FlowRow::default()
         };

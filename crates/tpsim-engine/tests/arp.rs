@@ -28,8 +28,8 @@ fn accounted(r: &RunResult) {
             f.tx_segments,
             f.rx_segments + f.dropped_segments + f.in_flight_segments,
             "flow {} {}",
-            f.flow,
-            f.direction
+            f.key.flow,
+            f.key.direction
         );
     }
 }

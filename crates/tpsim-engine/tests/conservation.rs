@@ -63,8 +63,8 @@ proptest! {
         let mut dropped = 0;
         let mut any_tcp = false;
         for f in &r.flows {
-            prop_assert_eq!(f.tx_segments, f.rx_segments + f.dropped_segments + f.in_flight_segments, "transport level, flow {} {}", f.flow, f.direction);
-            if f.transport == "udp" {
+            prop_assert_eq!(f.tx_segments, f.rx_segments + f.dropped_segments + f.in_flight_segments, "transport level, flow {} {}", f.key.flow, f.key.direction);
+            if f.key.transport == "udp" {
                 prop_assert_eq!(f.tx_packets, f.rx_packets + f.dropped_segments + f.in_flight_segments + f.buffered_packets, "message level");
             } else {
                 // Reliable: nothing is lost; the difference is still buffered or on its way.

@@ -23,79 +23,25 @@ fn file(name: &str, overrides: &[(&str, serde_json::Value)]) -> String {
     tpsim_scenario::apply_overrides(&text, name, &pairs, true).expect("overrides apply")
 }
 
-fn chain(n: usize, spacing_m: u32) -> String {
-    let pos: Vec<String> = (0..n)
-        .map(|i| format!("[\"{}m\", \"0m\"]", i * spacing_m as usize))
-        .collect();
-    format!(
-        "[nodes]\ncount = {n}\nplacement = {{ kind = \"explicit\", positions = [{}] }}\n",
-        pos.join(", ")
-    )
+/// A scenario of `tests/fingerprint/`.
+fn own(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fingerprint")
+        .join(format!("{name}.toml"));
+    std::fs::read_to_string(path).expect("fingerprint scenario file")
 }
 
-/// The scenarios, by name.
+/// The scenarios, by name: shipped scenario files at a point of their sweep, and the files
+/// of `tests/fingerprint/`.
 fn scenarios() -> Vec<(&'static str, String)> {
     use serde_json::json;
     vec![
         ("wired-udp", file("study-d-wired-voip.toml", &[])),
-        ("wired-tcp", file("study-d-wired-voip.toml", &[("flows.0.transport", json!("tcp"))])),
         (
-            // Four links with cycles, Bernoulli and explicit-list loss, a small queue, TCP
-            // variants and Poisson UDP: routes, error models, DropTail and recovery.
-            "wired-mesh",
-            r#"
-[simulation]
-duration = "8s"
-drain = "500ms"
-[output]
-timeseries = true
-bin = "500ms"
-[nodes]
-count = 4
-[[links]]
-nodes = [0, 1]
-rate = "2Mbps"
-delay = "10ms"
-queue = 8
-loss = 0.02
-[[links]]
-nodes = [1, 2]
-rate = "1Mbps"
-delay = "5ms"
-drop_forward = [3, 17, 18, 40]
-[[links]]
-nodes = [2, 3]
-rate = "500kbps"
-delay = "20ms"
-[[links]]
-nodes = [3, 0]
-rate = "300kbps"
-delay = "30ms"
-queue = 5
-[[flows]]
-src = 0
-dst = 2
-transport = "tcp-reno"
-app = { kind = "bulk", size = "1000B", bytes = "200kB", start = "0.2s" }
-[[flows]]
-src = 3
-dst = 1
-transport = "tcp-tahoe"
-app = { kind = "bulk", size = "600B" }
-[[flows]]
-src = 1
-dst = 3
-transport = "udp"
-app = { kind = "cbr", size = "300B", interval = "7ms", arrivals = "poisson" }
-[[flows]]
-src = 2
-dst = 0
-transport = "tcp"
-app = { kind = "voip", size = "160B", interval = "20ms", start = "1s" }
-tcp = { timestamps = true, delayed_ack_segments = 2 }
-"#
-            .to_string(),
+            "wired-tcp",
+            file("study-d-wired-voip.toml", &[("flows.0.transport", json!("tcp"))]),
         ),
+        ("wired-mesh", own("wired-mesh")),
         (
             "wifi-chain",
             file(
@@ -130,60 +76,9 @@ tcp = { timestamps = true, delayed_ack_segments = 2 }
                 ],
             ),
         ),
-        (
-            "olsr-manet",
-            r#"
-[simulation]
-duration = "30s"
-drain = "1s"
-[output]
-timeseries = true
-bin = "2s"
-positions = true
-[nodes]
-count = 20
-placement = { kind = "uniform", area = ["800m", "800m"] }
-mobility = { model = "random-waypoint", speed = ["1m/s", "5m/s"], pause = "2s", area = ["800m", "800m"] }
-[radio]
-standard = "802.11b"
-data_rate = "2Mbps"
-[routing]
-protocol = "olsr"
-[[flows]]
-src = 0
-dst = 19
-transport = "udp"
-app = { kind = "cbr", size = "512B", interval = "100ms", start = "8s" }
-[[flows]]
-src = 5
-dst = 12
-transport = "tcp-newreno"
-app = { kind = "bulk", size = "512B", start = "10s" }
-"#
-            .to_string(),
-        ),
-        (
-            "arp-aodv",
-            format!(
-                "[simulation]\nduration = \"20s\"\ndrain = \"5s\"\nsizes = \"ns2\"\n{}[radio]\n[arp]\npreset = \"ns3\"\n\
-                 [routing]\nprotocol = \"aodv\"\n\
-                 [[flows]]\nsrc = 0\ndst = 3\ntransport = \"udp\"\napp = {{ kind = \"cbr\", size = \"512B\", interval = \"50ms\", start = \"1s\" }}\n\
-                 [[flows]]\nsrc = 3\ndst = 1\ntransport = \"tcp\"\napp = {{ kind = \"bulk\", size = \"512B\", bytes = \"60kB\", start = \"2s\" }}\n",
-                chain(4, 200)
-            ),
-        ),
-        (
-            // Nodes run out of energy during the run: node death cuts frames, drops queues.
-            "energy-death",
-            format!(
-                "[simulation]\nduration = \"30s\"\ndrain = \"2s\"\nsizes = \"ns2\"\n[output]\ntimeseries = true\nbin = \"1s\"\n{}\
-                 [radio]\n[routing]\nprotocol = \"aodv\"\n\
-                 [energy]\ninitial = \"4J\"\ntx = \"1.2W\"\nrx = \"0.8W\"\nidle = \"0.05W\"\ndeath = true\n\
-                 [[flows]]\nsrc = 0\ndst = 4\ntransport = \"udp\"\napp = {{ kind = \"cbr\", size = \"512B\", interval = \"40ms\", start = \"1s\" }}\n\
-                 [[flows]]\nsrc = 4\ndst = 1\ntransport = \"tcp\"\napp = {{ kind = \"bulk\", size = \"512B\", start = \"1s\" }}\n",
-                chain(5, 200)
-            ),
-        ),
+        ("olsr-manet", own("olsr-manet")),
+        ("arp-aodv", own("arp-aodv")),
+        ("energy-death", own("energy-death")),
     ]
 }
 

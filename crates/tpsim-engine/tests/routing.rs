@@ -77,7 +77,7 @@ fn each_aodv_preset_has_its_own_hello_behaviour() {
     let (rfc, ns2, ns3) = (run("rfc"), run("ns2"), run("ns3"));
     for (name, r) in [("rfc", &rfc), ("ns2", &ns2), ("ns3", &ns3)] {
         for f in &r.flows {
-            assert!(f.pdr.unwrap() > 0.95, "{name}: flow {} pdr {:?}", f.flow, f.pdr);
+            assert!(f.pdr.unwrap() > 0.95, "{name}: flow {} pdr {:?}", f.key.flow, f.pdr);
         }
     }
     let hellos = |r: &RunResult| net(r, 4);
@@ -277,9 +277,9 @@ fn sensors_behind_one_way_links_deliver_with_the_ns2_preset() {
     for f in &r.flows {
         assert!(f.tx_packets >= 49, "{f:?}");
         let pdr = f.rx_packets as f64 / f.tx_packets as f64;
-        assert!(pdr >= 0.95, "sensor {} delivers {pdr}: {:?}", f.src, r.network);
+        assert!(pdr >= 0.95, "sensor {} delivers {pdr}: {:?}", f.key.src, r.network);
     }
-    assert_eq!(r.flows.iter().find(|f| f.src == 5).unwrap().hops_mean, Some(3.0));
+    assert_eq!(r.flows.iter().find(|f| f.key.src == 5).unwrap().hops_mean, Some(3.0));
     // The contrast of study A (docs/studies.md): with HELLOs (RFC defaults) a gateway's HELLO heard by
     // a sensor that cannot answer installs a one-way route, and that sensor is stranded.
     let hello = sim(&text.replace("preset = \"ns2\"", "preset = \"rfc\""), 1);

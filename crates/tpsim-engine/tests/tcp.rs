@@ -15,8 +15,8 @@ fn two_way_voip_over_tcp_delivers_every_message_in_order() {
     let flows = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\napp = { kind = \"voip\", size = \"128B\", interval = \"20ms\", start = \"0.1s\" }\n";
     let r = sim(&link("256kbps", "50ms", "", flows, "10s"), 1);
     for f in &r.flows {
-        assert_eq!(f.tx_packets, 495, "{}", f.direction);
-        assert_eq!(f.rx_packets, 495, "{}", f.direction);
+        assert_eq!(f.tx_packets, 495, "{}", f.key.direction);
+        assert_eq!(f.rx_packets, 495, "{}", f.key.direction);
         assert_eq!(f.rx_bytes, 495 * 128);
         assert_eq!(f.retransmissions, 0);
         // Each message's delay is at least one-way serialization + propagation of its segment.

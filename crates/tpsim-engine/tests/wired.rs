@@ -206,7 +206,7 @@ fn loss_per_direction_applies_to_its_direction_only() {
         3,
     );
     let (fwd, rev) = (&r.flows[0], &r.flows[1]);
-    assert_eq!((fwd.direction, rev.direction), ("fwd", "rev"));
+    assert_eq!((fwd.key.direction, rev.key.direction), ("fwd", "rev"));
     let lost = 1.0 - fwd.pdr.unwrap();
     assert!((lost - 0.2).abs() < 0.03, "forward loss {lost}");
     assert_eq!(

@@ -4,13 +4,14 @@
 //! equal times run in insertion order): routing first, then beacons, then flow by flow.
 
 use super::{Beacons, Event, RunOptions, World};
-use crate::apps::{Apps, GenKind};
+use crate::apps::{Apps, GenKind, GenSpec};
 use crate::collect::{Collector, DirInfo};
 use crate::device::{DropTail, ErrorModel, P2pDevice};
 use crate::energy::EnergyModel;
+use crate::metrics::FlowKey;
 use crate::net::{link_addr, DeviceRef, Net};
 use crate::packet::{PacketArena, NO_DIR};
-use crate::sockets::Sockets;
+use crate::sockets::{Addressing, Sockets};
 use crate::trace::PcapTracer;
 use crate::wifi::{positions, wifi_addr, PriQueue, RadioParams, WifiChannel, WifiDevice};
 use crate::EngineError;
@@ -156,8 +157,14 @@ impl World {
         let sock_a = mk(port_a, port_b, min_mtu(sc, paths, f.src, f.dst), Open::Active);
         let sock_b = mk(port_b, port_a, min_mtu(sc, paths, f.dst, f.src), Open::Passive);
         let (byte_stream, connect) = (sock_a.byte_stream(), sock_a.connection_oriented());
-        let ep_a = self.sockets.add(f.src, local_a, remote_b, sock_a, d_fwd, d_rev);
-        let ep_b = self.sockets.add(f.dst, remote_b, local_a, sock_b, d_rev, d_fwd);
+        let at = |node, local, remote, tx_dir| Addressing {
+            node,
+            local,
+            remote,
+            tx_dir,
+        };
+        let ep_a = self.sockets.add(at(f.src, local_a, remote_b, d_fwd), sock_a, d_rev);
+        let ep_b = self.sockets.add(at(f.dst, remote_b, local_a, d_rev), sock_b, d_fwd);
         if connect {
             // The client opens when its application starts (before the first write).
             self.queue.push(start, Event::Open { ep: ep_a });
@@ -178,20 +185,30 @@ impl World {
         }
         for (ep, src, dst, direction, module) in directions {
             let dir = self.metrics.add_direction(DirInfo {
-                flow: fi,
-                direction,
-                src,
-                dst,
-                transport: f.transport.name(),
-                app,
+                key: FlowKey {
+                    flow: fi,
+                    direction,
+                    src,
+                    dst,
+                    transport: f.transport.name(),
+                    app,
+                },
                 tx_ep: ep,
                 stop,
                 total: f.app.bytes.filter(|_| f.app.kind == AppKind::Bulk).map(|b| b.0),
             });
             self.sockets.add_direction(dir, byte_stream);
             let rng = stream(opts, OwnerKind::Flow, fi as u64, module);
-            let max = f.app.count.unwrap_or(u64::MAX);
-            let (gen, first) = self.apps.add(dir, ep, kind, size, start, stop, max, rng);
+            let spec = GenSpec {
+                dir,
+                ep,
+                kind,
+                size,
+                start,
+                stop,
+                max: f.app.count.unwrap_or(u64::MAX),
+            };
+            let (gen, first) = self.apps.add(spec, rng);
             if let GenKind::Bulk { .. } = kind {
                 self.sockets.set_bulk(ep, gen);
             }
