@@ -1,7 +1,6 @@
-//! Network devices. One abstraction covers point-to-point links and (later) radios: a
-//! device belongs to one interface, accepts packets from IP with [`Device`]-specific
-//! queueing, and hands received packets back to IP. Built-in kinds are an enum, so the hot
-//! path has no virtual calls.
+//! Point-to-point link devices: one per link direction, on its own interface, with a
+//! DropTail queue and an error model (Bernoulli loss and explicit drop lists). The 802.11
+//! device is in [`crate::wifi`].
 
 use crate::packet::PacketId;
 use std::collections::VecDeque;
@@ -97,7 +96,7 @@ pub struct P2pDevice {
     pub peer: u32,
     /// Link index in the scenario.
     pub link: u32,
-    /// 0 for the forward direction (nodes[0] → nodes[1]), 1 for reverse.
+    /// 0 for the forward direction (`nodes[0]` → `nodes[1]`), 1 for reverse.
     pub direction: u8,
     /// Transmission rate, bit/s.
     pub rate_bps: u64,

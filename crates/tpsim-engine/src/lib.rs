@@ -5,11 +5,11 @@
 //! row per flow direction), the network row and the binned time series. Only this crate
 //! knows about events; protocols are sans-IO state machines in their own crates.
 //!
-//! Modelled: nodes with interfaces (one IPv4 address each), full-duplex point-to-point
-//! links (rate, propagation delay, DropTail queue, error model), static shortest-path
-//! routes of prefix → (interface, next hop), TTL, UDP, CBR/Poisson/two-way applications.
-//! Point-to-point links need no ARP; radios resolve next hops directly unless the scenario
-//! has `[arp]` (then `world/arp.rs`).
+//! The run's parts each live in a module of their own with private state (applications
+//! [`apps`], transport endpoints [`sockets`], IP [`net`], point-to-point [`device`], 802.11
+//! [`wifi`], [`energy`], the metrics [`collect`]); [`world`] owns them and moves packets and
+//! events between them, one glue file per layer (its module doc has the map). The result
+//! tables go out as plain named columns ([`table`]).
 
 pub mod apps;
 pub mod collect;

@@ -1,6 +1,6 @@
 //! Transport endpoints as the world holds them: each [`Socket`] (any transport) with its
 //! addresses, the flow directions it sends and receives, its one pending deadline, and, for
-//! byte-stream transports, the application's message boundaries ([`StreamTrack`]).
+//! byte-stream transports, the application's message boundaries.
 //!
 //! Endpoints come in pairs: `2k` at flow `k`'s source, `2k + 1` at its destination.
 

@@ -3,7 +3,7 @@
 //! routes on the connectivity graph.
 //!
 //! One transmission costs O(nodes within carrier-sense range): the channel asks the
-//! [`Grid`](crate::grid::Grid) for candidates and computes each one's received power once; the
+//! [`Grid`] for candidates and computes each one's received power once; the
 //! powers are kept with the frame so that the signal's start and end events carry only
 //! indices. On a static channel without shadowing the receivers never change, and the
 //! channel finds every sender's once, at start-up ([`Reach`]). A frame and its packet are
@@ -396,7 +396,7 @@ impl RadioState {
         self.lower(flags::REST);
     }
 
-    /// Whether the device is at rest (see [`flags::REST`]).
+    /// Whether the device is at rest (see `flags::REST`).
     #[inline]
     pub fn rest(&self) -> bool {
         self.flag(flags::REST)
@@ -785,7 +785,7 @@ impl WifiChannel {
     }
 
     /// Asks the caches for `node`'s receiver state (its radio record, and its SINR
-    /// receiver's first lines): a hint, see [`tpsim_core::prefetch`].
+    /// receiver's first lines): a hint, see [`tpsim_core::prefetch()`].
     #[inline]
     pub fn prefetch_receiver(&self, node: u32) {
         tpsim_core::prefetch(&self.radios[node as usize], 1);

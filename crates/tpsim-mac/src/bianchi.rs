@@ -23,7 +23,7 @@ pub struct Times {
     pub ts: f64,
     /// A collision T_c.
     pub tc: f64,
-    /// E[P]: the payload's airtime at the data rate.
+    /// `E[P]`: the payload's airtime at the data rate.
     pub payload: f64,
 }
 

@@ -50,7 +50,7 @@ pub enum Propagation {
         /// System loss L (linear, ≥ 1).
         system_loss: f64,
     },
-    /// Log-distance: Pr(d)[dB] = Pr_Friis(d0)[dB] − 10·n·log10(d/d0) + X, X ~ N(0, σ²) dB
+    /// Log-distance: Pr(d) (dB) = Pr_Friis(d0) (dB) − 10·n·log10(d/d0) + X, X ~ N(0, σ²) dB
     /// drawn per reception when σ > 0 (ns-2 `Propagation/Shadowing`).
     LogDistance {
         /// Carrier frequency, Hz (for the reference power at d0).

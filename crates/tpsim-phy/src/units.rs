@@ -1,12 +1,12 @@
 //! Power unit conversions.
 
-/// dBm → W: P[W] = 10^(dBm/10) / 1000.
+/// dBm → W: P(W) = 10^(dBm/10) / 1000.
 #[inline]
 pub fn dbm_to_w(dbm: f64) -> f64 {
     libm::pow(10.0, dbm / 10.0) * 1e-3
 }
 
-/// W → dBm: 10·log10(P[W] · 1000). Zero or negative power gives −∞.
+/// W → dBm: 10·log10(P(W) · 1000). Zero or negative power gives −∞.
 #[inline]
 pub fn w_to_dbm(w: f64) -> f64 {
     if w > 0.0 {

@@ -268,7 +268,7 @@ unit!(
         negative_ok: |u| u == "dBm",
     },
     r"^\s*[-+0-9.eE]+\s*(W|mW|uW|nW|pW|dBm)\s*$",
-    "A power; stored as watts. dBm values are converted: P[W] = 10^(dBm/10) / 1000.",
+    "A power; stored as watts. dBm values are converted: P(W) = 10^(dBm/10) / 1000.",
     keep,
     |w: &Watts| format!("{:e}W", w.0)
 );

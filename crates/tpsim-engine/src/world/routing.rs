@@ -39,7 +39,7 @@ pub(super) enum Proto {
     Olsr(Vec<Olsr>),
 }
 
-/// Control message types, in the order of [`RoutingState::sent_by_type`].
+/// Control message types, in the order of the network row's `routing_by_type`.
 pub const CTRL_TYPES: [&str; 6] = ["rreq", "rrep", "rerr", "rrep_ack", "hello", "tc"];
 
 /// Shortest paths on the current connectivity graph.

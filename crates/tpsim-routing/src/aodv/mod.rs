@@ -463,7 +463,7 @@ impl<P> Aodv<P> {
     /// neighbour `from`: the agent itself and the table slots where its lookups start (the
     /// route to `from`, §6.2; for an RREQ the duplicate entry, §6.5, and the routes to the
     /// originator and the destination; for an RREP the routes to its destination and
-    /// originator, §6.7). A hint only (see [`tpsim_core::prefetch`]): it changes nothing. The
+    /// originator, §6.7). A hint only (see [`tpsim_core::prefetch()`]): it changes nothing. The
     /// engine calls it an airtime ahead, when the frame's signal starts, so that a node a
     /// flood reaches finds its cold tables in the cache.
     #[inline]
