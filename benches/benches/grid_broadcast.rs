@@ -32,7 +32,8 @@ fn scenario(n: u32) -> String {
 fn mean_in_range(n: u32) -> f64 {
     let cols = (n as f64).sqrt().ceil() as i64;
     let pos: Vec<(i64, i64)> = (0..n as i64).map(|i| (i % cols, i / cols)).collect();
-    let r2 = (CS_RANGE_M / SPACING_M).powi(2);
+    let r = CS_RANGE_M / SPACING_M;
+    let r2 = r * r;
     let mut total = 0u64;
     for &(x, y) in &pos {
         total += pos

@@ -10,7 +10,11 @@ fn scenario(n: u32) -> String {
     let mut flows = String::new();
     for i in 0..n {
         let a = i as f64 * std::f64::consts::TAU / n as f64;
-        pos.push(format!("[\"{:.3}m\", \"{:.3}m\"]", 5.0 * a.cos(), 5.0 * a.sin()));
+        pos.push(format!(
+            "[\"{:.3}m\", \"{:.3}m\"]",
+            5.0 * libm::cos(a),
+            5.0 * libm::sin(a)
+        ));
         flows += &format!(
             "[[flows]]\nsrc = {}\ndst = 0\ntransport = \"udp\"\napp = {{ kind = \"cbr\", size = \"1464B\", interval = \"8ms\" }}\n",
             i + 1

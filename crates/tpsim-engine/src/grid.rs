@@ -128,7 +128,8 @@ mod tests {
                 assert_eq!(at, pts[n as usize]);
             });
             for (i, p) in pts.iter().enumerate() {
-                let d = ((p.0 - c.0).powi(2) + (p.1 - c.1).powi(2)).sqrt();
+                let (dx, dy) = (p.0 - c.0, p.1 - c.1);
+                let d = (dx * dx + dy * dy).sqrt();
                 if d <= r {
                     prop_assert!(near.contains(&(i as u32)), "node {} at {} m missed", i, d);
                 }

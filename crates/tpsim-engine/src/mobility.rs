@@ -86,7 +86,8 @@ impl Scripted {
         for &(t, tx, ty, speed) in moves {
             let last = legs.last().expect("never empty");
             let (cx, cy) = last.at(t.max(last.t0));
-            let d = ((tx - cx).powi(2) + (ty - cy).powi(2)).sqrt();
+            let (dx, dy) = (tx - cx, ty - cy);
+            let d = (dx * dx + dy * dy).sqrt();
             let leg = if speed > 0.0 && d > 0.0 {
                 Leg {
                     t0: t,
@@ -134,8 +135,8 @@ impl Scripted {
 /// 1951).
 pub fn mean_distance_in_rectangle(a: f64, b: f64) -> f64 {
     let d = (a * a + b * b).sqrt();
-    (a.powi(3) / (b * b) + b.powi(3) / (a * a) + d * (3.0 - a * a / (b * b) - b * b / (a * a))) / 15.0
-        + (b * b / a * ((a + d) / b).ln() + a * a / b * ((b + d) / a).ln()) / 6.0
+    (a * a * a / (b * b) + b * b * b / (a * a) + d * (3.0 - a * a / (b * b) - b * b / (a * a))) / 15.0
+        + (b * b / a * libm::log((a + d) / b) + a * a / b * libm::log((b + d) / a)) / 6.0
 }
 
 /// Random waypoint in the rectangle [0, w] × [0, h]: pause, then a leg to a uniform point at a
@@ -172,7 +173,8 @@ impl RandomWaypoint {
             let (x1, y1, x2, y2, len) = loop {
                 let (x1, y1) = (rng.uniform_range(0.0, w), rng.uniform_range(0.0, h));
                 let (x2, y2) = (rng.uniform_range(0.0, w), rng.uniform_range(0.0, h));
-                let len = ((x2 - x1).powi(2) + (y2 - y1).powi(2)).sqrt();
+                let (dx, dy) = (x2 - x1, y2 - y1);
+                let len = (dx * dx + dy * dy).sqrt();
                 if rng.uniform() * diag < len {
                     break (x1, y1, x2, y2, len);
                 }
@@ -237,7 +239,8 @@ impl RandomWaypoint {
             let (x0, y0) = (self.leg.tx, self.leg.ty);
             let (tx, ty) = (self.rng.uniform_range(0.0, self.w), self.rng.uniform_range(0.0, self.h));
             let v = self.rng.uniform_range(self.v_min, self.v_max);
-            let d = ((tx - x0).powi(2) + (ty - y0).powi(2)).sqrt();
+            let (dx, dy) = (tx - x0, ty - y0);
+            let d = (dx * dx + dy * dy).sqrt();
             // A speed of exactly 0 (possible with v_min = 0) would never arrive: stand for
             // the pause instead.
             let t_arrive = if v > 0.0 { t0 + d / v } else { t0 };
@@ -571,7 +574,8 @@ mod tests {
             let s: f64 = (0..n)
                 .map(|_| {
                     let (x1, y1, x2, y2) = (r.uniform() * a, r.uniform() * b, r.uniform() * a, r.uniform() * b);
-                    ((x2 - x1).powi(2) + (y2 - y1).powi(2)).sqrt()
+                    let (dx, dy) = (x2 - x1, y2 - y1);
+                    (dx * dx + dy * dy).sqrt()
                 })
                 .sum();
             let mc = s / n as f64;
@@ -652,7 +656,8 @@ mod tests {
                     let (vx, vy) = m.velocity(t);
                     let v = (vx * vx + vy * vy).sqrt();
                     assert!(v == 0.0 || (lo - 1e-9..=hi + 1e-9).contains(&v), "model {k}: speed {v}");
-                    let moved = ((x - last.0).powi(2) + (y - last.1).powi(2)).sqrt();
+                    let (dx, dy) = (x - last.0, y - last.1);
+                    let moved = (dx * dx + dy * dy).sqrt();
                     assert!(moved <= hi * 0.1 + 1e-6, "model {k}: moved {moved} m in 0.1 s");
                     last = (x, y);
                 }
@@ -679,7 +684,7 @@ mod tests {
                 / n as f64
         };
         // The stationary mean speed: E[L] / E[L/V] = 1 / E[1/V] for pause 0.
-        let expected = (hi - lo) / (hi / lo).ln();
+        let expected = (hi - lo) / libm::log(hi / lo);
         for t in [0.0, 50.0, 150.0, 300.0, 600.0, 900.0] {
             let s = mean_speed_at(t, &mut stationary);
             assert!(

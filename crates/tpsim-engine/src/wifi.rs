@@ -207,7 +207,7 @@ impl RadioParams {
                 shadowing_std_db,
                 exponent,
                 ..
-            } if shadowing_std_db > 0.0 => base * 10f64.powf(4.0 * shadowing_std_db / (10.0 * exponent)),
+            } if shadowing_std_db > 0.0 => base * libm::pow(10.0, 4.0 * shadowing_std_db / (10.0 * exponent)),
             _ => base,
         }
     }
@@ -706,7 +706,8 @@ impl WifiChannel {
             } else {
                 mobility[j as usize].position(t)
             };
-            let dist = ((here.0 - pj.0).powi(2) + (here.1 - pj.1).powi(2)).sqrt();
+            let (dx, dy) = (here.0 - pj.0, here.1 - pj.1);
+            let dist = (dx * dx + dy * dy).sqrt();
             if dist > cs_range_m {
                 return;
             }
@@ -836,7 +837,8 @@ impl WifiChannel {
                     continue;
                 }
                 let pj = pos[j as usize];
-                let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
+                let (dx, dy) = (pi.0 - pj.0, pi.1 - pj.1);
+                let d = (dx * dx + dy * dy).sqrt();
                 if self.two_way(i, j as usize, d) {
                     adj[i].push(j);
                 }
@@ -1009,7 +1011,8 @@ mod tests {
             let mut want: Vec<u32> = (0..at.len() as u32)
                 .filter(|&j| {
                     let (x, y) = ch.positions[j as usize];
-                    let d = ((x - xs).powi(2) + (y - ys).powi(2)).sqrt();
+                    let (dx, dy) = (x - xs, y - ys);
+                    let d = (dx * dx + dy * dy).sqrt();
                     let p = &ch.params;
                     j != s
                         && d <= ch.cs_range_m
@@ -1063,7 +1066,8 @@ mod tests {
                 ch.grid
                     .for_each_near(pi, ch.cs_range_m + ch.slack_m, |j, _| near.push(j));
                 for (j, &pj) in pos.iter().enumerate() {
-                    let d = ((pi.0 - pj.0).powi(2) + (pi.1 - pj.1).powi(2)).sqrt();
+                    let (dx, dy) = (pi.0 - pj.0, pi.1 - pj.1);
+                    let d = (dx * dx + dy * dy).sqrt();
                     if d <= ch.cs_range_m {
                         checked += 1;
                         assert!(

@@ -124,7 +124,8 @@ fn bfs(pos: &[(f64, f64)], range: f64, src: usize) -> Vec<Option<u32>> {
     let mut q = VecDeque::from([src]);
     while let Some(u) = q.pop_front() {
         for v in 0..pos.len() {
-            let dist = ((pos[u].0 - pos[v].0).powi(2) + (pos[u].1 - pos[v].1).powi(2)).sqrt();
+            let (dx, dy) = (pos[u].0 - pos[v].0, pos[u].1 - pos[v].1);
+            let dist = (dx * dx + dy * dy).sqrt();
             if d[v].is_none() && dist <= range {
                 d[v] = Some(d[u].unwrap() + 1);
                 q.push_back(v);
@@ -155,7 +156,8 @@ fn aodv_routes_are_shortest_paths_on_random_topologies() {
         // ns-2's Two-Ray Ground range is 250 m (to within 1e-3 m); stay clear of the edge.
         let near_edge = (0..20).any(|i| {
             (0..20).any(|j| {
-                let d = ((pos[i].0 - pos[j].0).powi(2) + (pos[i].1 - pos[j].1).powi(2)).sqrt();
+                let (dx, dy) = (pos[i].0 - pos[j].0, pos[i].1 - pos[j].1);
+                let d = (dx * dx + dy * dy).sqrt();
                 (249.0..251.0).contains(&d)
             })
         });
@@ -261,7 +263,10 @@ fn sensors_behind_one_way_links_deliver_with_the_ns2_preset() {
         (420.0, 200.0),
     ];
     let range = |i: usize| if i <= 2 { 150.0 } else { 60.0 };
-    let d = |i: usize, j: usize| ((pos[i].0 - pos[j].0).powi(2) + (pos[i].1 - pos[j].1).powi(2)).sqrt();
+    let d = |i: usize, j: usize| {
+        let (dx, dy) = (pos[i].0 - pos[j].0, pos[i].1 - pos[j].1);
+        (dx * dx + dy * dy).sqrt()
+    };
     let one_way = (0..9)
         .flat_map(|i| (0..9).map(move |j| (i, j)))
         .filter(|&(i, j)| d(i, j) <= range(i) && d(i, j) > range(j))

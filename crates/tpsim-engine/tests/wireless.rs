@@ -77,7 +77,11 @@ fn saturation_at(n: u32, rts: bool, seconds: u32, rate: tpsim_phy::WifiRate) -> 
     let mut flows = String::new();
     for i in 0..n {
         let a = i as f64 * std::f64::consts::TAU / n as f64;
-        pos.push(format!("[\"{:.6}m\", \"{:.6}m\"]", 5.0 * a.cos(), 5.0 * a.sin()));
+        pos.push(format!(
+            "[\"{:.6}m\", \"{:.6}m\"]",
+            5.0 * libm::cos(a),
+            5.0 * libm::sin(a)
+        ));
         flows += &format!(
             "[[flows]]\nsrc = {}\ndst = 0\ntransport = \"udp\"\napp = {{ kind = \"cbr\", size = \"1464B\", interval = \"{}us\", start = \"0.5s\" }}\n",
             i + 1,

@@ -49,7 +49,7 @@ pub enum Access {
 
 /// τ(p) for CW_min + 1 = `w`, `m` doublings and `attempts` stages (`None` = infinite).
 pub fn tau_of_p(p: f64, w: f64, m: u32, attempts: Option<u32>) -> f64 {
-    let stage = |i: u32| (2f64.powi(i.min(m) as i32) * w + 1.0) / 2.0;
+    let stage = |i: u32| (libm::pow(2.0, f64::from(i.min(m))) * w + 1.0) / 2.0;
     match attempts {
         Some(r) => {
             let (mut num, mut den, mut pi) = (0.0, 0.0, 1.0);
@@ -80,7 +80,7 @@ pub fn solve(n: u32, w: f64, m: u32, attempts: Option<u32>, t: Times) -> Model {
     let (mut lo, mut hi) = (0.0f64, 1.0 - 1e-12);
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        let residual = 1.0 - (1.0 - tau_p(mid)).powi(n as i32 - 1) - mid;
+        let residual = 1.0 - libm::pow(1.0 - tau_p(mid), f64::from(n) - 1.0) - mid;
         if residual > 0.0 {
             lo = mid;
         } else {
@@ -89,8 +89,8 @@ pub fn solve(n: u32, w: f64, m: u32, attempts: Option<u32>, t: Times) -> Model {
     }
     let p = 0.5 * (lo + hi);
     let tau = tau_p(p);
-    let ptr = 1.0 - (1.0 - tau).powi(n as i32);
-    let ps = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / ptr;
+    let ptr = 1.0 - libm::pow(1.0 - tau, f64::from(n));
+    let ps = n as f64 * tau * libm::pow(1.0 - tau, f64::from(n) - 1.0) / ptr;
     let s = ps * ptr * t.payload / ((1.0 - ptr) * t.sigma + ptr * ps * t.ts + ptr * (1.0 - ps) * t.tc);
     Model { tau, p, s }
 }

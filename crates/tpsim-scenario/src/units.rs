@@ -263,7 +263,7 @@ unit!(
             ("uW", |v| v * 1e-6),
             ("nW", |v| v * 1e-9),
             ("pW", |v| v * 1e-12),
-            ("dBm", |v| 10f64.powf(v / 10.0) * 1e-3)
+            ("dBm", |v| libm::pow(10.0, v / 10.0) * 1e-3)
         ],
         negative_ok: |u| u == "dBm",
     },

@@ -231,7 +231,7 @@ fn random_graph(seed: u64) -> Vec<BTreeSet<usize>> {
     let n = 10 + (rng.uniform() * 21.0) as usize;
     // Radius between 1.2 and 1.8 times the connectivity threshold sqrt(ln n / (π n)).
     let c = rng.uniform_range(1.2, 1.8);
-    let r = c * ((n as f64).ln() / (std::f64::consts::PI * n as f64)).sqrt();
+    let r = c * (libm::log(n as f64) / (std::f64::consts::PI * n as f64)).sqrt();
     loop {
         let pos: Vec<(f64, f64)> = (0..n).map(|_| (rng.uniform(), rng.uniform())).collect();
         let mut adj = vec![BTreeSet::new(); n];
