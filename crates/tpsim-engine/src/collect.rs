@@ -5,7 +5,7 @@
 
 use crate::energy::EnergyModel;
 use crate::metrics::{
-    jain, nearest_rank, DirStats, DropReason, FlowKey, FlowRow, NetworkRow, SeriesTable, N_DROP_REASONS,
+    bit, jain, nearest_rank, set_bit, DirStats, DropReason, FlowKey, FlowRow, NetworkRow, SeriesTable, N_DROP_REASONS,
 };
 use tpsim_core::SimTime;
 use tpsim_transport::{Message, TransportReport};
@@ -28,10 +28,33 @@ struct Dir {
     stats: DirStats,
     tx_segments: u64,
     rx_segments: u64,
+    /// Arrivals of packets (by `seq`) that had arrived before.
+    rx_duplicates: u64,
+    /// Bitmap by packet `seq`: arrived at the destination transport.
+    arrived: Vec<u64>,
+    /// By packet `seq`: the reason of the latest drop of one of its copies (`NO_DROP`: none).
+    last_drop: Vec<u8>,
+    /// Drops of this direction's packet copies, whatever became of the other copies.
+    drop_events: u64,
     /// Sum over received segments of the hops they took.
     rx_hops: u64,
+    /// Application bytes delivered by the end of the goodput window (the stop time).
+    rx_bytes_window: u64,
     /// When the last byte of a finite transfer was delivered.
     done_at: Option<SimTime>,
+}
+
+/// [`Dir::last_drop`] of a packet none of whose copies was dropped.
+const NO_DROP: u8 = u8::MAX;
+
+/// What became of a direction's packets at the end of a run.
+struct Fates {
+    /// Lost packets, by the reason of their last copy's drop.
+    lost: [u64; N_DROP_REASONS],
+    /// Packets not arrived with a copy still in the network.
+    in_flight: u64,
+    /// Copy drops that were not losses.
+    dropped_copies: u64,
 }
 
 struct Series {
@@ -79,6 +102,7 @@ pub struct NetworkInputs {
 pub struct Collector {
     dirs: Vec<Dir>,
     drops: [u64; N_DROP_REASONS],
+    dropped_copies: u64,
     mac_frames: u64,
     broadcasts_sent: u64,
     broadcast_receptions: u64,
@@ -95,6 +119,7 @@ impl Collector {
         Collector {
             dirs: Vec::new(),
             drops: [0; N_DROP_REASONS],
+            dropped_copies: 0,
             mac_frames: 0,
             broadcasts_sent: 0,
             broadcast_receptions: 0,
@@ -133,7 +158,12 @@ impl Collector {
             stats: DirStats::default(),
             tx_segments: 0,
             rx_segments: 0,
+            rx_duplicates: 0,
+            arrived: Vec::new(),
+            last_drop: Vec::new(),
+            drop_events: 0,
             rx_hops: 0,
+            rx_bytes_window: 0,
             done_at: None,
         });
         self.dirs.len() as u32 - 1
@@ -165,16 +195,25 @@ impl Collector {
         s.first_send.get_or_insert(now);
     }
 
-    /// A segment carrying `dir`'s data was handed to IP.
+    /// A segment carrying `dir`'s data was handed to IP: its number within the direction
+    /// (the packet's `seq`).
     #[inline]
-    pub fn segment_sent(&mut self, dir: u32) {
-        self.dirs[dir as usize].tx_segments += 1;
+    pub fn segment_sent(&mut self, dir: u32) -> u32 {
+        let d = &mut self.dirs[dir as usize];
+        d.tx_segments += 1;
+        d.last_drop.push(NO_DROP);
+        (d.tx_segments - 1) as u32
     }
 
-    /// A segment carrying `dir`'s data reached its destination with TTL `ttl` left.
+    /// Packet `seq` of `dir` (a copy of it) reached its destination with TTL `ttl` left; only
+    /// its first arrival counts, later ones are duplicates.
     #[inline]
-    pub fn segment_received(&mut self, dir: u32, ttl: u8) {
+    pub fn segment_received(&mut self, dir: u32, seq: u32, ttl: u8) {
         let d = &mut self.dirs[dir as usize];
+        if !set_bit(&mut d.arrived, seq as u64) {
+            d.rx_duplicates += 1;
+            return;
+        }
         d.rx_segments += 1;
         // Every forwarding node decremented the TTL once (RFC 791 §3.2).
         d.rx_hops += (DEFAULT_TTL.saturating_sub(ttl) as u64) + 1;
@@ -189,6 +228,9 @@ impl Collector {
         }
         let delay = now.saturating_since(m.created).0;
         d.stats.on_delivery(now, m.len, delay, now.saturating_since(first_tx).0);
+        if now <= d.info.stop {
+            d.rx_bytes_window += m.len as u64;
+        }
         if d.info.total.is_some_and(|t| d.stats.rx_bytes >= t) && d.done_at.is_none() {
             d.done_at = Some(now);
         }
@@ -201,13 +243,49 @@ impl Collector {
         }
     }
 
-    /// A data packet of direction `dir` (or of none: `NO_DIR`) was dropped for `reason`.
+    /// A copy of data packet `seq` of direction `dir` was dropped for `reason`. Whether the
+    /// packet is lost is known at the end of the run (no copy arrived and none is left); a
+    /// data packet of no direction (`NO_DIR`: a pure TCP ACK, a broadcast) counts at once.
     #[inline]
-    pub fn dropped(&mut self, dir: u32, reason: DropReason) {
-        self.drops[reason as usize] += 1;
-        if dir != crate::packet::NO_DIR {
-            self.dirs[dir as usize].stats.dropped_segments += 1;
+    pub fn dropped(&mut self, dir: u32, seq: u32, reason: DropReason) {
+        if dir == crate::packet::NO_DIR {
+            self.drops[reason as usize] += 1;
+            return;
         }
+        let d = &mut self.dirs[dir as usize];
+        d.drop_events += 1;
+        d.last_drop[seq as usize] = reason as u8;
+    }
+
+    /// The fate of every packet of direction `dir`, given the bitmap (by `seq`) of packets
+    /// with a copy still in the network.
+    fn fates(&self, dir: usize, alive: &[u64]) -> Fates {
+        let d = &self.dirs[dir];
+        let mut f = Fates {
+            lost: [0; N_DROP_REASONS],
+            in_flight: 0,
+            dropped_copies: 0,
+        };
+        let mut lost = 0;
+        for (seq, &reason) in d.last_drop.iter().enumerate() {
+            let seq = seq as u64;
+            if bit(&d.arrived, seq) {
+                continue;
+            }
+            if bit(alive, seq) {
+                f.in_flight += 1;
+            } else {
+                // A packet that neither arrived nor is left was dropped (every path out of the
+                // network that is not an arrival is a drop with a reason).
+                debug_assert_ne!(reason, NO_DROP, "packet {seq} of direction {dir} vanished");
+                if let Some(&r) = DropReason::ALL.get(reason as usize) {
+                    f.lost[r as usize] += 1;
+                    lost += 1;
+                }
+            }
+        }
+        f.dropped_copies = d.drop_events - lost;
+        f
     }
 
     /// A frame went onto a link or the air.
@@ -279,27 +357,37 @@ impl Collector {
         }
     }
 
-    /// The flows rows. `ends(dir)` gives the direction's sender report, receiver report and
-    /// messages still buffered at the sender; `in_flight[dir]` the packets still in the
-    /// network.
+    /// The flows rows, and the packet losses they imply in the network counters (call once,
+    /// before [`Collector::network_row`]). `ends(dir)` gives the direction's sender report,
+    /// receiver report and messages still buffered at the sender; `alive[dir]` the bitmap (by
+    /// `seq`) of its packets with a copy still in the network.
     pub fn flow_rows(
         &mut self,
-        in_flight: &[u64],
+        alive: &[Vec<u64>],
         ends: impl Fn(u32) -> (TransportReport, TransportReport, u64),
     ) -> Vec<FlowRow> {
         let ns = 1e9;
         let end = self.end_run;
+        let fates: Vec<Fates> = (0..self.dirs.len()).map(|i| self.fates(i, &alive[i])).collect();
+        for f in &fates {
+            for (total, lost) in self.drops.iter_mut().zip(f.lost) {
+                *total += lost;
+            }
+            self.dropped_copies += f.dropped_copies;
+        }
         let mut flows = Vec::with_capacity(self.dirs.len());
         for (i, d) in self.dirs.iter_mut().enumerate() {
             let (tx, rx, buffered) = ends(i as u32);
+            let fate = &fates[i];
             let s = &mut d.stats;
             let frac = |a: u64, b: u64| if b > 0 { Some(a as f64 / b as f64) } else { None };
             let pdr = frac(s.rx_packets, s.tx_packets);
             let done_at = d.done_at.unwrap_or(SimTime::NEVER);
+            // The bytes delivered within the window over the window (docs/metrics.md).
             let goodput = s.first_send.and_then(|t0| {
                 let t1 = d.info.stop.min(end).min(done_at);
                 let active = t1.saturating_since(t0).as_secs_f64();
-                (active > 0.0).then(|| s.rx_bytes as f64 * 8.0 / 1000.0 / active)
+                (active > 0.0).then(|| d.rx_bytes_window as f64 * 8.0 / 1000.0 / active)
             });
             s.delays_ns.sort_unstable();
             let have = s.rx_packets > 0;
@@ -332,9 +420,10 @@ impl Collector {
                 ack_overhead: frac(rx.stats.ack_segments, d.tx_segments),
                 tx_segments: d.tx_segments,
                 rx_segments: d.rx_segments,
+                rx_duplicate_segments: d.rx_duplicates,
                 hops_mean: (d.rx_segments > 0).then(|| d.rx_hops as f64 / d.rx_segments as f64),
-                dropped_segments: s.dropped_segments,
-                in_flight_segments: in_flight[i],
+                dropped_segments: fate.lost.iter().sum(),
+                in_flight_segments: fate.in_flight,
                 buffered_packets: buffered,
                 extra: tx.extra,
             });
@@ -373,11 +462,9 @@ impl Collector {
             normalized_routing_load: (delivered > 0).then(|| routing_packets as f64 / delivered as f64),
             mac_frames: self.mac_frames,
             mac_load: (delivered > 0).then(|| self.mac_frames as f64 / delivered as f64),
-            drops: {
-                let mut d = self.drops;
-                d[DropReason::Phy as usize] = self.broadcast_expected.saturating_sub(self.broadcast_receptions);
-                d
-            },
+            drops: self.drops,
+            dropped_copies: self.dropped_copies,
+            broadcast_missed: self.broadcast_expected.saturating_sub(self.broadcast_receptions),
             routing_drops: inputs.routing_drops,
             arp_requests: inputs.arp_requests,
             arp_replies: inputs.arp_replies,

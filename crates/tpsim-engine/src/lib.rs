@@ -16,6 +16,7 @@ pub mod collect;
 pub mod device;
 pub mod energy;
 pub mod grid;
+pub mod memory;
 pub mod metrics;
 pub mod mobility;
 pub mod net;

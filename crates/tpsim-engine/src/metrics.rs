@@ -16,21 +16,19 @@ pub enum DropReason {
     NoRoute = 3,
     /// TTL reached zero.
     Ttl = 4,
-    /// Broadcast data not received (collision or below threshold).
-    Phy = 5,
     /// Node out of energy.
-    Energy = 6,
+    Energy = 5,
     /// Lost to a link's error model (Bernoulli loss or explicit drop list).
-    LinkError = 7,
+    LinkError = 6,
     /// Waited longer than the radio's `queue_max_delay` in its interface queue.
-    QueueTimeout = 8,
+    QueueTimeout = 7,
     /// Dropped by ARP: its next hop's address did not resolve, or more packets waited for it
     /// than the cache holds (scenarios with `[arp]`).
-    Arp = 9,
+    Arp = 8,
 }
 
 /// Number of drop reasons.
-pub const N_DROP_REASONS: usize = 10;
+pub const N_DROP_REASONS: usize = 9;
 
 impl DropReason {
     /// All reasons, in column order.
@@ -40,7 +38,6 @@ impl DropReason {
         DropReason::LinkBreak,
         DropReason::NoRoute,
         DropReason::Ttl,
-        DropReason::Phy,
         DropReason::Energy,
         DropReason::LinkError,
         DropReason::QueueTimeout,
@@ -54,7 +51,6 @@ impl DropReason {
             DropReason::LinkBreak => "drops_link_break",
             DropReason::NoRoute => "drops_no_route",
             DropReason::Ttl => "drops_ttl",
-            DropReason::Phy => "drops_phy",
             DropReason::Energy => "drops_energy",
             DropReason::LinkError => "drops_link_error",
             DropReason::QueueTimeout => "drops_queue_timeout",
@@ -82,21 +78,13 @@ pub struct DirStats {
     pub jitter_rfc3550_ns: f64,
     /// Unique-delivery bitmap indexed by message id.
     pub seen: Vec<u64>,
-    pub dropped_segments: u64,
 }
 
 impl DirStats {
     /// Marks message `id` delivered; false if it already was (a duplicate).
     #[inline]
     pub fn first_delivery(&mut self, id: u64) -> bool {
-        let w = (id / 64) as usize;
-        if w >= self.seen.len() {
-            self.seen.resize(w + 1 + self.seen.len() / 2, 0);
-        }
-        let bit = 1u64 << (id % 64);
-        let fresh = self.seen[w] & bit == 0;
-        self.seen[w] |= bit;
-        fresh
+        set_bit(&mut self.seen, id)
     }
 
     /// Records a delivery of `len` bytes with end-to-end delay `delay_ns` and network delay
@@ -117,6 +105,25 @@ impl DirStats {
         }
         self.prev_delay_ns = Some(delay_ns);
     }
+}
+
+/// Sets bit `i` of the growable bitmap `bits`; false if it was already set.
+#[inline]
+pub fn set_bit(bits: &mut Vec<u64>, i: u64) -> bool {
+    let w = (i / 64) as usize;
+    if w >= bits.len() {
+        bits.resize(w + 1 + bits.len() / 2, 0);
+    }
+    let bit = 1u64 << (i % 64);
+    let fresh = bits[w] & bit == 0;
+    bits[w] |= bit;
+    fresh
+}
+
+/// Whether bit `i` of `bits` is set.
+#[inline]
+pub fn bit(bits: &[u64], i: u64) -> bool {
+    bits.get((i / 64) as usize).is_some_and(|w| w & (1u64 << (i % 64)) != 0)
 }
 
 /// Nearest-rank percentile: the smallest sample such that at least `p`% of the samples are
@@ -172,11 +179,19 @@ pub struct FlowRow {
     pub gave_up: u64,
     pub ack_packets: u64,
     pub ack_overhead: Option<f64>,
+    /// Transport packets carrying this direction's data handed to IP (retransmissions too).
     pub tx_segments: u64,
+    /// Of those, the packets that reached the destination transport (each counted once).
     pub rx_segments: u64,
+    /// Arrivals of a packet that had already arrived (a copy that took another path, e.g. kept
+    /// by AODV for a local repair after its next hop had received it): not in `rx_segments`.
+    pub rx_duplicate_segments: u64,
     /// Mean number of hops (links crossed) of the received segments.
     pub hops_mean: Option<f64>,
+    /// Packets none of whose copies arrived and none of which is left: lost in the network.
     pub dropped_segments: u64,
+    /// Packets not arrived with a copy still queued, on a link or held at the end of the run.
+    /// `tx_segments = rx_segments + dropped_segments + in_flight_segments` exactly.
     pub in_flight_segments: u64,
     pub buffered_packets: u64,
     /// Columns only this flow's transport has, (name, value): see
@@ -191,7 +206,14 @@ pub struct NetworkRow {
     pub normalized_routing_load: Option<f64>,
     pub mac_frames: u64,
     pub mac_load: Option<f64>,
+    /// Data packets lost, by the reason of their (last copy's) drop: flow packets counted
+    /// once per packet lost (as `dropped_segments`), packets of no flow direction (pure TCP
+    /// ACKs, broadcasts) once per drop.
     pub drops: [u64; N_DROP_REASONS],
+    /// Drops of a flow packet's copy while another copy arrived or is still under way (e.g. a
+    /// frame received by its next hop whose ACK was lost, dropped at the retry limit): not a
+    /// loss, so not in `drops`.
+    pub dropped_copies: u64,
     pub routing_drops: u64,
     /// ARP requests and replies sent (scenarios with `[arp]`; also in `mac_frames`).
     pub arp_requests: u64,
@@ -228,6 +250,9 @@ pub struct NetworkRow {
     pub broadcasts_sent: u64,
     /// Their receptions, one per receiving node.
     pub broadcast_receptions: u64,
+    /// Receptions of broadcast data packets that did not happen at a radio in decode range
+    /// (power at or above the receive threshold): collisions, or the radio was busy.
+    pub broadcast_missed: u64,
 }
 
 /// Long-format time series: one row per (series, owner, bin).

@@ -33,6 +33,10 @@ pub struct Packet {
     pub seg: Segment,
     /// Flow direction the packet's data belongs to ([`NO_DIR`] for none).
     pub dir: u32,
+    /// The packet's number within its direction (0 for the direction's first data packet,
+    /// retransmissions numbered anew). Copies of a packet (a forwarded frame whose sender
+    /// keeps its own copy until the ACK) share it, so that the packet is counted once.
+    pub seq: u32,
     /// Link-layer destination chosen by routing at the last hop decision (wireless: the
     /// next-hop node), set by the sending node before the packet enters a device queue.
     pub link_dst: u32,

@@ -123,7 +123,7 @@ impl RunResult {
         push_fields!(t, rows, F64, rto_s);
         push_fields!(t, rows, U64, gave_up, ack_packets);
         push_fields!(t, rows, F64, ack_overhead);
-        push_fields!(t, rows, U64, tx_segments, rx_segments);
+        push_fields!(t, rows, U64, tx_segments, rx_segments, rx_duplicate_segments);
         push_fields!(t, rows, F64, hops_mean);
         push_fields!(t, rows, U64, dropped_segments, in_flight_segments, buffered_packets);
         // Transport-specific columns, in order of first appearance; empty for other flows.
@@ -156,6 +156,7 @@ impl RunResult {
         for reason in DropReason::ALL {
             t.push(reason.column(), u(n.drops[reason as usize]));
         }
+        t.push("dropped_copies", u(n.dropped_copies));
         t.push("routing_drops", u(n.routing_drops));
         t.push("arp_requests", u(n.arp_requests));
         t.push("arp_replies", u(n.arp_replies));
@@ -185,6 +186,7 @@ impl RunResult {
         }
         t.push("broadcasts_sent", u(n.broadcasts_sent));
         t.push("broadcast_receptions", u(n.broadcast_receptions));
+        t.push("broadcast_missed", u(n.broadcast_missed));
         t
     }
 

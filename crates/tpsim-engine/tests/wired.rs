@@ -230,3 +230,39 @@ fn loss_per_direction_applies_to_its_direction_only() {
     let acks_lost = t.network.drops[tpsim_engine::DropReason::LinkError as usize] - f.dropped_segments;
     assert_eq!(acks_lost, 0, "no ACK lost in the reverse direction");
 }
+
+/// Goodput counts the bytes delivered within its window (first send to the stop time) over
+/// that window: an overloaded link's flow cannot exceed the link's payload share of its rate,
+/// whatever the drain period lets arrive afterwards. 128-byte messages on a 256 kbit/s link:
+/// standard sizes put 128 + 8 + 20 + 2 bytes on the wire, ns2 sizes 128 bytes (UDP); a TCP
+/// segment of 1000 bytes carries 1000 of 1000 + 40 (+ 2 framing) bytes.
+#[test]
+fn goodput_never_exceeds_the_bottlenecks_payload_share() {
+    for (sizes, wire) in [("standard", 128.0 + UDP + IPV4 + PPP), ("ns2", 128.0)] {
+        let text = one_link(sizes, r#"{ kind = "cbr", size = "128B", interval = "2ms" }"#, "", "10s")
+            .replace("[simulation]", "[simulation]\ndrain = \"10s\"");
+        let r = sim(&text, 1);
+        let f = &r.flows[0];
+        let share = 256.0 * 128.0 / wire;
+        let g = f.goodput_kbps.unwrap();
+        assert!(
+            g <= share,
+            "{sizes}: goodput {g} kbit/s above the payload share {share}"
+        );
+        assert!(g > 0.95 * share, "{sizes}: goodput {g} kbit/s, share {share}");
+        // The drain delivered more (the queue empties), but outside the window.
+        assert!(f.rx_bytes as f64 * 8.0 / 1000.0 / 10.0 > g, "{sizes}: {f:?}");
+    }
+    for (sizes, framing) in [("standard", PPP), ("ns2", 0.0)] {
+        let text = one_link(sizes, r#"{ kind = "bulk", size = "1000B" }"#, "", "20s")
+            .replace("transport = \"udp\"", "transport = \"tcp\"\ntcp = { mss = \"1000B\" }")
+            .replace("[simulation]", "[simulation]\ndrain = \"5s\"");
+        let r = sim(&text, 1);
+        let g = r.flows[0].goodput_kbps.unwrap();
+        let share = 256.0 * 1000.0 / (1000.0 + 40.0 + framing);
+        assert!(
+            g <= share && g > 0.9 * share,
+            "tcp {sizes}: goodput {g} kbit/s, share {share}"
+        );
+    }
+}

@@ -360,7 +360,7 @@ fn arf_finds_the_fastest_rate_the_link_supports() {
 
 /// Beacons: every node of a 3 × 3 grid (200 m apart, 250 m range: 2–4 neighbours) broadcasts
 /// once per second; each broadcast reaches the nodes in decode range, and every one of those
-/// it misses is a `drops_phy`.
+/// it misses is a `broadcast_missed`.
 #[test]
 fn beacons_reach_every_neighbour_in_range() {
     let text = "[simulation]\nduration = \"20s\"\ndrain = \"1s\"\n[nodes]\ncount = 9\nplacement = { kind = \"grid\", spacing = \"200m\" }\n[radio]\n[beacons]\ninterval = \"1s\"\nsize = \"100B\"\n";
@@ -369,7 +369,7 @@ fn beacons_reach_every_neighbour_in_range() {
     assert_eq!(n.broadcasts_sent, 9 * 20);
     // Neighbours within 250 m on the 3 × 3 grid: 4 corners × 2 + 4 edges × 3 + centre 4 = 24.
     let expected = 20 * 24;
-    assert_eq!(n.broadcast_receptions + n.drops[DropReason::Phy as usize], expected);
+    assert_eq!(n.broadcast_receptions + n.broadcast_missed, expected);
     assert!(n.broadcast_receptions as f64 >= 0.95 * expected as f64, "{n:?}");
     assert_eq!(n.mac_frames, 9 * 20, "broadcasts are neither acknowledged nor retried");
 }

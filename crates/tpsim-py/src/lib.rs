@@ -6,7 +6,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use tpsim_engine::{Column, RunOptions, RunResult, Table};
+use std::time::Instant;
+use tpsim_engine::{Column, RunOptions, RunResult, Table, World};
 use tpsim_scenario::ScenarioError as RsScenarioError;
 
 create_exception!(
@@ -14,6 +15,12 @@ create_exception!(
     ScenarioError,
     PyValueError,
     "A scenario that cannot be read or is not valid."
+);
+create_exception!(
+    _tpsim,
+    RunLimitError,
+    PyRuntimeError,
+    "A run stopped because it exceeded a limit the user set (wall-clock time)."
 );
 
 fn scenario_err(py: Python<'_>, e: RsScenarioError) -> PyErr {
@@ -70,15 +77,29 @@ fn ns2_to_toml(
         .map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
+/// Events the engine runs between two checks for an interrupt or the time limit (a few
+/// milliseconds of simulation).
+const SLICE_EVENTS: u64 = 1 << 17;
+
+fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "internal engine error (a tpsim bug, please report it): {}",
+        panic_message(&panic)
+    ))
+}
+
 /// Runs one replication of a scenario and returns its tables as plain columns.
 ///
 /// Returns a dict: `flows` (dict of equal-length lists, one entry per flow direction),
 /// `network` (dict of scalars), `timeseries` (dict of lists, long format) and
 /// `engine_seconds` (wall time of the event loop, s). The GIL is released while the engine
-/// runs. Raises `ScenarioError` for an invalid scenario and `RuntimeError` for a failure
-/// inside the engine (an I/O error writing pcap, or an engine bug).
+/// runs; between slices of events the run checks for signals (Ctrl-C raises
+/// `KeyboardInterrupt` within milliseconds) and for `max_wall_s`. Raises `ScenarioError` for
+/// an invalid scenario, `RunLimitError` when the run exceeds `max_wall_s` seconds of wall
+/// time, and `RuntimeError` for a failure inside the engine (an I/O error writing pcap, or an
+/// engine bug).
 #[pyfunction]
-#[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None))]
+#[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None, max_wall_s = None))]
 fn run(
     py: Python<'_>,
     text: &str,
@@ -86,6 +107,7 @@ fn run(
     seed: Option<u64>,
     run: u64,
     pcap_dir: Option<String>,
+    max_wall_s: Option<f64>,
 ) -> PyResult<PyObject> {
     let sc = tpsim_scenario::load(text, source).map_err(|e| scenario_err(py, e))?;
     let opts = RunOptions {
@@ -93,15 +115,44 @@ fn run(
         run,
         pcap_dir: pcap_dir.map(Into::into),
     };
-    let out = py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| tpsim_engine::run(&sc, &opts))));
-    match out {
+    let mut world = match py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| World::build(&sc, &opts)))) {
+        Ok(Ok(w)) => w,
+        Ok(Err(e)) => return Err(PyRuntimeError::new_err(e.to_string())),
+        Err(panic) => return Err(engine_bug(panic)),
+    };
+    let t0 = Instant::now();
+    loop {
+        let done = py
+            .allow_threads(|| catch_unwind(AssertUnwindSafe(|| world.run_for(SLICE_EVENTS))))
+            .map_err(engine_bug)?;
+        if done {
+            break;
+        }
+        py.check_signals()?;
+        let elapsed = t0.elapsed().as_secs_f64();
+        if max_wall_s.is_some_and(|m| elapsed > m) {
+            return Err(RunLimitError::new_err(format!(
+                "run stopped: its wall-clock limit of {} s was reached at simulated time {:.3} s",
+                max_wall_s.unwrap_or_default(),
+                world.now().as_secs_f64()
+            )));
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    match py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| world.results(secs)))) {
         Ok(Ok(r)) => to_py(py, &r),
         Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
-        Err(panic) => Err(PyRuntimeError::new_err(format!(
-            "internal engine error (a tpsim bug, please report it): {}",
-            panic_message(&panic)
-        ))),
+        Err(panic) => Err(engine_bug(panic)),
     }
+}
+
+/// The memory one run of the scenario `text` would need, by part: a list of (part, bytes)
+/// pairs (see `tpsim_engine::memory`). Raises `ScenarioError` for an invalid scenario.
+#[pyfunction]
+#[pyo3(signature = (text, source = "<string>"))]
+fn estimate_memory(py: Python<'_>, text: &str, source: &str) -> PyResult<Vec<(&'static str, u64)>> {
+    let sc = tpsim_scenario::load(text, source).map_err(|e| scenario_err(py, e))?;
+    Ok(tpsim_engine::memory::estimate_memory(&sc).parts)
 }
 
 /// Returns `text` with `overrides` (a JSON list of `[dotted path, value]` pairs) set, and
@@ -200,9 +251,13 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
 #[pymodule]
 fn _tpsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("RunLimitError", m.py().get_type::<RunLimitError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The build fingerprint (build.rs): stored runs are keyed on it.
+    m.add("__build__", env!("TPSIM_BUILD_ID"))?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(embed_files, m)?)?;

@@ -35,12 +35,49 @@ impl fmt::Display for ScenarioError {
             let key = if d.path.is_empty() {
                 String::new()
             } else {
-                format!("key `{}`: ", d.path)
+                format!("key `{}`: ", escape_controls(&d.path))
             };
-            write!(f, "{}:{}:{}: {}{}", self.source, d.line, d.column, key, d.message)?;
+            write!(
+                f,
+                "{}:{}:{}: {}{}",
+                escape_controls(&self.source),
+                d.line,
+                d.column,
+                key,
+                escape_controls(&d.message)
+            )?;
         }
         Ok(())
     }
+}
+
+/// `s` with control characters other than tab escaped (`\n`, `\u{1b}`), so that text quoted
+/// from a scenario (a key or a string with a newline) keeps each diagnostic on one line.
+fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\t') {
+        return s.into();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// A TOML parser message on one line: its lines (e.g. "invalid table header" and "expected
+/// `.`, `]`") joined with "; ".
+pub fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl std::error::Error for ScenarioError {}
@@ -74,9 +111,13 @@ pub fn path_string(path: &[Seg]) -> String {
 /// Line and column (1-based) of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map(|p| offset - p).unwrap_or(offset + 1);
+    let before = &text.as_bytes()[..offset];
+    let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
+    let col = before
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map(|p| offset - p)
+        .unwrap_or(offset + 1);
     (line, col)
 }
 
@@ -84,6 +125,9 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 pub struct Locator<'a> {
     text: &'a str,
     doc: Option<ImDocument<&'a str>>,
+    /// Byte offset of the start of each line, so that placing a diagnostic does not scan the
+    /// text before it (a file with many errors took time quadratic in its length).
+    line_starts: Vec<usize>,
 }
 
 #[derive(Clone, Copy)]
@@ -99,7 +143,17 @@ impl<'a> Locator<'a> {
         Locator {
             text,
             doc: ImDocument::parse(text).ok(),
+            line_starts: std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect(),
         }
+    }
+
+    /// Line and column (1-based) of a byte offset, as [`line_col`].
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset);
+        (line, offset - self.line_starts[line - 1] + 1)
     }
 
     /// The span of the deepest existing prefix of `path` (the key itself where it exists, its
@@ -144,7 +198,7 @@ impl<'a> Locator<'a> {
     /// A diagnostic at `path`.
     pub fn diag(&self, path: &[Seg], message: impl Into<String>) -> Diagnostic {
         let (line, column) = match self.span_of(path) {
-            Some(r) => line_col(self.text, r.start),
+            Some(r) => self.line_col(r.start),
             None => (1, 1),
         };
         Diagnostic {

@@ -10,7 +10,7 @@
 //! so that a planned sweep can run on machines that do not have the files.
 
 use crate::error::{Diagnostic, Locator, ScenarioError, Seg};
-use crate::ns2::{self, Ns2Agent, Ns2App};
+use crate::ns2::{self, Ns2Agent, Ns2App, MAX_SECONDS};
 use crate::{
     App, AppKind, Arrivals, Bytes, Duration, Flow, Meters, MobilityModel, Placement, PlacementKind, Scenario, Speed,
     TcpOptions, Transport, Waypoint,
@@ -49,12 +49,46 @@ fn content(
         (None, Some(t)) => Ok((t.clone(), format!("{what} (inline text)"), "text")),
         (Some(f), None) => {
             let p = file_path(source, f);
-            std::fs::read_to_string(&p)
+            read_file(&p)
                 .map(|t| (t, format!("{what} {}", p.display()), "file"))
                 .map_err(|e| ("file", format!("cannot read the {what} {}: {e}", p.display())))
         }
     }
 }
+
+/// The largest file a scenario may refer to, bytes (an ns-2 file of 10⁶ lines is 60 MB).
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// The text of a file a scenario refers to: a regular file of at most [`MAX_FILE_BYTES`] in
+/// UTF-8 (a device such as /dev/zero, a directory or a huge file is refused before reading).
+///
+/// # Errors
+/// A message saying why, without the file's content.
+pub fn read_file(p: &std::path::Path) -> Result<String, String> {
+    let meta = std::fs::metadata(p).map_err(|e| e.to_string())?;
+    if meta.is_dir() {
+        return Err("it is a directory".into());
+    }
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "{} bytes, larger than the {} MiB allowed",
+            meta.len(),
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    let bytes = std::fs::read(p).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&c| c == b'\n').count() + 1;
+        format!("not a UTF-8 text file (line {line})")
+    })
+}
+
+/// The most sensors a `[sensors]` table without `nodes` may imply (one report flow each).
+pub const MAX_SENSORS: u64 = 1_000_000;
 
 fn secs(s: f64) -> Duration {
     Duration((s * 1e9).round() as u64)
@@ -88,16 +122,20 @@ pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic
                     let first = m.first_id.or(mv.first_id()).unwrap_or(0);
                     movement_first_id = Some(first);
                     let map = |id: u32| id.checked_sub(first).filter(|&i| i < n);
-                    let mut positions = Vec::with_capacity(n as usize);
+                    // At most one position per line of the file, whatever `nodes.count` says.
+                    let mut positions = Vec::with_capacity(mv.initial.len().min(n as usize));
                     let mut ok = true;
                     for i in 0..n {
-                        match mv.initial.get(&(i + first)) {
+                        match i.checked_add(first).and_then(|id| mv.initial.get(&id)) {
                             Some(&(x, y)) => positions.push([Meters(x), Meters(y)]),
                             None => {
                                 ok = false;
                                 err(
                                     vec![k("nodes"), k("count")],
-                                    format!("node {i} (file id {}) has no initial position in the {name}", i + first),
+                                    format!(
+                                        "node {i} (file id {}) has no initial position in the {name}",
+                                        u64::from(i) + u64::from(first)
+                                    ),
                                 );
                                 break;
                             }
@@ -156,11 +194,24 @@ pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic
     }
     if let Some(sn) = &sc.sensors {
         let key = |f: &str| vec![k("sensors"), k(f)];
+        let mut ok = true;
+        // Every node but the sink by default: one flow each, so bounded (`nodes.count` may be
+        // up to 2^32 - 1).
+        let implied = u64::from(n) - u64::from(sn.sink < n);
+        if sn.nodes.is_none() && implied > MAX_SENSORS {
+            ok = false;
+            err(
+                vec![k("sensors")],
+                format!(
+                    "{implied} sensors (every node but the sink, nodes.count = {n}): expected at most {MAX_SENSORS} report flows; list the sensors in `nodes`"
+                ),
+            );
+        }
         let nodes: Vec<u32> = match &sn.nodes {
             Some(v) => v.clone(),
-            None => (0..n).filter(|&i| i != sn.sink).collect(),
+            None if ok => (0..n).filter(|&i| i != sn.sink).collect(),
+            None => Vec::new(),
         };
-        let mut ok = true;
         if sn.sink >= n {
             ok = false;
             err(
@@ -197,7 +248,7 @@ pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic
                         jitter: None,
                         count: None,
                         bytes: None,
-                        start: Duration(sn.start.0 + offset),
+                        start: Duration(sn.start.0.saturating_add(offset)),
                         stop: sn.stop,
                     },
                     tcp: sn.tcp.clone().filter(|_| sn.transport.is_tcp()),
@@ -230,6 +281,16 @@ pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic
                             );
                             continue;
                         };
+                        if src == dst {
+                            err(
+                                key(from),
+                                format!(
+                                    "{name}, line {}: flow {} -> {}: the source and the destination are the same node",
+                                    f.line, f.src, f.dst
+                                ),
+                            );
+                            continue;
+                        }
                         sc.flows.push(flow_of(&f, src, dst));
                     }
                 }
@@ -289,7 +350,7 @@ pub fn flow_of(f: &ns2::Ns2Flow, src: u32, dst: u32) -> Flow {
             },
             tcp: Some(TcpOptions {
                 mss: Some(Bytes(f.tcp_packet_size)),
-                receive_window: Some(Bytes((f.tcp_window * f.tcp_packet_size).min(65535))),
+                receive_window: Some(Bytes(f.tcp_window.saturating_mul(f.tcp_packet_size).min(65535))),
                 ..TcpOptions::default()
             }),
         },
@@ -326,7 +387,7 @@ pub fn embed_files(text: &str, source: &str) -> Result<String, ScenarioError> {
             path: String::new(),
             line: 0,
             column: 0,
-            message: format!("malformed TOML: {}", e.message().trim()),
+            message: format!("malformed TOML: {}", crate::error::one_line(e.message())),
         }],
     })?;
     let loc = Locator::new(text);
@@ -338,7 +399,7 @@ pub fn embed_files(text: &str, source: &str) -> Result<String, ScenarioError> {
             return Ok(());
         };
         let p = file_path(source, &file);
-        let content = std::fs::read_to_string(&p).map_err(|e| ScenarioError {
+        let content = read_file(&p).map_err(|e| ScenarioError {
             source: source.to_string(),
             diagnostics: vec![loc.diag(&path, format!("cannot read {}: {e}", p.display()))],
         })?;
@@ -382,10 +443,23 @@ pub fn ns2_to_toml(
             .map_err(|e| format!("{}, line {}: {}", names.1.unwrap_or("traffic file"), e.line, e.message))?,
         None => Vec::new(),
     };
+    if let Some(d) = duration_s.filter(|&d| !(d > 0.0 && d <= MAX_SECONDS)) {
+        return Err(format!(
+            "expected a duration greater than 0 s and at most {MAX_SECONDS} s, found {d} s"
+        ));
+    }
     let first = first_id.or(mv.first_id()).unwrap_or(0);
+    if let Some(low) = mv.first_id().filter(|&low| low < first) {
+        return Err(format!(
+            "{}: node id {low} is below the first id {first} (the id that becomes node 0)",
+            names.0
+        ));
+    }
     let last = mv.last_id().unwrap_or(first);
-    let n = last + 1 - first;
-    let mut positions = Vec::with_capacity(n as usize);
+    // Every id from `first` to `last` needs its own lines, so `positions` grows with the
+    // file, not with the ids (which may be up to 2^32 - 1).
+    let n = u64::from(last - first) + 1;
+    let mut positions = Vec::new();
     for id in first..=last {
         let Some(&(x, y)) = mv.initial.get(&id) else {
             return Err(format!(
@@ -399,9 +473,9 @@ pub fn ns2_to_toml(
         .moves
         .iter()
         .map(|m| m.at_s)
-        .chain(flows.iter().map(|f| f.start_s))
+        .chain(flows.iter().flat_map(|f| [Some(f.start_s), f.stop_s]).flatten())
         .fold(0.0f64, f64::max);
-    let duration = duration_s.unwrap_or(((last_event / 100.0).floor() + 1.0) * 100.0);
+    let duration = duration_s.unwrap_or((((last_event / 100.0).floor() + 1.0) * 100.0).min(MAX_SECONDS));
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -451,9 +525,27 @@ pub fn ns2_to_toml(
                 f.line
             ));
         };
-        if src >= n || dst >= n {
+        if src == dst {
+            return Err(format!(
+                "{}, line {}: flow {} -> {}: the source and the destination are the same node",
+                names.1.unwrap_or("traffic file"),
+                f.line,
+                f.src,
+                f.dst
+            ));
+        }
+        if u64::from(src) >= n || u64::from(dst) >= n {
             return Err(format!(
                 "{}, line {}: flow {} -> {} names a node the movement file does not have",
+                names.1.unwrap_or("traffic file"),
+                f.line,
+                f.src,
+                f.dst
+            ));
+        }
+        if src == dst {
+            return Err(format!(
+                "{}, line {}: flow {} -> {}: the source and the destination are the same node",
                 names.1.unwrap_or("traffic file"),
                 f.line,
                 f.src,

@@ -272,7 +272,7 @@ fn udp() -> Transport {
 /// Periodic one-hop broadcasts: every node in `nodes` sends a `size` UDP datagram to the
 /// link-layer broadcast address every `interval` (not forwarded, no ACK). Each node starts at
 /// a uniform random offset in [`start`, `start` + `interval`) drawn from its own stream.
-/// Counted in the network table (`broadcasts_sent`, `broadcast_receptions`, `drops_phy`).
+/// Counted in the network table (`broadcasts_sent`, `broadcast_receptions`, `broadcast_missed`).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Beacons {
@@ -1033,7 +1033,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
     let loc = Locator::new(text);
     if let Err(e) = toml_edit::ImDocument::parse(text) {
         let (line, column) = e.span().map(|r| error::line_col(text, r.start)).unwrap_or((0, 0));
-        let msg = e.message().trim().to_string();
+        let msg = error::one_line(e.message());
         return Err(ScenarioError {
             source: source.to_string(),
             diagnostics: vec![Diagnostic {
@@ -1121,7 +1121,7 @@ pub fn apply_overrides(
     };
     let mut doc: toml_edit::DocumentMut = text
         .parse()
-        .map_err(|e: toml_edit::TomlError| fail("", format!("malformed TOML: {}", e.message())))?;
+        .map_err(|e: toml_edit::TomlError| fail("", format!("malformed TOML: {}", error::one_line(e.message()))))?;
     if drop_sweep {
         doc.as_table_mut().remove("sweep");
     }

@@ -138,18 +138,37 @@ fn node_ref(w: Option<&&str>, line: usize) -> Result<u32, Ns2Error> {
     })
 }
 
-fn unrecognised(line: usize, text: &str) -> Ns2Error {
+/// The latest event time tpsim can represent, s (2^64 - 1 ns, in whole seconds).
+pub const MAX_SECONDS: f64 = 18_446_744_073.0;
+
+/// The time of an `$ns_ at` command: a number in [0, [`MAX_SECONDS`]].
+fn time(w: Option<&&str>, line: usize) -> Result<f64, Ns2Error> {
+    let t = num(w, line, "the time")?;
+    if (0.0..=MAX_SECONDS).contains(&t) {
+        Ok(t)
+    } else {
+        Err(Ns2Error {
+            line,
+            message: format!("expected a time between 0 and {MAX_SECONDS} s, found {t}"),
+        })
+    }
+}
+
+/// A line that is no statement of the format. Its text is not quoted: the file may be any
+/// file a scenario names (`file = "../../etc/passwd"`), and an error must not show its content.
+fn unrecognised(line: usize, _text: &str) -> Ns2Error {
     Ns2Error {
         line,
-        message: format!("unrecognised statement \"{}\"", text.trim()),
+        message: "not a statement of this ns-2 format".into(),
     }
 }
 
 /// Reads an ns-2 movement file.
 ///
 /// # Errors
-/// The first malformed line: a bad number, a negative speed, an unknown statement, or a
-/// node given a `setdest` before any initial position (its line number in the message).
+/// The first malformed line: a bad number, a negative speed, a time outside 0 to
+/// [`MAX_SECONDS`], an unknown statement, or a node given a `setdest` before any initial
+/// position (its line number in the message).
 pub fn parse_movement(text: &str) -> Result<Movement, Ns2Error> {
     let mut m = Movement::default();
     let mut partial: HashMap<u32, (Option<f64>, Option<f64>, usize)> = HashMap::new();
@@ -173,7 +192,7 @@ pub fn parse_movement(text: &str) -> Result<Movement, Ns2Error> {
                 }
             }
             ["$ns_", "at", _, n, "setdest", ..] if n.starts_with("$node_(") => {
-                let at_s = num(w.get(2), line, "the time")?;
+                let at_s = time(w.get(2), line)?;
                 let node = node_ref(w.get(3), line)?;
                 let x = num(w.get(5), line, "the target x")?;
                 let y = num(w.get(6), line, "the target y")?;
@@ -198,7 +217,7 @@ pub fn parse_movement(text: &str) -> Result<Movement, Ns2Error> {
             }
             ["$god_", "set-dist", ..] | ["$ns_", "at", _, "$god_", "set-dist", ..] => {
                 let (at_s, k) = if w[0] == "$ns_" {
-                    (num(w.get(2), line, "the time")?, 5)
+                    (time(w.get(2), line)?, 5)
                 } else {
                     (0.0, 2)
                 };
@@ -322,8 +341,10 @@ fn var(w: &str) -> Option<&str> {
 ///
 /// # Errors
 /// The first malformed line (an unknown statement, an undefined variable, an unsupported
-/// agent or application class, a bad number), or a flow whose agent is not attached to a node
-/// or not connected.
+/// agent or application class, a bad number, a time outside 0 to [`MAX_SECONDS`]), or a flow
+/// tpsim cannot run: its agent not attached to a node or not connected, stopped before it
+/// starts, a CBR interval under 1 ns or `maxpkts_` below 1, a TCP
+/// `packetSize_` outside 1 to 65495 B or `window_` below 1.
 pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
     let mut objs: HashMap<String, Obj> = HashMap::new();
     let mut apps: Vec<String> = Vec::new();
@@ -418,8 +439,8 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
                 objs.get_mut(&a).expect("checked").peer = Some(b.clone());
                 objs.get_mut(&b).expect("checked").peer = Some(a);
             }
-            ["$ns_", "at", time, obj, action @ ("start" | "stop")] => {
-                let at = num(Some(time), line, "the time")?;
+            ["$ns_", "at", at, obj, action @ ("start" | "stop")] => {
+                let at = time(Some(at), line)?;
                 let o = get(&mut objs, obj, line)?;
                 let o = objs.get_mut(&o).expect("checked");
                 if *action == "start" {
@@ -483,11 +504,24 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
                 if size < 1.0 || interval_s <= 0.0 {
                     return Err(err(format!("{name}: packetSize_ and interval_ must be positive")));
                 }
+                if (interval_s * 1e9).round() < 1.0 {
+                    return Err(err(format!(
+                        "{name}: the interval ({interval_s} s) is shorter than 1 ns"
+                    )));
+                }
+                let max_packets = attr(app, "maxpkts_", 268_435_456.0);
+                if max_packets < 1.0 {
+                    return Err(Ns2Error {
+                        line: app.attrs.get("maxpkts_").map(|a| a.1).unwrap_or(app.line),
+                        message: format!("{name}: maxpkts_ must be at least 1, found {max_packets}"),
+                    });
+                }
                 Ns2App::Cbr {
                     size: size as u64,
                     interval_s,
                     random: attr(app, "random_", 0.0) != 0.0,
-                    max_packets: attr(app, "maxpkts_", 268_435_456.0) as u64,
+                    // At most 2^63 - 1 (a TOML integer) for `tpsim import-ns2`'s `count`.
+                    max_packets: (max_packets as u64).min(i64::MAX as u64),
                 }
             }
             "Application/FTP" => Ns2App::Ftp,
@@ -503,13 +537,37 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
         let Some(start_s) = app.start else {
             return Err(err(format!("{name} is never started ($ns_ at t \"${name} start\")")));
         };
+        if let Some(stop_s) = app.stop.filter(|&t| t <= start_s) {
+            return Err(err(format!(
+                "{name} stops at {stop_s} s, not after it starts ({start_s} s)"
+            )));
+        }
+        let tcp_packet_size = attr(agent, "packetSize_", 1000.0);
+        let tcp_window = attr(agent, "window_", 20.0);
+        if kind != Ns2Agent::Udp {
+            let at = |k: &str| agent.attrs.get(k).map(|a| a.1).unwrap_or(agent.line);
+            if !(1.0..=65495.0).contains(&tcp_packet_size) {
+                return Err(Ns2Error {
+                    line: at("packetSize_"),
+                    message: format!(
+                        "a TCP agent's packetSize_ must be between 1 and 65495 bytes, found {tcp_packet_size}"
+                    ),
+                });
+            }
+            if tcp_window < 1.0 {
+                return Err(Ns2Error {
+                    line: at("window_"),
+                    message: format!("a TCP agent's window_ must be at least 1 packet, found {tcp_window}"),
+                });
+            }
+        }
         flows.push(Ns2Flow {
             src,
             dst,
             agent: kind,
             app: app_kind,
-            tcp_packet_size: attr(agent, "packetSize_", 1000.0) as u64,
-            tcp_window: attr(agent, "window_", 20.0) as u64,
+            tcp_packet_size: tcp_packet_size as u64,
+            tcp_window: tcp_window as u64,
             start_s,
             stop_s: app.stop,
             line: app.line,

@@ -3,67 +3,102 @@
 
 use crate::Link;
 
-/// Next hops on hop-count shortest paths between every pair of nodes.
+/// Next hops on hop-count shortest paths between every pair of nodes that have a link (the
+/// others reach only themselves): memory grows with the square of the linked nodes, not of
+/// all nodes, so a large wireless or mostly unlinked scenario costs nothing here.
 ///
 /// Ties are broken deterministically: a breadth-first search from each destination visits
 /// a node's links in the order they are listed in the scenario, and the first discovery wins.
 pub struct Paths {
-    n: usize,
-    /// `next[src * n + dst]` = (link index, neighbour) of the first hop, if reachable.
+    /// The linked nodes, sorted: a node's index among them is its place in this list (a
+    /// search, not a table over all nodes, so that a huge `nodes.count` costs nothing).
+    linked: Vec<u32>,
+    /// Number of linked nodes.
+    m: usize,
+    /// `next[src * m + dst]` (linked-node indices) = (link index, neighbour node) of the first
+    /// hop, if reachable.
     next: Vec<Option<(u32, u32)>>,
-    /// `dist[src * n + dst]` = hop count, `u32::MAX` if unreachable.
+    /// `dist[src * m + dst]` = hop count, `u32::MAX` if unreachable.
     dist: Vec<u32>,
 }
 
 impl Paths {
+    /// Bytes the tables of a topology with `linked` nodes that have links take.
+    pub fn table_bytes(linked: u64) -> u64 {
+        linked.saturating_mul(linked).saturating_mul(12)
+    }
+
+    /// The number of distinct nodes that `links` join (node indices below `count`).
+    pub fn linked_nodes(count: u32, links: &[Link]) -> u64 {
+        let mut seen = std::collections::BTreeSet::new();
+        for l in links {
+            for v in l.nodes {
+                if v < count {
+                    seen.insert(v);
+                }
+            }
+        }
+        seen.len() as u64
+    }
+
     /// Computes all next hops for `count` nodes joined by `links` (node indices must be in
-    /// range; validation checks that first). Without links (a wireless-only scenario) the
-    /// tables stay empty instead of N² entries of "unreachable".
+    /// range; validation checks that first).
     pub fn compute(count: u32, links: &[Link]) -> Paths {
         let n = count as usize;
-        if links.is_empty() {
-            return Paths {
-                n,
-                next: Vec::new(),
-                dist: Vec::new(),
-            };
-        }
-        let mut adj: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        let mut nodes: Vec<u32> = links.iter().flat_map(|l| l.nodes).filter(|&v| v < count).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let idx = |v: u32| nodes.binary_search(&v).expect("a linked node");
+        let m = nodes.len();
+        let mut adj: Vec<Vec<(u32, u32)>> = vec![Vec::new(); m];
         for (i, l) in links.iter().enumerate() {
             let [a, b] = l.nodes;
             if (a as usize) < n && (b as usize) < n && a != b {
-                adj[a as usize].push((i as u32, b));
-                adj[b as usize].push((i as u32, a));
+                adj[idx(a)].push((i as u32, b));
+                adj[idx(b)].push((i as u32, a));
             }
         }
-        let mut next = vec![None; n * n];
-        let mut dist = vec![u32::MAX; n * n];
-        let mut seen = vec![false; n];
-        let mut queue = std::collections::VecDeque::with_capacity(n);
-        for dst in 0..n {
+        let mut next = vec![None; m * m];
+        let mut dist = vec![u32::MAX; m * m];
+        let mut seen = vec![false; m];
+        let mut queue = std::collections::VecDeque::with_capacity(m);
+        for dst in 0..m {
             seen.fill(false);
             seen[dst] = true;
-            dist[dst * n + dst] = 0;
+            dist[dst * m + dst] = 0;
             queue.clear();
-            queue.push_back(dst as u32);
+            queue.push_back(dst);
             while let Some(u) = queue.pop_front() {
-                for &(link, v) in &adj[u as usize] {
-                    if !seen[v as usize] {
-                        seen[v as usize] = true;
+                for &(link, v) in &adj[u] {
+                    let vi = idx(v);
+                    if !seen[vi] {
+                        seen[vi] = true;
                         // v reaches dst through u over `link`.
-                        next[v as usize * n + dst] = Some((link, u));
-                        dist[v as usize * n + dst] = dist[u as usize * n + dst] + 1;
-                        queue.push_back(v);
+                        next[vi * m + dst] = Some((link, nodes[u]));
+                        dist[vi * m + dst] = dist[u * m + dst] + 1;
+                        queue.push_back(vi);
                     }
                 }
             }
         }
-        Paths { n, next, dist }
+        Paths {
+            linked: nodes,
+            m,
+            next,
+            dist,
+        }
+    }
+
+    /// The table slot of (`src`, `dst`), if both have links.
+    fn slot(&self, src: u32, dst: u32) -> Option<usize> {
+        let s = self.linked.binary_search(&src).ok()?;
+        let d = self.linked.binary_search(&dst).ok()?;
+        Some(s * self.m + d)
     }
 
     /// (link index, neighbour) of the first hop from `src` towards `dst`.
     pub fn next_hop(&self, src: u32, dst: u32) -> Option<(u32, u32)> {
-        self.next.get(src as usize * self.n + dst as usize).copied().flatten()
+        self.slot(src, dst).and_then(|i| self.next[i])
     }
 
     /// The links of the path from `src` to `dst`, in order (empty if unreachable or equal).
@@ -78,7 +113,7 @@ impl Paths {
                 }
                 None => return Vec::new(),
             }
-            if out.len() > self.n {
+            if out.len() > self.m {
                 return Vec::new();
             }
         }
@@ -90,10 +125,7 @@ impl Paths {
         if src == dst {
             return 0;
         }
-        self.dist
-            .get(src as usize * self.n + dst as usize)
-            .copied()
-            .unwrap_or(u32::MAX)
+        self.slot(src, dst).map(|i| self.dist[i]).unwrap_or(u32::MAX)
     }
 
     /// Whether `dst` can be reached from `src`.

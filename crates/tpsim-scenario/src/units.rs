@@ -30,13 +30,40 @@ pub struct Family {
 /// Splits `"3.652e-10W"` into (3.652e-10, "W"): the longest prefix that parses as a number.
 fn split_float(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let mut best = None;
-    for (i, _) in s.char_indices().skip(1).chain(std::iter::once((s.len(), ' '))) {
-        if let Ok(v) = s[..i].parse::<f64>() {
-            best = Some((v, s[i..].trim()));
+    let i = float_prefix_len(s)?;
+    s[..i].parse::<f64>().ok().map(|v| (v, s[i..].trim()))
+}
+
+/// The length of the longest prefix of `s` in the grammar of `f64::from_str` (sign, then
+/// `inf`, `infinity`, `nan` in any case, or digits with an optional point and exponent), found
+/// in one pass: trying every prefix with `parse` took time quadratic in the length of a value.
+fn float_prefix_len(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let digits = |from: usize| b[from.min(b.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    for word in ["infinity", "inf", "nan"] {
+        if b.len() >= i + word.len() && b[i..i + word.len()].eq_ignore_ascii_case(word.as_bytes()) {
+            return Some(i + word.len());
         }
     }
-    best
+    let whole = digits(i);
+    i += whole;
+    let mut end = (whole > 0).then_some(i);
+    if b.get(i) == Some(&b'.') {
+        let frac = digits(i + 1);
+        if whole + frac > 0 {
+            end = Some(i + 1 + frac);
+        }
+    }
+    let e = end?;
+    if matches!(b.get(e), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(b.get(e + 1), Some(b'+' | b'-')));
+        let exp = digits(e + 1 + sign);
+        if exp > 0 {
+            return Some(e + 1 + sign + exp);
+        }
+    }
+    Some(e)
 }
 
 impl Family {
@@ -406,6 +433,62 @@ mod tests {
         );
         assert_eq!(Joules::parse(&Joules(0.1).to_string()).unwrap(), Joules(0.1));
         assert_eq!(Angle::parse(&Angle(1.25).to_string()).unwrap(), Angle(1.25));
+    }
+
+    /// The one-pass prefix is the longest prefix that `parse` accepts.
+    #[test]
+    fn float_prefix_is_the_longest_parsing_prefix() {
+        let slow = |s: &str| {
+            (1..=s.len())
+                .filter(|&i| s.is_char_boundary(i) && s[..i].parse::<f64>().is_ok())
+                .max()
+        };
+        for s in [
+            "20ms",
+            "1e5ns",
+            "1.5min",
+            "-64.37dBm",
+            "3.652e-10W",
+            "1.e5s",
+            "1.s",
+            ".5s",
+            ".e5",
+            ".",
+            "1e",
+            "1e+",
+            "1e+5",
+            "1E-5x",
+            "+inf",
+            "-Infinity",
+            "infinit",
+            "INFs",
+            "nan",
+            "+NaNm",
+            "++1",
+            "-",
+            "",
+            "e5",
+            "0x10",
+            "1_000",
+            "00012.50e007km",
+            "5 parsecs",
+            "µs",
+            "1µs",
+        ] {
+            assert_eq!(float_prefix_len(s).filter(|&i| i > 0), slow(s), "{s:?}");
+        }
+        // Linear: a long value is refused at once.
+        let long = "1".repeat(1_000_000) + &"e+".repeat(1_000_000);
+        assert!(Duration::parse(&long).is_err());
+    }
+
+    proptest::proptest! {
+        /// Same as the longest prefix that `parse` accepts, on strings of number characters.
+        #[test]
+        fn float_prefix_matches_parse(s in "[-+.0-9eEinfatyINFATY_x µs]{0,14}") {
+            let slow = (1..=s.len()).filter(|&i| s.is_char_boundary(i) && s[..i].parse::<f64>().is_ok()).max();
+            proptest::prop_assert_eq!(float_prefix_len(&s), slow);
+        }
     }
 
     #[test]

@@ -92,6 +92,9 @@ fn validate_simulation(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
 }
 
 /// `[[links]]`; returns whether every link joins two existing, different nodes.
+/// The largest wired route table (bytes) validation lets the engine build.
+const MAX_ROUTE_TABLE_BYTES: u64 = 2_000_000_000;
+
 fn validate_links(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) -> bool {
     let n = sc.nodes.count;
     let node_ok = |i: u32| i < n;
@@ -140,6 +143,19 @@ fn validate_links(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) -> bool
                 err(p(key), format!("expected a loss probability in [0, 1), found {v}"));
             }
         }
+    }
+    // The wired route tables take 12 bytes per pair of linked nodes.
+    let linked = Paths::linked_nodes(n, &sc.links);
+    if links_ok && Paths::table_bytes(linked) > MAX_ROUTE_TABLE_BYTES {
+        links_ok = false;
+        err(
+            vec![k("links")],
+            format!(
+                "{linked} nodes have links: their shortest-path tables would take {:.1} GB (at most {} GB, about 13,000 linked nodes)",
+                Paths::table_bytes(linked) as f64 / 1e9,
+                MAX_ROUTE_TABLE_BYTES / 1_000_000_000
+            ),
+        );
     }
     links_ok
 }
@@ -206,7 +222,11 @@ fn validate_background(sc: &Scenario, b: &crate::Background, err: &mut impl FnMu
             );
         }
     }
-    let usable = (0..n).filter(|v| !b.exclude.contains(v)).count();
+    // Counted from the (short) list, not by visiting every node: `nodes.count` may be huge.
+    let mut excluded: Vec<u32> = b.exclude.iter().copied().filter(|&v| v < n).collect();
+    excluded.sort_unstable();
+    excluded.dedup();
+    let usable = u64::from(n) - excluded.len() as u64;
     if b.flows > 0 && usable < 2 {
         err(
             p("exclude"),
@@ -666,7 +686,7 @@ fn validate_mobility(
                         .max(1);
                     let s = pl.spacing.map(|m| m.0).unwrap_or(1.0);
                     let (x, y) = (
-                        ((n.min(cols)) - 1) as f64 * s,
+                        n.min(cols).saturating_sub(1) as f64 * s,
                         ((n.saturating_sub(1)) / cols) as f64 * s,
                     );
                     if x > w.0 || y > h.0 {

@@ -106,12 +106,13 @@ impl World {
         }
     }
 
-    /// Drops packet `id` for `reason`: a data packet counts in `drops_<reason>` (and its flow's
-    /// `dropped_segments`), a routing control packet in `routing_drops`, an ARP packet nowhere.
+    /// Drops packet `id` for `reason`: a data packet's drop goes to the metrics (a flow's
+    /// packet is lost if no copy of it arrives: `drops_<reason>`, `dropped_segments`), a routing
+    /// control packet counts in `routing_drops`, an ARP packet nowhere.
     pub(super) fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
         let p = self.packets.get(id);
         if p.is_data() {
-            self.metrics.dropped(p.dir, reason);
+            self.metrics.dropped(p.dir, p.seq, reason);
         } else if let (true, Some(rt)) = (p.is_ctrl(), &mut self.routing) {
             rt.count_drop();
         }
@@ -156,6 +157,7 @@ impl World {
             ip,
             seg,
             dir: NO_DIR,
+            seq: 0,
             link_dst,
             ctrl,
         })

@@ -34,7 +34,7 @@ use crate::apps::Apps;
 use crate::collect::{Collector, NetworkInputs};
 use crate::device::P2pDevice;
 use crate::energy::EnergyModel;
-use crate::metrics::RunResult;
+use crate::metrics::{set_bit, RunResult};
 use crate::mobility::Mobility;
 use crate::net::Net;
 use crate::packet::{PacketArena, NO_DIR};
@@ -177,9 +177,21 @@ pub struct RunOptions {
 impl World {
     /// Runs the event loop to the end of the run (duration + drain).
     pub fn run(&mut self) {
+        while !self.run_for(u64::MAX) {}
+    }
+
+    /// Runs at most about `events` more events (an air frame's signals may run a few past
+    /// it); returns whether the run has ended (then the world is ready for
+    /// [`World::results`]). Lets a caller check for an interrupt or a time limit between
+    /// slices without anything in the event loop.
+    pub fn run_for(&mut self, events: u64) -> bool {
+        let until = self.queue.popped().saturating_add(events);
         while let Some(t) = self.queue.peek_time() {
             if t > self.end_run {
                 break;
+            }
+            if self.queue.popped() >= until {
+                return false;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
             self.prefetch_next();
@@ -202,6 +214,7 @@ impl World {
         }
         self.now = self.end_run;
         self.sample_congestion(SimTime(self.end_run.0.saturating_add(1)));
+        true
     }
 
     /// The event loop's bookkeeping before an event at `t` runs: time-series sampling, the
@@ -230,6 +243,11 @@ impl World {
         }
         self.begin_event(t);
         true
+    }
+
+    /// The simulated time reached.
+    pub fn now(&self) -> SimTime {
+        self.now
     }
 
     /// Events executed so far.
@@ -263,10 +281,11 @@ impl World {
     pub fn results(&mut self, engine_seconds: f64) -> Result<RunResult, EngineError> {
         self.pcap.finish()?;
         let end = self.end_run;
-        let mut in_flight = vec![0u64; self.metrics.directions() as usize];
+        // Which packets of each direction still have a copy in the network.
+        let mut alive = vec![Vec::new(); self.metrics.directions() as usize];
         for p in self.packets.iter_live() {
             if p.dir != NO_DIR {
-                in_flight[p.dir as usize] += 1;
+                set_bit(&mut alive[p.dir as usize], p.seq as u64);
             }
         }
         let (sockets, metrics) = (&self.sockets, &mut self.metrics);
@@ -282,7 +301,7 @@ impl World {
                 )
             })
             .collect();
-        let flows = metrics.flow_rows(&in_flight, |dir| ends[dir as usize].clone());
+        let flows = metrics.flow_rows(&alive, |dir| ends[dir as usize].clone());
         if let Some(e) = &mut self.energy {
             for i in 0..e.nodes.len() {
                 e.settle(i, end);

@@ -102,13 +102,16 @@ impl World {
                 ident: self.net.next_ident(a.node),
                 total_len: seg.ip_len.min(u16::MAX as u32) as u16,
             };
-            if dir != NO_DIR {
-                self.metrics.segment_sent(dir);
-            }
+            let seq = if dir != NO_DIR {
+                self.metrics.segment_sent(dir)
+            } else {
+                0
+            };
             let id = self.packets.alloc(Packet {
                 ip,
                 seg,
                 dir,
+                seq,
                 link_dst: 0,
                 ctrl: NO_CTRL,
             });
@@ -145,7 +148,7 @@ impl World {
             return;
         };
         if p.dir != NO_DIR {
-            self.metrics.segment_received(p.dir, p.ip.ttl);
+            self.metrics.segment_received(p.dir, p.seq, p.ip.ttl);
         }
         self.sockets.socket_mut(ep).on_segment(self.now, &p.seg);
         self.pump(ep);

@@ -1,0 +1,180 @@
+//! An estimate of the memory one run of a scenario needs, from the scenario alone, so that a
+//! run that cannot fit (a duration of 10⁹ s, 1 ns time-series bins over a long run, tens of
+//! thousands of nodes with static routes) is refused before it starts, with the numbers,
+//! instead of aborting halfway. The estimate counts what grows with the scenario's size: the
+//! nodes' state, route tables, one record per message and segment, and the time series;
+//! routing state that grows with the traffic (AODV's route and RREQ caches) is not predicted.
+//! Per-item sizes are rounded up from the engine's structures (measured on x86_64).
+
+use tpsim_scenario::topology::Paths;
+use tpsim_scenario::{AppKind, Flow, RoutingProtocol, Scenario};
+
+/// State of a radio node: 802.11 device and DCF, receiver, mobility, routing agent (about
+/// 4 KB measured at build time with AODV; twice that for growth).
+const RADIO_NODE_BYTES: u64 = 8 * 1024;
+/// A node without a radio (addresses, routes, ports).
+const WIRED_NODE_BYTES: u64 = 256;
+/// One direction of a point-to-point link (queue, error model, counters).
+const LINK_DEVICE_BYTES: u64 = 2 * 1024;
+/// Per message sent: its delay record, delivery and packet bookkeeping (a TCP message may
+/// take several segments; 24 bytes covers a few).
+const MESSAGE_BYTES: u64 = 24;
+/// Per row of the long time-series table, in the engine and in the Python tables built from
+/// it.
+const SERIES_ROW_BYTES: u64 = 300;
+/// The channel's table of every sender's receivers on a static channel (at most 2²¹ pairs of
+/// 16 bytes).
+const REACH_MAX_BYTES: u64 = (1 << 21) * 16;
+
+/// Where a run's memory goes, by part, bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryEstimate {
+    /// (part, bytes), in a fixed order.
+    pub parts: Vec<(&'static str, u64)>,
+}
+
+impl MemoryEstimate {
+    /// The whole estimate, bytes.
+    pub fn total(&self) -> u64 {
+        self.parts.iter().fold(0u64, |a, (_, b)| a.saturating_add(*b))
+    }
+}
+
+/// Messages flow `f` sends per direction at most within `duration_ns` (one-way flows have one
+/// direction, `voip` two), with `rate_bps` the fastest a bulk sender could be served.
+fn messages(f: &Flow, duration_ns: u64, rate_bps: f64) -> u64 {
+    let a = &f.app;
+    let start = a.start.0.min(duration_ns);
+    let stop = a.stop.map(|s| s.0).unwrap_or(duration_ns).max(start);
+    let active_s = (stop - start) as f64 * 1e-9;
+    let size = a.size.map(|s| s.0).unwrap_or(1000).max(1) as f64;
+    let per_dir = match a.kind {
+        AppKind::Bulk => {
+            let by_rate = active_s * rate_bps / 8.0 / size;
+            a.bytes.map_or(by_rate, |b| (b.0 as f64 / size).min(by_rate.max(1.0)))
+        }
+        AppKind::Cbr | AppKind::Voip => {
+            let interval_s = match (a.interval, a.rate) {
+                (Some(iv), _) => iv.0 as f64 * 1e-9,
+                (None, Some(r)) => size * 8.0 / r.0.max(1) as f64,
+                (None, None) => 1.0,
+            };
+            let n = active_s / interval_s.max(1e-12) + 1.0;
+            a.count.map_or(n, |c| n.min(c as f64))
+        }
+    };
+    let dirs = if a.kind == AppKind::Voip { 2.0 } else { 1.0 };
+    (per_dir * dirs).min(u64::MAX as f64 / 2.0) as u64
+}
+
+/// The memory one run of validated scenario `sc` needs, by part.
+pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
+    let n = sc.nodes.count as u64;
+    let radio = sc.radio.is_some();
+    let duration_ns = sc.simulation.duration.0;
+    let end_ns = duration_ns.saturating_add(sc.simulation.drain.0);
+    let mut parts = Vec::new();
+    parts.push((
+        "nodes",
+        n.saturating_mul(if radio { RADIO_NODE_BYTES } else { WIRED_NODE_BYTES }),
+    ));
+    parts.push(("links", (sc.links.len() as u64).saturating_mul(2 * LINK_DEVICE_BYTES)));
+    let linked = Paths::linked_nodes(sc.nodes.count, &sc.links);
+    parts.push(("wired route tables", Paths::table_bytes(linked)));
+    let protocol = sc.routing.as_ref().map(|r| r.protocol).unwrap_or_default();
+    let mut endpoints: Vec<u32> = sc.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+    endpoints.sort_unstable();
+    endpoints.dedup();
+    let bg = sc.background.as_ref().map(|b| b.flows as u64).unwrap_or(0);
+    if radio {
+        parts.push(("channel", n.saturating_mul(64 * 16).min(REACH_MAX_BYTES)));
+        if protocol == RoutingProtocol::Static {
+            // A next-hop column of every node towards each flow end.
+            let ends = (endpoints.len() as u64).saturating_add(2 * bg);
+            parts.push(("radio static routes", ends.saturating_mul(n).saturating_mul(4)));
+        }
+    }
+    // The fastest a bulk sender can be served: the radio's or the fastest link's rate.
+    let rate_bps = match &sc.radio {
+        Some(r) => r.data_rate.map(|d| d.0).unwrap_or(11_000_000) as f64,
+        None => sc.links.iter().map(|l| l.rate.0).max().unwrap_or(0) as f64,
+    };
+    let mut msgs: u64 = sc.flows.iter().map(|f| messages(f, duration_ns, rate_bps)).sum();
+    if let Some(b) = &sc.background {
+        let size = b.size.0.max(1) as f64;
+        let interval_s = match (b.interval, b.rate) {
+            (Some(iv), _) => iv.0 as f64 * 1e-9,
+            (None, Some(r)) => size * 8.0 / r.0.max(1) as f64,
+            (None, None) => 1.0,
+        };
+        let per_flow = (duration_ns as f64 * 1e-9 / interval_s.max(1e-12)).min(u64::MAX as f64 / 4.0) as u64;
+        msgs = msgs.saturating_add(per_flow.saturating_mul(b.flows as u64));
+    }
+    parts.push(("messages", msgs.saturating_mul(MESSAGE_BYTES)));
+    if sc.output.timeseries {
+        let bins = end_ns.div_ceil(sc.output.bin.0.max(1)).max(1);
+        let dirs = sc
+            .flows
+            .iter()
+            .map(|f| if f.app.kind == AppKind::Voip { 2 } else { 1 })
+            .sum::<u64>()
+            + bg;
+        let tcp_dirs = sc
+            .flows
+            .iter()
+            .filter(|f| f.transport.is_tcp())
+            .map(|f| if f.app.kind == AppKind::Voip { 2 } else { 1 })
+            .sum::<u64>();
+        let devices = 2 * sc.links.len() as u64 + if radio { n } else { 0 };
+        let mut rows = 2 * dirs + 3 * tcp_dirs + devices;
+        if sc.energy.is_some() {
+            rows += 2 * n;
+        }
+        if sc.output.positions {
+            rows += 2 * n;
+        }
+        parts.push((
+            "time series",
+            bins.saturating_mul(rows).saturating_mul(SERIES_ROW_BYTES),
+        ));
+    }
+    MemoryEstimate { parts }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(text: &str) -> MemoryEstimate {
+        estimate_memory(&tpsim_scenario::load(text, "<test>").unwrap())
+    }
+
+    const LINK: &str = "[nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n";
+    const CBR: &str = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"udp\"\napp = { kind = \"cbr\", size = \"100B\", interval = \"10ms\" }\n";
+
+    #[test]
+    fn messages_and_series_grow_with_duration_and_bins() {
+        let small = est(&format!("[simulation]\nduration = \"10s\"\n{LINK}{CBR}"));
+        let long = est(&format!("[simulation]\nduration = \"1000000000s\"\n{LINK}{CBR}"));
+        let part = |e: &MemoryEstimate, name| e.parts.iter().find(|(n, _)| *n == name).map(|p| p.1);
+        // 10 s / 10 ms + 1 messages of 24 bytes.
+        assert_eq!(part(&small, "messages"), Some(1001 * 24));
+        assert!(long.total() > 1_000_000_000_000, "{long:?}");
+        let fine = est(&format!(
+            "[simulation]\nduration = \"1000s\"\n[output]\ntimeseries = true\nbin = \"1ns\"\n{LINK}{CBR}"
+        ));
+        // 10^12 bins of (2 rows of the flow + 2 queue rows).
+        assert_eq!(part(&fine, "time series"), Some(1_000_000_000_000 * 4 * 300));
+    }
+
+    #[test]
+    fn static_radio_routes_grow_with_nodes_times_flow_ends() {
+        let text = "[simulation]\nduration = \"1s\"\n[nodes]\ncount = 20000\nplacement = { kind = \"grid\", spacing = \"200m\" }\n[radio]\n";
+        let e = est(&format!("{text}{CBR}"));
+        assert_eq!(
+            e.parts.iter().find(|p| p.0 == "radio static routes").map(|p| p.1),
+            Some(2 * 20000 * 4)
+        );
+        assert!(e.total() > 20000 * RADIO_NODE_BYTES);
+    }
+}
