@@ -25,7 +25,7 @@ NETWORK_COLUMNS = [
     "drops_link_break",
     "drops_no_route",
     "drops_ttl",
-    "drops_phy",
+    "dropped_copies",
     "drops_energy",
     "routing_drops",
     "routing_rreq",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -61,22 +62,77 @@ def test_exact_one_way_delay_on_an_idle_link(sizes, wire_bytes):
 
 
 def test_goodput_follows_its_definition():
-    # 128 B every 20 ms from 0 s, stop at 5 s: active time 5 s, 250 messages delivered.
+    # 128 B every 20 ms from 0 s, stop at 5 s: the window is [0, 5 s]. Each message takes
+    # 158 B * 8 / 256 kbit/s = 4.9375 ms on the wire + 50 ms: the ones sent at k * 20 ms with
+    # k <= 247 arrive by 5 s (248 of them); the last two arrive in the drain period, counted in
+    # rx_packets but not in goodput.
     res = tpsim.run(tpsim.Scenario(one_link(app='{ kind = "cbr", size = "128B", interval = "20ms", stop = "5s" }', extra='drain = "1s"')))
     f = res.flows.row(0, named=True)
     assert f["rx_packets"] == 250
-    assert abs(f["goodput_kbps"] - 250 * 128 * 8 / 1000 / 5.0) < 1e-9
+    assert abs(f["goodput_kbps"] - 248 * 128 * 8 / 1000 / 5.0) < 1e-9
+
+
+# A 1 Mbit/s, 10 ms link under ns2 sizes (the configured size is the IP packet, no framing):
+# 125 B take 1 ms on the wire, 1000 B 8 ms, 2000 B 16 ms (MTU raised: tpsim does not fragment).
+# Flow 0 (measured): 125 B at 1, 11, ..., 191 ms. Flow 1: one 2000 B packet at 0 ms. Flow 2:
+# 1000 B at 20, 40, ..., 160 ms. All three share the link's queue.
+PERCENTILE_LINK = """
+[simulation]
+duration = "1s"
+drain = "1s"
+sizes = "ns2"
+
+[nodes]
+count = 2
+
+[[links]]
+nodes = [0, 1]
+rate = "1Mbps"
+delay = "10ms"
+mtu = "2000B"
+
+[[flows]]
+src = 0
+dst = 1
+transport = "udp"
+app = { kind = "cbr", size = "125B", interval = "10ms", start = "1ms", count = 20 }
+
+[[flows]]
+src = 0
+dst = 1
+transport = "udp"
+app = { kind = "cbr", size = "2000B", interval = "1s", count = 1 }
+
+[[flows]]
+src = 0
+dst = 1
+transport = "udp"
+app = { kind = "cbr", size = "1000B", interval = "20ms", start = "20ms", count = 8 }
+"""
 
 
 def test_percentiles_are_nearest_rank_of_the_delays():
-    # Poisson arrivals into a slow link make the delays vary; check p50/p95/max/mean against
-    # the definitions using the per-bin series would be indirect, so recompute from a run
-    # with known structure: queueing delays take distinct values.
-    res = tpsim.run(
-        tpsim.Scenario(one_link(app='{ kind = "cbr", size = "500B", interval = "20ms", arrivals = "poisson" }', link_extra="queue = 1000", duration="60s", extra='drain = "30s"'))
-    )
-    f = res.flows.row(0, named=True)
-    assert f["rx_packets"] == f["tx_packets"]
-    assert f["delay_p50_s"] <= f["delay_p95_s"] <= f["delay_max_s"]
-    assert f["delay_mean_s"] > 500 * 8 / 256_000 + 0.05  # queueing adds delay
-    assert f["jitter_ipdv_s"] > 0 and f["jitter_rfc3550_s"] > 0
+    # Hand derivation of flow 0's delays (wait + 1 ms serialization + 10 ms propagation):
+    # message 0 (1 ms) waits for the 2000 B packet until 16 ms: 15 + 11 = 26 ms; message 1
+    # (11 ms) waits for message 0 until 17 ms: 6 + 11 = 17 ms; message 2j (20j + 1 ms, j = 1..8)
+    # waits for the 1000 B packet sent over [20j, 20j + 8]: 7 + 11 = 18 ms; messages 2j + 1 and
+    # 18, 19 find the link idle: 11 ms. Sorted: 11 x10, 17, 18 x8, 26 (n = 20).
+    delays_ms = [26, 17] + [18, 11] * 8 + [11, 11]
+    assert sorted(delays_ms) == [11] * 10 + [17] + [18] * 8 + [26]
+    # Nearest rank: p50 -> rank ceil(0.50 * 20) = 10 -> 11 ms (linear interpolation: 14 ms);
+    # p95 -> rank ceil(0.95 * 20) = 19 -> 18 ms (interpolation 18.4 ms, maximum 26 ms).
+    p50, p95 = 0.011, 0.018
+    # docs/metrics.md: the same as numpy's method="inverted_cdf".
+    assert np.percentile(np.array(delays_ms) / 1000, 50, method="inverted_cdf") == p50
+    assert np.percentile(np.array(delays_ms) / 1000, 95, method="inverted_cdf") == p95
+    res = tpsim.run(tpsim.Scenario(PERCENTILE_LINK))
+    f = res.flows.filter(pl.col("flow") == 0).row(0, named=True)
+    assert f["tx_packets"] == f["rx_packets"] == 20
+    # Whole nanoseconds divided by 1e9 (correctly rounded): exact equality.
+    assert f["delay_p50_s"] == p50
+    assert f["delay_p95_s"] == p95
+    assert f["delay_max_s"] == 0.026
+    # Mean 297 ms / 20 = 14.85 ms; IPDV: |dD| = 9, 1, fifteen times 7, 0, 0 -> 115 ms / 19.
+    # Neither is a whole number of ns: relative tolerance 1e-12.
+    assert f["delay_mean_s"] == pytest.approx(0.01485, rel=1e-12, abs=0)
+    assert f["jitter_ipdv_s"] == pytest.approx(0.115 / 19, rel=1e-12, abs=0)

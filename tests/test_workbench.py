@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import subprocess
@@ -10,11 +9,13 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from scipy import stats
 
 import tpsim
+from tpsim.results import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from conftest import ROOT, cli, one_link
 
 TABLES = ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]
@@ -54,13 +55,20 @@ def test_sweep_summary_matches_scipy(tmp_path):
             n = len(vals)
             mean = sum(vals) / n
             sd = stats.tstd(vals)
-            half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
             row = summary.filter((pl.col("point") == point) & (pl.col("table") == "flows") & (pl.col("metric") == metric)).row(0, named=True)
             assert row["n"] == 10
             assert row["mean"] == pytest.approx(mean, rel=1e-12)
             assert row["std"] == pytest.approx(sd, rel=1e-9)
-            assert row["ci95_low"] == pytest.approx(mean - half, rel=1e-9, abs=1e-12)
-            assert row["ci95_high"] == pytest.approx(mean + half, rel=1e-9, abs=1e-12)
+            # Bounded metrics: scipy's percentile bootstrap of the mean with tpsim's seed.
+            assert row["ci_method"] == "bootstrap-percentile"
+            if min(vals) == max(vals):
+                lo = hi = vals[0]
+            else:
+                ci = stats.bootstrap((np.array(vals),), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
+                                     random_state=np.random.default_rng(BOOTSTRAP_SEED)).confidence_interval
+                lo, hi = ci.low, ci.high
+            assert row["ci95_low"] == pytest.approx(lo, rel=1e-9, abs=1e-12)
+            assert row["ci95_high"] == pytest.approx(hi, rel=1e-9, abs=1e-12)
             checked += 1
     assert checked == 40
     # The sweep really varied the scenario: TCP retransmits what the lossy link drops, UDP not.

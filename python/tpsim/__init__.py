@@ -11,9 +11,9 @@ Quick use::
 Metric definitions: docs/metrics.md.
 """
 
-from ._tpsim import ScenarioError, __version__
-from .api import RunFailure, SweepFailed, plan, run
-from .results import Results
+from ._tpsim import RunLimitError, ScenarioError, __version__
+from .api import RunCrashed, RunFailure, RunTooLarge, SchedulerError, SweepFailed, plan, run
+from .results import OutputPathError, Results
 from .scenario import Scenario, json_schema, load
 
-__all__ = ["ScenarioError", "Scenario", "Results", "RunFailure", "SweepFailed", "load", "plan", "run", "json_schema", "__version__"]
+__all__ = ["ScenarioError", "RunLimitError", "RunTooLarge", "RunCrashed", "SchedulerError", "OutputPathError", "Scenario", "Results", "RunFailure", "SweepFailed", "load", "plan", "run", "json_schema", "__version__"]

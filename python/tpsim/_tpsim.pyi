@@ -3,6 +3,8 @@
 from typing import Any, Optional
 
 __version__: str
+#: Build fingerprint: a hash of the engine's sources and Cargo.lock, embedded at build time.
+__build__: str
 
 class ScenarioError(ValueError):
     """A scenario that cannot be read or is not valid."""
@@ -15,10 +17,19 @@ def resolve(text: str, source: str = "<string>") -> str:
 
     Raises ScenarioError."""
 
-def run(text: str, source: str = "<string>", seed: Optional[int] = None, run: int = 0, pcap_dir: Optional[str] = None) -> dict[str, Any]:
-    """Runs one replication; returns {flows, network, timeseries, engine_seconds} as plain columns.
+class RunLimitError(RuntimeError):
+    """A run stopped because it exceeded a limit the user set (wall-clock time)."""
 
-    Raises ScenarioError, RuntimeError."""
+def run(text: str, source: str = "<string>", seed: Optional[int] = None, run: int = 0, pcap_dir: Optional[str] = None, max_wall_s: Optional[float] = None) -> dict[str, Any]:
+    """Runs one replication; returns {flows, network, timeseries, engine_seconds} as plain columns.
+    Checks for signals (KeyboardInterrupt) and ``max_wall_s`` between slices of events.
+
+    Raises ScenarioError, RunLimitError, RuntimeError, KeyboardInterrupt."""
+
+def estimate_memory(text: str, source: str = "<string>") -> list[tuple[str, int]]:
+    """The memory one run of the scenario needs, as (part, bytes) pairs.
+
+    Raises ScenarioError."""
 
 def json_schema() -> str:
     """JSON Schema of the scenario format."""

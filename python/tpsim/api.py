@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import multiprocessing
 import os
+import re
+import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from . import _tpsim
-from .results import Results, atomic_write_text
+from .results import Results, atomic_write_text, check_output_dir
 from .scenario import Scenario, load
 from .sweep import Job, expand, jobs_for, parse_set, parse_sweep, point_value, runs_of
 
@@ -22,23 +26,110 @@ from .sweep import Job, expand, jobs_for, parse_set, parse_sweep, point_value, r
 FAIL_HOOK = "TPSIM_TEST_FAIL_RUN"
 
 
+def build_id() -> str:
+    """The engine build's fingerprint: the version and a hash of the engine's sources and
+    Cargo.lock taken when it was compiled (``"0.1.0+1a2b3c4d5e6f7a8b"``)."""
+    return f"{_tpsim.__version__}+{_tpsim.__build__}"
+
+
 def run_key(scenario: Scenario, seed: int, run: int) -> str:
     """Content hash (SHA-256 hex) identifying one stored run: the resolved scenario of its
     sweep point (sweep values set, no ``[sweep]`` table), the seed, the replication index and
-    the engine version. A changed scenario never matches a stored run of the old
-    one."""
+    the engine build (:func:`build_id`). A changed scenario, or another build of the engine,
+    never matches a stored run."""
     blob = json.dumps(
-        {"scenario": scenario.resolved, "seed": seed, "run": run, "engine": _tpsim.__version__},
+        {"scenario": scenario.resolved, "seed": seed, "run": run, "engine": build_id()},
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _job_main(text: str, source: str, seed: int, run: int, point: int, pcap_dir: Optional[str]) -> dict[str, Any]:
+#: Keys every stored run file has (written by :func:`execute`).
+_STORED_KEYS = ("flows", "network", "timeseries", "run", "seed", "point", "params", "key")
+
+
+def _load_stored(path: Path, job: Job, report: bool = True) -> Optional[dict[str, Any]]:
+    """The run stored at ``path`` for ``job``, or ``None`` if there is none or it is damaged
+    (truncated, not JSON, or not this job's run): a damaged file is reported on stderr (if
+    ``report``) and its run is done again."""
+    if not path.exists():
+        return None
+    try:
+        res = json.loads(path.read_text(encoding="utf-8"))
+        ok = isinstance(res, dict) and all(k in res for k in _STORED_KEYS) and res["key"] == job.key
+    except (OSError, UnicodeDecodeError, ValueError):
+        ok = False
+    if not ok:
+        if report:
+            print(f"tpsim: {path}: damaged stored run (point {job.point.index}, run {job.run}); running it again",
+                  file=sys.stderr)
+        return None
+    return res
+
+
+#: Default of ``max_memory``: the largest memory estimate a run may have, bytes.
+DEFAULT_MAX_MEMORY = 16 * 10**9
+
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_size(value: Union[str, int, float], what: str = "size") -> int:
+    """Bytes of a size such as ``"16GB"``, ``"512MiB"`` or ``2e9`` (bytes).
+
+    Raises:
+        ValueError: naming ``what`` and the expected form.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{what}: expected a size such as 16GB or 512MiB, found {value!r}")
+    if isinstance(value, (int, float)):
+        n = float(value)
+    else:
+        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(value))
+        if not m or m.group(2).lower() not in _SIZE_UNITS:
+            raise ValueError(f"{what}: expected a size such as 16GB or 512MiB, found {value!r}")
+        n = float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+    if not math.isfinite(n) or n <= 0:
+        raise ValueError(f"{what}: expected a size greater than 0, found {value!r}")
+    return int(n)
+
+
+class RunTooLarge(ValueError):
+    """A sweep point's runs would need more memory than allowed (``max_memory``), by the
+    engine's estimate; nothing was run."""
+
+
+class RunCrashed(RuntimeError):
+    """A run's worker process died (for instance at its memory limit) before returning."""
+
+
+def _job_main(text: str, source: str, seed: int, run: int, point: int, pcap_dir: Optional[str],
+              max_wall_s: Optional[float] = None) -> dict[str, Any]:
     """Executes one job (in this process, a worker process or a Dask worker)."""
     if os.environ.get(FAIL_HOOK) == f"{point}:{run}":
         raise RuntimeError(f"deliberate failure ({FAIL_HOOK} test hook)")
-    return _tpsim.run(text, source, seed=seed, run=run, pcap_dir=pcap_dir)
+    if os.environ.get(FAIL_HOOK) == f"{point}:{run}:abort":
+        os.abort()  # a crashing worker (tests)
+    return _tpsim.run(text, source, seed=seed, run=run, pcap_dir=pcap_dir, max_wall_s=max_wall_s)
+
+
+def _worker_init(memory_limit: Optional[int]) -> None:
+    """Worker process set-up: die with the parent (Linux: no orphaned workers if the parent is
+    killed), and cap the address space at ``memory_limit`` bytes if given."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - libc without prctl
+            pass
+        if os.getppid() == 1:  # the parent died before the call
+            os._exit(1)
+    if memory_limit is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
 
 
 @dataclass
@@ -63,11 +154,13 @@ class SweepFailed(RuntimeError):
     Attributes:
         failures: the failed runs.
         completed: number of runs stored.
+        total: number of runs of the sweep.
     """
 
     def __init__(self, failures: list[RunFailure], completed: int, total: int):
         self.failures = failures
         self.completed = completed
+        self.total = total
         lines = "\n".join(f"  {f}" for f in failures)
         super().__init__(f"{len(failures)} of {total} runs failed ({completed} stored):\n{lines}")
 
@@ -89,31 +182,110 @@ def plan(
     set: Union[Sequence[tuple[str, Any]], Iterable[str], None] = None,
     sweep: Union[Sequence[tuple[str, list[Any]]], Iterable[str], None] = None,
     out: Union[str, Path, None] = None,
+    max_memory: Union[str, int, float, None] = DEFAULT_MAX_MEMORY,
 ) -> Plan:
     """Validates everything and lists the jobs, before any run starts.
 
     ``set`` and ``sweep`` take ``(key, value)`` / ``(key, [values])`` pairs or the command
-    line's ``"key=value"`` / ``"key=v1,v2"`` strings.
+    line's ``"key=value"`` / ``"key=v1,v2"`` strings. Every point's run must fit
+    ``max_memory`` (bytes, or a size such as ``"16GB"``; ``None``: no check) by the engine's
+    estimate (``tpsim_engine::memory``).
 
     Raises:
         ScenarioError: for an invalid scenario, an unknown key, an empty value list, or runs < 1.
+        RunTooLarge: if a point's run would need more than ``max_memory``.
+        TypeError, ValueError: for arguments of the wrong type or range (seed outside
+            0..2**64-1, runs not a positive integer, a sweep that is not a list of pairs).
     """
+    if not isinstance(scenario, (Scenario, str, os.PathLike)) or isinstance(scenario, bool):
+        raise TypeError(f"scenario must be a Scenario or the path of a scenario file, got {type(scenario).__name__} {scenario!r:.80}")
+    _check_args(seed=seed, runs=runs)
     base = scenario if isinstance(scenario, Scenario) else load(scenario)
-    sets = _pairs(set, parse_set)
-    sweeps = _pairs(sweep, parse_sweep)
+    sets = _pairs(set, parse_set, "set")
+    sweeps = _pairs(sweep, parse_sweep, "sweep")
     n = runs_of(base, runs)
     seed = base.seed if seed is None else int(seed)
     points = expand(base, sets, sweeps)
+    if max_memory is not None:
+        limit = parse_size(max_memory, "max_memory")
+        for pt in points:
+            _check_memory(pt, limit)
     jobs = jobs_for(points, seed, n)
-    stored = sum(1 for j in jobs if out is not None and _stored_path(Path(out), j).exists())
+    stored = sum(1 for j in jobs if out is not None and _load_stored(_stored_path(Path(out), j), j, report=False) is not None)
     return Plan(base, points, jobs, stored)
 
 
-def _pairs(items: Any, parser: Callable[[Iterable[str]], list]) -> list:
+def _check_args(seed: Any = None, runs: Any = None, jobs: Any = None) -> None:
+    """Type and range checks of the API's numeric arguments, before anything runs
+    (``runs`` below 1 is a ScenarioError, as in the scenario's ``simulation.runs``)."""
+    for name, v, lo, hi in (("seed", seed, 0, 2**64 - 1), ("runs", runs, 1, 10**9), ("jobs", jobs, -(2**31), 2**31)):
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{name} must be an integer, got {type(v).__name__} {v!r:.80}")
+        if not lo <= v <= hi:
+            if name == "runs":
+                raise _tpsim.ScenarioError(f"runs must be between {lo} and {hi}, got {v}")
+            raise ValueError(f"{name} must be between {lo} and {hi}, got {v}")
+
+
+#: A Dask scheduler address: [PROTOCOL://]HOST:PORT.
+_SCHEDULER_RE = re.compile(r"(?:(tcp|tls|ws|wss|ucx|inproc)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?):([0-9]{1,5})")
+
+
+def check_scheduler(address: Any) -> None:
+    """Checks the form of a Dask scheduler address (``tcp://HOST:PORT``) before anything runs.
+
+    Raises:
+        TypeError: if it is not a string (or a Dask cluster object).
+        ValueError: if it is not of the form ``[PROTOCOL://]HOST:PORT``.
+    """
+    if address is None or hasattr(address, "scheduler_address"):  # a dask Cluster object
+        return
+    if not isinstance(address, str):
+        raise TypeError(f"scheduler must be an address such as tcp://HOST:PORT, got {type(address).__name__} {address!r:.80}")
+    m = _SCHEDULER_RE.fullmatch(address.strip())
+    if not m or not 0 < int(m.group(3)) < 65536:
+        raise ValueError(f"scheduler: expected an address such as tcp://HOST:8786, got {address!r:.200}")
+
+
+def _check_run_args(out: Any, scheduler: Any, pcap: Any, progress: Any) -> None:
+    if out is not None:
+        check_output_dir(out, "out")
+    check_scheduler(scheduler)
+    if not isinstance(pcap, bool):
+        raise TypeError(f"pcap must be True or False, got {type(pcap).__name__} {pcap!r:.80}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(done, total), got {type(progress).__name__} {progress!r:.80}")
+
+
+def _pairs(items: Any, parser: Callable[[Iterable[str]], list], what: str) -> list:
+    if items is None:
+        return []
+    if isinstance(items, (str, bytes, dict)) or not isinstance(items, Iterable):
+        raise TypeError(f"{what} must be a list of (key, value) pairs or \"key=value\" strings, got {type(items).__name__} {items!r:.80}")
+    items = list(items)
     if not items:
         return []
-    items = list(items)
-    return parser(items) if isinstance(items[0], str) else [tuple(i) for i in items]
+    if all(isinstance(i, str) for i in items):
+        return parser(items)
+    out = []
+    for i in items:
+        if isinstance(i, (str, bytes)) or not isinstance(i, (tuple, list)) or len(i) != 2 or not isinstance(i[0], str):
+            raise TypeError(f"{what} must be a list of (key, value) pairs or \"key=value\" strings, got the item {i!r:.80}")
+        out.append(tuple(i))
+    return out
+
+
+def _check_memory(point: Any, limit: int) -> None:
+    parts = _tpsim.estimate_memory(point.scenario.text, point.scenario.source)
+    total = sum(b for _, b in parts)
+    if total <= limit:
+        return
+    biggest = ", ".join(f"{name} {b / 1e9:.3g} GB" for name, b in sorted(parts, key=lambda p: -p[1])[:3] if b)
+    where = f"point {point.index} ({', '.join(f'{k} = {point_value(v)}' for k, v in point.params.items())})" if point.params else "the scenario"
+    raise RunTooLarge(f"{where}: one run would need about {total / 1e9:.3g} GB ({biggest}), more than the limit of "
+                      f"{limit / 1e9:.3g} GB; shorten it, coarsen output.bin, or raise the limit (--max-memory)")
 
 
 def _stored_path(out: Path, job: Job) -> Path:
@@ -131,6 +303,9 @@ def run(
     sweep: Union[Sequence[tuple[str, list[Any]]], Iterable[str], None] = None,
     pcap: bool = False,
     progress: Optional[Callable[[int, int], None]] = None,
+    max_memory: Union[str, int, float, None] = DEFAULT_MAX_MEMORY,
+    run_time_limit: Optional[float] = None,
+    run_memory_limit: Union[str, int, float, None] = None,
 ) -> Results:
     """Runs every sweep point's replications and returns their tables.
 
@@ -150,6 +325,13 @@ def run(
             ``["k=v1,v2"]``.
         pcap: write pcap files (of links that ask for them) under ``out/pcap/p<point>-run<r>/``.
         progress: called as ``progress(done, total)`` as runs finish.
+        max_memory: refuse (before any run) a point whose run the engine estimates to need
+            more than this many bytes (a size such as ``"16GB"``; ``None``: no check).
+        run_time_limit: stop a run that takes longer than this many seconds of wall-clock
+            time; it fails as its own run (``RunLimitError``).
+        run_memory_limit: cap each run's process at this address-space size (a size such as
+            ``"4GB"``); runs then go to worker processes, and one that exceeds it fails as its
+            own run (``RunCrashed``).
 
     Returns:
         :class:`Results`; with a sweep, every table has a ``point`` column and one column per
@@ -157,11 +339,23 @@ def run(
 
     Raises:
         ScenarioError: (ValueError) for invalid input, before any run starts.
+        RunTooLarge: (ValueError) if a point's run would exceed ``max_memory``.
+        TypeError, ValueError: for arguments of the wrong type or range.
         SweepFailed: if some runs failed (the others are stored when ``out`` is given).
+        SchedulerError: (RuntimeError) if the Dask scheduler cannot be reached.
+        OSError: if ``out`` cannot be written (naming the file; the tables are written all
+            or none, and stored runs stay intact).
         KeyboardInterrupt: if interrupted (finished runs are stored when ``out`` is given).
     """
-    p = plan(scenario, seed, runs, set, sweep, out)
-    return run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress)
+    _check_args(jobs=jobs)
+    _check_run_args(out, scheduler, pcap, progress)
+    if run_time_limit is not None and (isinstance(run_time_limit, bool) or not isinstance(run_time_limit, (int, float))
+                                       or not math.isfinite(run_time_limit) or run_time_limit <= 0):
+        raise ValueError(f"run_time_limit must be a number of seconds greater than 0, got {run_time_limit!r}")
+    mem = parse_size(run_memory_limit, "run_memory_limit") if run_memory_limit is not None else None
+    p = plan(scenario, seed, runs, set, sweep, out, max_memory=max_memory)
+    return run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
+                    run_time_limit=run_time_limit, run_memory_limit=mem)
 
 
 def run_plan(
@@ -171,16 +365,20 @@ def run_plan(
     scheduler: Optional[str] = None,
     pcap: bool = False,
     progress: Optional[Callable[[int, int], None]] = None,
+    run_time_limit: Optional[float] = None,
+    run_memory_limit: Optional[int] = None,
 ) -> Results:
-    """Executes a :func:`plan` (arguments as for :func:`run`) and merges its tables; with
-    ``out``, writes them and the resolved scenario there.
+    """Executes a :func:`plan` (arguments as for :func:`run`; ``run_memory_limit`` in bytes)
+    and merges its tables; with ``out``, writes them and the resolved scenario there.
 
     Raises:
         SweepFailed: if some runs failed (the others are stored when ``out`` is given).
         KeyboardInterrupt: if interrupted (finished runs are stored when ``out`` is given).
     """
-    outdir = Path(out) if out is not None else None
-    results = execute(p.jobs, outdir, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress)
+    outdir = check_output_dir(out, "out") if out is not None else None
+    check_scheduler(scheduler)
+    results = execute(p.jobs, outdir, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
+                      run_time_limit=run_time_limit, run_memory_limit=run_memory_limit)
     table = Results.from_runs(results, param_keys=list(p.points[0].params))
     table.points = p.points
     table.base = p.base
@@ -197,9 +395,12 @@ def execute(
     scheduler: Optional[str] = None,
     pcap: bool = False,
     progress: Optional[Callable[[int, int], None]] = None,
+    run_time_limit: Optional[float] = None,
+    run_memory_limit: Optional[int] = None,
 ) -> list[dict[str, Any]]:
     """Runs the jobs not yet stored in ``outdir``, stores each as it finishes, and returns
-    every job's result (stored or new) in job order.
+    every job's result (stored or new) in job order. A job that fails, exceeds a limit or
+    crashes its worker fails alone: the others run on.
 
     Raises:
         SweepFailed: if any job raised; every other job still ran and was stored.
@@ -209,9 +410,9 @@ def execute(
     results: dict[int, dict[str, Any]] = {}
     todo: list[tuple[int, Job]] = []
     for i, job in enumerate(job_list):
-        stored = _stored_path(outdir, job) if outdir is not None else None
-        if stored is not None and stored.exists() and not pcap:
-            results[i] = json.loads(stored.read_text(encoding="utf-8"))
+        stored = _load_stored(_stored_path(outdir, job), job) if (outdir is not None and not pcap) else None
+        if stored is not None:
+            results[i] = stored
         else:
             todo.append((i, job))
     failures: list[RunFailure] = []
@@ -223,7 +424,7 @@ def execute(
             failures.append(RunFailure(job.point.index, job.point.params, job.seed, job.run, f"{type(error).__name__}: {error}"))
         else:
             assert res is not None
-            res.update({"run": job.run, "seed": job.seed, "point": job.point.index,
+            res.update({"run": job.run, "seed": job.seed, "point": job.point.index, "key": job.key,
                         "params": {k: point_value(v) for k, v in job.point.params.items()}})
             if outdir is not None:
                 atomic_write_text(_stored_path(outdir, job), json.dumps(res))
@@ -233,12 +434,15 @@ def execute(
 
     def args(job: Job) -> tuple:
         pcap_dir = str(outdir / "pcap" / f"p{job.point.index}-run{job.run}") if (pcap and outdir is not None) else None
-        return (job.point.scenario.text, job.point.scenario.source, job.seed, job.run, job.point.index, pcap_dir)
+        return (job.point.scenario.text, job.point.scenario.source, job.seed, job.run, job.point.index, pcap_dir,
+                run_time_limit)
 
     n_workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
-    if scheduler:
+    if scheduler and todo:
         _run_dask(scheduler, todo, args, finish)
-    elif n_workers == 1 or len(todo) <= 1:
+    elif scheduler:
+        pass  # every run is stored: no need of the scheduler
+    elif (n_workers == 1 or len(todo) <= 1) and run_memory_limit is None:
         for i, job in todo:
             try:
                 res = _job_main(*args(job))
@@ -246,24 +450,59 @@ def execute(
                 finish(i, job, None, e)
             else:
                 finish(i, job, res, None)
-    else:
-        _run_pool(min(n_workers, len(todo)), todo, args, finish)
+    elif todo:
+        _run_pool(min(n_workers, len(todo)), todo, args, finish, run_memory_limit)
     if failures:
         raise SweepFailed(sorted(failures, key=lambda f: (f.point, f.run)), len(results), total)
     return [results[i] for i in range(total)]
 
 
-def _run_pool(n: int, todo: list, args: Callable, finish: Callable) -> None:
+def _run_pool(n: int, todo: list, args: Callable, finish: Callable, memory_limit: Optional[int] = None) -> None:
+    """Runs ``todo`` on ``n`` worker processes. A worker that dies (a crash, its memory limit)
+    breaks the whole pool, and every job not finished then fails with it. The jobs that were
+    running are run again one at a time in a pool of their own, so that the one that crashes
+    fails alone (``RunCrashed``); the jobs still waiting go back to a new pool (after a second
+    such loss, they too run alone)."""
     ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+
+    def pool(workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(memory_limit,))
+
+    queue = list(todo)
+    strikes: dict[int, int] = {}
+    while queue:
+        alone = []
+        requeue = []
+        for i, job, was_running in _pool_pass(pool(n), queue, args, finish):
+            if was_running or strikes.get(i, 0) >= 1:
+                alone.append((i, job))
+            else:
+                strikes[i] = 1
+                requeue.append((i, job))
+        for i, job in alone:
+            for i2, job2, _ in _pool_pass(pool(1), [(i, job)], args, finish):
+                limit = f" (memory limit {memory_limit / 1e9:.3g} GB)" if memory_limit else ""
+                finish(i2, job2, None, RunCrashed(f"the run's worker process died{limit}"))
+        queue = requeue
+
+
+def _pool_pass(pool: ProcessPoolExecutor, todo: list, args: Callable, finish: Callable) -> list:
+    """Runs ``todo`` on ``pool`` and finishes each job; returns the jobs lost to a broken pool
+    as ``(index, job, seen running)``."""
+    broken = []
+    running: set = set()
     try:
         pending = {pool.submit(_job_main, *args(job)): (i, job) for i, job in todo}
         while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            running.update(f for f in pending if f.running())
             for fut in done:
                 i, job = pending.pop(fut)
                 err = fut.exception()
-                finish(i, job, None if err else fut.result(), err)
+                if isinstance(err, BrokenProcessPool):
+                    broken.append((i, job, fut in running))
+                else:
+                    finish(i, job, None if err else fut.result(), err)
     except BaseException:
         # Interrupted (Ctrl-C) or failed here: stop the workers now; stored runs stay.
         for proc in list(getattr(pool, "_processes", {}).values()):
@@ -271,14 +510,35 @@ def _run_pool(n: int, todo: list, args: Callable, finish: Callable) -> None:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+    return broken
 
 
-def _run_dask(address: str, todo: list, args: Callable, finish: Callable) -> None:
+#: Environment variable: seconds to wait for the Dask scheduler before giving up (default
+#: :data:`SCHEDULER_TIMEOUT_S`).
+SCHEDULER_TIMEOUT_ENV = "TPSIM_SCHEDULER_TIMEOUT"
+SCHEDULER_TIMEOUT_S = 10.0
+
+
+class SchedulerError(RuntimeError):
+    """The Dask scheduler could not be reached (or Dask is not installed); nothing ran."""
+
+
+def _run_dask(address: Any, todo: list, args: Callable, finish: Callable) -> None:
     try:
         from distributed import Client, as_completed
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise RuntimeError('--scheduler needs Dask: pip install "tpsim[dask]"') from e
-    with Client(address) as client:
+        raise SchedulerError('--scheduler needs Dask: pip install "tpsim[dask]"') from e
+    try:
+        timeout = float(os.environ.get(SCHEDULER_TIMEOUT_ENV, SCHEDULER_TIMEOUT_S))
+    except ValueError:
+        timeout = SCHEDULER_TIMEOUT_S
+    name = getattr(address, "scheduler_address", address)
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as e:
+        why = " ".join(str(e).split()) or type(e).__name__
+        raise SchedulerError(f"cannot connect to the Dask scheduler {name} within {timeout:g} s: {why}") from None
+    with client:
         by_key = {}
         for i, job in todo:
             fut = client.submit(_job_main, *args(job), key=f"tpsim-{job.key}", pure=False)

@@ -2,14 +2,21 @@
 
 Exit status: 0 on success; 2 for a bad scenario or bad arguments (nothing is run or
 written); 1 when runs failed (the others are stored; re-running the same command completes
-only the missing ones); 130 when interrupted (finished runs are stored).
+only the missing ones) or for a problem of the environment (an output that cannot be
+written, a full disk, an unreachable scheduler); 130 when interrupted (finished runs are
+stored). Every error is one line on stderr (a scenario's problems: "error: invalid scenario"
+and one ``file:line:col: ...`` line per problem), never a Python traceback
+(``TPSIM_DEBUG=1`` shows one for an internal error).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shlex
 import sys
+import unicodedata
 from pathlib import Path
 from typing import List, Optional
 
@@ -18,54 +25,143 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from . import _tpsim
+from .api import build_id
 from .scenario import Scenario
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="tpsim: compare transport protocols over wired and wireless networks.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="tpsim: compare transport protocols over wired and wireless networks.")
 err = Console(stderr=True)
+#: Set once an "interrupted" line has been printed.
+_interrupt_reported = False
 
 
 def _fail(message: str, code: int = 2) -> None:
-    typer.echo(message, err=True)
+    global _interrupt_reported
+    _interrupt_reported = _interrupt_reported or code == 130
+    typer.echo(_escape_controls(message), err=True)
     raise typer.Exit(code)
 
 
-def _load_or_exit(path: Path):
+def _err(message: str) -> None:
+    typer.echo(_escape_controls(message), err=True)
+
+
+def _one_line(text: object) -> str:
+    """``text`` on one line (whitespace runs, newlines included, become one space)."""
+    return " ".join(str(text).split())
+
+
+#: A diagnostic line of a ScenarioError: ``file:line:col: message``.
+_DIAG = re.compile(r"^\S.*:\d+:\d+: \S")
+
+
+def _scenario_error(e: Exception) -> str:
+    """The message of a ScenarioError: "error: invalid scenario" and one ``file:line:col:``
+    line per problem (a newline quoted from the scenario, e.g. in a key, is shown as ``\\n``),
+    or one line for an error without a place (a bad --set or --sweep)."""
+    lines = str(e).splitlines()
+    if not lines or not _DIAG.match(lines[0]):
+        return f"error: {_one_line(e)}"
+    diags: list[str] = []
+    for line in lines:
+        if _DIAG.match(line) or not diags:
+            diags.append(line)
+        else:
+            diags[-1] += "\\n" + line
+    return "error: invalid scenario\n" + "\n".join(diags)
+
+
+def _escape_controls(text: str) -> str:
+    """``text`` with control characters other than newline and tab escaped (``\\x1b``), so
+    that quoted input cannot move the cursor or recolour the terminal."""
+    return "".join(c if c in "\n\t" or not unicodedata.category(c).startswith("C") or c.isprintable()
+                   else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _path_arg(value: str, what: str) -> Path:
+    """A path argument; an empty one is an error (exit 2), not the current directory."""
+    if not value.strip():
+        _fail(f"error: {what}: expected a path, got an empty string")
+    return Path(value)
+
+
+def _os_error(e: OSError, doing: str = "cannot write") -> str:
+    """One line for an OSError: what failed, on which path, why."""
+    where = f" {e.filename}" if e.filename else ""
+    return f"error: {doing}{where}: {_one_line(e.strerror or e)}"
+
+
+def _load_or_exit(path: str):
     from .scenario import load
 
+    p = _path_arg(path, "SCENARIO")
     try:
-        return load(path)
+        return load(p)
     except _tpsim.ScenarioError as e:
-        _fail(f"error: invalid scenario\n{e}")
+        _fail(_scenario_error(e))
     except OSError as e:
-        _fail(f"error: cannot read {path}: {e.strerror}")
+        _fail(f"error: cannot read {p}: {_one_line(e.strerror or e)}")
 
 
 @app.command()
-def validate(scenario: Path = typer.Argument(..., help="Scenario file (TOML).")) -> None:
+def validate(scenario: str = typer.Argument(..., help="Scenario file (TOML).")) -> None:
     """Check a scenario file (and every point of its sweep); print every problem with its key and line."""
-    from .api import plan
+    from .api import RunTooLarge, plan
 
     sc = _load_or_exit(scenario)
     try:
         p = plan(sc)
     except _tpsim.ScenarioError as e:
-        _fail(f"error: invalid scenario\n{e}")
+        _fail(_scenario_error(e))
+    except RunTooLarge as e:
+        _fail(f"error: {_one_line(e)}")
     typer.echo(f"{scenario}: ok ({len(p.points)} sweep point(s) x {sc.runs} run(s), seed {sc.seed})")
 
 
-def _run(
-    scenario: "Path | Scenario", out: Path, seed: Optional[int], runs: Optional[int], jobs: int, scheduler: Optional[str],
-    set_: List[str], sweep: List[str], pcap: bool, quiet: bool, report: bool,
-) -> None:
-    from .api import SweepFailed, plan, run_plan
+def _failed_runs(e, out: Path) -> str:
+    """The message of a sweep with failed runs: one line, plus one line per failed run when
+    several failed."""
+    total = getattr(e, "total", None) or len(e.failures) + e.completed
+    head = (f"error: {len(e.failures)} of {total} runs failed ({e.completed} stored in {out / 'runs'}; "
+            "re-run the same command to complete the rest)")
+    if len(e.failures) == 1:
+        return f"{head}: {_one_line(e.failures[0])}"
+    return head + ":\n" + "\n".join(f"  {_one_line(f)}" for f in e.failures)
 
+
+def _run(
+    scenario: "str | Scenario", out_arg: str, seed: Optional[int], runs: Optional[int], jobs: int, scheduler: Optional[str],
+    set_: List[str], sweep: List[str], pcap: bool, quiet: bool, report: bool,
+    limits: "tuple[str, Optional[float], Optional[str]]" = ("16GB", None, None),
+) -> None:
+    from .api import RunTooLarge, SchedulerError, SweepFailed, check_scheduler, parse_size, plan, run_plan
+    from .results import OutputPathError, check_output_dir
+
+    out = _path_arg(out_arg, "-o/--out")
     sc = scenario if isinstance(scenario, Scenario) else _load_or_exit(scenario)
     if runs is not None and runs < 1:
         _fail(f"error: --runs must be at least 1, got {runs}")
+    max_memory, run_time_limit, run_memory = limits
     try:
-        p = plan(sc, seed=seed, runs=runs, set=set_, sweep=sweep, out=out)
+        run_memory_limit = parse_size(run_memory, "--run-memory-limit") if run_memory is not None else None
+        if run_time_limit is not None and not (run_time_limit > 0 and run_time_limit < float("inf")):
+            raise ValueError(f"--run-time-limit: expected seconds greater than 0, found {run_time_limit}")
+        if scheduler is not None:
+            try:
+                check_scheduler(scheduler)
+            except ValueError:
+                raise ValueError(f"--scheduler: expected an address such as tcp://HOST:8786, got {scheduler!r:.200}") from None
+        p = plan(sc, seed=seed, runs=runs, set=set_, sweep=sweep, out=out, max_memory=parse_size(max_memory, "--max-memory"))
     except _tpsim.ScenarioError as e:
-        _fail(f"error: invalid scenario\n{e}")
+        _fail(_scenario_error(e))
+    except (RunTooLarge, ValueError, TypeError) as e:
+        _fail(f"error: {_one_line(e)}")
+    try:
+        check_output_dir(out, "output directory (-o)")
+    except OutputPathError as e:
+        _fail(f"error: {_one_line(e)}")
+    except OSError as e:
+        _fail(_os_error(e, "cannot write the output directory"), 1)
     total = len(p.jobs)
     todo = total - (0 if pcap else p.stored)
     try:
@@ -74,17 +170,22 @@ def _run(
             console=err, disable=quiet or not err.is_terminal,
         ) as bar:
             task = bar.add_task(sc.name, total=total)
-            res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=lambda d, t: bar.update(task, completed=d))
-    except SweepFailed as e:
-        _fail(f"error: {e}\nFinished runs are stored in {out}/runs; fix the cause and re-run the same command to complete the rest.", 1)
-    except KeyboardInterrupt:
-        _fail(f"interrupted: finished runs are stored in {out}/runs; re-run the same command to complete the rest.", 130)
-    except RuntimeError as e:
-        _fail(f"error: {e}", 1)
-    if report:
-        from .report import write_report
+            res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=lambda d, t: bar.update(task, completed=d),
+                           run_time_limit=run_time_limit, run_memory_limit=run_memory_limit)
+        if report:
+            from .report import write_report
 
-        write_report(res, out, command="tpsim " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+            write_report(res, out, command="tpsim " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+    except SweepFailed as e:
+        _fail(_failed_runs(e, out), 1)
+    except KeyboardInterrupt:
+        _fail(f"interrupted: finished runs are stored in {out / 'runs'}; re-run the same command to complete the rest.", 130)
+    except SchedulerError as e:
+        _fail(f"error: {_one_line(e)}", 1)
+    except OSError as e:
+        _fail(_os_error(e) + f" (stored runs in {out / 'runs'} are intact; re-run the same command once fixed)", 1)
+    except RuntimeError as e:
+        _fail(f"error: {_one_line(e)}", 1)
     total_s = sum(res.engine_seconds)
     typer.echo(
         f"{sc.name}: {len(p.points)} point(s) x {total // len(p.points)} run(s); ran {todo}, reused {total - todo}; "
@@ -94,8 +195,8 @@ def _run(
 
 @app.command()
 def run(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML)."),
-    out: Path = typer.Option(..., "-o", "--out", help="Output directory (created); finished runs are stored in OUT/runs and reused."),
+    scenario: str = typer.Argument(..., help="Scenario file (TOML)."),
+    out: str = typer.Option(..., "-o", "--out", help="Output directory (created); finished runs are stored in OUT/runs and reused."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Master seed (default: simulation.seed)."),
     runs: Optional[int] = typer.Option(None, "--runs", help="Replications per sweep point (default: simulation.runs)."),
     jobs: int = typer.Option(0, "-j", "--jobs", help="Local worker processes (0: all cores; 1: no worker processes)."),
@@ -105,15 +206,18 @@ def run(
     pcap: bool = typer.Option(False, "--pcap", help="Write pcap files of the links that ask for them (runs again even if stored)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write figures and report.html."),
+    max_memory: str = typer.Option("16GB", "--max-memory", help="Refuse, before running, a point whose run the engine estimates to need more memory."),
+    run_time_limit: Optional[float] = typer.Option(None, "--run-time-limit", help="Stop a run after this many seconds of wall time; it fails alone."),
+    run_memory_limit: Optional[str] = typer.Option(None, "--run-memory-limit", help="Cap each run's process memory, e.g. 4GB (runs in worker processes); a run over it fails alone."),
 ) -> None:
     """Run a scenario (every sweep point x replication) and write tables, figures and report.html."""
-    _run(scenario, out, seed, runs, jobs, scheduler, set_, sweep, pcap, quiet, report)
+    _run(scenario, out, seed, runs, jobs, scheduler, set_, sweep, pcap, quiet, report, (max_memory, run_time_limit, run_memory_limit))
 
 
 @app.command()
 def study(
     name: Optional[str] = typer.Argument(None, help="Study name, e.g. d (see --list)."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Output directory (default: out/study-NAME)."),
+    out: Optional[str] = typer.Option(None, "-o", "--out", help="Output directory (default: out/study-NAME)."),
     list_: bool = typer.Option(False, "--list", help="List the reference studies."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Master seed."),
     runs: Optional[int] = typer.Option(None, "--runs", help="Replications per point."),
@@ -131,98 +235,217 @@ def study(
     path = find(name)
     if path is None:
         _fail(f"error: no study {name!r}; known: {', '.join(STUDIES)} (tpsim study --list)")
-    out = out or Path("out") / f"study-{name.lower().removeprefix('study-')}"
+    out = out if out is not None else str(Path("out") / f"study-{name.lower().removeprefix('study-')}")
     _run(path, out, seed, runs, jobs, None, [], [], False, quiet, True)
 
 
 @app.command()
 def plot(
-    directory: Path = typer.Argument(..., help="Output directory of a run."),
+    directory_arg: str = typer.Argument(..., metavar="DIRECTORY", help="Output directory of a run."),
     metric: Optional[str] = typer.Option(None, "--metric", help="Metric column (flows or network table)."),
     x: Optional[str] = typer.Option(None, "--x", help="Column on the x axis (default: the first swept key)."),
     hue: Optional[str] = typer.Option(None, "--hue", help="Column giving one line per value (e.g. transport)."),
     series: Optional[str] = typer.Option(None, "--series", help="Time series instead: goodput_kbps, delay_mean_s or queue_packets."),
     run_: int = typer.Option(0, "--run", help="Run of the time series."),
     point: int = typer.Option(0, "--point", help="Sweep point of the time series."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="File stem for the PNG and SVG (default: DIR/figures/NAME)."),
+    out: Optional[str] = typer.Option(None, "-o", "--out", help="File stem for the PNG and SVG (default: DIR/figures/NAME)."),
 ) -> None:
     """Draw a custom figure (PNG + SVG) from a run's tables."""
     import polars as pl
 
     from .plot import combine_hue, default_axes, metric_figure, save, timeseries_figure, with_flow_direction
+    from .results import OutputPathError, check_output_file
 
+    directory = _path_arg(directory_arg, "DIRECTORY")
+    if not (metric or series):
+        _fail("error: give --metric M or --series S")
+    if not directory.is_dir():
+        _fail(f"error: {directory} is not a directory (expected the output directory of tpsim run)")
+    stem_arg = None
+    if out is not None:
+        try:
+            stem_arg = check_output_file(out, "-o/--out")
+        except OutputPathError as e:
+            _fail(f"error: {_one_line(e)}")
     try:
         flows = with_flow_direction(pl.read_parquet(directory / "flows.parquet"))
         network = pl.read_parquet(directory / "network.parquet")
-    except OSError as e:
-        _fail(f"error: {directory} holds no tpsim tables: {e}")
-    params = flows.columns[flows.columns.index("point") + 1 : flows.columns.index("run")]
+        params = flows.columns[flows.columns.index("point") + 1 : flows.columns.index("run")]
+    except (OSError, ValueError, pl.exceptions.PolarsError) as e:
+        _fail(f"error: {directory} holds no readable tpsim tables (flows.parquet, network.parquet): {_one_line(e)}")
     try:
         if series:
             fig = timeseries_figure(pl.read_parquet(directory / "timeseries.parquet"), series, run=run_, point=point)
-            stem = out or directory / "figures" / f"timeseries-{series}-p{point}-r{run_}"
-        elif metric:
+            stem = stem_arg or directory / "figures" / f"timeseries-{series}-p{point}-r{run_}"
+        else:
+            assert metric is not None
             df = flows if metric in flows.columns else network
             dx, dhue = default_axes(flows, params)
             xx = x or (dx if dx in df.columns else "run")
             df, hh = combine_hue(df, xx, hue if hue is not None else (dhue if dhue in df.columns else None), params)
             fig = metric_figure(df, metric, xx, hh)
-            stem = out or directory / "figures" / f"custom-{metric}"
-        else:
-            _fail("error: give --metric M or --series S")
-    except ValueError as e:
-        _fail(f"error: {e}")
-    for p in save(fig, stem):
+            stem = stem_arg or directory / "figures" / f"custom-{metric}"
+    except (ValueError, KeyError, pl.exceptions.PolarsError) as e:
+        _fail(f"error: {_one_line(e)}")
+    except OSError as e:
+        _fail(_os_error(e, "cannot read"))
+    try:
+        paths = save(fig, stem)
+    except OSError as e:
+        _fail(_os_error(e), 1)
+    for p in paths:
         typer.echo(str(p))
 
 
 @app.command()
-def schema(out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write to a file instead of stdout.")) -> None:
+def schema(out: Optional[str] = typer.Option(None, "-o", "--out", help="Write to a file instead of stdout.")) -> None:
     """Print the JSON Schema of the scenario format."""
     text = json.dumps(json.loads(_tpsim.json_schema()), indent=2) + "\n"
     if out is None:
         sys.stdout.write(text)
     else:
-        out.write_text(text, encoding="utf-8")
+        _write_output_file(out, text)
+
+
+def _write_output_file(out: str, text: str) -> Path:
+    """Writes ``text`` to the file ``out`` (-o) atomically; exit 2 for a path that cannot be a
+    file, 1 if it cannot be written (nothing half-written either way)."""
+    from .results import OutputPathError, atomic_write_text, check_output_file
+
+    try:
+        path = check_output_file(out, "-o/--out")
+    except OutputPathError as e:
+        _fail(f"error: {_one_line(e)}")
+    try:
+        atomic_write_text(path, text)
+    except OSError as e:
+        _fail(_os_error(e), 1)
+    return path
+
+
+def _read_text_file(path: Path, what: str) -> str:
+    """A UTF-8 text input file; a clear error (exit 2) if it is missing, a directory or binary."""
+    from .scenario import read_limited
+
+    try:
+        data = read_limited(path)
+    except OSError as e:
+        _fail(f"error: cannot read the {what} {path}: {_one_line(e.strerror or e)}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        _fail(f"error: {path}:{line}: the {what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})")
+    raise AssertionError("unreachable")
 
 
 @app.command("import-ns2")
 def import_ns2(
-    movement: Path = typer.Argument(..., help="ns-2 movement file (setdest: $node_(i) set X_ ..., $ns_ at t \"$node_(i) setdest x y v\")."),
-    traffic: Optional[Path] = typer.Argument(None, help="ns-2 traffic file (cbrgen: CBR/UDP and FTP/TCP flows)."),
-    out: Path = typer.Option(..., "-o", "--out", help="Scenario file to write (TOML)."),
-    first_id: Optional[int] = typer.Option(None, "--first-id", help="The files' node id that becomes node 0 (default: the smallest id in the movement file)."),
+    movement: str = typer.Argument(..., help="ns-2 movement file (setdest: $node_(i) set X_ ..., $ns_ at t \"$node_(i) setdest x y v\")."),
+    traffic: Optional[str] = typer.Argument(None, help="ns-2 traffic file (cbrgen: CBR/UDP and FTP/TCP flows)."),
+    out: str = typer.Option(..., "-o", "--out", help="Scenario file to write (TOML)."),
+    first_id: Optional[int] = typer.Option(None, "--first-id", min=0, max=2**32 - 1, help="The files' node id that becomes node 0 (default: the smallest id in the movement file)."),
     duration: Optional[float] = typer.Option(None, "--duration", help="Simulated time, s (default: the last event rounded up to 100 s)."),
 ) -> None:
     """Convert ns-2 movement (and traffic) files into a self-contained tpsim scenario."""
-    from .results import atomic_write_text
+    from .results import OutputPathError, check_output_file
 
+    mpath = _path_arg(movement, "MOVEMENT")
+    tpath = _path_arg(traffic, "TRAFFIC") if traffic is not None else None
     try:
-        mtext = movement.read_text(encoding="utf-8")
-        ttext = traffic.read_text(encoding="utf-8") if traffic is not None else None
-    except OSError as e:
-        _fail(f"error: cannot read {e.filename}: {e.strerror}")
+        check_output_file(out, "-o/--out")
+    except OutputPathError as e:
+        _fail(f"error: {_one_line(e)}")
+    if duration is not None and not (0 < duration <= _MAX_SECONDS):
+        _fail(f"error: --duration: expected seconds greater than 0 and at most {_MAX_SECONDS:.0f}, got {duration}")
+    mtext = _read_text_file(mpath, "ns-2 movement file")
+    ttext = _read_text_file(tpath, "ns-2 traffic file") if tpath is not None else None
+    if first_id is not None:
+        ids = [int(i) for i in re.findall(r"\$?node_\(([0-9]+)\)", mtext)]
+        if ids and min(ids) < first_id:
+            _fail(f"error: {mpath}: node id {min(ids)} is below --first-id {first_id} (the id that becomes node 0)")
     try:
-        text = _tpsim.ns2_to_toml(mtext, ttext, str(movement), str(traffic) if traffic else None, first_id, duration)
-    except ValueError as e:
-        _fail(f"error: {e}")
+        text = _tpsim.ns2_to_toml(mtext, ttext, str(mpath), str(tpath) if tpath else None, first_id, duration)
+    except (ValueError, OverflowError) as e:
+        _fail(f"error: {_one_line(e)}")
     try:
         Scenario(text, str(out))
     except _tpsim.ScenarioError as e:
         _fail(f"error: the converted scenario is not valid (please report this)\n{e}", 1)
-    atomic_write_text(out, text)
+    _write_output_file(out, text)
     typer.echo(f"wrote {out}")
+
+
+#: The latest time tpsim can represent, s (2^64 - 1 ns).
+_MAX_SECONDS = 18_446_744_073.0
 
 
 @app.command()
 def version() -> None:
     """Print the tpsim version."""
-    typer.echo(_tpsim.__version__)
+    typer.echo(build_id())
+
+
+def _click_classes(name: str) -> tuple:
+    """The exception class ``name`` of click and of the copy of click that newer typers ship."""
+    out = []
+    for mod in ("typer._click.exceptions", "typer.exceptions", "click.exceptions"):
+        try:
+            m = __import__(mod, fromlist=[name])
+        except ImportError:
+            continue
+        c = getattr(m, name, None)
+        if isinstance(c, type) and c not in out:
+            out.append(c)
+    return tuple(out)
 
 
 def main() -> None:
-    """Entry point of the ``tpsim`` script."""
-    app()
+    """Entry point of the ``tpsim`` script: every error is one line on stderr (see the module
+    docstring for the exit status)."""
+    no_args, usage, click_error = _click_classes("NoArgsIsHelpError"), _click_classes("UsageError"), _click_classes("ClickException")
+    exit_, abort = _click_classes("Exit"), _click_classes("Abort")
+    code: object = 0
+    try:
+        code = app(standalone_mode=False)
+        if code == 130 and not _interrupt_reported:
+            _err("interrupted")
+    except no_args as e:  # `tpsim` alone: the help (typer prints it on stdout)
+        if e.format_message().strip():
+            e.show()
+        code = e.exit_code
+    except usage as e:
+        ctx = getattr(e, "ctx", None)
+        where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        _err(f"error: {_one_line(e.format_message())}{where}")
+        code = 2
+    except click_error as e:
+        _err(f"error: {_one_line(e.format_message())}")
+        code = getattr(e, "exit_code", 1)
+    except exit_ as e:
+        code = e.exit_code
+    except abort + (KeyboardInterrupt,):
+        if not _interrupt_reported:
+            _err("interrupted")
+        code = 130
+    except BrokenPipeError:  # stdout closed early (| head): stop quietly
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:  # pragma: no cover
+            pass
+        code = 1
+    except OSError as e:
+        if os.environ.get("TPSIM_DEBUG"):
+            raise
+        _err(_os_error(e, "cannot access"))
+        code = 1
+    except Exception as e:  # an internal error: one line, not a traceback
+        if os.environ.get("TPSIM_DEBUG"):
+            raise
+        _err(f"error: internal error: {type(e).__name__}: {_one_line(e)} (please report this; "
+             "TPSIM_DEBUG=1 shows the traceback)")
+        code = 1
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "rx_bytes": ("bytes", "unique bytes delivered to the receiving application"),
     "pdr": ("ratio", "rx_packets / tx_packets"),
     "loss_rate": ("ratio", "1 - pdr"),
-    "goodput_kbps": ("kbit/s", "rx_bytes * 8 / 1000 / active time (first send to the earliest of stop, end of run, last byte delivered)"),
+    "goodput_kbps": ("kbit/s", "bytes delivered within the active window * 8 / 1000 / window (first send to the earliest of stop and last byte delivered)"),
     "delay_mean_s": ("s", "mean of delivery time - time the application handed the message to the transport"),
     "delay_p50_s": ("s", "nearest-rank median of the message delays"),
     "delay_p95_s": ("s", "nearest-rank 95th percentile of the message delays"),
@@ -32,10 +32,11 @@ METRICS: dict[str, tuple[str, str]] = {
     "ack_packets": ("packets", "pure acknowledgement/feedback packets sent by the receiver"),
     "ack_overhead": ("ratio", "ack_packets / tx_segments"),
     "tx_segments": ("packets", "transport packets sent with this direction's data, retransmissions included"),
-    "rx_segments": ("packets", "transport packets of this direction's data received by the destination transport"),
+    "rx_segments": ("packets", "transport packets of this direction's data that reached the destination transport, each once"),
+    "rx_duplicate_segments": ("packets", "later arrivals of packets already counted in rx_segments (another copy)"),
     "hops_mean": ("hops", "mean number of links the received transport packets crossed"),
-    "dropped_segments": ("packets", "this direction's data packets dropped in the network"),
-    "in_flight_segments": ("packets", "this direction's data packets in a queue or on a link at the end"),
+    "dropped_segments": ("packets", "this direction's data packets lost in the network (no copy arrived or is left)"),
+    "in_flight_segments": ("packets", "this direction's data packets not arrived with a copy still in the network at the end"),
     "buffered_packets": ("messages", "messages accepted by the transport but not sent at the end"),
     "routing_packets": ("packets", "routing control packets transmitted, every hop counted"),
     "normalized_routing_load": ("ratio", "routing_packets / data_delivered"),
@@ -46,7 +47,6 @@ METRICS: dict[str, tuple[str, str]] = {
     "drops_link_break": ("packets", "data packets flushed when their next hop broke"),
     "drops_no_route": ("packets", "data packets without a route"),
     "drops_ttl": ("packets", "data packets whose TTL reached zero"),
-    "drops_phy": ("packets", "broadcast data not received (collision or below threshold)"),
     "drops_energy": ("packets", "data packets lost to a depleted node"),
     "drops_link_error": ("packets", "data packets lost to a link error model"),
     "drops_queue_timeout": ("packets", "data packets dropped after waiting longer than queue_max_delay"),
@@ -79,7 +79,24 @@ METRICS: dict[str, tuple[str, str]] = {
     "mac_rx_errors": ("frames", "receptions that could not be decoded (collisions, weak frames)"),
     "broadcasts_sent": ("packets", "one-hop broadcast datagrams sent ([beacons])"),
     "broadcast_receptions": ("packets", "receptions of those broadcasts, one per receiving node"),
+    "broadcast_missed": ("receptions", "broadcast data receptions that did not happen at radios in decode range"),
+    "dropped_copies": ("packets", "drops of a packet's copy while another copy arrived or was under way (not losses)"),
 }
+
+#: Metrics that are fractions, in [0, 1]; every other metric of :data:`METRICS` is a count,
+#: a time, a rate, an energy or a ratio of counts, bounded below by 0.
+UNIT_INTERVAL = frozenset({"pdr", "loss_rate", "segment_loss_rate", "jain_fairness"})
+
+
+def bounds(metric: str) -> "tuple[float, float] | None":
+    """The range a metric's values lie in: (0, 1) for fractions, (0, inf) for the other
+    metrics of :data:`METRICS`, ``None`` for a column tpsim does not know (no bound assumed)."""
+    if metric in UNIT_INTERVAL:
+        return (0.0, 1.0)
+    if metric in METRICS:
+        return (0.0, float("inf"))
+    return None
+
 
 #: Time series of TCP senders (binned output, sampled at the start of each bin).
 TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s"}

@@ -3,7 +3,6 @@ and time series of one run. Every figure is saved as PNG and SVG."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -14,23 +13,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
 from .metrics import label  # noqa: E402
-from .results import FLOW_KEYS, _t_quantile_975  # noqa: E402
+from .results import FLOW_KEYS, mean_ci  # noqa: E402
 
 
-def _ci(values: list[float]) -> tuple[float, float]:
-    """(mean, half width of the 95% Student-t interval; 0 with one value)."""
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, 0.0
-    var = sum((v - mean) ** 2 for v in values) / (n - 1)
-    return mean, _t_quantile_975(n - 1) * math.sqrt(var) / math.sqrt(n)
-
-
-def metric_points(df: pl.DataFrame, metric: str, x: str, hue: Optional[str]) -> dict[Any, list[tuple[Any, float, float, int]]]:
-    """For each hue value: ``[(x, mean, ci95 half width, n runs)]`` in order of first
-    appearance of x. Rows of one run with the same (x, hue) (several flows) are averaged first,
-    then the runs give the mean and the interval."""
+def metric_points(df: pl.DataFrame, metric: str, x: str, hue: Optional[str]) -> dict[Any, list[tuple[Any, float, float, float, int]]]:
+    """For each hue value: ``[(x, mean, ci95 low, ci95 high, n runs)]`` in order of first
+    appearance of x (the interval of the summary, :func:`tpsim.results.mean_ci`; the mean
+    itself with one run). Rows of one run with the same (x, hue) (several flows) are averaged
+    first, then the runs give the mean and the interval."""
     keys = [x] + ([hue] if hue else []) + ["run"]
     per_run = df.filter(pl.col(metric).is_not_null()).group_by(keys, maintain_order=True).agg(pl.col(metric).cast(pl.Float64).mean())
     out: dict[Any, list] = {}
@@ -42,8 +32,8 @@ def metric_points(df: pl.DataFrame, metric: str, x: str, hue: Optional[str]) -> 
         for xv in xs:
             vals = sub.filter(pl.col(x) == xv)[metric].to_list()
             if vals:
-                m, half = _ci(vals)
-                line.append((xv, m, half, len(vals)))
+                m, lo, hi = mean_ci(metric, vals)
+                line.append((xv, m, m if lo is None else lo, m if hi is None else hi, len(vals)))
         out[h] = line
     return out
 
@@ -68,7 +58,8 @@ def metric_figure(df: pl.DataFrame, metric: str, x: str, hue: Optional[str] = No
     for h, pts in lines.items():
         if not pts:
             continue
-        ax.errorbar([pos[p[0]] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o", capsize=4, linestyle="-" if connect else "none", label=str(h) if h is not None else None)
+        yerr = [[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]]
+        ax.errorbar([pos[p[0]] for p in pts], [p[1] for p in pts], yerr=yerr, marker="o", capsize=4, linestyle="-" if connect else "none", label=str(h) if h is not None else None)
     if not numeric:
         ax.set_xticks(list(range(len(xs_all))), [str(v) for v in xs_all], rotation=20 if len(xs_all) > 4 else 0)
     ax.set_xlabel(x)

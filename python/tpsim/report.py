@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import polars as pl
 
-from . import _tpsim
+from .api import build_id
 from .metrics import HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS
 from .plot import combine_hue, default_axes, metric_figure, save, timeseries_figure, with_flow_direction
 from .results import Results, atomic_write_text
@@ -107,7 +107,7 @@ def write_report(res: Results, outdir: Path, command: Optional[str] = None) -> P
         f"<h1>{html.escape(name)}</h1>",
         f"<p>{html.escape(desc)}</p>" if desc else "",
         "<p class='meta'>",
-        f"tpsim {html.escape(_tpsim.__version__)} &middot; master seed {html.escape(', '.join(map(str, seeds)))} &middot; ",
+        f"tpsim {html.escape(build_id())} &middot; master seed {html.escape(', '.join(map(str, seeds)))} &middot; ",
         f"{runs} replication(s) per point, replication r uses random streams (seed, r) &middot; {len(res.points) or 1} sweep point(s)",
         "</p>",
     ]

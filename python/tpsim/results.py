@@ -12,13 +12,18 @@ place, so a failure never leaves a half-written table):
 
 from __future__ import annotations
 
+import errno
+import fnmatch
 import math
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
 import polars as pl
+
+from .metrics import bounds
 
 #: Identifier columns of the flows table (everything else is a metric).
 FLOW_KEYS = ["point", "run", "seed", "flow", "direction", "src", "dst", "transport", "app"]
@@ -26,24 +31,166 @@ FLOW_KEYS = ["point", "run", "seed", "flow", "direction", "src", "dst", "transpo
 NETWORK_KEYS = ["point", "run", "seed"]
 
 
-def _atomic(path: Path, write: Callable[[Path], Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+#: Environment variable of the tests' full-disk hook: ``"1"`` makes every atomic write fail
+#: with ENOSPC after writing its temporary file; otherwise a comma-separated list of file-name
+#: patterns (``"summary.csv,*.json"``) makes only the writes of matching files fail.
+ENOSPC_HOOK = "TPSIM_TEST_ENOSPC"
+
+
+def _enospc_hook(path: Path) -> None:
+    spec = os.environ.get(ENOSPC_HOOK)
+    if spec and (spec == "1" or any(fnmatch.fnmatch(path.name, pat.strip()) for pat in spec.split(",") if pat.strip())):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+
+def _target(path: Path) -> tuple[Path, bool]:
+    """Where a write of ``path`` goes and whether it is replaced atomically: a symlink's
+    target; a device, FIFO or socket is written in place (never replaced by a regular file)."""
+    path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return path, True
+    except NotADirectoryError:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    return path, stat.S_ISREG(st.st_mode)
+
+
+def _stage(path: Path, write: Callable[[Path], Any]) -> Optional[Path]:
+    """Writes ``path``'s new content to a temporary file beside it and returns that file (to
+    be renamed into place), or writes a non-regular target in place and returns ``None``.
+    Nothing is left behind on failure. Raises OSError naming ``path``."""
+    path, regular = _target(path)
+    if not regular:
+        try:
+            write(path)
+            _enospc_hook(path)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from None
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a parent is a file
+        raise NotADirectoryError(errno.ENOTDIR, f"{os.strerror(errno.ENOTDIR)} (a parent is a file)", str(path)) from None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror or str(e), str(path)) from None
     os.close(fd)
     try:
         write(Path(tmp))
+        _enospc_hook(path)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        if e.filename in (None, tmp, str(tmp)):  # name the file being written, not the temporary
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return Path(tmp)
+
+
+def _atomic_many(items: list[tuple[Path, Callable[[Path], Any]]]) -> None:
+    """Writes several files so that either all of them are replaced or none: every new content
+    goes to a temporary file first, and only when all are written are they renamed into place
+    (a full disk or an interrupt leaves the old files, or none, and no temporary file)."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, write in items:
+            tmp = _stage(path, write)
+            if tmp is not None:
+                staged.append((tmp, _target(path)[0]))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+
+
+def _atomic(path: Path, write: Callable[[Path], Any]) -> None:
+    """Writes ``path`` atomically with ``write(tmp_path)``: a temporary file renamed into
+    place, so a failure never leaves a half-written file (see :func:`_atomic_many`)."""
+    _atomic_many([(Path(path), write)])
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Writes ``text`` to ``path`` atomically (temporary file + rename)."""
     _atomic(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot be one whatever the environment: empty, an existing file
+    where a directory is needed (or the reverse), or a path under a file."""
+
+
+def _as_path(out: Any, what: str) -> Path:
+    if isinstance(out, bool) or not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a path (str or os.PathLike), got {type(out).__name__} {out!r:.80}")
+    s = os.fspath(out)
+    if not isinstance(s, str):
+        s = os.fsdecode(s)
+    if not s.strip():
+        raise OutputPathError(f"{what}: expected a path, got an empty string")
+    return Path(s)
+
+
+def _existing_ancestor(p: Path, what: str) -> Path:
+    """The nearest existing path of ``p`` and its parents; raises OutputPathError if it is not
+    a directory (``p`` would be under a file)."""
+    a = p
+    while not os.path.lexists(a) and a.parent != a:
+        a = a.parent
+    if a != p and not a.is_dir():
+        raise OutputPathError(f"{what} {p}: {a} is not a directory")
+    return a
+
+
+def check_output_dir(out: Any, what: str = "output directory") -> Path:
+    """Checks, creating nothing, that ``out`` can be an output directory: not empty, not an
+    existing file, not under a file (OutputPathError), and writable (OSError naming it: a
+    read-only or special file system). Returns it as a Path.
+
+    Raises:
+        TypeError: if ``out`` is not a path.
+    """
+    p = _as_path(out, what)
+    if os.path.lexists(p) and not p.is_dir():
+        raise OutputPathError(f"{what} {p}: exists and is not a directory")
+    a = _existing_ancestor(p, what)
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".tpsim-probe-", dir=a))
+    except OSError as e:
+        raise OSError(e.errno, f"cannot write there ({e.strerror or e})", str(p)) from None
+    return p
+
+
+def check_output_file(out: Any, what: str = "output file") -> Path:
+    """Checks that ``out`` can be an output file: not empty, not a directory, not under a
+    file (OutputPathError). Returns it as a Path."""
+    p = _as_path(out, what)
+    if p.is_dir():
+        raise OutputPathError(f"{what} {p}: is a directory")
+    _existing_ancestor(p, what)
+    return p
+
+
+#: Resamples of the bootstrap intervals, and the seed of their draws (fixed: the same data
+#: give the same interval on every machine and with any number of workers).
+BOOTSTRAP_RESAMPLES = 4999
+BOOTSTRAP_SEED = 20261125
+
+#: ``ci_method`` values: the interval of a bounded metric, and of an unbounded one.
+CI_BOOTSTRAP = "bootstrap-percentile"
+CI_T = "student-t"
 
 
 def _t_quantile_975(df: int) -> float:
@@ -53,13 +200,96 @@ def _t_quantile_975(df: int) -> float:
     return float(stats.t.ppf(0.975, df))
 
 
+def _bootstrap_ci(values: list[list[float]]) -> list[tuple[float, float]]:
+    """95 % percentile-bootstrap intervals of the mean, one per row of equal-length samples:
+    the 2.5th and 97.5th percentiles of the means of ``BOOTSTRAP_RESAMPLES`` resamples of the
+    replications (scipy.stats.bootstrap). Always within the sample's range, so within the
+    metric's bounds. Rows are resampled with the same draws, so a row's interval does not
+    depend on the other rows."""
+    import numpy as np
+    from scipy import stats
+
+    out: list[tuple[float, float]] = []
+    data = np.asarray(values, dtype=float)
+    for start in range(0, len(data), 256):  # bounded memory: 256 rows x resamples at a time
+        chunk = data[start : start + 256]
+        res = stats.bootstrap(
+            (chunk,),
+            np.mean,
+            axis=-1,
+            vectorized=True,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            confidence_level=0.95,
+            method="percentile",
+            random_state=np.random.default_rng(BOOTSTRAP_SEED),
+        )
+        lo = np.atleast_1d(res.confidence_interval.low)
+        hi = np.atleast_1d(res.confidence_interval.high)
+        out.extend(zip(lo.tolist(), hi.tolist()))
+    return out
+
+
+def mean_ci(metric: str, values: list[float]) -> tuple[float, Optional[float], Optional[float]]:
+    """(mean, 95 % interval low, high) of one metric's values over replications, with the
+    interval :func:`summarize` reports (``None`` with fewer than 2 values)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None, None
+    if bounds(metric) is None:
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+        half = _t_quantile_975(n - 1) * sd / math.sqrt(n)
+        return mean, mean - half, mean + half
+    if min(values) == max(values):
+        return mean, values[0], values[0]
+    lo, hi = _bootstrap_ci([values])[0]
+    return mean, lo, hi
+
+
+def _intervals(agg: pl.DataFrame) -> pl.DataFrame:
+    """Adds ``ci_method``, ``ci95_low`` and ``ci95_high`` to the aggregated groups (columns
+    ``metric``, ``n``, ``mean``, ``std``, ``values``): a percentile bootstrap over the
+    replications for metrics with known bounds (every tpsim metric: a Student-t interval
+    around a mean near a bound would leave it), Student's t otherwise; none with n < 2."""
+    methods: list = []
+    lo: list = [None] * agg.height
+    hi: list = [None] * agg.height
+    by_n: dict[int, list[int]] = {}
+    values = agg["values"].to_list()
+    for i, (metric, n, mean, sd) in enumerate(zip(agg["metric"], agg["n"], agg["mean"], agg["std"])):
+        if n < 2:
+            methods.append(None)
+        elif bounds(metric) is not None:
+            methods.append(CI_BOOTSTRAP)
+            v = values[i]
+            if min(v) == max(v):
+                lo[i] = hi[i] = v[0]  # constant: every resample has the same mean
+            else:
+                by_n.setdefault(n, []).append(i)
+        else:
+            methods.append(CI_T)
+            half = _t_quantile_975(n - 1) * (sd or 0.0) / math.sqrt(n)
+            lo[i], hi[i] = mean - half, mean + half
+    for rows in by_n.values():
+        for i, (a, b) in zip(rows, _bootstrap_ci([values[i] for i in rows])):
+            lo[i], hi[i] = a, b
+    return agg.with_columns(
+        pl.Series("ci_method", methods, dtype=pl.Utf8),
+        pl.Series("ci95_low", lo, dtype=pl.Float64),
+        pl.Series("ci95_high", hi, dtype=pl.Float64),
+    )
+
+
 def summarize(flows: pl.DataFrame, network: pl.DataFrame, point_keys: Iterable[str] = ()) -> pl.DataFrame:
-    """Per (sweep point, flow, direction) and per sweep point: n, mean, std and the 95%
-    confidence interval (Student's t over replications) of every metric.
+    """Per (sweep point, flow, direction) and per sweep point: n, mean, std and a 95%
+    confidence interval of every metric over the replications (the statistical unit).
 
     Returns a long table with columns ``[*point_keys, table, flow, direction, metric, n,
-    mean, std, ci95_low, ci95_high]``; ``std`` and the CI are null with fewer than 2 runs.
-    Null metric values (undefined in a run, e.g. no delivery) are left out of ``n``.
+    mean, std, ci_method, ci95_low, ci95_high]``; ``std`` and the interval are null with fewer
+    than 2 runs. The interval respects the metric's bounds (:func:`tpsim.metrics.bounds`): a
+    percentile bootstrap of the mean (``ci_method = "bootstrap-percentile"``); Student's t for
+    a column without known bounds (``"student-t"``). Null metric values (undefined in a run,
+    e.g. no delivery) are left out of ``n``.
     """
     keys = list(point_keys)
     out = []
@@ -78,22 +308,15 @@ def summarize(flows: pl.DataFrame, network: pl.DataFrame, point_keys: Iterable[s
                 pl.len().alias("n"),
                 pl.col("value").mean().alias("mean"),
                 pl.col("value").std(ddof=1).alias("std"),
+                pl.col("value").alias("values"),
             )
         )
-        half = [
-            (_t_quantile_975(n - 1) * s / math.sqrt(n)) if (n >= 2 and s is not None) else None
-            for n, s in zip(agg["n"].to_list(), agg["std"].to_list())
-        ]
-        agg = agg.with_columns(pl.Series("half", half, dtype=pl.Float64))
-        agg = agg.with_columns(
-            (pl.col("mean") - pl.col("half")).alias("ci95_low"),
-            (pl.col("mean") + pl.col("half")).alias("ci95_high"),
-        ).drop("half")
+        agg = _intervals(agg).drop("values")
         agg = agg.sort(group + ["_order"]).drop("_order").with_columns(pl.lit(table).alias("table"))
         if table == "network":
             agg = agg.with_columns(pl.lit(None, dtype=pl.UInt32).alias("flow"), pl.lit(None, dtype=pl.Utf8).alias("direction"))
         agg = agg.with_columns(pl.col("flow").cast(pl.UInt32), pl.col("direction").cast(pl.Utf8), pl.col("n").cast(pl.UInt32))
-        out.append(agg.select(keys + ["table", "flow", "direction", "metric", "n", "mean", "std", "ci95_low", "ci95_high"]))
+        out.append(agg.select(keys + ["table", "flow", "direction", "metric", "n", "mean", "std", "ci_method", "ci95_low", "ci95_high"]))
     if not out:
         return pl.DataFrame()
     return pl.concat(out, how="vertical")
@@ -146,7 +369,7 @@ class Results:
             nets.append(pl.DataFrame({**{k: [v] for k, v in ident.items()}, **{k: [v] for k, v in r["network"].items()}}, strict=False))
             m = len(r["timeseries"]["series"])
             series.append(pl.DataFrame({**{k: [v] * m for k, v in ident.items()}, **r["timeseries"]}, strict=False))
-        flows_df = _normalize(pl.concat(flows, how="vertical_relaxed"), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if flows else pl.DataFrame()
+        flows_df = _normalize(pl.concat(flows, how="diagonal_relaxed"), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if flows else pl.DataFrame()
         net_df = _normalize(pl.concat(nets, how="vertical_relaxed"), keys).sort(["point", "run"], maintain_order=True) if nets else pl.DataFrame()
         ts_df = _normalize(pl.concat(series, how="vertical_relaxed"), keys) if series else pl.DataFrame()
         return cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys)
@@ -157,15 +380,19 @@ class Results:
         return summarize(self.flows, self.network, ["point", *self.param_keys])
 
     def write(self, directory: Union[str, Path]) -> Path:
-        """Writes every table into ``directory`` (created if needed), each file atomically."""
+        """Writes every table into ``directory`` (created if needed), all or none: each file
+        goes to a temporary file first and they are renamed into place together."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        _atomic(d / "flows.parquet", lambda p: self.flows.write_parquet(p))
-        _atomic(d / "flows.csv", lambda p: self.flows.write_csv(p))
-        _atomic(d / "network.parquet", lambda p: self.network.write_parquet(p))
-        _atomic(d / "network.csv", lambda p: self.network.write_csv(p))
-        _atomic(d / "summary.csv", lambda p: self.summary().write_csv(p))
-        _atomic(d / "timeseries.parquet", lambda p: self.timeseries.write_parquet(p))
+        summary = self.summary()
+        _atomic_many([
+            (d / "flows.parquet", lambda p: self.flows.write_parquet(p)),
+            (d / "flows.csv", lambda p: self.flows.write_csv(p)),
+            (d / "network.parquet", lambda p: self.network.write_parquet(p)),
+            (d / "network.csv", lambda p: self.network.write_csv(p)),
+            (d / "summary.csv", lambda p: summary.write_csv(p)),
+            (d / "timeseries.parquet", lambda p: self.timeseries.write_parquet(p)),
+        ])
         return d
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any, Union
@@ -57,7 +58,43 @@ def load(path: Union[str, Path]) -> Scenario:
         OSError: if the file cannot be read.
     """
     p = Path(path)
-    return Scenario(p.read_text(encoding="utf-8"), str(p))
+    return Scenario(decode_text(read_limited(p), str(p)), str(p))
+
+
+#: The largest input file read (scenario, ns-2 files), bytes: a device such as /dev/zero or
+#: a runaway file fails at once instead of filling the memory.
+MAX_INPUT_BYTES = 256 * 2**20
+
+
+def read_limited(path: Union[str, Path], limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the file at ``path`` (a regular file, a pipe or a device).
+
+    Raises:
+        OSError: if it cannot be read, or (EFBIG) if it holds more than ``limit`` bytes.
+    """
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit // 2**20} MiB, the most tpsim reads", str(path))
+    return data
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text.
+
+    Raises:
+        ScenarioError: for bytes that are not UTF-8 (a binary file), naming the file and the
+            line and column of the first bad byte (``source:line:col: ...``).
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise _tpsim.ScenarioError(
+            f"{source}:{line}:{col}: not a UTF-8 text file (byte 0x{data[e.start]:02x} at offset {e.start}); "
+            "scenario files are UTF-8 TOML"
+        ) from None
 
 
 def json_schema() -> dict[str, Any]:

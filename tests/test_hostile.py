@@ -1,0 +1,594 @@
+"""Hostile input and a hostile environment: every bad input or environment problem gets a
+one-line error (exit status 2 for bad input, 1 for the environment, 130 when interrupted),
+no Python traceback, and nothing half-written or damaged.
+
+Each case checks (a) that the expected failure happened (its message names the problem: the
+key, file, argument or path), (b) the exit status, (c) that the message is one line (or, for
+a scenario's problems, "error: invalid scenario" followed by ``file:line:col: ...`` lines, as
+in test_errors.py), (d) that stderr holds no traceback, and (e) that nothing was written or
+damaged: the whole working directory (inputs, a finished output directory, the output path)
+is compared before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+import tpsim
+from conftest import one_link
+
+# --- inputs -----------------------------------------------------------------------------
+
+OK = one_link(duration="2s")
+SWEEP = one_link(duration="2s", extra="runs = 2") + '\n[sweep]\n"flows.0.app.interval" = ["10ms", "20ms"]\n'
+# A wired CBR flow at 1 ms over 200,000 simulated s: minutes of engine time, few MB of memory
+# in the first seconds; the tests stop it long before.
+SLOW = (
+    one_link(app='{ kind = "cbr", size = "100B", interval = "1ms" }', duration="200000s").replace('rate = "256kbps"', 'rate = "10Mbps"')
+    + "\n[output]\ntimeseries = false\n"
+)
+# Too large to run, found by the memory estimate before anything runs.
+HUGE_DURATION = one_link(duration="1000000000s")
+FINE_BINS = one_link(duration="1000s") + '\n[output]\nbin = "1ns"\ntimeseries = true\n'
+MANY_RADIO_NODES = """
+[simulation]
+duration = "10s"
+[nodes]
+count = 20000
+placement = { kind = "grid", columns = 200, spacing = "200m" }
+[radio]
+standard = "802.11b"
+[routing]
+protocol = "static"
+[[flows]]
+src = 0
+dst = 1
+transport = "udp"
+app = { kind = "cbr", size = "100B", interval = "1s" }
+[background]
+flows = 200000
+size = "100B"
+interval = "10s"
+"""
+# ns-2 setdest/cbrgen files (three nodes, one CBR flow 0 -> 2).
+MOVEMENT = """$node_(0) set X_ 83.36
+$node_(0) set Y_ 239.43
+$node_(0) set Z_ 0.0
+$node_(1) set X_ 257.04
+$node_(1) set Y_ 345.35
+$node_(1) set Z_ 0.0
+$node_(2) set X_ 291.25
+$node_(2) set Y_ 199.37
+$node_(2) set Z_ 0.0
+$ns_ at 5.0 "$node_(2) setdest 369.46 170.51 3.37"
+$ns_ at 6.0 "$node_(1) setdest 221.82 80.85 14.90"
+"""
+TRAFFIC = """set udp_(0) [new Agent/UDP]
+$ns_ attach-agent $node_(0) $udp_(0)
+set null_(0) [new Agent/Null]
+$ns_ attach-agent $node_(2) $null_(0)
+set cbr_(0) [new Application/Traffic/CBR]
+$cbr_(0) set packetSize_ 512
+$cbr_(0) set interval_ 1.0
+$cbr_(0) set maxpkts_ 100
+$cbr_(0) attach-agent $udp_(0)
+$ns_ connect $udp_(0) $null_(0)
+$ns_ at 1.5 "$cbr_(0) start"
+"""
+SELF_TRAFFIC = TRAFFIC.replace("$node_(2) $null_(0)", "$node_(0) $null_(0)")  # source = destination
+HUGE_TIME_MOVEMENT = MOVEMENT.replace("at 5.0", "at 1e300")  # line 10
+NAN_TIME_MOVEMENT = MOVEMENT.replace("at 5.0", "at NaN")
+SECRET = "SECRET-TOKEN-4242 this line must never be echoed\n"
+
+
+def ns2_scenario(movement: Optional[str] = None, traffic: Optional[str] = None) -> str:
+    """A 3-node radio scenario reading ns-2 files: the movement `file` on line 5, the traffic
+    `file` on line 9."""
+    nodes = f'mobility = {{ model = "ns2", file = "{movement}" }}' if movement else 'placement = { kind = "grid", columns = 3, spacing = "100m" }'
+    text = f'[simulation]\nduration = "10s"\n[nodes]\ncount = 3\n{nodes}\n[radio]\nstandard = "802.11b"\n'
+    if traffic:
+        text += f'[ns2_traffic]\nfile = "{traffic}"\n'
+    return text
+
+
+PASSWD = "../" * 30 + "etc/passwd"  # /etc/passwd, relative to any working directory
+
+# --- helpers ------------------------------------------------------------------------------
+
+DIAG = re.compile(r"^\S.*:\d+:\d+: \S")
+
+
+def tpsim_cli(*args: str, cwd: Path, env: Optional[dict] = None, timeout: float = 120, rlimit_as: Optional[int] = None) -> subprocess.CompletedProcess:
+    """``python -m tpsim ARGS`` in ``cwd`` (with extra environment variables and, optionally,
+    an address-space limit)."""
+
+    def limit() -> None:
+        import resource
+
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (rlimit_as, rlimit_as))
+        except (ValueError, OSError):  # pragma: no cover - a platform without RLIMIT_AS
+            pass
+
+    return subprocess.run(
+        [sys.executable, "-m", "tpsim", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout,
+        env=dict(os.environ, **(env or {})), preexec_fn=limit if rlimit_as else None,
+    )
+
+
+def _entry(p: Path) -> tuple:
+    st = os.lstat(p)
+    if stat.S_ISREG(st.st_mode):
+        return ("file", p.read_bytes())
+    if stat.S_ISDIR(st.st_mode):
+        return ("dir",)
+    if stat.S_ISLNK(st.st_mode):
+        return ("link", os.readlink(p))
+    return ("special", stat.S_IFMT(st.st_mode), st.st_rdev)
+
+
+def snapshot(path: Path) -> Any:
+    """Everything under ``path`` (or ``path`` itself): names, kinds and contents; ``None`` if
+    it does not exist."""
+    if not os.path.lexists(path):
+        return None
+    if not path.is_dir() or path.is_symlink():
+        return _entry(path)
+    return {str(f.relative_to(path)): _entry(f) for f in sorted(path.rglob("*"))}
+
+
+def assert_clean_error(p: subprocess.CompletedProcess, code: int, needles: tuple = (), forbid: tuple = ()) -> None:
+    """Exit status ``code``; stderr one error line (or the scenario-diagnostics format) naming
+    every needle; no traceback."""
+    err = p.stderr
+    assert p.returncode == code, (p.returncode, err)
+    assert "Traceback" not in err and "BrokenProcessPool" not in err, err
+    lines = err.rstrip("\n").splitlines()
+    assert lines, "no error message"
+    if lines[0] == "error: invalid scenario":
+        assert len(lines) >= 2 and all(DIAG.match(l) for l in lines[1:]), err
+    else:
+        assert len(lines) == 1, err
+        assert lines[0].startswith(("error: ", "interrupted")), err
+    for n in needles:
+        assert n in err, (n, err)
+    for n in forbid:
+        assert n not in err, (n, err)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    """A finished output directory of OK (tables, no report)."""
+    d = tmp_path_factory.mktemp("finished")
+    (d / "ok.toml").write_text(OK)
+    p = tpsim_cli("run", "ok.toml", "-o", "out", "--no-report", "-q", "-j", "1", cwd=d)
+    assert p.returncode == 0, p.stderr
+    return d / "out"
+
+
+@pytest.fixture
+def ws(tmp_path: Path, finished: Path) -> Path:
+    """A working directory holding every input of the cases and a finished output
+    directory ``prev``."""
+    files = {
+        "ok.toml": OK, "sweep.toml": SWEEP, "slow.toml": SLOW, "huge-duration.toml": HUGE_DURATION,
+        "fine-bins.toml": FINE_BINS, "radio-20000.toml": MANY_RADIO_NODES, "empty.toml": "",
+        "good.scen": MOVEMENT, "good.cbr": TRAFFIC, "self.cbr": SELF_TRAFFIC, "huge-time.scen": HUGE_TIME_MOVEMENT,
+        "nan-time.scen": NAN_TIME_MOVEMENT, "secret.txt": SECRET, "regfile": "keep me\n",
+        "nul.toml": '[simulation]\nduration = "1s"\x00\x01\n',
+        "deep.toml": "a = " + "[" * 100000 + "\n",
+        "bigint.toml": '[simulation]\nduration = "10s"\n[nodes]\ncount = 99999999999999999999999\n',
+        "control.toml": OK + '"x\\ny\\u001b[31m" = 1\n',
+        "ref-secret.toml": ns2_scenario(movement="secret.txt"),
+        "ref-passwd.toml": ns2_scenario(traffic=PASSWD),
+        "ref-binary.toml": ns2_scenario(movement="binary.bin"),
+        "ref-nonutf8.toml": ns2_scenario(traffic="nonutf8.toml"),
+        "ref-dir.toml": ns2_scenario(movement="adir"),
+        "ref-missing.toml": ns2_scenario(movement="nope.scen"),
+        "ref-zero.toml": ns2_scenario(traffic="/dev/zero"),
+        "ref-self.toml": ns2_scenario(traffic="self.cbr"),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "nonutf8.toml").write_bytes(b"\xff\xfe[simulation]\nduration = \"1s\"\n")
+    (tmp_path / "binary.bin").write_bytes(bytes(range(256)) * 8)
+    (tmp_path / "adir").mkdir()
+    shutil.copytree(finished, tmp_path / "prev")
+    return tmp_path
+
+
+# --- the table of command-line cases ------------------------------------------------------
+
+
+@dataclass
+class Case:
+    args: list
+    code: int
+    needles: tuple = ()
+    env: dict = field(default_factory=dict)
+    forbid: tuple = ()
+    watch: tuple = ()  # paths outside the working directory that must not change
+    marks: tuple = ()
+    rlimit_as: Optional[int] = None
+    needs: Optional[str] = None  # "dask", or a path that must exist
+
+
+SCHED_ENV = {"TPSIM_SCHEDULER_TIMEOUT": "1"}
+GB = 2**30
+RUN = ["run", "ok.toml", "-o", "prev", "-q"]
+
+CASES: dict[str, Case] = {
+    # output paths
+    "run -o an existing file": Case(["run", "ok.toml", "-o", "regfile"], 2, ("regfile", "not a directory")),
+    "run -o a path under a file": Case(["run", "ok.toml", "-o", "regfile/sub"], 2, ("regfile/sub", "not a directory")),
+    "run -o under /proc/version": Case(["run", "ok.toml", "-o", "/proc/version/x"], 2, ("/proc/version",), watch=("/proc/version/x",), needs="/proc/version"),
+    "run -o unwritable /sys/kernel/x": Case(["run", "ok.toml", "-o", "/sys/kernel/x"], 1, ("/sys/kernel/x",), watch=("/sys/kernel/x",), needs="/sys/kernel"),
+    "run -o empty": Case(["run", "ok.toml", "-o", ""], 2, ("-o", "empty")),
+    "schema -o /dev/full": Case(["schema", "-o", "/dev/full"], 1, ("/dev/full", "No space left on device"), watch=("/dev/full",), needs="/dev/full"),
+    "schema -o under /proc/version": Case(["schema", "-o", "/proc/version/x"], 2, ("/proc/version",), watch=("/proc/version/x",), needs="/proc/version"),
+    "schema -o unwritable /sys/kernel/x": Case(["schema", "-o", "/sys/kernel/x"], 1, ("/sys/kernel/x",), watch=("/sys/kernel/x",), needs="/sys/kernel"),
+    "schema -o empty": Case(["schema", "-o", ""], 2, ("-o", "empty")),
+    "schema -o a directory": Case(["schema", "-o", "adir"], 2, ("adir", "is a directory")),
+    "schema -o a path under a file": Case(["schema", "-o", "regfile/x.json"], 2, ("regfile", "not a directory")),
+    "import-ns2 -o /dev/full": Case(["import-ns2", "good.scen", "good.cbr", "-o", "/dev/full"], 1, ("/dev/full", "No space left on device"), watch=("/dev/full",), needs="/dev/full"),
+    "import-ns2 -o empty": Case(["import-ns2", "good.scen", "-o", ""], 2, ("-o", "empty")),
+    "import-ns2 -o a path under a file": Case(["import-ns2", "good.scen", "-o", "regfile/x.toml"], 2, ("regfile", "not a directory")),
+    "import-ns2 -o a directory": Case(["import-ns2", "good.scen", "-o", "adir"], 2, ("adir", "is a directory")),
+    "import-ns2 -o unwritable /sys/kernel/x": Case(["import-ns2", "good.scen", "-o", "/sys/kernel/x"], 1, ("/sys/kernel/x",), watch=("/sys/kernel/x",), needs="/sys/kernel"),
+    "study -o under /proc/version": Case(["study", "d", "-o", "/proc/version/x", "-q"], 2, ("/proc/version",), watch=("/proc/version/x",), needs="/proc/version"),
+    "plot -o under /proc/version": Case(["plot", "prev", "--metric", "pdr", "-o", "/proc/version/x"], 2, ("/proc/version",), watch=("/proc/version/x",), needs="/proc/version"),
+    # scenario files
+    "non-UTF-8 scenario": Case(["run", "nonutf8.toml", "-o", "out"], 2, ("nonutf8.toml:1:1:", "UTF-8")),
+    "binary scenario": Case(["run", "binary.bin", "-o", "out"], 2, ("binary.bin:", "UTF-8")),
+    "binary scenario (validate)": Case(["validate", "binary.bin"], 2, ("binary.bin:", "UTF-8")),
+    "scenario with NUL bytes": Case(["validate", "nul.toml"], 2, ("nul.toml:2:", "malformed TOML")),
+    "empty scenario": Case(["run", "empty.toml", "-o", "out"], 2, ("empty.toml:1:1:", "simulation")),
+    "directory as scenario": Case(["run", "adir", "-o", "out"], 2, ("adir", "Is a directory")),
+    "missing scenario": Case(["run", "nope.toml", "-o", "out"], 2, ("nope.toml", "No such file")),
+    "empty scenario path": Case(["validate", ""], 2, ("SCENARIO", "empty")),
+    "endless scenario (/dev/zero)": Case(["validate", "/dev/zero"], 2, ("/dev/zero", "larger than"), rlimit_as=1 * GB, needs="/dev/zero"),
+    "deeply nested TOML": Case(["validate", "deep.toml"], 2, ("deep.toml:1:", "recursion")),
+    "integer too large": Case(["validate", "bigint.toml"], 2, ("bigint.toml:4:", "too large")),
+    "control characters in a key": Case(["validate", "control.toml"], 2, (f"control.toml:{len(OK.splitlines()) + 1}:1:", "x\\ny\\u{1b}[31m"), forbid=("\x1b",)),
+    "referenced file is not ns-2 (secret)": Case(["run", "ref-secret.toml", "-o", "out"], 2, ("ref-secret.toml:5:", "nodes.mobility.file", "secret.txt", "line 1"), forbid=("SECRET-TOKEN",)),
+    "referenced ../../etc/passwd": Case(["validate", "ref-passwd.toml"], 2, ("ref-passwd.toml:9:", "ns2_traffic.file", "passwd", "line 1"), forbid=("root:",), needs="/etc/passwd"),
+    "referenced binary file": Case(["run", "ref-binary.toml", "-o", "out"], 2, ("ref-binary.toml:5:", "binary.bin", "UTF-8")),
+    "referenced non-UTF-8 file": Case(["validate", "ref-nonutf8.toml"], 2, ("ref-nonutf8.toml:9:", "nonutf8.toml", "UTF-8")),
+    "referenced directory": Case(["validate", "ref-dir.toml"], 2, ("ref-dir.toml:5:", "adir", "directory")),
+    "referenced missing file": Case(["validate", "ref-missing.toml"], 2, ("ref-missing.toml:5:", "nope.scen", "No such file")),
+    "referenced /dev/zero": Case(["validate", "ref-zero.toml"], 2, ("ref-zero.toml:9:", "/dev/zero"), forbid=("out of memory",), rlimit_as=1 * GB, needs="/dev/zero"),
+    "referenced flow with source = destination": Case(["validate", "ref-self.toml"], 2, ("ns2_traffic.file", "self.cbr", "line")),
+    # ns-2 files (import-ns2)
+    "ns-2 movement non-UTF-8": Case(["import-ns2", "nonutf8.toml", "-o", "out.toml"], 2, ("nonutf8.toml", "UTF-8")),
+    "ns-2 movement binary": Case(["import-ns2", "binary.bin", "-o", "out.toml"], 2, ("binary.bin", "UTF-8")),
+    "ns-2 traffic binary": Case(["import-ns2", "good.scen", "binary.bin", "-o", "out.toml"], 2, ("binary.bin", "traffic", "UTF-8")),
+    "ns-2 traffic non-UTF-8": Case(["import-ns2", "good.scen", "nonutf8.toml", "-o", "out.toml"], 2, ("nonutf8.toml", "traffic", "UTF-8")),
+    "ns-2 movement empty": Case(["import-ns2", "empty.toml", "-o", "out.toml"], 2, ("empty.toml", "no initial position")),
+    "ns-2 movement directory": Case(["import-ns2", "adir", "-o", "out.toml"], 2, ("adir", "Is a directory")),
+    "ns-2 movement missing": Case(["import-ns2", "nope.scen", "-o", "out.toml"], 2, ("nope.scen", "No such file")),
+    "ns-2 movement endless (/dev/zero)": Case(["import-ns2", "/dev/zero", "-o", "out.toml"], 2, ("/dev/zero", "larger than"), rlimit_as=1 * GB, needs="/dev/zero"),
+    "ns-2 traffic missing": Case(["import-ns2", "good.scen", "nope.cbr", "-o", "out.toml"], 2, ("nope.cbr", "No such file")),
+    "ns-2 movement not ns-2 (secret)": Case(["import-ns2", "secret.txt", "-o", "out.toml"], 2, ("secret.txt", "line 1"), forbid=("SECRET-TOKEN",)),
+    "ns-2 movement time 1e300": Case(["import-ns2", "huge-time.scen", "-o", "out.toml"], 2, ("huge-time.scen", "line 10"), forbid=("please report",)),
+    "ns-2 movement time NaN": Case(["import-ns2", "nan-time.scen", "-o", "out.toml"], 2, ("nan-time.scen", "line 10", "NaN")),
+    "ns-2 traffic flow to itself": Case(["import-ns2", "good.scen", "self.cbr", "-o", "out.toml"], 2, ("self.cbr", "line"), forbid=("please report",)),
+    "import-ns2 --first-id -5": Case(["import-ns2", "good.scen", "--first-id", "-5", "-o", "out.toml"], 2, ("--first-id",)),
+    "import-ns2 --first-id above the ids": Case(["import-ns2", "good.scen", "--first-id", "7", "-o", "out.toml"], 2, ("--first-id 7", "good.scen")),
+    "import-ns2 --duration nan": Case(["import-ns2", "good.scen", "--duration", "nan", "-o", "out.toml"], 2, ("--duration",)),
+    "import-ns2 --duration 1e300": Case(["import-ns2", "good.scen", "--duration", "1e300", "-o", "out.toml"], 2, ("--duration",)),
+    "import-ns2 --duration -5": Case(["import-ns2", "good.scen", "--duration", "-5", "-o", "out.toml"], 2, ("--duration",)),
+    # command-line arguments (a finished output directory must stay as it is)
+    "--seed -1": Case(RUN + ["--seed", "-1"], 2, ("seed", "-1")),
+    "--seed 2^64": Case(RUN + ["--seed", str(2**64)], 2, ("seed", str(2**64))),
+    "--seed abc": Case(RUN + ["--seed", "abc"], 2, ("--seed", "integer")),
+    "--runs 0": Case(RUN + ["--runs", "0"], 2, ("--runs",)),
+    "--runs -3": Case(RUN + ["--runs", "-3"], 2, ("--runs", "-3")),
+    "--runs 2.5": Case(RUN + ["--runs", "2.5"], 2, ("--runs",)),
+    "--jobs not a number": Case(RUN + ["--jobs", "many"], 2, ("--jobs",)),
+    "--set without =": Case(RUN + ["--set", "flows.0.app.size"], 2, ("--set", "KEY=VALUE")),
+    "--set unknown key": Case(RUN + ["--set", "flows.0.app.sise=10B"], 2, ("--set", "flows.0.app.sise")),
+    "--sweep empty value list": Case(RUN + ["--sweep", "flows.0.app.size="], 2, ("--sweep", "flows.0.app.size", "non-empty")),
+    "--max-memory 0": Case(RUN + ["--max-memory", "0"], 2, ("--max-memory",)),
+    "--max-memory lots": Case(RUN + ["--max-memory", "lots"], 2, ("--max-memory", "lots")),
+    "--run-time-limit -1": Case(RUN + ["--run-time-limit", "-1"], 2, ("--run-time-limit",)),
+    "--run-time-limit nan": Case(RUN + ["--run-time-limit", "nan"], 2, ("--run-time-limit",)),
+    "--run-memory-limit 0B": Case(RUN + ["--run-memory-limit", "0B"], 2, ("--run-memory-limit", "0B")),
+    "--scheduler nonsense": Case(RUN + ["--scheduler", "nonsense"], 2, ("--scheduler", "nonsense")),
+    "--scheduler tcp://": Case(RUN + ["--scheduler", "tcp://"], 2, ("--scheduler", "tcp://")),
+    "--scheduler unreachable": Case(["run", "ok.toml", "-o", "out", "--scheduler", "tcp://127.0.0.1:1"], 1, ("tcp://127.0.0.1:1",), env=SCHED_ENV, needs="dask"),
+    "unknown option": Case(RUN + ["--bogus"], 2, ("--bogus",)),
+    "missing -o": Case(["run", "ok.toml"], 2, ("--out",)),
+    "unknown command": Case(["frobnicate"], 2, ("frobnicate",)),
+    "unknown study": Case(["study", "nope", "-o", "prev"], 2, ("nope",)),
+    # valid, but too large to run: refused from the estimate, before anything runs
+    "duration 1e9 s with a CBR flow": Case(["run", "huge-duration.toml", "-o", "out"], 2, ("would need about", "GB", "messages")),
+    "1 ns bins over 1000 s": Case(["run", "fine-bins.toml", "-o", "out"], 2, ("would need about", "GB", "time series", "output.bin")),
+    "20,000 radio nodes, static routes": Case(["run", "radio-20000.toml", "-o", "out"], 2, ("would need about", "GB", "radio static routes")),
+    "20,000 radio nodes (validate)": Case(["validate", "radio-20000.toml"], 2, ("would need about", "GB")),
+    # plot
+    "plot a directory that is no tpsim output": Case(["plot", "adir", "--metric", "pdr"], 2, ("adir", "no readable tpsim tables")),
+    "plot a missing directory": Case(["plot", "nope", "--metric", "pdr"], 2, ("nope", "not a directory")),
+    "plot unknown metric": Case(["plot", "prev", "--metric", "nonsense"], 2, ("nonsense", "no column")),
+    "plot unknown series": Case(["plot", "prev", "--series", "nonsense"], 2, ("nonsense",)),
+    "plot damaged tables": Case(["plot", "garbage", "--metric", "pdr"], 2, ("garbage", "no readable tpsim tables")),
+}
+
+
+def _skip_unavailable(case: Case) -> None:
+    if case.needs == "dask":
+        pytest.importorskip("distributed")
+    elif case.needs and not os.path.exists(case.needs):
+        pytest.skip(f"{case.needs} not available")
+    if case.needs == "/sys/kernel":
+        probe = Path("/sys/kernel") / f".tpsim-probe-{os.getpid()}"
+        try:
+            probe.mkdir()
+        except OSError:
+            return
+        probe.rmdir()
+        pytest.skip("/sys/kernel is writable here")
+    if case.needs == "/dev/full" and not stat.S_ISCHR(os.stat("/dev/full").st_mode):
+        pytest.skip("/dev/full is not the full device")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=c.marks, id=n) for n, c in CASES.items()])
+def test_hostile_cli_input(name: str, ws: Path) -> None:
+    case = CASES[name]
+    _skip_unavailable(case)
+    if name == "plot damaged tables":
+        (ws / "garbage").mkdir()
+        (ws / "garbage" / "flows.parquet").write_bytes(b"PAR1 not parquet")
+        (ws / "garbage" / "network.parquet").write_bytes(b"")
+    before = snapshot(ws)
+    watched = {w: snapshot(Path(w)) for w in case.watch}
+    p = tpsim_cli(*case.args, cwd=ws, env=case.env, rlimit_as=case.rlimit_as, timeout=60)
+    assert_clean_error(p, case.code, case.needles, case.forbid)
+    assert snapshot(ws) == before, "files were written or changed"
+    for w, snap in watched.items():
+        assert snapshot(Path(w)) == snap, f"{w} was changed"
+
+
+def test_controls_work(ws: Path) -> None:
+    """The same inputs without the fault succeed: the cases fail for the reason they name."""
+    assert tpsim_cli("validate", "ok.toml", cwd=ws).returncode == 0
+    assert tpsim_cli("import-ns2", "good.scen", "good.cbr", "-o", "imported.toml", cwd=ws).returncode == 0
+    assert tpsim.load(ws / "imported.toml").resolved["nodes"]["count"] == 3
+    p = tpsim_cli("schema", "-o", "schema.json", cwd=ws)
+    assert p.returncode == 0 and json.loads((ws / "schema.json").read_text())
+    p = tpsim_cli("plot", "prev", "--metric", "pdr", "-o", "fig", cwd=ws)
+    assert p.returncode == 0 and (ws / "fig.png").is_file(), p.stderr
+    (ws / "ok-ref.toml").write_text(ns2_scenario(movement="good.scen", traffic="good.cbr"))
+    assert tpsim_cli("validate", "ok-ref.toml", cwd=ws).returncode == 0
+
+
+# --- the environment: failing runs, limits, full disk ---------------------------------------
+
+
+def test_aborting_worker_fails_only_its_run(ws: Path) -> None:
+    p = tpsim_cli("run", "sweep.toml", "-o", "out", "-j", "2", "--no-report", "-q", cwd=ws, env={"TPSIM_TEST_FAIL_RUN": "1:0:abort"})
+    assert_clean_error(p, 1, ("1 of 4 runs failed", "3 stored", "point 1", 'flows.0.app.interval = "20ms"', "seed 1, run 0", "RunCrashed"))
+    stored = list((ws / "out" / "runs").glob("*.json"))
+    assert len(stored) == 3 and all(json.loads(f.read_text())["key"] == f.stem for f in stored)
+    assert sorted(x.name for x in (ws / "out").iterdir()) == ["runs"]  # no tables
+
+
+def test_wall_clock_limit_stops_the_run(ws: Path) -> None:
+    t0 = time.monotonic()
+    p = tpsim_cli("run", "slow.toml", "-o", "out", "-j", "1", "--no-report", "-q", "--run-time-limit", "0.5", cwd=ws)
+    assert time.monotonic() - t0 < 20
+    assert_clean_error(p, 1, ("1 of 1 runs failed", "point 0, seed 1, run 0", "wall-clock limit of 0.5 s"))
+    assert not (ws / "out").exists()
+
+
+def _files(d: Path) -> dict:
+    return {str(f.relative_to(d)): f.read_bytes() for f in sorted(d.rglob("*")) if f.is_file()}
+
+
+def test_full_disk_while_writing_tables_leaves_no_partial_table(ws: Path) -> None:
+    p = tpsim_cli("run", "sweep.toml", "-o", "out", "-j", "1", "--no-report", "-q", cwd=ws, env={"TPSIM_TEST_ENOSPC": "summary.csv"})
+    assert_clean_error(p, 1, ("summary.csv", "No space left on device"))
+    files = _files(ws / "out")
+    assert files and all(re.fullmatch(r"runs/[0-9a-f]{64}\.json", f) for f in files), list(files)  # no table, no temporary
+    assert all(json.loads(b) for b in files.values())  # the stored runs are whole
+    p = tpsim_cli("run", "sweep.toml", "-o", "out", "-j", "1", "--no-report", "-q", cwd=ws)
+    assert p.returncode == 0 and "ran 0, reused 4" in p.stdout, p.stderr
+
+
+def test_full_disk_leaves_a_finished_output_unchanged(ws: Path) -> None:
+    before = snapshot(ws / "prev")
+    p = tpsim_cli("run", "ok.toml", "-o", "prev", "-j", "1", "-q", cwd=ws, env={"TPSIM_TEST_ENOSPC": "1"})
+    assert_clean_error(p, 1, ("prev/", "No space left on device"))
+    assert snapshot(ws / "prev") == before
+
+
+def test_full_disk_while_storing_runs(ws: Path) -> None:
+    p = tpsim_cli("run", "sweep.toml", "-o", "out", "-j", "2", "--no-report", "-q", cwd=ws, env={"TPSIM_TEST_ENOSPC": "*.json"})
+    assert_clean_error(p, 1, ("out/runs/", ".json", "No space left on device"))
+    assert _files(ws / "out") == {}
+
+
+def test_damaged_stored_run_is_reported_and_run_again(ws: Path) -> None:
+    tables = {f: b for f, b in _files(ws / "prev").items() if not f.startswith("runs/")}
+    run = next((ws / "prev" / "runs").glob("*.json"))
+    run.write_bytes(run.read_bytes()[:50])
+    p = tpsim_cli("run", "ok.toml", "-o", "prev", "-j", "1", "--no-report", "-q", cwd=ws)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("\n") == 1 and "damaged stored run" in p.stderr and run.name in p.stderr
+    assert json.loads(run.read_text())["key"] == run.stem
+    assert {f: b for f, b in _files(ws / "prev").items() if not f.startswith("runs/")} == tables
+
+
+# --- Ctrl-C and a killed command --------------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant process of ``pid``."""
+    try:
+        import psutil
+
+        return [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except ImportError:
+        parent: dict[int, int] = {}
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    pass
+        out, todo = [], [pid]
+        while todo:
+            p = todo.pop()
+            kids = [c for c, pp in parent.items() if pp == p]
+            out += kids
+            todo += kids
+        return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        st = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return st.rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # a zombie has exited
+
+
+def _wait_for_cpu(proc: subprocess.Popen, seconds: float) -> None:
+    """Waits until ``proc`` has used ``seconds`` of CPU time."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
+            return
+        time.sleep(0.05)
+    proc.kill()
+    pytest.fail(f"the command did not run ({proc.returncode})")
+
+
+def _start(ws: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tpsim", "run", *args, "--no-report", "-q"], cwd=ws,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _is_worker(pid: int) -> bool:
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _wait_for_workers(proc: subprocess.Popen, n: int) -> list[int]:
+    """Waits until ``n`` worker processes run; returns every descendant (workers, resource
+    tracker)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if sum(1 for k in _children(proc.pid) if _alive(k) and _is_worker(k)) >= n:
+            time.sleep(0.5)  # let the runs start
+            return _children(proc.pid)
+        time.sleep(0.1)
+    proc.kill()
+    pytest.fail("the worker processes did not start")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_sigint_stops_a_long_single_run_within_2s(ws: Path) -> None:
+    proc = _start(ws, "slow.toml", "-o", "out", "-j", "1")
+    _wait_for_cpu(proc, 2.0)  # start-up takes well under 1 s of CPU: the run is in the engine
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert time.monotonic() - t0 < 2.0
+    p = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+    assert_clean_error(p, 130, ("interrupted",))
+    assert not (ws / "out").exists() or _files(ws / "out") == {}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_sigint_with_two_workers_leaves_no_worker(ws: Path) -> None:
+    proc = _start(ws, "slow.toml", "-o", "out", "-j", "2", "--sweep", "flows.0.app.size=100B,101B,102B")
+    kids = _wait_for_workers(proc, 2)
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    p = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+    assert_clean_error(p, 130, ("interrupted",))
+    deadline = time.monotonic() + 5
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [k for k in kids if _alive(k)], "worker processes outlived the interrupted command"
+    if (ws / "out").exists():  # finished runs only: no table
+        assert all(f.startswith("runs/") for f in _files(ws / "out"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_workers_exit_when_the_command_is_killed(ws: Path) -> None:
+    proc = _start(ws, "slow.toml", "-o", "out", "-j", "2", "--sweep", "flows.0.app.size=100B,101B,102B")
+    kids = _wait_for_workers(proc, 2)
+    proc.kill()
+    proc.wait(timeout=10)
+    proc.communicate()
+    deadline = time.monotonic() + 5
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [k for k in kids if _alive(k)], "worker processes outlived the killed command"
+
+
+# --- the Python API: argument types checked up front ----------------------------------------
+
+API_CASES = {
+    "seed=-1": (dict(seed=-1), ValueError, "seed"),
+    "seed=2**64": (dict(seed=2**64), ValueError, "seed"),
+    "seed='1'": (dict(seed="1"), TypeError, "seed"),
+    "seed=1.0": (dict(seed=1.0), TypeError, "seed"),
+    "runs=2.7": (dict(runs=2.7), TypeError, "runs"),
+    "runs=0": (dict(runs=0), tpsim.ScenarioError, "runs"),
+    "jobs='2'": (dict(jobs="2"), TypeError, "jobs"),
+    "sweep=str": (dict(sweep="flows.0.app.size=1B"), TypeError, "sweep"),
+    "sweep=dict": (dict(sweep={"a": [1]}), TypeError, "sweep"),
+    "sweep=[('a',)]": (dict(sweep=[("a",)]), TypeError, "sweep"),
+    "set=5": (dict(set=5), TypeError, "set"),
+    "scheduler=5": (dict(scheduler=5), TypeError, "scheduler"),
+    "scheduler='nonsense'": (dict(scheduler="nonsense"), ValueError, "scheduler"),
+    "pcap='yes'": (dict(pcap="yes"), TypeError, "pcap"),
+    "progress=5": (dict(progress=5), TypeError, "progress"),
+    "run_time_limit=-1": (dict(run_time_limit=-1), ValueError, "run_time_limit"),
+    "max_memory='lots'": (dict(max_memory="lots"), ValueError, "max_memory"),
+}
+
+
+@pytest.mark.parametrize("name", list(API_CASES))
+def test_api_checks_arguments_up_front(name: str, tmp_path: Path) -> None:
+    kwargs, exc, what = API_CASES[name]
+    out = tmp_path / "o"
+    with pytest.raises(exc) as e:
+        tpsim.run(tpsim.Scenario(OK), out=out, **kwargs)
+    assert what in str(e.value) and "\n" not in str(e.value)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("out, exc", [("", ValueError), (5, TypeError), ("regfile", ValueError), ("regfile/sub", ValueError)])
+def test_api_refuses_bad_output_paths(out: Any, exc: type, tmp_path: Path) -> None:
+    (tmp_path / "regfile").write_text("keep me\n")
+    arg = str(tmp_path / out) if isinstance(out, str) and out else out
+    with pytest.raises(exc):
+        tpsim.run(tpsim.Scenario(OK), out=arg)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["regfile"] and (tmp_path / "regfile").read_text() == "keep me\n"
+
