@@ -131,3 +131,24 @@ def test_student_t_for_a_column_without_known_bounds():
     half = stats.t.ppf(0.975, 2) * stats.tstd([-1.0, 0.5, 2.0]) / math.sqrt(3)
     assert s["ci_method"] == "student-t"
     assert s["ci95_low"] == pytest.approx(0.5 - half) and s["ci95_high"] == pytest.approx(0.5 + half)
+
+
+def test_the_interval_always_holds_the_mean():
+    # Rounding: numpy's resample means against Python's mean; nearly constant samples.
+    from hypothesis import given, settings, strategies as st
+
+    from tpsim.results import mean_ci
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.floats(min_value=0, max_value=1e6, allow_nan=False), min_size=2, max_size=12))
+    def check(values):
+        m, lo, hi = mean_ci("delay_mean_s", values)
+        assert lo <= m <= hi and lo >= 0
+        m, lo, hi = mean_ci("pdr", [v / 1e6 for v in values])
+        assert 0 <= lo <= m <= hi <= 1
+
+    check()
+    m, lo, hi = mean_ci("pdr", [0.1 + 2e-17, 0.1, 0.1])
+    assert lo <= m <= hi
+    m, lo, hi = mean_ci("delay_mean_s", [0.05455883838383839] * 3)  # sum / 3 rounds below
+    assert lo <= m <= hi

@@ -241,9 +241,12 @@ def mean_ci(metric: str, values: list[float]) -> tuple[float, Optional[float], O
         half = _t_quantile_975(n - 1) * sd / math.sqrt(n)
         return mean, mean - half, mean + half
     if min(values) == max(values):
-        return mean, values[0], values[0]
-    lo, hi = _bootstrap_ci([values])[0]
-    return mean, lo, hi
+        lo = hi = values[0]
+    else:
+        lo, hi = _bootstrap_ci([values])[0]
+    # The mean lies inside the interval but for rounding (the resample means are computed by
+    # numpy, the mean here by Python).
+    return mean, min(lo, mean), max(hi, mean)
 
 
 def _intervals(agg: pl.DataFrame) -> pl.DataFrame:
@@ -263,16 +266,19 @@ def _intervals(agg: pl.DataFrame) -> pl.DataFrame:
             methods.append(CI_BOOTSTRAP)
             v = values[i]
             if min(v) == max(v):
-                lo[i] = hi[i] = v[0]  # constant: every resample has the same mean
+                # Constant: every resample has the same mean (the mean itself, but for rounding).
+                lo[i], hi[i] = min(v[0], mean), max(v[0], mean)
             else:
                 by_n.setdefault(n, []).append(i)
         else:
             methods.append(CI_T)
             half = _t_quantile_975(n - 1) * (sd or 0.0) / math.sqrt(n)
             lo[i], hi[i] = mean - half, mean + half
+    means = agg["mean"].to_list()
     for rows in by_n.values():
         for i, (a, b) in zip(rows, _bootstrap_ci([values[i] for i in rows])):
-            lo[i], hi[i] = a, b
+            # The mean lies inside but for rounding (numpy's resample means, polars' mean).
+            lo[i], hi[i] = min(a, means[i]), max(b, means[i])
     return agg.with_columns(
         pl.Series("ci_method", methods, dtype=pl.Utf8),
         pl.Series("ci95_low", lo, dtype=pl.Float64),
