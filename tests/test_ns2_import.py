@@ -168,8 +168,12 @@ def test_cbrgen_sample_yields_its_flows(tmp_path: Path) -> None:
     out = tmp_path / "imported.toml"
     r = cli("import-ns2", str(NS2 / "scen-670x670-50-600-20-0"), str(NS2 / "cbr-50-10-4-512"), "-o", str(out))
     assert r.returncode == 0, r.stderr
-    flows = tomllib.loads(out.read_text())["flows"]
+    imported = tomllib.loads(out.read_text())
+    flows = imported["flows"]
     assert len(flows) == 10
+    # ns-2.35's defaults the import claims: RTS/CTS before every unicast, AODV with its constants.
+    assert imported["radio"]["rts_threshold"] == "0B"
+    assert imported["routing"] == {"protocol": "aodv", "preset": "ns2"}
     sc = tpsim.load(out)
     resolved = sc.resolved["flows"]
     for f, r_, (src, dst, start), size, interval in zip(flows, resolved, conns, sizes, intervals):

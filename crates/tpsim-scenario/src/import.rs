@@ -420,7 +420,8 @@ pub fn embed_files(text: &str, source: &str) -> Result<String, ScenarioError> {
 
 /// A self-contained scenario (TOML) converted from an ns-2 movement file and optionally a
 /// traffic file: explicit placement, scripted `waypoints` (ns-2 `setdest` semantics), the
-/// traffic's `[[flows]]`, `sizes = "ns2"` and an ns-2-like `[radio]`. Numbers are written in
+/// traffic's `[[flows]]`, `sizes = "ns2"`, an ns-2-like `[radio]` (RTS/CTS for every unicast, as
+/// ns-2.35's `RTSThreshold_ 0`) and AODV with the `ns2` preset. Numbers are written in
 /// their shortest exact form, so positions and times survive the conversion exactly.
 ///
 /// `names` are the files' names for the header comment; `first_id` maps the file's ids (default:
@@ -516,7 +517,19 @@ pub fn ns2_to_toml(
         }
         let _ = writeln!(o, "]");
     }
-    let _ = writeln!(o, "\n# ns-2.35 defaults: 802.11b at 1 Mbit/s, Two-Ray Ground, 250 m / 550 m (the radio's defaults).\n[radio]\nstandard = \"802.11b\"");
+    let _ = writeln!(
+        o,
+        "\n# ns-2.35 defaults: 802.11b at 1 Mbit/s, Two-Ray Ground, 250 m / 550 m (the radio's defaults),\n\
+         # and RTS/CTS before every unicast frame (ns-2's Mac/802_11 RTSThreshold_ 0).\n\
+         [radio]\nstandard = \"802.11b\"\nrts_threshold = \"0B\""
+    );
+    let _ = writeln!(
+        o,
+        "\n# Ad hoc routing as ns-2's wireless scripts use it: AODV with ns-2.35's constants (the \"ns2\"\n\
+         # preset: breaks detected from MAC feedback, no HELLO). Moving nodes need a routing protocol:\n\
+         # static routes are computed once, at t = 0. Change `protocol` for OLSR or the oracle.\n\
+         [routing]\nprotocol = \"aodv\"\npreset = \"ns2\""
+    );
     for f in &flows {
         let (Some(src), Some(dst)) = (f.src.checked_sub(first), f.dst.checked_sub(first)) else {
             return Err(format!(

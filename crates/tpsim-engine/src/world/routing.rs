@@ -39,6 +39,9 @@ pub(super) enum Proto {
     Olsr(Vec<Olsr>),
 }
 
+/// The IPv4 header ns-2's AODV adds to the non-TCP packets a node originates, bytes.
+const IP_HEADER: u32 = tpsim_wire::IPV4_HEADER_LEN as u32;
+
 /// Control message types, in the order of the network row's `routing_by_type`.
 pub const CTRL_TYPES: [&str; 6] = ["rreq", "rrep", "rerr", "rrep_ack", "hello", "tc"];
 
@@ -67,6 +70,9 @@ pub(super) struct RoutingState {
     oracle_period: SimDuration,
     /// Bytes of IP + transport header under the size convention (28 standard, 20 ns-2).
     hdr: u32,
+    /// ns-2 sizes with AODV: a node adds a 20-byte IP header to every packet it originates
+    /// that is not TCP (ns-2.35 `AODV::recv`), since ns-2's UDP and CBR sizes carry none.
+    ns2_ip_header: bool,
 }
 
 impl RoutingState {
@@ -144,6 +150,8 @@ impl RoutingState {
                 tpsim_wire::SizeConvention::Standard => 28,
                 tpsim_wire::SizeConvention::Ns2 => 20,
             },
+            ns2_ip_header: sc.simulation.sizes.convention() == tpsim_wire::SizeConvention::Ns2
+                && protocol == RoutingProtocol::Aodv,
         }
     }
 
@@ -353,6 +361,14 @@ impl World {
             (p.ip.src, p.ip.dst)
         };
         let Some(rt) = &mut self.routing else { return };
+        if rt.ns2_ip_header && prev_hop.is_none() {
+            // Originated here (fresh from a transport: this node holds the only reference).
+            let p = self.packets.get_mut(id);
+            if p.seg.header.protocol() != tpsim_wire::IpProtocol::Tcp {
+                p.seg.ip_len += IP_HEADER;
+                p.ip.total_len = p.ip.total_len.saturating_add(IP_HEADER as u16);
+            }
+        }
         match &mut rt.proto {
             Proto::Aodv(v) => {
                 match v[node as usize].route_output(now, prev_hop.map(wifi_addr), src, dst, id) {
