@@ -40,7 +40,7 @@ pub(super) enum Proto {
 }
 
 /// The IPv4 header ns-2's AODV adds to the non-TCP packets a node originates, bytes.
-const IP_HEADER: u32 = tpsim_wire::IPV4_HEADER_LEN as u32;
+const IP_HEADER: u32 = tpsim_wire::IPV4_HEADER_LEN;
 
 /// Control message types, in the order of the network row's `routing_by_type`.
 pub const CTRL_TYPES: [&str; 6] = ["rreq", "rrep", "rerr", "rrep_ack", "hello", "tc"];
