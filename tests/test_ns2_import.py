@@ -251,3 +251,26 @@ def test_bad_mobility_and_energy_input(body: str, key: str, message: str) -> Non
         tpsim.Scenario('[simulation]\nduration = "10s"\n' + body)
     text = str(e.value)
     assert key in text and message in text, text
+
+
+# ns-2.35's PDR on the CMU sample files with AODV (benches/ns2/cmu_samples.tcl: 50 nodes,
+# 670 m x 670 m, 900 s, ns-2 defaults), seeds 1-10:
+#   ns cmu_samples.tcl scen-670x670-50-600-20-0 cbr-50-10-4-512 50 670 670 900 SEED TRACE
+#   python3 agt_count.py TRACE
+# 0.988872 0.986554 0.988259 0.987342 0.984200 0.984833 0.986405 0.985837 0.985376 0.986425
+NS2_PDR_RANGE = (0.984200, 0.988872)
+
+
+def test_imported_cmu_scenario_delivers_like_ns2(tmp_path: Path) -> None:
+    if not NS2.is_dir():
+        pytest.skip("ns-2 samples (../shared/data/ns2) not present")
+    out = tmp_path / "cmu.toml"
+    r = cli("import-ns2", str(NS2 / "scen-670x670-50-600-20-0"), str(NS2 / "cbr-50-10-4-512"), "-o", str(out), "--duration", "900")
+    assert r.returncode == 0, r.stderr
+    pdrs = []
+    for seed in range(1, 6):
+        f = tpsim.run(out, seed=seed, runs=1).flows
+        pdrs.append(f["rx_packets"].sum() / f["tx_packets"].sum())
+    mean = sum(pdrs) / len(pdrs)
+    lo, hi = NS2_PDR_RANGE
+    assert lo <= mean <= hi, (mean, pdrs)

@@ -917,6 +917,23 @@ pub struct Flow {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpOptions {
+    /// "modern" (default): tpsim's TCP (RFC 9293 byte stream with a handshake, RFC 5681/6298/
+    /// 6582). "ns2": ns-2.35's one-way agents as its wireless studies used them (`Agent/TCP`,
+    /// `/Reno`, `/Newreno` with `Agent/TCPSink`): every application write becomes whole packets
+    /// of `packet_size` bytes plus 40 bytes of headers, a 40-byte SYN first, windows in
+    /// packets, ns-2's RTT estimator with a 10 ms tick and 0.2 s minimum RTO (docs/models.md).
+    /// "tcp" and "tcp-newreno" are Agent/TCP/Newreno there, "tcp-reno" Agent/TCP/Reno,
+    /// "tcp-tahoe" Agent/TCP. With "ns2" only `packet_size`, `window`, `initial_window`,
+    /// `delayed_ack` and `min_rto` apply.
+    #[serde(default)]
+    pub preset: Option<TcpPreset>,
+    /// ns2 preset: the agent's `packetSize_`, the bytes of data in every packet. Default
+    /// "1000B".
+    #[serde(default)]
+    pub packet_size: Option<Bytes>,
+    /// ns2 preset: the agent's `window_`, the largest window in packets. Default 20.
+    #[serde(default)]
+    pub window: Option<u32>,
     /// Largest segment payload (SMSS), e.g. "1000B". Default: path MTU − 40 bytes.
     #[serde(default)]
     pub mss: Option<Bytes>,
@@ -927,10 +944,13 @@ pub struct TcpOptions {
     /// window scaling). Default "64KiB".
     #[serde(default)]
     pub receive_window: Option<Bytes>,
-    /// Initial window, segments. Default: RFC 5681 §3.1 (2–4 segments by SMSS).
+    /// Initial window, segments. Default: RFC 5681 §3.1 (2–4 segments by SMSS); ns2 preset:
+    /// `windowInit_`.
     #[serde(default)]
     pub initial_window: Option<u32>,
-    /// Delayed-ACK timeout; "0s" acknowledges every segment. Default "200ms" (RFC 5681 §4.2).
+    /// Delayed-ACK timeout; "0s" acknowledges every segment. Default "200ms" (RFC 5681 §4.2);
+    /// ns2 preset: none (`Agent/TCPSink`), a duration makes the sink `Agent/TCPSink/DelAck`
+    /// with that `interval_` (ns-2's is 100 ms).
     #[serde(default)]
     pub delayed_ack: Option<Duration>,
     /// With delayed ACKs: acknowledge at once after this many in-order data segments,
@@ -961,6 +981,17 @@ pub struct TcpOptions {
     /// ns-3 and Linux have them on.
     #[serde(default)]
     pub timestamps: Option<bool>,
+}
+
+/// Which TCP model a flow runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TcpPreset {
+    /// tpsim's TCP (RFCs).
+    #[default]
+    Modern,
+    /// ns-2.35's one-way TCP agents.
+    Ns2,
 }
 
 /// Application kinds.

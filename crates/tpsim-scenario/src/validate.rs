@@ -380,6 +380,35 @@ fn validate_flow(
 /// Flow `i`'s `tcp` options, checked whatever the transport (they apply only to TCP ones),
 /// so that a sweep over `transport` can keep them in the file.
 fn validate_tcp_options(i: usize, t: &crate::TcpOptions, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let ns2 = t.preset == Some(crate::TcpPreset::Ns2);
+    let at = |key: &str| vec![k("flows"), Seg::Index(i), k("tcp"), k(key)];
+    for (key, given, for_ns2) in [
+        ("packet_size", t.packet_size.is_some(), true),
+        ("window", t.window.is_some(), true),
+        ("mss", t.mss.is_some(), false),
+        ("send_buffer", t.send_buffer.is_some(), false),
+        ("receive_window", t.receive_window.is_some(), false),
+        ("delayed_ack_segments", t.delayed_ack_segments.is_some(), false),
+        ("nagle", t.nagle.is_some(), false),
+        ("syn_attempts", t.syn_attempts.is_some(), false),
+        ("data_retries", t.data_retries.is_some(), false),
+        ("syn_rto", t.syn_rto.is_some(), false),
+        ("timestamps", t.timestamps.is_some(), false),
+    ] {
+        if given && for_ns2 != ns2 {
+            let which = if ns2 { "the ns2 preset" } else { "tpsim's TCP (it needs `preset = \"ns2\"`)" };
+            err(at(key), format!("`{key}` does not apply to {which}"));
+        }
+    }
+    if t.packet_size.is_some_and(|b| !(1..=65495).contains(&b.0)) {
+        err(at("packet_size"), "expected a packet size between 1B and 65495B".into());
+    }
+    if t.window == Some(0) {
+        err(at("window"), "expected a window of at least 1 packet".into());
+    }
+    if ns2 {
+        err(at("preset"), "the ns2 TCP preset is not implemented yet".into());
+    }
     let pt = |k: &str| {
         vec![
             Seg::Key("flows".into()),
