@@ -37,6 +37,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "hops_mean": ("hops", "mean number of links the received transport packets crossed"),
     "dropped_segments": ("packets", "this direction's data packets lost in the network (no copy arrived or is left)"),
     "in_flight_segments": ("packets", "this direction's data packets not arrived with a copy still in the network at the end"),
+    "padding_bytes": ("bytes", "ns-2 TCP agents only: bytes data packets carried beyond the application's (whole packets per write)"),
     "buffered_packets": ("messages", "messages accepted by the transport but not sent at the end"),
     "routing_packets": ("packets", "routing control packets transmitted, every hop counted"),
     "normalized_routing_load": ("ratio", "routing_packets / data_delivered"),
@@ -99,7 +100,7 @@ def bounds(metric: str) -> "tuple[float, float] | None":
 
 
 #: Time series of TCP senders (binned output, sampled at the start of each bin).
-TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s"}
+TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s", "cwnd_packets": "packets", "ssthresh_packets": "packets"}
 
 #: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).
 HEADLINE_FLOW_METRICS = ["goodput_kbps", "pdr", "delay_mean_s", "delay_p95_s", "jitter_ipdv_s", "segment_loss_rate"]

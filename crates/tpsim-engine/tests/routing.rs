@@ -322,17 +322,33 @@ fn udp_lengths_from_node0(pcap: &[u8]) -> Vec<u16> {
 #[test]
 fn ns2_sizes_with_aodv_add_an_ip_header_to_originated_udp() {
     let dir = std::env::temp_dir().join(format!("tpsim-aodv-hdr-{}", std::process::id()));
-    for (routing, want) in [("protocol = \"aodv\"\npreset = \"ns2\"", 276u16), ("protocol = \"static\"", 256)] {
+    for (routing, want) in [
+        ("protocol = \"aodv\"\npreset = \"ns2\"", 276u16),
+        ("protocol = \"static\"", 256),
+    ] {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let text = scenario(&chain(2), routing, &cbr(0, 1, "500ms", "1s").replace("512B", "256B"), "5s", "[output]\npcap = true");
+        let text = scenario(
+            &chain(2),
+            routing,
+            &cbr(0, 1, "500ms", "1s").replace("512B", "256B"),
+            "5s",
+            "[output]\npcap = true",
+        );
         let sc = tpsim_scenario::load(&text, "<test>").unwrap();
-        let opts = tpsim_engine::RunOptions { seed: 1, run: 0, pcap_dir: Some(dir.clone()) };
+        let opts = tpsim_engine::RunOptions {
+            seed: 1,
+            run: 0,
+            pcap_dir: Some(dir.clone()),
+        };
         let r = tpsim_engine::run(&sc, &opts).unwrap();
         assert!(r.flows[0].rx_packets > 0);
         let pcap = std::fs::read(dir.join("node0.pcap")).expect("node 0's trace");
         let lens = udp_lengths_from_node0(&pcap);
-        assert!(!lens.is_empty() && lens.iter().all(|&l| l == want), "{routing}: {lens:?}");
+        assert!(
+            !lens.is_empty() && lens.iter().all(|&l| l == want),
+            "{routing}: {lens:?}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

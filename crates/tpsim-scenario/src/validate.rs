@@ -370,6 +370,12 @@ fn validate_flow(
     }
     if let Some(t) = &f.tcp {
         validate_tcp_options(i, t, err);
+        if t.preset == Some(crate::TcpPreset::Ns2) && f.transport.is_tcp() && f.app.kind == AppKind::Voip {
+            err(
+                vec![k("flows"), Seg::Index(i), k("tcp"), k("preset")],
+                "ns-2's TCP agents are one-way: give a two-way application two flows, or use tpsim's TCP".into(),
+            );
+        }
     }
     validate_app(sc, i, f, err);
     if let (Some(paths), true) = (paths, ends_ok) {
@@ -396,7 +402,11 @@ fn validate_tcp_options(i: usize, t: &crate::TcpOptions, err: &mut impl FnMut(Ve
         ("timestamps", t.timestamps.is_some(), false),
     ] {
         if given && for_ns2 != ns2 {
-            let which = if ns2 { "the ns2 preset" } else { "tpsim's TCP (it needs `preset = \"ns2\"`)" };
+            let which = if ns2 {
+                "the ns2 preset"
+            } else {
+                "tpsim's TCP (it needs `preset = \"ns2\"`)"
+            };
             err(at(key), format!("`{key}` does not apply to {which}"));
         }
     }
@@ -406,9 +416,7 @@ fn validate_tcp_options(i: usize, t: &crate::TcpOptions, err: &mut impl FnMut(Ve
     if t.window == Some(0) {
         err(at("window"), "expected a window of at least 1 packet".into());
     }
-    if ns2 {
-        err(at("preset"), "the ns2 TCP preset is not implemented yet".into());
-    }
+
     let pt = |k: &str| {
         vec![
             Seg::Key("flows".into()),

@@ -12,14 +12,18 @@
 //!
 //! Nothing here reads a clock or touches the event queue: `now` comes in with every call.
 //! Built-in transports are dispatched through the [`Socket`] enum (no virtual calls on the
-//! hot path): UDP ([`udp`]) and TCP ([`tcp`]: Tahoe, Reno, NewReno).
+//! hot path): UDP ([`udp`]), TCP ([`tcp`]: Tahoe, Reno, NewReno) and ns-2.35's one-way TCP
+//! agents ([`ns2tcp`]: `Agent/TCP`, `/Reno`, `/Newreno` with `Agent/TCPSink` or
+//! `Agent/TCPSink/DelAck`, packet-counted as ns-2 models them).
 
+pub mod ns2tcp;
 pub mod tcp;
 pub mod udp;
 
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::{IpProtocol, SizeConvention, TcpRepr, UdpRepr};
 
+pub use ns2tcp::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant};
 pub use tcp::{TcpConfig, TcpSocket};
 pub use udp::UdpSocket;
 
@@ -233,6 +237,8 @@ pub enum Socket {
     Udp(UdpSocket),
     /// TCP (RFC 9293).
     Tcp(TcpSocket),
+    /// ns-2.35's one-way TCP agents (sender or sink).
+    Ns2Tcp(Ns2TcpSocket),
 }
 
 impl Socket {
@@ -244,6 +250,7 @@ impl Socket {
                 ..TransportReport::default()
             },
             Socket::Tcp(s) => s.report(),
+            Socket::Ns2Tcp(s) => s.report(),
         }
     }
     /// Whether the transport carries a byte stream (TCP): it reports deliveries as stream
@@ -254,10 +261,16 @@ impl Socket {
         matches!(self, Socket::Tcp(_))
     }
     /// Whether the transport sets up a connection before data flows (TCP's handshake): then
-    /// the engine opens the active end when its application starts.
+    /// the engine opens the active end when its application starts. ns-2's one-way sender
+    /// counts as one (its modelled SYN goes out with the application's first write); its sink
+    /// does not.
     #[inline]
     pub fn connection_oriented(&self) -> bool {
-        matches!(self, Socket::Tcp(_))
+        match self {
+            Socket::Udp(_) => false,
+            Socket::Tcp(_) => true,
+            Socket::Ns2Tcp(s) => s.is_sender(),
+        }
     }
     /// The application has nothing more to send: close once everything is delivered (TCP:
     /// FIN after the data). No effect on connectionless transports.
@@ -265,6 +278,7 @@ impl Socket {
         match self {
             Socket::Udp(_) => {}
             Socket::Tcp(s) => s.close(now),
+            Socket::Ns2Tcp(s) => s.close(now),
         }
     }
     /// Hands an application message to the transport.
@@ -273,6 +287,7 @@ impl Socket {
         match self {
             Socket::Udp(s) => s.send(now, msg),
             Socket::Tcp(s) => s.send(now, msg),
+            Socket::Ns2Tcp(s) => s.send(now, msg),
         }
     }
     /// Whether the transport would accept a message of `len` bytes now (for bulk senders).
@@ -281,6 +296,7 @@ impl Socket {
         match self {
             Socket::Udp(s) => s.can_send(len),
             Socket::Tcp(s) => s.can_send(len),
+            Socket::Ns2Tcp(s) => s.can_send(len),
         }
     }
     /// Processes a segment received from the network.
@@ -289,6 +305,7 @@ impl Socket {
         match self {
             Socket::Udp(s) => s.on_segment(now, seg),
             Socket::Tcp(s) => s.on_segment(now, seg),
+            Socket::Ns2Tcp(s) => s.on_segment(now, seg),
         }
     }
     /// Processes a timer expiry; safe to call spuriously.
@@ -297,6 +314,7 @@ impl Socket {
         match self {
             Socket::Udp(s) => s.on_timeout(now),
             Socket::Tcp(s) => s.on_timeout(now),
+            Socket::Ns2Tcp(s) => s.on_timeout(now),
         }
     }
     /// The next segment to send, if any.
@@ -305,6 +323,7 @@ impl Socket {
         match self {
             Socket::Udp(s) => s.poll_transmit(now),
             Socket::Tcp(s) => s.poll_transmit(now),
+            Socket::Ns2Tcp(s) => s.poll_transmit(now),
         }
     }
     /// The next event for the application, if any.
@@ -313,6 +332,7 @@ impl Socket {
         match self {
             Socket::Udp(s) => s.poll_event(),
             Socket::Tcp(s) => s.poll_event(),
+            Socket::Ns2Tcp(s) => s.poll_event(),
         }
     }
     /// The next deadline at which [`Socket::on_timeout`] must be called.
@@ -321,6 +341,7 @@ impl Socket {
         match self {
             Socket::Udp(s) => s.poll_timeout(),
             Socket::Tcp(s) => s.poll_timeout(),
+            Socket::Ns2Tcp(s) => s.poll_timeout(),
         }
     }
     /// Counters so far.
@@ -329,6 +350,7 @@ impl Socket {
         match self {
             Socket::Udp(s) => s.stats(),
             Socket::Tcp(s) => s.stats(),
+            Socket::Ns2Tcp(s) => s.stats(),
         }
     }
     /// Messages accepted by the transport but not yet handed to IP.
@@ -337,6 +359,7 @@ impl Socket {
         match self {
             Socket::Udp(s) => s.buffered_messages(),
             Socket::Tcp(s) => s.buffered_messages(),
+            Socket::Ns2Tcp(s) => s.buffered_messages(),
         }
     }
 }

@@ -18,9 +18,9 @@ use crate::EngineError;
 use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
 use tpsim_mac::Dcf;
 use tpsim_scenario::topology::Paths;
-use tpsim_scenario::{AppKind, Arrivals, Scenario, TcpOptions, Transport};
+use tpsim_scenario::{AppKind, Arrivals, Scenario, TcpOptions, TcpPreset, Transport};
 use tpsim_transport::tcp::{LossRecovery, Open};
-use tpsim_transport::{Socket, SocketConfig, TcpConfig, TcpSocket, UdpSocket};
+use tpsim_transport::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant, Socket, SocketConfig, TcpConfig, TcpSocket, UdpSocket};
 use tpsim_wire::SizeConvention;
 
 /// The random stream of (`kind`, `owner_id`, `module`) in run (`opts.seed`, `opts.run`).
@@ -223,13 +223,49 @@ impl World {
 /// (`Open::Active`, the source) or listens: the one place where the engine maps a scenario's
 /// transport to its [`Socket`] (docs/adding-a-transport.md).
 fn make_socket(f: &tpsim_scenario::Flow, cfg: SocketConfig, open: Open, start: SimTime) -> Socket {
+    let ns2 = f.tcp.as_ref().is_some_and(|t| t.preset == Some(TcpPreset::Ns2));
     match f.transport {
         Transport::Udp => Socket::Udp(UdpSocket::new(cfg)),
+        Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe if ns2 => Socket::Ns2Tcp(
+            Ns2TcpSocket::new(cfg, ns2_tcp_config(f.transport, f.tcp.as_ref()), open, start),
+        ),
         Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe => Socket::Tcp(
             TcpSocket::new(cfg, tcp_config(f.transport, f.tcp.as_ref()), open, start),
         ),
         t => unreachable!("validation refuses the unimplemented transport {}", t.name()),
     }
+}
+
+/// ns-2.35's one-way TCP agent of a flow with `tcp = { preset = "ns2", ... }`: the variant of
+/// the transport's name ("tcp" is Agent/TCP/Newreno, as the reference scripts use it) and the
+/// scenario's options over ns-2.35's defaults ([`Ns2TcpConfig`]).
+fn ns2_tcp_config(t: Transport, o: Option<&TcpOptions>) -> Ns2TcpConfig {
+    let mut c = Ns2TcpConfig {
+        variant: match t {
+            Transport::TcpTahoe => Ns2Variant::Tahoe,
+            Transport::TcpReno => Ns2Variant::Reno,
+            _ => Ns2Variant::NewReno,
+        },
+        ..Ns2TcpConfig::default()
+    };
+    if let Some(o) = o {
+        if let Some(p) = o.packet_size {
+            c.packet_size = p.0 as u32;
+        }
+        if let Some(w) = o.window {
+            c.window = w;
+        }
+        if let Some(w) = o.initial_window {
+            c.window_init = w;
+        }
+        if let Some(d) = o.delayed_ack {
+            c.delayed_ack = (d.0 > 0).then(|| d.sim());
+        }
+        if let Some(r) = o.min_rto {
+            c.min_rto = r.sim();
+        }
+    }
+    c
 }
 
 /// Link i's devices 2i (forward, at `nodes[0]`) and 2i + 1 (reverse), each on its own

@@ -89,7 +89,9 @@ impl World {
         let now = self.now;
         let a = self.sockets.addressing(ep);
         while let Some(seg) = self.sockets.socket_mut(ep).poll_transmit(now) {
-            let carries_data = seg.message.is_some() || seg.stream.is_some_and(|d| d.len > 0);
+            // Application bytes: a datagram's message, a stream's bytes, a packet of an ns-2
+            // agent (SYNs, FINs and pure ACKs carry none).
+            let carries_data = seg.payload_len > 0;
             let dir = if carries_data { a.tx_dir } else { NO_DIR };
             if dir != NO_DIR {
                 self.sockets.note_transmit(dir, &seg, now);

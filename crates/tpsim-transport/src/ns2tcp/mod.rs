@@ -1,0 +1,1259 @@
+//! ns-2.35's one-way TCP agents as a sans-IO transport: `Agent/TCP` (Tahoe), `Agent/TCP/Reno`
+//! and `Agent/TCP/Newreno` as the sender, `Agent/TCPSink` (one ACK per packet) and
+//! `Agent/TCPSink/DelAck` (delayed ACKs) as the receiver, so that tpsim can run the reference
+//! studies as ns-2 ran them.
+//!
+//! # What is modelled, and where it comes from
+//!
+//! The behaviour is ns-2.35's (`tcp/tcp.cc`, `tcp/tcp-reno.cc`, `tcp/tcp-newreno.cc`,
+//! `tcp/tcp-sink.cc`, `tcp/tcp.h`, `tcp/tcp-sink.h`, defaults from `tcl/lib/ns-default.tcl`),
+//! re-implemented from a reading of that source; each rule names the ns-2 function whose
+//! behaviour it reproduces. The main traits of these agents, which differ from a real TCP
+//! ([`crate::tcp`]):
+//!
+//! * **Packets, not bytes.** Sequence numbers count packets from 0. Every data packet is
+//!   `packetSize_` bytes plus `tcpip_base_hdr_size_` bytes of headers, whatever the
+//!   application wrote: a write of `n` bytes adds ⌈n / packetSize_⌉ packets
+//!   (`TcpAgent::sendmsg`). The send buffer has no bound.
+//! * **A modelled SYN** (`syn_`): packet 0 is a 40-byte SYN, sent with the application's first
+//!   write (`TcpAgent::output`); data packets are 1, 2, ... The sink acknowledges it like any
+//!   packet. With `delay_growth_`, `cwnd` stays 1 until the SYN is acknowledged, then becomes
+//!   `windowInit_` (`TcpAgent::set_initial_window`, `TcpAgent::recv`). If the SYN times out, the
+//!   initial window becomes 1 (`TcpAgent::timeout`).
+//! * **Windows in packets** (`TcpAgent::opencwnd`, `TcpAgent::window`, `TcpAgent::slowdown`):
+//!   slow start adds one packet per new ACK while `cwnd < ssthresh` (initially `window_`),
+//!   congestion avoidance `increase_num_ / cwnd` per new ACK (one per ACK, however many
+//!   packets it acknowledges); the sender may have packets `ack + 1 ..= ack + min(cwnd,
+//!   window_)` outstanding, `cwnd` truncated to an integer. A loss sets `ssthresh =
+//!   max(⌊min(cwnd, window_) / 2⌋, 2)`.
+//! * **Limited transmit** (`singledup_`, `TcpAgent::send_one`): the first and second duplicate
+//!   ACKs each send one new packet if `t_seqno ≤ ack + cwnd + dupacks`.
+//! * **Loss recovery**: Tahoe goes back to the first unacknowledged packet with `cwnd = 1`
+//!   (`TcpAgent::dupack_action`); Reno retransmits, halves `cwnd`, inflates the window by one
+//!   packet per further duplicate ACK and leaves recovery at the first new ACK
+//!   (`RenoTcpAgent::recv`, `RenoTcpAgent::dupack_action`); NewReno stays in recovery until
+//!   `recover_`, retransmitting the next hole on each partial ACK with partial window deflation
+//!   (`NewRenoTcpAgent::recv`, `NewRenoTcpAgent::partialnewack`). With `bugFix_`, a second
+//!   fast retransmit needs an ACK above `recover_` (the highest packet sent at the last loss).
+//! * **The RTT estimator** of `TcpAgent::rtt_update`: samples counted in whole ticks of
+//!   `tcpTick_` as a BSD clock would (the ticks between the send and the ACK), smoothed in
+//!   integers (`srtt` with 3 fractional bits, `rttvar` with 2), RTO = `srtt + 4·rttvar` ticks;
+//!   `TcpAgent::rtt_timeout` bounds it to [`minrto_`, `maxrto_`] (the minimum applied before
+//!   the backoff, as RFC 2988 does) and to at least two ticks. One packet is timed at a time
+//!   (`rtt_seq_`); a timeout or a fast retransmit abandons the timing (Karn). The first RTO is
+//!   `rtxcur_init_` (3 s). Backoff doubles per timeout until the RTO reaches `maxrto_`
+//!   (`TcpAgent::rtt_backoff`), and beyond 8 it forgets `srtt` (the next sample restarts the
+//!   estimator); a valid sample ends the backoff (`TcpAgent::newack`).
+//! * **The retransmission timer** is re-armed by every new ACK, even when nothing is
+//!   outstanding (`TcpAgent::newtimer`), and an expiry with nothing outstanding sets `cwnd` to 1
+//!   without touching `ssthresh` or the backoff: that is ns-2's slow-start restart
+//!   (`slow_start_restart_`, `TcpAgent::timeout`). So the timer of an idle sender fires every
+//!   RTO.
+//! * **The sinks** (`TcpSink::recv`, `Acker::update`, `DelAckSink::recv`): the ACK carries the
+//!   highest in-order packet number; `TCPSink` sends one per packet received (in order, out of
+//!   order or duplicate); `DelAck` holds the ACK of an in-order packet for `interval_` unless it
+//!   fills a gap or is packet 0, and sends at once when a second packet arrives during the
+//!   hold or a packet is out of order.
+//!
+//! # tpsim's side
+//!
+//! tpsim applications write messages: a message of `len` bytes becomes ⌈len / packetSize_⌉
+//! packets (at least one), its last packet carries the [`Message`] and, as `first_tx`, the time
+//! its first packet was first sent. The sink delivers a message
+//! ([`TransportEvent::Delivered`]) when it has every packet up to that last one in order, once.
+//! Wire headers are TCP ([`TcpRepr`]) so that pcap traces dissect: packet `n` of a connection
+//! with a SYN starts at byte `1 + (n − 1)·packetSize_` (the SYN at 0), the ACK field is the
+//! first byte of the next packet expected. Packet sizes are ns-2's own accounting under both
+//! size conventions: `packetSize_ + tcpip_base_hdr_size_` for data, `tcpip_base_hdr_size_` for
+//! the SYN, the sink's `packetSize_` (40) for ACKs; the path MTU is not consulted (ns-2 does not
+//! fragment).
+//!
+//! # Not modelled
+//!
+//! ECN, timestamps (`timestamps_`), Quick-Start, F-RTO, ELN, `overhead_` (random send delays),
+//! `maxburst_` (unlimited, as by default; NewReno's fixed burst of 2 in recovery is modelled),
+//! window options other than `windowOption_ 1`, `windowInitOption_` 2, `decrease_num_` other
+//! than 0.5, `max_ssthresh_`, `numdupacksFrac_`, `newreno_changes_ 1`, `exit_recovery_fix_`,
+//! `noFastRetrans_`, `max_connects_`, SACK sinks, and the application callbacks (`idle`,
+//! `finish`). When duplicate ACKs of the last packet written trigger Reno's or NewReno's fast
+//! retransmit, ns-2 sends packet `last_ack_ + 1` although the application never produced it;
+//! tpsim applies the window cut but sends nothing (the packet number belongs to the next
+//! message). ns-2 draws `boot_time_`, the phase of the sender's tick clock, at random
+//! (`Random::uniform(tcpTick_)`); here it is [`Ns2TcpConfig::boot_time`] (0 by default), and
+//! the tick arithmetic is exact where ns-2 computes in doubles (a sample that is an exact
+//! multiple of the tick can count one tick less in ns-2).
+
+#[cfg(test)]
+mod pair_tests;
+#[cfg(test)]
+mod tests;
+
+use crate::tcp::Open;
+use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats};
+use std::collections::{BTreeMap, VecDeque};
+use tpsim_core::{SimDuration, SimTime};
+use tpsim_wire::{TcpFlags, TcpRepr};
+
+/// Which `Agent/TCP` class the sender is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ns2Variant {
+    /// `Agent/TCP`: fast retransmit, then slow start from `cwnd = 1` (go-back-N).
+    Tahoe,
+    /// `Agent/TCP/Reno`: fast retransmit and fast recovery, left at the first new ACK.
+    Reno,
+    /// `Agent/TCP/Newreno`: fast recovery lasts until every packet outstanding at the loss is
+    /// acknowledged; partial ACKs retransmit the next hole.
+    #[default]
+    NewReno,
+}
+
+/// The parameters of an ns-2.35 one-way TCP pair. Each field names its Tcl variable;
+/// `Default` gives ns-2.35's defaults (`tcl/lib/ns-default.tcl`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ns2TcpConfig {
+    /// The sender's class. Default [`Ns2Variant::NewReno`].
+    pub variant: Ns2Variant,
+    /// `packetSize_`: bytes of every data packet above the headers, whatever the application
+    /// wrote. Default 1000.
+    pub packet_size: u32,
+    /// `tcpip_base_hdr_size_`: TCP/IP header bytes added to each data packet; the size of the
+    /// SYN. Default 40.
+    pub header_size: u32,
+    /// `Agent/TCPSink packetSize_`: size of each ACK, bytes. Default 40.
+    pub ack_size: u32,
+    /// `window_`: the receiver's advertised window and the sender's largest window, packets.
+    /// Default 20.
+    pub window: u32,
+    /// `windowInit_` (with `windowInitOption_ 1`): `cwnd` once the SYN is acknowledged (or at
+    /// the start, without `syn_` or `delay_growth_`), packets. Default 2.
+    pub window_init: u32,
+    /// `maxcwnd_`: upper bound of `cwnd`, packets; 0 for none. Default 0.
+    pub max_cwnd: u32,
+    /// `syn_`: send a 40-byte SYN (packet 0) before the data. Default true.
+    pub syn: bool,
+    /// `delay_growth_`: keep `cwnd` at 1 until packet 0 (the SYN) is acknowledged. Default
+    /// true.
+    pub delay_growth: bool,
+    /// `numdupacks_`: duplicate ACKs that trigger a fast retransmit. Default 3.
+    pub numdupacks: u32,
+    /// `singledup_`: send one new packet on each of the first `numdupacks_ − 1` duplicate ACKs
+    /// (limited transmit, `TcpAgent::send_one`). Default true (1).
+    pub singledup: bool,
+    /// `slow_start_restart_`: a retransmission timeout with nothing outstanding (the timer
+    /// keeps running while the sender is idle) sets `cwnd` to 1. Default true.
+    pub slow_start_restart: bool,
+    /// `restart_bugfix_`: such an idle timeout neither halves `ssthresh` nor backs the timer
+    /// off. Default true.
+    pub restart_bugfix: bool,
+    /// `bugFix_`: no second fast retransmit until an ACK passes `recover_` (the highest packet
+    /// sent when the last loss was detected). Default true.
+    pub bug_fix: bool,
+    /// `bugfix_ss_`: allow a fast retransmit when only the SYN is acknowledged (the first data
+    /// packet lost), and a first timeout before anything was acknowledged drops the initial
+    /// window to 1. Default true (1).
+    pub bugfix_ss: bool,
+    /// `increase_num_` (with `windowOption_ 1`): congestion avoidance adds `increase_num_ /
+    /// cwnd` per new ACK. Default 1.0.
+    pub increase_num: f64,
+    /// `tcpTick_`: the granularity of the RTT estimator's clock. Default 0.01 s.
+    pub tcp_tick: SimDuration,
+    /// `minrto_`: lower bound of the RTO, before backoff. Default 0.2 s.
+    pub min_rto: SimDuration,
+    /// `maxrto_`: upper bound of the backed-off RTO. Default 60 s.
+    pub max_rto: SimDuration,
+    /// `rtxcur_init_`: the RTO before the first RTT sample. Default 3 s.
+    pub rtxcur_init: SimDuration,
+    /// `srtt_init_`: the initial smoothed RTT; 0 means "no estimate" (the first sample sets
+    /// it). Default 0.
+    pub srtt_init: SimDuration,
+    /// `rttvar_init_`: the initial RTT variation (overwritten by the first sample when
+    /// `srtt_init_` is 0). Default 12 s.
+    pub rttvar_init: SimDuration,
+    /// `boot_time_`: where between two ticks of `tcpTick_` the sender's clock started. ns-2
+    /// draws it uniformly in [0, `tcpTick_`) (`TcpAgent::reset`); tpsim takes it from here to
+    /// stay deterministic. Default 0.
+    pub boot_time: SimDuration,
+    /// `partial_window_deflation_` (NewReno): a partial ACK deflates the inflated window by the
+    /// packets it acknowledges, less one. Default true (1).
+    pub partial_window_deflation: bool,
+    /// `newreno_changes1_` (NewReno): only the first partial ACK of a recovery restarts the
+    /// retransmission timer (RFC 2582's "impatient" variant); false restarts it on each.
+    /// Default true (1).
+    pub newreno_changes1: bool,
+    /// `Agent/TCPSink/DelAck`'s `interval_`: the receiver delays ACKs at most this long.
+    /// `None`: `Agent/TCPSink`, one ACK per packet. Default `None`; DelAck's default interval
+    /// is 100 ms ([`Ns2TcpConfig::DELACK_INTERVAL`]).
+    pub delayed_ack: Option<SimDuration>,
+}
+
+impl Ns2TcpConfig {
+    /// `Agent/TCPSink/DelAck set interval_ 100ms`.
+    pub const DELACK_INTERVAL: SimDuration = SimDuration::from_millis(100);
+}
+
+impl Default for Ns2TcpConfig {
+    fn default() -> Self {
+        Ns2TcpConfig {
+            variant: Ns2Variant::NewReno,
+            packet_size: 1000,
+            header_size: 40,
+            ack_size: 40,
+            window: 20,
+            window_init: 2,
+            max_cwnd: 0,
+            syn: true,
+            delay_growth: true,
+            numdupacks: 3,
+            singledup: true,
+            slow_start_restart: true,
+            restart_bugfix: true,
+            bug_fix: true,
+            bugfix_ss: true,
+            increase_num: 1.0,
+            tcp_tick: SimDuration::from_millis(10),
+            min_rto: SimDuration::from_millis(200),
+            max_rto: SimDuration::from_secs(60),
+            rtxcur_init: SimDuration::from_secs(3),
+            srtt_init: SimDuration::ZERO,
+            rttvar_init: SimDuration::from_secs(12),
+            boot_time: SimDuration::ZERO,
+            partial_window_deflation: true,
+            newreno_changes1: true,
+            delayed_ack: None,
+        }
+    }
+}
+
+/// Fractional bits of the smoothed RTT and of the RTT variation (`T_SRTT_BITS`,
+/// `T_RTTVAR_BITS`), and the weight of the variation in the RTO (`rttvar_exp_`): ns-2's
+/// defaults, fixed here.
+const SRTT_BITS: u32 = 3;
+const RTTVAR_BITS: u32 = 2;
+const RTTVAR_EXP: u32 = 2;
+
+/// Where a packet starts in the 64-bit byte numbering of the wire headers: the SYN at 0, data
+/// packet `n` at `1 + (n − first data packet)·packetSize_`.
+fn pkt_pos(ns2: &Ns2TcpConfig, n: i64) -> u64 {
+    let size = ns2.packet_size.max(1) as u64;
+    if ns2.syn {
+        if n <= 0 {
+            0
+        } else {
+            1 + (n as u64 - 1) * size
+        }
+    } else {
+        1 + n.max(0) as u64 * size
+    }
+}
+
+/// The packet starting at (or containing) byte `pos`: the inverse of [`pkt_pos`].
+fn pos_pkt(ns2: &Ns2TcpConfig, pos: u64) -> i64 {
+    let size = ns2.packet_size.max(1) as u64;
+    if ns2.syn {
+        if pos == 0 {
+            0
+        } else {
+            ((pos - 1) / size) as i64 + 1
+        }
+    } else {
+        (pos.saturating_sub(1) / size) as i64
+    }
+}
+
+/// The 64-bit number whose low 32 bits are `wire` and which is nearest to `reference`.
+fn unwrap(wire: u32, reference: u64) -> u64 {
+    const SPAN: u64 = 1 << 32;
+    let base = reference & !(SPAN - 1);
+    let mut best = base | wire as u64;
+    for cand in [best.checked_sub(SPAN), best.checked_add(SPAN)].into_iter().flatten() {
+        if cand.abs_diff(reference) < best.abs_diff(reference) {
+            best = cand;
+        }
+    }
+    best
+}
+
+/// The window field of our headers: the advertised window in bytes, as far as 16 bits go.
+fn wire_window(ns2: &Ns2TcpConfig) -> u16 {
+    (ns2.window as u64 * ns2.packet_size as u64).min(u16::MAX as u64) as u16
+}
+
+/// `last_cwnd_action_`: the last congestion response (`CWND_ACTION_*` of tcp.h; ECN is not
+/// modelled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CwndAction {
+    None,
+    Dupack,
+    Timeout,
+    Exited,
+}
+
+/// `slowdown`'s choices of new `cwnd` (the `CLOSE_CWND_*` flags used by these agents).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CwndCut {
+    /// `CLOSE_CWND_HALF`: half the (inflated) window, fractional.
+    Half,
+    /// `CLOSE_CWND_RESTART`: `wnd_restart_`, which is 1.
+    Restart,
+    /// `CLOSE_CWND_ONE`.
+    One,
+}
+
+/// An application message, as packets `first..=last`.
+#[derive(Clone, Copy, Debug)]
+struct MsgRec {
+    msg: Message,
+    first: i64,
+    last: i64,
+    /// When packet `first` was first sent.
+    first_tx: Option<SimTime>,
+}
+
+/// The sending agent (`Agent/TCP`, `/Reno`, `/Newreno`). Field names follow tcp.h.
+#[derive(Debug)]
+struct Sender {
+    /// `t_seqno_`: the next packet to send.
+    t_seqno: i64,
+    /// `curseq_`: one past the last packet the application produced (the SYN included once
+    /// it is sent).
+    curseq: i64,
+    /// The number the next message's first packet gets.
+    next_pkt: i64,
+    /// `highest_ack_`, `last_ack_` (they differ only transiently in ns-2; both kept).
+    highest_ack: i64,
+    last_ack: i64,
+    /// `maxseq_`: the highest packet sent.
+    maxseq: i64,
+    /// `recover_`: `maxseq_` at the last loss response.
+    recover: i64,
+    /// `cwnd_`, packets (fractional in congestion avoidance).
+    cwnd: f64,
+    /// `ssthresh_`, packets.
+    ssthresh: i64,
+    /// `wnd_init_`, which a timeout before any ACK lowers to 1.
+    wnd_init: u32,
+    /// `dupacks_`.
+    dupacks: u32,
+    /// `dupwnd_` (Reno, NewReno): the fast-recovery inflation, packets.
+    dupwnd: u32,
+    last_cwnd_action: CwndAction,
+    /// NewReno `firstpartial_`.
+    firstpartial: bool,
+    /// `rtt_active_`, `rtt_seq_`, `rtt_ts_`: the packet being timed.
+    rtt_active: bool,
+    rtt_seq: i64,
+    rtt_ts: SimTime,
+    /// `t_srtt_` (ticks << 3), `t_rttvar_` (ticks << 2).
+    t_srtt: i64,
+    t_rttvar: i64,
+    /// `t_rtxcur_`: the RTO before bounds and backoff.
+    t_rtxcur: SimDuration,
+    /// `t_backoff_`.
+    t_backoff: u64,
+    /// The retransmission timer's deadline (`rtx_timer_`).
+    rtx_at: Option<SimTime>,
+    msgs: VecDeque<MsgRec>,
+    timeouts: u64,
+    fast_retransmits: u64,
+    rtt_samples: u64,
+    rtt_sum_ns: u64,
+    padding_bytes: u64,
+}
+
+/// The receiving agent (`Agent/TCPSink`, `/DelAck`).
+#[derive(Debug)]
+struct Sink {
+    /// `Acker::next_`: the next packet expected in order.
+    next: i64,
+    /// `Acker::maxseen_` (starts at 0, as in ns-2).
+    maxseen: i64,
+    /// Packets received above `next`, with the message each one ends.
+    above: BTreeMap<i64, Option<(Message, SimTime)>>,
+    /// DelAck's `delay_timer_` deadline, and whether an ACK is held (`save_`).
+    delack_at: Option<SimTime>,
+    held: bool,
+    events: VecDeque<TransportEvent>,
+}
+
+#[derive(Debug)]
+enum Role {
+    Sender(Box<Sender>),
+    Sink(Sink),
+}
+
+/// One end of an ns-2.35 one-way TCP pair: the sender ([`Open::Active`]) sends the SYN and
+/// data and never acknowledges; the sink ([`Open::Passive`]) only acknowledges. The surface is
+/// every tpsim transport's (see the crate docs).
+#[derive(Debug)]
+pub struct Ns2TcpSocket {
+    cfg: SocketConfig,
+    ns2: Ns2TcpConfig,
+    role: Role,
+    out: VecDeque<Segment>,
+    stats: TransportStats,
+}
+
+impl Ns2TcpSocket {
+    /// A new endpoint: the sender for [`Open::Active`], the sink for [`Open::Passive`]. The
+    /// sender sends its SYN with the application's first write (`TcpAgent::output`), not
+    /// before.
+    pub fn new(cfg: SocketConfig, ns2: Ns2TcpConfig, open: Open, _now: SimTime) -> Self {
+        let role = match open {
+            Open::Active => Role::Sender(Box::new(Sender::new(&ns2))),
+            Open::Passive => Role::Sink(Sink {
+                next: 0,
+                maxseen: 0,
+                above: BTreeMap::new(),
+                delack_at: None,
+                held: false,
+                events: VecDeque::new(),
+            }),
+        };
+        Ns2TcpSocket {
+            cfg,
+            ns2,
+            role,
+            out: VecDeque::new(),
+            stats: TransportStats::default(),
+        }
+    }
+
+    /// Whether this is the sending end.
+    pub fn is_sender(&self) -> bool {
+        matches!(self.role, Role::Sender(_))
+    }
+
+    /// The ns-2 parameters.
+    pub fn config(&self) -> &Ns2TcpConfig {
+        &self.ns2
+    }
+
+    /// Hands a message to the sender: ⌈len / packetSize_⌉ packets (at least one) join the
+    /// unbounded send buffer, and as many go out as the window allows (`TcpAgent::sendmsg`).
+    ///
+    /// # Errors
+    /// [`SendError::BufferFull`] on the sink, which never sends data.
+    pub fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError> {
+        let Role::Sender(s) = &mut self.role else {
+            return Err(SendError::BufferFull);
+        };
+        let size = self.ns2.packet_size.max(1);
+        let npkts = (msg.len.div_ceil(size)).max(1) as i64;
+        let first = s.next_pkt;
+        s.next_pkt += npkts;
+        s.msgs.push_back(MsgRec {
+            msg,
+            first,
+            last: first + npkts - 1,
+            first_tx: None,
+        });
+        // ns-2 counts the SYN among the produced packets once it is sent (`output`); it is
+        // sent within this very call, so counting it now changes nothing.
+        s.curseq = s.next_pkt;
+        let mut io = Io {
+            cfg: &self.cfg,
+            ns2: &self.ns2,
+            out: &mut self.out,
+            stats: &mut self.stats,
+        };
+        s.send_much(&mut io, now, 0);
+        Ok(())
+    }
+
+    /// Whether a bulk application should write more: the buffer has no bound, but a sender
+    /// with more than `window_` packets never sent cannot be short of data for its next
+    /// window, so the application waits (ns-2's FTP has an infinite supply instead). Always
+    /// false on the sink.
+    pub fn can_send(&self, _len: u32) -> bool {
+        match &self.role {
+            Role::Sender(s) => s.unsent(&self.ns2) <= self.ns2.window as i64,
+            Role::Sink(_) => false,
+        }
+    }
+
+    /// Processes a segment: ACKs at the sender, data and the SYN at the sink; anything else is
+    /// ignored.
+    pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
+        self.stats.rx_segments += 1;
+        let L4Header::Tcp(h) = seg.header else {
+            return;
+        };
+        let mut io = Io {
+            cfg: &self.cfg,
+            ns2: &self.ns2,
+            out: &mut self.out,
+            stats: &mut self.stats,
+        };
+        match &mut self.role {
+            Role::Sender(s) => {
+                if seg.payload_len > 0 || h.flags.contains(TcpFlags::SYN) || !h.flags.contains(TcpFlags::ACK) {
+                    return;
+                }
+                let reference = pkt_pos(io.ns2, s.highest_ack + 1);
+                let ackno = pos_pkt(io.ns2, unwrap(h.ack, reference)) - 1;
+                s.recv(&mut io, now, ackno);
+            }
+            Role::Sink(k) => {
+                let seqno = if h.flags.contains(TcpFlags::SYN) {
+                    if !io.ns2.syn {
+                        return;
+                    }
+                    0
+                } else if seg.payload_len > 0 {
+                    let reference = pkt_pos(io.ns2, k.next);
+                    let n = pos_pkt(io.ns2, unwrap(h.seq, reference));
+                    if io.ns2.syn && n == 0 {
+                        return;
+                    }
+                    n
+                } else {
+                    return;
+                };
+                let ends = seg.message.map(|m| (m, seg.first_tx));
+                k.recv(&mut io, now, seqno, ends);
+            }
+        }
+    }
+
+    /// The retransmission timer (sender) or the delayed-ACK timer (sink) expires if due; safe
+    /// to call at any time.
+    pub fn on_timeout(&mut self, now: SimTime) {
+        let mut io = Io {
+            cfg: &self.cfg,
+            ns2: &self.ns2,
+            out: &mut self.out,
+            stats: &mut self.stats,
+        };
+        match &mut self.role {
+            Role::Sender(s) => {
+                if s.rtx_at.is_some_and(|t| t <= now) {
+                    s.rtx_at = None;
+                    s.timeout(&mut io, now);
+                }
+            }
+            Role::Sink(k) => {
+                if k.delack_at.is_some_and(|t| t <= now) {
+                    k.delack_at = None;
+                    // `DelAckSink::timeout`: acknowledge what has arrived.
+                    if k.held {
+                        k.held = false;
+                        k.ack(&mut io, now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next segment to send (they are produced by the call that caused them, at its time).
+    pub fn poll_transmit(&mut self, _now: SimTime) -> Option<Segment> {
+        self.out.pop_front()
+    }
+
+    /// The next delivered message (sink only).
+    pub fn poll_event(&mut self) -> Option<TransportEvent> {
+        match &mut self.role {
+            Role::Sink(k) => k.events.pop_front(),
+            Role::Sender(_) => None,
+        }
+    }
+
+    /// The next deadline: the retransmission timer, which runs from the first packet sent to
+    /// the end (ns-2 re-arms it on every new ACK), or the delayed-ACK timer.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        match &self.role {
+            Role::Sender(s) => s.rtx_at,
+            Role::Sink(k) => k.delack_at,
+        }
+    }
+
+    /// Counters: segments sent (SYN and data, or ACKs), received, retransmitted, and ACKs sent.
+    pub fn stats(&self) -> TransportStats {
+        self.stats
+    }
+
+    /// What the endpoint reports to the metrics. The sender: timeouts with something
+    /// outstanding (ns-2's `nrexmit_`), fast retransmits, RTT samples (the times between
+    /// sending the timed packet and its ACK, before tick rounding), the RTO without backoff,
+    /// the congestion series `cwnd_packets` (without Reno's inflation), `ssthresh_packets` and
+    /// `srtt_s` (`None` without an estimate), and `padding_bytes`: the bytes of data packets
+    /// sent (retransmissions included) beyond the application bytes they carry. The sink: its
+    /// ACKs, as `ack_segments`.
+    pub fn report(&self) -> TransportReport {
+        match &self.role {
+            Role::Sender(s) => TransportReport {
+                stats: self.stats,
+                rtt_samples: s.rtt_samples,
+                rtt_sum_ns: s.rtt_sum_ns,
+                timeouts: s.timeouts,
+                fast_retransmits: s.fast_retransmits,
+                rto: Some(s.timeout_with(&self.ns2, 1)),
+                gave_up: false,
+                congestion: vec![
+                    ("cwnd_packets", Some(s.cwnd)),
+                    ("ssthresh_packets", Some(s.ssthresh as f64)),
+                    ("srtt_s", s.srtt(&self.ns2).map(|d| d.as_secs_f64())),
+                ],
+                extra: vec![("padding_bytes", Some(s.padding_bytes as f64))],
+            },
+            Role::Sink(_) => TransportReport {
+                stats: self.stats,
+                ..TransportReport::default()
+            },
+        }
+    }
+
+    /// Messages accepted none of whose packets has been sent yet (0 at the sink).
+    pub fn buffered_messages(&self) -> u64 {
+        match &self.role {
+            Role::Sender(s) => {
+                let sent = s.msgs.partition_point(|m| m.first <= s.maxseq);
+                (s.msgs.len() - sent) as u64
+            }
+            Role::Sink(_) => 0,
+        }
+    }
+
+    /// No effect: ns-2's one-way agents never close.
+    pub fn close(&mut self, _now: SimTime) {}
+
+    /// The sender's `cwnd_`, packets (`None` at the sink).
+    pub fn cwnd(&self) -> Option<f64> {
+        self.sender().map(|s| s.cwnd)
+    }
+
+    /// The sender's `ssthresh_`, packets.
+    pub fn ssthresh(&self) -> Option<i64> {
+        self.sender().map(|s| s.ssthresh)
+    }
+
+    /// The sender's current RTO, backoff included (`TcpAgent::rtt_timeout`).
+    pub fn rto(&self) -> Option<SimDuration> {
+        self.sender().map(|s| s.timeout_with(&self.ns2, s.t_backoff))
+    }
+
+    /// The sender's smoothed RTT, whole ticks (`None` without an estimate).
+    pub fn srtt(&self) -> Option<SimDuration> {
+        self.sender().and_then(|s| s.srtt(&self.ns2))
+    }
+
+    /// The sender's backoff multiplier (`t_backoff_`).
+    pub fn backoff(&self) -> Option<u64> {
+        self.sender().map(|s| s.t_backoff)
+    }
+
+    /// The highest packet acknowledged (sender) or received in order (sink); −1 for none.
+    pub fn highest_ack(&self) -> i64 {
+        match &self.role {
+            Role::Sender(s) => s.highest_ack,
+            Role::Sink(k) => k.next - 1,
+        }
+    }
+
+    fn sender(&self) -> Option<&Sender> {
+        match &self.role {
+            Role::Sender(s) => Some(s),
+            Role::Sink(_) => None,
+        }
+    }
+}
+
+/// What an agent needs to emit packets.
+struct Io<'a> {
+    cfg: &'a SocketConfig,
+    ns2: &'a Ns2TcpConfig,
+    out: &'a mut VecDeque<Segment>,
+    stats: &'a mut TransportStats,
+}
+
+impl Sender {
+    /// `TcpAgent::reset`, `TcpAgent::rtt_init`, `TcpAgent::set_initial_window`.
+    fn new(ns2: &Ns2TcpConfig) -> Sender {
+        let tick = ns2.tcp_tick.0.max(1);
+        Sender {
+            t_seqno: 0,
+            curseq: 0,
+            next_pkt: if ns2.syn { 1 } else { 0 },
+            highest_ack: -1,
+            last_ack: -1,
+            maxseq: -1,
+            recover: 0,
+            cwnd: if ns2.syn && ns2.delay_growth {
+                1.0
+            } else {
+                ns2.window_init as f64
+            },
+            ssthresh: ns2.window as i64,
+            wnd_init: ns2.window_init,
+            dupacks: 0,
+            dupwnd: 0,
+            last_cwnd_action: CwndAction::None,
+            firstpartial: false,
+            rtt_active: false,
+            rtt_seq: -1,
+            rtt_ts: SimTime::ZERO,
+            t_srtt: ((ns2.srtt_init.0 / tick) as i64) << SRTT_BITS,
+            t_rttvar: ((ns2.rttvar_init.0 / tick) as i64) << RTTVAR_BITS,
+            t_rtxcur: ns2.rtxcur_init,
+            t_backoff: 1,
+            rtx_at: None,
+            msgs: VecDeque::new(),
+            timeouts: 0,
+            fast_retransmits: 0,
+            rtt_samples: 0,
+            rtt_sum_ns: 0,
+            padding_bytes: 0,
+        }
+    }
+
+    /// Packets produced and never sent.
+    fn unsent(&self, ns2: &Ns2TcpConfig) -> i64 {
+        let first_data = if ns2.syn { 1 } else { 0 };
+        self.next_pkt - (self.maxseq + 1).max(first_data)
+    }
+
+    fn reno_like(ns2: &Ns2TcpConfig) -> bool {
+        ns2.variant != Ns2Variant::Tahoe
+    }
+
+    /// `TcpAgent::window` / `RenoTcpAgent::window`: how far past the last ACK the sender may
+    /// send, whole packets; Reno's is inflated by `dupwnd_`.
+    fn window(&self, ns2: &Ns2TcpConfig) -> i64 {
+        let wnd = ns2.window as i64;
+        if Self::reno_like(ns2) {
+            (self.cwnd as i64 + self.dupwnd as i64).min(wnd)
+        } else if self.cwnd < ns2.window as f64 {
+            self.cwnd as i64
+        } else {
+            wnd
+        }
+    }
+
+    /// `windowd`: the same, fractional.
+    fn windowd(&self, ns2: &Ns2TcpConfig) -> f64 {
+        let inflated = if Self::reno_like(ns2) {
+            self.cwnd + self.dupwnd as f64
+        } else {
+            self.cwnd
+        };
+        inflated.min(ns2.window as f64)
+    }
+
+    /// `TcpAgent::initial_window` (`windowInitOption_ 1`).
+    fn initial_window(&self) -> f64 {
+        self.wnd_init as f64
+    }
+
+    fn srtt(&self, ns2: &Ns2TcpConfig) -> Option<SimDuration> {
+        (self.t_srtt > 0).then(|| SimDuration((self.t_srtt >> SRTT_BITS) as u64 * ns2.tcp_tick.0))
+    }
+
+    /// `TcpAgent::rtt_timeout` for backoff `backoff`: `minrto_` applies to the unbacked-off
+    /// value (RFC 2988 behaviour, `rfc2988_`), `maxrto_` to the result, and never less than
+    /// two ticks.
+    fn timeout_with(&self, ns2: &Ns2TcpConfig, backoff: u64) -> SimDuration {
+        let base = if self.t_rtxcur < ns2.min_rto {
+            ns2.min_rto
+        } else {
+            self.t_rtxcur
+        };
+        let mut t = SimDuration(base.0.saturating_mul(backoff)).min(ns2.max_rto);
+        let floor = SimDuration(ns2.tcp_tick.0.saturating_mul(2));
+        if t < floor {
+            t = floor;
+        }
+        t
+    }
+
+    /// `TcpAgent::set_rtx_timer`: (re)start the timer with the current RTO.
+    fn set_rtx_timer(&mut self, ns2: &Ns2TcpConfig, now: SimTime) {
+        self.rtx_at = Some(now + self.timeout_with(ns2, self.t_backoff));
+    }
+
+    /// `TcpAgent::rtt_backoff`: double the backoff while below 64 or while the RTO is below
+    /// `maxrto_`; past 8, fold `srtt` into `rttvar` and forget it.
+    fn rtt_backoff(&mut self, ns2: &Ns2TcpConfig) {
+        if self.t_backoff < 64 || self.timeout_with(ns2, self.t_backoff) < ns2.max_rto {
+            self.t_backoff = self.t_backoff.saturating_mul(2);
+        }
+        if self.t_backoff > 8 {
+            self.t_rttvar += self.t_srtt >> SRTT_BITS;
+            self.t_srtt = 0;
+        }
+    }
+
+    /// `TcpAgent::reset_rtx_timer`: optionally back off, restart the timer, and unless `mild`
+    /// go back to the first unacknowledged packet; the timing in progress is abandoned (Karn).
+    fn reset_rtx_timer(&mut self, ns2: &Ns2TcpConfig, now: SimTime, mild: bool, backoff: bool) {
+        if backoff {
+            self.rtt_backoff(ns2);
+        }
+        self.set_rtx_timer(ns2, now);
+        if !mild {
+            self.t_seqno = self.highest_ack + 1;
+        }
+        self.rtt_active = false;
+    }
+
+    /// `TcpAgent::rtt_update` (without timestamps): the sample in whole ticks of a clock that
+    /// started at `boot_time_`, i.e. the tick boundaries crossed between send and ACK (at
+    /// least one); then the integer EWMA of srtt (gain 1/8) and rttvar (gain 1/4), and
+    /// RTO = srtt + 4·rttvar ticks.
+    fn rtt_update(&mut self, ns2: &Ns2TcpConfig, now: SimTime, tao: SimDuration) {
+        let tick = ns2.tcp_tick.0.max(1);
+        let sent = now.0.saturating_sub(tao.0).saturating_add(ns2.boot_time.0);
+        let phase = sent % tick;
+        let t_rtt = (((tao.0 + phase) / tick) as i64).max(1);
+        if self.t_srtt != 0 {
+            let delta = t_rtt - (self.t_srtt >> SRTT_BITS);
+            self.t_srtt += delta;
+            if self.t_srtt <= 0 {
+                self.t_srtt = 1;
+            }
+            let dev = delta.abs() - (self.t_rttvar >> RTTVAR_BITS);
+            self.t_rttvar += dev;
+            if self.t_rttvar <= 0 {
+                self.t_rttvar = 1;
+            }
+        } else {
+            self.t_srtt = t_rtt << SRTT_BITS;
+            self.t_rttvar = t_rtt << (RTTVAR_BITS - 1);
+        }
+        let scaled = (self.t_rttvar << (RTTVAR_EXP + SRTT_BITS - RTTVAR_BITS)) + self.t_srtt;
+        let ticks = (scaled >> SRTT_BITS).max(0) as u64;
+        self.t_rtxcur = SimDuration(ticks.saturating_mul(tick));
+        self.rtt_samples += 1;
+        self.rtt_sum_ns += tao.0;
+    }
+
+    /// `TcpAgent::slowdown` for the flags these agents use: `ssthresh` halves the
+    /// (inflated, `window_`-bounded) window if asked, `cwnd` is cut as `cut` says, and
+    /// `ssthresh` stays at least 2.
+    fn slowdown(&mut self, ns2: &Ns2TcpConfig, halve_ssthresh: bool, cut: CwndCut) {
+        let halfwin = self.windowd(ns2) / 2.0;
+        if halve_ssthresh {
+            self.ssthresh = halfwin as i64;
+        }
+        self.cwnd = match cut {
+            CwndCut::Half => halfwin,
+            CwndCut::Restart | CwndCut::One => 1.0,
+        };
+        if self.ssthresh < 2 {
+            self.ssthresh = 2;
+        }
+    }
+
+    /// `TcpAgent::opencwnd` (`windowOption_ 1`): +1 in slow start, `increase_num_ / cwnd` in
+    /// congestion avoidance, bounded by `maxcwnd_`.
+    fn opencwnd(&mut self, ns2: &Ns2TcpConfig) {
+        if self.cwnd < self.ssthresh as f64 {
+            self.cwnd += 1.0;
+        } else {
+            self.cwnd += ns2.increase_num / self.cwnd;
+        }
+        if ns2.max_cwnd > 0 && self.cwnd as i64 > ns2.max_cwnd as i64 {
+            self.cwnd = ns2.max_cwnd as f64;
+        }
+    }
+
+    /// `TcpAgent::send_much`: send while the window allows and packets are available, at most
+    /// `maxburst` (0: no limit).
+    fn send_much(&mut self, io: &mut Io, now: SimTime, maxburst: u32) {
+        let mut win = self.window(io.ns2);
+        let mut n = 0;
+        while self.t_seqno <= self.highest_ack + win && self.t_seqno < self.curseq {
+            self.output(io, now, self.t_seqno);
+            self.t_seqno += 1;
+            n += 1;
+            win = self.window(io.ns2);
+            if maxburst > 0 && n == maxburst {
+                break;
+            }
+        }
+    }
+
+    /// `TcpAgent::send_one`: on an early duplicate ACK, one new packet if the advertised
+    /// window allows and the sender is less than `dupacks` packets past `cwnd`.
+    fn send_one(&mut self, io: &mut Io, now: SimTime) {
+        if self.t_seqno <= self.highest_ack + io.ns2.window as i64
+            && self.t_seqno < self.curseq
+            && (self.t_seqno as f64) <= self.highest_ack as f64 + self.cwnd + self.dupacks as f64
+        {
+            self.output(io, now, self.t_seqno);
+            self.t_seqno += 1;
+        }
+    }
+
+    /// `TcpAgent::output`: emit packet `seqno` (the SYN if it is 0 and `syn_`), start timing
+    /// it if it is new and nothing is timed, and start the timer if none runs or nothing was
+    /// outstanding.
+    fn output(&mut self, io: &mut Io, now: SimTime, seqno: i64) {
+        let ns2 = io.ns2;
+        let is_syn = ns2.syn && seqno == 0;
+        let force_timer = self.highest_ack == self.maxseq;
+        let retransmission = seqno <= self.maxseq;
+        let mut repr = TcpRepr {
+            src_port: io.cfg.local_port,
+            dst_port: io.cfg.remote_port,
+            seq: pkt_pos(ns2, seqno) as u32,
+            ack: 0,
+            flags: TcpFlags::ACK,
+            window: wire_window(ns2),
+            mss: None,
+            sack_permitted: false,
+            timestamp: None,
+        };
+        let seg = if is_syn {
+            repr.flags = TcpFlags::SYN;
+            Segment {
+                header: L4Header::Tcp(repr),
+                payload_len: 0,
+                ip_len: ns2.header_size,
+                message: None,
+                first_tx: now,
+                stream: None,
+            }
+        } else {
+            let i = self.msgs.partition_point(|m| m.last < seqno);
+            let rec = self.msgs.get_mut(i).filter(|m| m.first <= seqno);
+            let (message, first_tx, carried) = match rec {
+                Some(m) => {
+                    let first_tx = *m.first_tx.get_or_insert(now);
+                    let before = (seqno - m.first) as u64 * ns2.packet_size as u64;
+                    let carried = (m.msg.len as u64).saturating_sub(before).min(ns2.packet_size as u64);
+                    ((seqno == m.last).then_some(m.msg), first_tx, carried)
+                }
+                // Not reachable: every packet below `curseq` belongs to a message.
+                None => (None, now, 0),
+            };
+            self.padding_bytes += ns2.packet_size as u64 - carried;
+            Segment {
+                header: L4Header::Tcp(repr),
+                payload_len: ns2.packet_size,
+                ip_len: ns2.packet_size + ns2.header_size,
+                message,
+                first_tx,
+                stream: None,
+            }
+        };
+        io.out.push_back(seg);
+        io.stats.tx_segments += 1;
+        if retransmission {
+            io.stats.retransmissions += 1;
+        } else {
+            self.maxseq = seqno;
+            if !self.rtt_active {
+                self.rtt_active = true;
+                if seqno > self.rtt_seq {
+                    self.rtt_seq = seqno;
+                    self.rtt_ts = now;
+                }
+            }
+        }
+        if self.rtx_at.is_none() || force_timer {
+            self.set_rtx_timer(ns2, now);
+        }
+    }
+
+    /// `TcpAgent::newtimer`: restart the timer unless everything is acknowledged and sent (the
+    /// first condition always holds for these agents, so the timer always restarts).
+    fn newtimer(&mut self, ns2: &Ns2TcpConfig, now: SimTime, ackno: i64) {
+        if self.t_seqno > ackno || ackno < self.maxseq || self.cwnd < 1.0 {
+            self.set_rtx_timer(ns2, now);
+        } else {
+            self.rtx_at = None;
+        }
+    }
+
+    /// `TcpAgent::newack` (with `timerfix_`): take the ACK, sample the RTT if it covers the
+    /// timed packet (which also ends the backoff), restart the timer.
+    fn newack(&mut self, ns2: &Ns2TcpConfig, now: SimTime, ackno: i64) {
+        self.dupacks = 0;
+        self.last_ack = ackno;
+        self.highest_ack = ackno;
+        if self.t_seqno < ackno + 1 {
+            self.t_seqno = ackno + 1;
+        }
+        if self.rtt_active && ackno >= self.rtt_seq {
+            self.t_backoff = 1;
+            self.rtt_active = false;
+            let tao = now.saturating_since(self.rtt_ts);
+            self.rtt_update(ns2, now, tao);
+        }
+        self.newtimer(ns2, now, ackno);
+        // Messages wholly acknowledged are never sent again.
+        while self.msgs.front().is_some_and(|m| m.last <= self.highest_ack) {
+            self.msgs.pop_front();
+        }
+    }
+
+    /// `TcpAgent::recv_newack_helper`, then the `delay_growth_` rule of the `recv` functions:
+    /// the ACK of packet 0 sets `cwnd` to the initial window.
+    fn full_newack(&mut self, ns2: &Ns2TcpConfig, now: SimTime, ackno: i64) {
+        self.newack(ns2, now, ackno);
+        self.opencwnd(ns2);
+        if self.last_ack == 0 && ns2.delay_growth {
+            self.cwnd = self.initial_window();
+        }
+    }
+
+    /// The `recv` of the three classes (`TcpAgent::recv`, `RenoTcpAgent::recv`,
+    /// `NewRenoTcpAgent::recv`) for an ACK of packet `ackno`.
+    fn recv(&mut self, io: &mut Io, now: SimTime, ackno: i64) {
+        let ns2 = io.ns2;
+        let numdup = ns2.numdupacks;
+        match ns2.variant {
+            Ns2Variant::Tahoe => {
+                if ackno > self.last_ack {
+                    self.full_newack(ns2, now, ackno);
+                } else if ackno == self.last_ack {
+                    self.dupacks += 1;
+                    if self.dupacks == numdup {
+                        self.dupack_action(io, now);
+                    } else if self.dupacks < numdup && ns2.singledup {
+                        self.send_one(io, now);
+                    }
+                }
+                self.send_much(io, now, 0);
+            }
+            Ns2Variant::Reno => {
+                if ackno > self.last_ack {
+                    if self.last_cwnd_action == CwndAction::Dupack {
+                        self.last_cwnd_action = CwndAction::Exited;
+                    }
+                    self.dupwnd = 0;
+                    self.full_newack(ns2, now, ackno);
+                } else if ackno == self.last_ack {
+                    self.on_dupack(io, now);
+                }
+                if self.dupacks == 0 || self.dupacks + 1 > numdup {
+                    self.send_much(io, now, 0);
+                }
+            }
+            Ns2Variant::NewReno => {
+                if ackno > self.last_ack {
+                    if ackno >= self.recover || self.last_cwnd_action != CwndAction::Dupack {
+                        if self.dupwnd > 0 {
+                            self.dupwnd = 0;
+                            if self.last_cwnd_action == CwndAction::Dupack {
+                                self.last_cwnd_action = CwndAction::Exited;
+                            }
+                        }
+                        self.firstpartial = false;
+                        self.full_newack(ns2, now, ackno);
+                    } else {
+                        if !ns2.partial_window_deflation {
+                            self.dupwnd = 0;
+                        }
+                        self.partial_ack(io, now, ackno);
+                    }
+                } else if ackno == self.last_ack {
+                    self.on_dupack(io, now);
+                }
+                // Bursts are limited to 2 packets while duplicate ACKs are counted
+                // (`newreno_changes_ 0`).
+                if self.dupacks == 0 {
+                    self.send_much(io, now, 0);
+                } else if self.dupacks + 1 > numdup {
+                    self.send_much(io, now, 2);
+                }
+            }
+        }
+    }
+
+    /// A duplicate ACK at Reno or NewReno (`exitFastRetrans_` true): the fast retransmit at
+    /// `numdupacks_`, window inflation beyond it while recovering, limited transmit before.
+    fn on_dupack(&mut self, io: &mut Io, now: SimTime) {
+        let numdup = io.ns2.numdupacks;
+        self.dupacks += 1;
+        if self.dupacks == numdup {
+            self.dupack_action(io, now);
+        } else if self.dupacks > numdup && self.last_cwnd_action == CwndAction::Dupack {
+            self.dupwnd += 1;
+        } else if self.dupacks < numdup && io.ns2.singledup {
+            self.send_one(io, now);
+        }
+    }
+
+    /// `dupack_action` of the three classes: respond to the `numdupacks_`-th duplicate ACK
+    /// unless this window was already responded to (`bugFix_`).
+    fn dupack_action(&mut self, io: &mut Io, now: SimTime) {
+        let ns2 = io.ns2;
+        let recovered = self.highest_ack > self.recover;
+        // Reno (not NewReno) also allows it while still in fast recovery.
+        let reno_allows = ns2.variant == Ns2Variant::Reno && self.last_cwnd_action == CwndAction::Dupack;
+        let allowed = recovered || !ns2.bug_fix || reno_allows || (ns2.bugfix_ss && self.highest_ack == 0);
+        if !allowed {
+            return;
+        }
+        self.recover = self.maxseq;
+        self.last_cwnd_action = CwndAction::Dupack;
+        self.fast_retransmits += 1;
+        match ns2.variant {
+            Ns2Variant::Tahoe => {
+                // Go back to the first unacknowledged packet with cwnd 1; `send_much`
+                // retransmits it.
+                self.slowdown(ns2, true, CwndCut::One);
+                self.reset_rtx_timer(ns2, now, false, false);
+            }
+            Ns2Variant::Reno | Ns2Variant::NewReno => {
+                self.slowdown(ns2, true, CwndCut::Half);
+                self.reset_rtx_timer(ns2, now, true, false);
+                // ns-2 retransmits `last_ack_ + 1` even when the application never produced it
+                // (duplicate ACKs of the last packet); tpsim sends no such phantom packet, whose
+                // number real data would reuse later.
+                if self.last_ack + 1 < self.curseq {
+                    self.output(io, now, self.last_ack + 1);
+                }
+                self.dupwnd = ns2.numdupacks;
+            }
+        }
+    }
+
+    /// `NewRenoTcpAgent::partialnewack_helper` and `partialnewack`: restart the timer (on the
+    /// first partial ACK only, with `newreno_changes1_`), deflate the window by the packets
+    /// acknowledged less one, take the ACK without opening `cwnd` or sampling the RTT (a timed
+    /// packet covered only ends the backoff), and retransmit the next hole.
+    fn partial_ack(&mut self, io: &mut Io, now: SimTime, ackno: i64) {
+        let ns2 = io.ns2;
+        if !ns2.newreno_changes1 || !self.firstpartial {
+            self.firstpartial = true;
+            self.newtimer(ns2, now, ackno);
+        }
+        if ns2.partial_window_deflation {
+            let deflate = (ackno - self.last_ack) as u32;
+            if self.dupwnd > deflate {
+                self.dupwnd -= deflate - 1;
+            } else {
+                self.cwnd -= (deflate - self.dupwnd) as f64;
+                self.dupwnd = 1;
+            }
+            if self.cwnd < 1.0 {
+                self.cwnd = 1.0;
+            }
+        }
+        self.last_ack = ackno;
+        self.highest_ack = ackno;
+        if self.t_seqno < ackno + 1 {
+            self.t_seqno = ackno + 1;
+        }
+        if self.rtt_active && ackno >= self.rtt_seq {
+            self.rtt_active = false;
+            self.t_backoff = 1;
+        }
+        while self.msgs.front().is_some_and(|m| m.last <= self.highest_ack) {
+            self.msgs.pop_front();
+        }
+        self.output(io, now, self.last_ack + 1);
+    }
+
+    /// `TcpAgent::timeout` (after `RenoTcpAgent::timeout`'s reset of the recovery state):
+    /// with something outstanding, halve `ssthresh`, `cwnd = 1`, back off and go back to the
+    /// first unacknowledged packet; with nothing outstanding (the idle timer), `cwnd = 1` only
+    /// (`slow_start_restart_`, `restart_bugfix_`).
+    fn timeout(&mut self, io: &mut Io, now: SimTime) {
+        let ns2 = io.ns2;
+        if Self::reno_like(ns2) {
+            self.dupwnd = 0;
+            self.dupacks = 0;
+            if ns2.bug_fix {
+                self.recover = self.maxseq;
+            }
+        }
+        if self.cwnd < 1.0 {
+            self.cwnd = 1.0;
+        }
+        let idle = self.highest_ack == self.maxseq;
+        if !idle || ns2.slow_start_restart {
+            self.recover = self.maxseq;
+            if self.highest_ack == -1 && self.wnd_init > 1 && ns2.bugfix_ss {
+                // The first packet (the SYN) was lost: no larger initial window.
+                self.wnd_init = 1;
+            }
+            if idle && ns2.restart_bugfix {
+                self.slowdown(ns2, false, CwndCut::One);
+            } else {
+                self.timeouts += 1;
+                self.last_cwnd_action = CwndAction::Timeout;
+                self.slowdown(ns2, true, CwndCut::Restart);
+            }
+        }
+        let backoff = !(idle && ns2.restart_bugfix);
+        self.reset_rtx_timer(ns2, now, false, backoff);
+        self.last_cwnd_action = CwndAction::Timeout;
+        self.send_much(io, now, 0);
+    }
+}
+
+impl Sink {
+    /// `TcpSink::recv` / `DelAckSink::recv` for packet `seqno`, which ends message `ends`.
+    fn recv(&mut self, io: &mut Io, now: SimTime, seqno: i64, ends: Option<(Message, SimTime)>) {
+        self.update(seqno, ends);
+        let Some(interval) = io.ns2.delayed_ack else {
+            self.ack(io, now);
+            return;
+        };
+        // `DelAckSink::recv`: hold the ACK of an in-order packet when no ACK is held, unless
+        // it fills a gap below a later packet (`RFC2581_immediate_ack_`) or is packet 0
+        // (`SYN_immediate_ack_`); otherwise acknowledge at once, which ends any hold.
+        if self.delack_at.is_none() && seqno == self.next - 1 && seqno >= self.maxseen && seqno != 0 {
+            self.held = true;
+            self.delack_at = Some(now + interval);
+            return;
+        }
+        self.delack_at = None;
+        self.held = false;
+        self.ack(io, now);
+    }
+
+    /// `Acker::update`: record the packet and deliver every message completed in order.
+    fn update(&mut self, seqno: i64, ends: Option<(Message, SimTime)>) {
+        if seqno > self.maxseen {
+            self.maxseen = seqno;
+        }
+        if seqno < self.next || self.above.contains_key(&seqno) {
+            return;
+        }
+        if seqno > self.next {
+            self.above.insert(seqno, ends);
+            return;
+        }
+        self.deliver(ends);
+        self.next += 1;
+        while let Some(ends) = self.above.remove(&self.next) {
+            self.deliver(ends);
+            self.next += 1;
+        }
+    }
+
+    fn deliver(&mut self, ends: Option<(Message, SimTime)>) {
+        if let Some((message, first_tx)) = ends {
+            self.events.push_back(TransportEvent::Delivered { message, first_tx });
+        }
+    }
+
+    /// `TcpSink::ack`: a 40-byte ACK of the highest in-order packet.
+    fn ack(&mut self, io: &mut Io, now: SimTime) {
+        let ns2 = io.ns2;
+        let repr = TcpRepr {
+            src_port: io.cfg.local_port,
+            dst_port: io.cfg.remote_port,
+            seq: 0,
+            ack: pkt_pos(ns2, self.next) as u32,
+            flags: TcpFlags::ACK,
+            window: wire_window(ns2),
+            mss: None,
+            sack_permitted: false,
+            timestamp: None,
+        };
+        io.out.push_back(Segment {
+            header: L4Header::Tcp(repr),
+            payload_len: 0,
+            ip_len: ns2.ack_size,
+            message: None,
+            first_tx: now,
+            stream: None,
+        });
+        io.stats.tx_segments += 1;
+        io.stats.ack_segments += 1;
+    }
+}
