@@ -100,7 +100,8 @@ def bounds(metric: str) -> "tuple[float, float] | None":
 
 
 #: Time series of TCP senders (binned output, sampled at the start of each bin).
-TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s", "cwnd_packets": "packets", "ssthresh_packets": "packets"}
+TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s", "pipe_bytes": "bytes", "w_max_bytes": "bytes",
+              "cwnd_packets": "packets", "ssthresh_packets": "packets"}
 
 #: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).
 HEADLINE_FLOW_METRICS = ["goodput_kbps", "pdr", "delay_mean_s", "delay_p95_s", "jitter_ipdv_s", "segment_loss_rate"]

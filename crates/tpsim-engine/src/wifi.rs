@@ -101,6 +101,8 @@ pub struct RadioParams {
     /// SINR reception's configuration (`None`: ns-2's threshold mode).
     pub sinr: Option<SinrConfig>,
     pub rate_control: tpsim_mac::RateControl,
+    /// Draw a backoff even for a frame that finds the medium idle (ns-2).
+    pub idle_backoff: bool,
 }
 
 impl RadioParams {
@@ -170,6 +172,7 @@ impl RadioParams {
             rts_threshold: r.rts_threshold.map(|b| b.0.min(u32::MAX as u64) as u32),
             queue: r.queue.unwrap_or(50) as usize,
             queue_max_delay: r.queue_max_delay.map(|d| d.sim()),
+            idle_backoff: r.idle_backoff.unwrap_or(false),
             short_retry: r.short_retry_limit.unwrap_or(7),
             long_retry: r.long_retry_limit.unwrap_or(4),
             sinr: (r.reception == ReceptionKind::Sinr).then(|| {
@@ -256,6 +259,7 @@ impl RadioParams {
             short_retry_limit: self.short_retry,
             long_retry_limit: self.long_retry,
             rate_control: self.rate_control,
+            idle_backoff: self.idle_backoff,
             // ns-2 counts 58 header bytes of which 24 stand for the PLCP, which the PHY
             // timing adds separately: 34 bytes of MAC overhead.
             mac_header_bytes: match sizes {

@@ -228,3 +228,43 @@ fn study_d_over_ns2_tcp_matches_ns2() {
     assert!(lens.iter().filter(|&&l| l == 1040).count() >= 330);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// tcp-sack and tcp-cubic through the engine: a bulk transfer over a lossy link delivers every
+/// byte, and their congestion series appear: pipe for SACK recovery, W_max for CUBIC (with
+/// cwnd, ssthresh and SRTT first, as for every TCP).
+#[test]
+fn sack_and_cubic_flows_deliver_and_report_their_series() {
+    for (transport, tcp, series) in [
+        ("tcp-sack", "{ timestamps = true }", "pipe_bytes"),
+        (
+            "tcp-cubic",
+            "{ sack = true, window_scaling = true, receive_window = \"1MiB\" }",
+            "w_max_bytes",
+        ),
+    ] {
+        let flows = format!(
+            "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"{transport}\"\ntcp = {tcp}\n\
+             app = {{ kind = \"bulk\", bytes = \"2MB\", size = \"1000B\" }}\n"
+        );
+        let text = link("10Mbps", "20ms", "loss_forward = 0.01\nqueue = 100", &flows, "30s")
+            .replace("[nodes]", "[output]\ntimeseries = true\nbin = \"1s\"\n[nodes]");
+        let r = sim(&text, 4);
+        let f = &r.flows[0];
+        assert_eq!(f.rx_bytes, 2_000_000, "{transport}: {f:?}");
+        assert!(f.retransmissions > 0 && f.fast_retransmits > 0, "{transport}: {f:?}");
+        let t = &r.timeseries;
+        let names: Vec<&str> = t
+            .series
+            .iter()
+            .copied()
+            .filter(|s| s.ends_with("_bytes") || *s == "srtt_s")
+            .collect();
+        for want in ["cwnd_bytes", "ssthresh_bytes", "srtt_s", series] {
+            assert!(names.contains(&want), "{transport}: no {want} series");
+        }
+        let defined = (0..t.series.len())
+            .filter(|&i| t.series[i] == series && t.value[i].is_some())
+            .count();
+        assert!(defined > 0, "{transport}: {series} never defined");
+    }
+}

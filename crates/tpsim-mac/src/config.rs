@@ -68,6 +68,11 @@ pub struct DcfConfig {
     /// Rate adaptation of unicast DATA frames ([`crate::rate`]): constant (the default), ARF
     /// or AARF, per destination, within `data_rate`'s PHY family.
     pub rate_control: RateControl,
+    /// A frame that finds the medium idle still draws a backoff of 0 to CW − 1 slots after
+    /// DIFS, as ns-2.35's `Mac802_11::send` does (`bugFix_timer_ 1`), instead of going out
+    /// after DIFS (§10.3.4.2). Default false; ns-2's true. Two stations answering the same
+    /// broadcast at once collide every time without it.
+    pub idle_backoff: bool,
 }
 
 impl DcfConfig {
@@ -92,12 +97,14 @@ impl DcfConfig {
             use_eifs: true,
             rts_nav_reset: true,
             rate_control: RateControl::Constant,
+            idle_backoff: false,
         }
     }
 
     /// ns-2.35's `Mac/802_11` defaults (`tcl/lib/ns-default.tcl`): DSSS timing (slot 20 µs, SIFS 10 µs,
     /// CW 31–1023), data and basic rate 1 Mbit/s, long preamble, RTS/CTS for every unicast
-    /// frame (`RTSThreshold_ 0`), retry limits 7/4, EIFS on, no RTS NAV reset, and a 34-byte
+    /// frame (`RTSThreshold_ 0`), retry limits 7/4, EIFS on, no RTS NAV reset, a backoff even
+    /// for a frame that finds the medium idle (`bugFix_timer_`), and a 34-byte
     /// DATA overhead so that DATA airtimes equal ns-2's (its 58-byte count minus the 24-byte
     /// PLCP stand-in, which is airtime here).
     pub fn ns2() -> DcfConfig {
@@ -105,6 +112,7 @@ impl DcfConfig {
             rts_threshold_bytes: Some(0),
             mac_header_bytes: 34,
             rts_nav_reset: false,
+            idle_backoff: true,
             ..DcfConfig::new(WifiRate::Dsss1)
         }
     }

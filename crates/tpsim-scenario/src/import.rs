@@ -520,8 +520,9 @@ pub fn ns2_to_toml(
     let _ = writeln!(
         o,
         "\n# ns-2.35 defaults: 802.11b at 1 Mbit/s, Two-Ray Ground, 250 m / 550 m (the radio's defaults),\n\
-         # and RTS/CTS before every unicast frame (ns-2's Mac/802_11 RTSThreshold_ 0).\n\
-         [radio]\nstandard = \"802.11b\"\nrts_threshold = \"0B\""
+         # RTS/CTS before every unicast frame (ns-2's Mac/802_11 RTSThreshold_ 0), and a backoff\n\
+         # even for a frame that finds the medium idle (ns-2's bugFix_timer_).\n\
+         [radio]\nstandard = \"802.11b\"\nrts_threshold = \"0B\"\nidle_backoff = true"
     );
     let _ = writeln!(
         o,

@@ -527,6 +527,11 @@ pub struct Radio {
     /// `MaxDelay` (500 ms there). Default: no limit (ns-2).
     #[serde(default)]
     pub queue_max_delay: Option<Duration>,
+    /// A frame that finds the medium idle still waits a random backoff of 0 to CW − 1 slots
+    /// after DIFS, as ns-2.35's 802.11 does (`bugFix_timer_`), instead of going out after
+    /// DIFS as IEEE 802.11 §10.3.4.2 says. Default false.
+    #[serde(default)]
+    pub idle_backoff: Option<bool>,
     /// Short retry limit (frames up to the RTS threshold). Default 7.
     #[serde(default)]
     pub short_retry_limit: Option<u32>,
@@ -856,6 +861,12 @@ pub enum Transport {
     TcpReno,
     /// TCP Tahoe (fast retransmit, no fast recovery). Implemented.
     TcpTahoe,
+    /// TCP with SACK (RFC 2018) and RFC 6675 loss recovery, NewReno's window rules.
+    /// Implemented.
+    TcpSack,
+    /// TCP CUBIC (RFC 9438), with SACK recovery when both ends negotiate SACK (`tcp.sack`).
+    /// Implemented.
+    TcpCubic,
     /// SCTP (RFC 9260). Not yet implemented.
     Sctp,
     /// TFRC (RFC 5348). Not yet implemented.
@@ -873,6 +884,8 @@ impl Transport {
             Transport::TcpNewreno => "tcp-newreno",
             Transport::TcpReno => "tcp-reno",
             Transport::TcpTahoe => "tcp-tahoe",
+            Transport::TcpSack => "tcp-sack",
+            Transport::TcpCubic => "tcp-cubic",
             Transport::Sctp => "sctp",
             Transport::Tfrc => "tfrc",
             Transport::Dccp => "dccp",
@@ -880,16 +893,18 @@ impl Transport {
     }
     /// Whether the engine implements it yet.
     pub fn implemented(self) -> bool {
-        matches!(
-            self,
-            Transport::Udp | Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe
-        )
+        self == Transport::Udp || self.is_tcp()
     }
     /// Whether it is one of the TCP variants.
     pub fn is_tcp(self) -> bool {
         matches!(
             self,
-            Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe
+            Transport::Tcp
+                | Transport::TcpNewreno
+                | Transport::TcpReno
+                | Transport::TcpTahoe
+                | Transport::TcpSack
+                | Transport::TcpCubic
         )
     }
 }
@@ -976,6 +991,18 @@ pub struct TcpOptions {
     /// §2.1). ns-3's `ConnTimeout` is 3 s.
     #[serde(default)]
     pub syn_rto: Option<Duration>,
+    /// RFC 7323 window scaling (§2): offered on the SYN, used when both ends offer it; then a
+    /// `receive_window` above 64 KiB (up to 1 GiB) is advertised. Default false.
+    #[serde(default)]
+    pub window_scaling: Option<bool>,
+    /// SACK (RFC 2018): SACK-permitted offered on the SYN, SACK blocks sent and, for a sender
+    /// whose variant recovers with SACK ("tcp-sack", "tcp-cubic"), RFC 6675 loss recovery.
+    /// Default false ("tcp-sack" offers it anyway).
+    #[serde(default)]
+    pub sack: Option<bool>,
+    /// D-SACK (RFC 2883): report duplicate segments in the first SACK block. Default false.
+    #[serde(default)]
+    pub dsack: Option<bool>,
     /// RFC 7323 timestamps: offered on the SYN, used when both ends offer them (12 more
     /// header bytes per segment, RTT sampled from every ACK of new data). Default false;
     /// ns-3 and Linux have them on.

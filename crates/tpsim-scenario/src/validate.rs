@@ -370,6 +370,18 @@ fn validate_flow(
     }
     if let Some(t) = &f.tcp {
         validate_tcp_options(i, t, err);
+        if t.preset == Some(crate::TcpPreset::Ns2) && f.transport == crate::Transport::TcpCubic {
+            err(
+                vec![k("flows"), Seg::Index(i), k("tcp"), k("preset")],
+                "ns-2.35's one-way TCP agents have no CUBIC: use tpsim's TCP for \"tcp-cubic\"".into(),
+            );
+        }
+        if t.preset == Some(crate::TcpPreset::Ns2) && f.transport == crate::Transport::TcpSack {
+            err(
+                vec![k("flows"), Seg::Index(i), k("tcp"), k("preset")],
+                "ns-2's Agent/TCP/Sack1 is not modelled yet: use \"tcp-newreno\" with the ns2 preset, or tpsim's \"tcp-sack\"".into(),
+            );
+        }
         if t.preset == Some(crate::TcpPreset::Ns2) && f.transport.is_tcp() && f.app.kind == AppKind::Voip {
             err(
                 vec![k("flows"), Seg::Index(i), k("tcp"), k("preset")],
@@ -400,6 +412,9 @@ fn validate_tcp_options(i: usize, t: &crate::TcpOptions, err: &mut impl FnMut(Ve
         ("data_retries", t.data_retries.is_some(), false),
         ("syn_rto", t.syn_rto.is_some(), false),
         ("timestamps", t.timestamps.is_some(), false),
+        ("window_scaling", t.window_scaling.is_some(), false),
+        ("sack", t.sack.is_some(), false),
+        ("dsack", t.dsack.is_some(), false),
     ] {
         if given && for_ns2 != ns2 {
             let which = if ns2 {
@@ -439,10 +454,17 @@ fn validate_tcp_options(i: usize, t: &crate::TcpOptions, err: &mut impl FnMut(Ve
         }
     }
     if let Some(b) = t.receive_window {
-        if b.0 == 0 || b.0 > u32::MAX as u64 {
+        // RFC 7323 §2.3: at most 65 535 · 2^14 with window scaling; without it the buffer may
+        // be larger but the advertised window stops at 65 535.
+        let max = if t.window_scaling == Some(true) {
+            65_535u64 << 14
+        } else {
+            u32::MAX as u64
+        };
+        if b.0 == 0 || b.0 > max {
             err(
                 pt("receive_window"),
-                "expected a receive window between 1B and 4GiB".into(),
+                format!("expected a receive window between 1B and {max}B, found {}B", b.0),
             );
         }
     }

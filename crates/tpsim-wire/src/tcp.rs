@@ -1,5 +1,6 @@
-//! TCP header (RFC 9293 §3.1), with the options tpsim uses: MSS (§3.2, kind 2) and
-//! SACK-permitted (RFC 2018 §2, kind 4), both only on SYN segments.
+//! TCP header (RFC 9293 §3.1), with the options tpsim uses: MSS (§3.2, kind 2), Window Scale
+//! (RFC 7323 §2.2, kind 3) and SACK-permitted (RFC 2018 §2, kind 4), all three only on SYN
+//! segments; timestamps (RFC 7323 §3.2, kind 8) and SACK blocks (RFC 2018 §3, kind 5) on any.
 //!
 //! tpsim moves [`TcpRepr`] values, never bytes; [`TcpRepr::emit`] writes real bytes (for pcap
 //! traces and tests) and [`TcpRepr::parse`] reads them back, checking the checksum.
@@ -14,8 +15,12 @@ pub const TCP_HEADER_LEN: u32 = 20;
 const OPT_END: u8 = 0;
 const OPT_NOP: u8 = 1;
 const OPT_MSS: u8 = 2;
+const OPT_WINDOW_SCALE: u8 = 3;
 const OPT_SACK_PERMITTED: u8 = 4;
+const OPT_SACK: u8 = 5;
 const OPT_TIMESTAMPS: u8 = 8;
+/// Largest shift count of the Window Scale option (RFC 7323 §2.3).
+pub const MAX_WINDOW_SHIFT: u8 = 14;
 
 /// The control bits of a TCP header (RFC 9293 §3.1), as a small bit set.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -96,8 +101,77 @@ pub struct TcpTimestamp {
     pub tsecr: u32,
 }
 
-/// A parsed-form TCP header. No window scaling (RFC 7323 §2): `window` is the receive window
-/// in bytes, at most 65 535.
+/// SACK blocks of one segment (RFC 2018 §3): up to four `(left edge, right edge)` pairs of
+/// 32-bit sequence numbers, the left edge the first octet of the block and the right edge the
+/// one after its last, in the order the receiver put them (the first block is the most
+/// recent, RFC 2018 §4). Empty: no SACK option.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct SackBlocks {
+    blocks: [(u32, u32); SackBlocks::MAX],
+    len: u8,
+}
+
+impl SackBlocks {
+    /// Most blocks one option can carry: the 40 bytes of option space hold 8·4 + 2 (RFC 2018 §3).
+    pub const MAX: usize = 4;
+    /// Most blocks alongside the timestamps option (its 10 bytes plus 2 of padding leave room
+    /// for 3, RFC 2018 §3).
+    pub const MAX_WITH_TIMESTAMPS: usize = 3;
+    /// No blocks.
+    pub const NONE: SackBlocks = SackBlocks {
+        blocks: [(0, 0); SackBlocks::MAX],
+        len: 0,
+    };
+
+    /// The blocks of `s` (at most [`SackBlocks::MAX`]; more are ignored).
+    pub fn from_slice(s: &[(u32, u32)]) -> SackBlocks {
+        let mut b = SackBlocks::NONE;
+        for &x in s.iter().take(Self::MAX) {
+            b.push(x);
+        }
+        b
+    }
+    /// Appends a block; returns false (and does nothing) when four are already there.
+    pub fn push(&mut self, block: (u32, u32)) -> bool {
+        if self.len as usize >= Self::MAX {
+            return false;
+        }
+        self.blocks[self.len as usize] = block;
+        self.len += 1;
+        true
+    }
+    /// The blocks, first (most recent) first.
+    pub fn as_slice(&self) -> &[(u32, u32)] {
+        &self.blocks[..self.len as usize]
+    }
+    /// Number of blocks.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    /// Whether there are none (no SACK option).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Option bytes: two NOPs, kind, length and 8 per block (RFC 2018 §3 length 8·n + 2, led by
+    /// two NOPs to keep the blocks 4-byte aligned, as BSD and Linux send it); 0 if empty.
+    pub fn option_len(&self) -> u32 {
+        if self.len == 0 {
+            0
+        } else {
+            4 + 8 * self.len as u32
+        }
+    }
+}
+
+impl fmt::Debug for SackBlocks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// A parsed-form TCP header. `window` is the 16-bit field as sent: the receive window in bytes
+/// shifted right by the sender's Window Scale shift count (RFC 7323 §2.3) once both SYNs
+/// carried the option, never on a SYN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TcpRepr {
     /// Source port.
@@ -110,7 +184,8 @@ pub struct TcpRepr {
     pub ack: u32,
     /// Control bits.
     pub flags: TcpFlags,
-    /// Receive window, bytes (RFC 9293 §3.1; unscaled).
+    /// Window field (RFC 9293 §3.1): bytes, or bytes >> shift with window scaling (RFC 7323
+    /// §2.3; a SYN's is never scaled).
     pub window: u16,
     /// MSS option (RFC 9293 §3.7.1), bytes of payload the sender can receive; SYN only.
     pub mss: Option<u16>,
@@ -118,6 +193,10 @@ pub struct TcpRepr {
     pub sack_permitted: bool,
     /// Timestamps option (RFC 7323 §3.2); on any segment once both SYNs carried it.
     pub timestamp: Option<TcpTimestamp>,
+    /// Window Scale option (RFC 7323 §2.2): the sender's shift count; SYN only.
+    pub window_scale: Option<u8>,
+    /// SACK option (RFC 2018 §3): the blocks; empty for none.
+    pub sack: SackBlocks,
 }
 
 /// Why bytes did not parse as a TCP header.
@@ -144,7 +223,8 @@ impl fmt::Display for TcpParseError {
 impl TcpRepr {
     /// Bytes of options, padded to a multiple of 4 (RFC 9293 §3.1: data offset counts 32-bit
     /// words). MSS takes 4; SACK-permitted takes 2, padded with two NOPs; timestamps take 10,
-    /// led by two NOPs (RFC 7323 Appendix A's layout): 12.
+    /// led by two NOPs (RFC 7323 Appendix A's layout): 12; Window Scale takes 3, led by one
+    /// NOP: 4; SACK takes 2 + 8 per block, led by two NOPs (RFC 2018 §3): 12 to 36.
     pub fn options_len(&self) -> u32 {
         let mut n = 0;
         if self.mss.is_some() {
@@ -156,10 +236,13 @@ impl TcpRepr {
         if self.timestamp.is_some() {
             n += 12;
         }
-        n
+        if self.window_scale.is_some() {
+            n += 4;
+        }
+        n + self.sack.option_len()
     }
 
-    /// Header length including options, bytes (20 to 40 here).
+    /// Header length including options, bytes (20 to 60).
     pub fn header_len(&self) -> u32 {
         TCP_HEADER_LEN + self.options_len()
     }
@@ -170,6 +253,8 @@ impl TcpRepr {
             mss: None,
             sack_permitted: false,
             timestamp: None,
+            window_scale: None,
+            sack: SackBlocks::NONE,
             ..*self
         }
     }
@@ -220,6 +305,21 @@ impl TcpRepr {
             b[o + 8..o + 12].copy_from_slice(&ts.tsecr.to_be_bytes());
             o += 12;
         }
+        if let Some(shift) = self.window_scale {
+            // RFC 7323 §2.2: Kind 3, Length 3, shift.cnt; one NOP in front for alignment.
+            b[o..o + 4].copy_from_slice(&[OPT_NOP, OPT_WINDOW_SCALE, 3, shift]);
+            o += 4;
+        }
+        if !self.sack.is_empty() {
+            // RFC 2018 §3: Kind 5, Length 8·n + 2, then the left and right edge of each block.
+            b[o..o + 4].copy_from_slice(&[OPT_NOP, OPT_NOP, OPT_SACK, 2 + 8 * self.sack.len() as u8]);
+            o += 4;
+            for &(l, r) in self.sack.as_slice() {
+                b[o..o + 4].copy_from_slice(&l.to_be_bytes());
+                b[o + 4..o + 8].copy_from_slice(&r.to_be_bytes());
+                o += 8;
+            }
+        }
         debug_assert_eq!(o, hl);
         b[hl..].copy_from_slice(payload);
         let sum = checksum::accumulate(ip.pseudo_header_sum(len as u16), b);
@@ -260,6 +360,8 @@ impl TcpRepr {
             mss: None,
             sack_permitted: false,
             timestamp: None,
+            window_scale: None,
+            sack: SackBlocks::NONE,
         };
         let mut opts = &bytes[TCP_HEADER_LEN as usize..hl];
         while let Some(&kind) = opts.first() {
@@ -280,9 +382,21 @@ impl TcpRepr {
                                 tsecr: u32::from_be_bytes([opts[6], opts[7], opts[8], opts[9]]),
                             })
                         }
-                        (OPT_MSS, _) | (OPT_SACK_PERMITTED, _) | (OPT_TIMESTAMPS, _) => {
-                            return Err(TcpParseError::Malformed)
+                        (OPT_WINDOW_SCALE, 3) => repr.window_scale = Some(opts[2]),
+                        // RFC 2018 §3: 8·n + 2 bytes, n = 1 to 4.
+                        (OPT_SACK, 10 | 18 | 26 | 34) => {
+                            repr.sack = SackBlocks::NONE;
+                            for blk in opts[2..len].chunks_exact(8) {
+                                let l = u32::from_be_bytes([blk[0], blk[1], blk[2], blk[3]]);
+                                let r = u32::from_be_bytes([blk[4], blk[5], blk[6], blk[7]]);
+                                repr.sack.push((l, r));
+                            }
                         }
+                        (OPT_MSS, _)
+                        | (OPT_SACK_PERMITTED, _)
+                        | (OPT_TIMESTAMPS, _)
+                        | (OPT_WINDOW_SCALE, _)
+                        | (OPT_SACK, _) => return Err(TcpParseError::Malformed),
                         _ => {}
                     }
                     opts = &opts[len..];
@@ -321,6 +435,8 @@ mod tests {
             mss: Some(1460),
             sack_permitted: true,
             timestamp: None,
+            window_scale: None,
+            sack: SackBlocks::NONE,
         }
     }
 
@@ -440,5 +556,113 @@ mod tests {
         let sum = checksum::accumulate(ip(32).pseudo_header_sum(32), &bad);
         bad[16..18].copy_from_slice(&checksum::finish(sum).to_be_bytes());
         assert_eq!(TcpRepr::parse(&ip(32), &bad), Err(TcpParseError::Malformed));
+    }
+
+    fn reemit(r: &TcpRepr) -> Vec<u8> {
+        let len = r.header_len() as usize;
+        let mut b = vec![0u8; len];
+        r.emit(&ip(len as u16), &[], &mut b);
+        b
+    }
+
+    /// RFC 7323 §2.2: Kind 3, Length 3, shift.cnt, after one NOP; SYN with every option.
+    #[test]
+    fn window_scale_option_layout() {
+        let r = TcpRepr {
+            window_scale: Some(7),
+            timestamp: Some(TcpTimestamp { tsval: 9, tsecr: 0 }),
+            ..syn()
+        };
+        assert_eq!(r.header_len(), 20 + 4 + 4 + 12 + 4);
+        let b = reemit(&r);
+        assert_eq!(b[12] >> 4, 11, "data offset: 44 bytes");
+        assert_eq!(&b[40..44], &[1, 3, 3, 7]);
+        let (back, _) = TcpRepr::parse(&ip(44), &b).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.window_scale, Some(7));
+    }
+
+    /// RFC 2018 §3: Kind 5, Length 8·n + 2, left and right edges; two NOPs in front. Four blocks
+    /// fit without timestamps (36 option bytes), three with them (12 + 28 = 40).
+    #[test]
+    fn sack_option_layout_and_block_counts() {
+        let blocks = [(0xffff_fff0, 0x10), (100, 200), (300, 400), (500, 600)];
+        let r = TcpRepr {
+            seq: 1,
+            ack: 0xffff_ff00,
+            flags: TcpFlags::ACK,
+            mss: None,
+            sack_permitted: false,
+            sack: SackBlocks::from_slice(&blocks),
+            ..syn()
+        };
+        assert_eq!(r.options_len(), 36);
+        assert_eq!(r.header_len(), 56);
+        let b = reemit(&r);
+        assert_eq!(&b[20..24], &[1, 1, 5, 34]);
+        assert_eq!(&b[24..32], &[0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0x10]);
+        assert_eq!(&b[48..56], &[0, 0, 1, 0xf4, 0, 0, 2, 0x58]);
+        let (back, _) = TcpRepr::parse(&ip(56), &b).unwrap();
+        assert_eq!(back.sack.as_slice(), &blocks);
+        // With timestamps, three blocks fill the 40 bytes exactly.
+        let r3 = TcpRepr {
+            timestamp: Some(TcpTimestamp { tsval: 5, tsecr: 6 }),
+            sack: SackBlocks::from_slice(&blocks[..SackBlocks::MAX_WITH_TIMESTAMPS]),
+            ..r
+        };
+        assert_eq!(r3.options_len(), 40);
+        let b = reemit(&r3);
+        assert_eq!(b[12] >> 4, 15, "the largest data offset");
+        assert_eq!(&b[32..36], &[1, 1, 5, 26]);
+        assert_eq!(TcpRepr::parse(&ip(60), &b).unwrap().0, r3);
+        // One block: 12 bytes; every length in between round-trips.
+        for n in 1..=4 {
+            let rn = TcpRepr {
+                sack: SackBlocks::from_slice(&blocks[..n]),
+                ..r
+            };
+            assert_eq!(rn.options_len(), 4 + 8 * n as u32);
+            let b = reemit(&rn);
+            assert_eq!(TcpRepr::parse(&ip(b.len() as u16), &b).unwrap().0, rn);
+        }
+        // A fifth block is refused; the stripped header has none.
+        let mut s = SackBlocks::from_slice(&blocks);
+        assert!(!s.push((1, 2)));
+        assert!(r.without_options().sack.is_empty());
+        assert_eq!(format!("{:?}", SackBlocks::from_slice(&[(1, 2)])), "[(1, 2)]");
+    }
+
+    /// A SACK option whose length is not 8·n + 2 (n = 1..4), or a Window Scale option not 3
+    /// bytes long, is malformed (RFC 2018 §3, RFC 7323 §2.2).
+    #[test]
+    fn malformed_sack_and_window_scale_lengths() {
+        let fix = |mut b: Vec<u8>| {
+            b[16..18].fill(0);
+            let n = b.len();
+            let sum = checksum::accumulate(ip(n as u16).pseudo_header_sum(n as u16), &b);
+            b[16..18].copy_from_slice(&checksum::finish(sum).to_be_bytes());
+            b
+        };
+        let r = TcpRepr {
+            mss: None,
+            sack_permitted: false,
+            flags: TcpFlags::ACK,
+            sack: SackBlocks::from_slice(&[(1, 2)]),
+            ..syn()
+        };
+        let mut b = reemit(&r);
+        b[23] = 11;
+        let b = fix(b);
+        assert_eq!(TcpRepr::parse(&ip(32), &b), Err(TcpParseError::Malformed));
+        let w = TcpRepr {
+            mss: None,
+            sack_permitted: false,
+            window_scale: Some(2),
+            ..syn()
+        };
+        let mut b = reemit(&w);
+        b[22] = 4;
+        let b = fix(b);
+        assert_eq!(TcpRepr::parse(&ip(24), &b), Err(TcpParseError::Malformed));
     }
 }

@@ -19,7 +19,7 @@ use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime,
 use tpsim_mac::Dcf;
 use tpsim_scenario::topology::Paths;
 use tpsim_scenario::{AppKind, Arrivals, Scenario, TcpOptions, TcpPreset, Transport};
-use tpsim_transport::tcp::{LossRecovery, Open};
+use tpsim_transport::tcp::{CongestionAlgorithm, LossRecovery, Open};
 use tpsim_transport::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant, Socket, SocketConfig, TcpConfig, TcpSocket, UdpSocket};
 use tpsim_wire::SizeConvention;
 
@@ -229,9 +229,12 @@ fn make_socket(f: &tpsim_scenario::Flow, cfg: SocketConfig, open: Open, start: S
         Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe if ns2 => Socket::Ns2Tcp(
             Ns2TcpSocket::new(cfg, ns2_tcp_config(f.transport, f.tcp.as_ref()), open, start),
         ),
-        Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe => Socket::Tcp(
-            TcpSocket::new(cfg, tcp_config(f.transport, f.tcp.as_ref()), open, start),
-        ),
+        t if t.is_tcp() => Socket::Tcp(TcpSocket::new(
+            cfg,
+            tcp_config(f.transport, f.tcp.as_ref()),
+            open,
+            start,
+        )),
         t => unreachable!("validation refuses the unimplemented transport {}", t.name()),
     }
 }
@@ -446,7 +449,12 @@ fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
         recovery: match t {
             Transport::TcpReno => LossRecovery::Reno,
             Transport::TcpTahoe => LossRecovery::Tahoe,
+            Transport::TcpSack => LossRecovery::Sack,
             _ => LossRecovery::NewReno,
+        },
+        congestion: match t {
+            Transport::TcpCubic => CongestionAlgorithm::Cubic,
+            _ => CongestionAlgorithm::Aimd,
         },
         ..TcpConfig::default()
     };
@@ -478,6 +486,15 @@ fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
         c.syn_rto = o.syn_rto.map(|d| d.sim());
         if let Some(ts) = o.timestamps {
             c.timestamps = ts;
+        }
+        if let Some(w) = o.window_scaling {
+            c.window_scaling = w;
+        }
+        if let Some(s) = o.sack {
+            c.sack = s;
+        }
+        if let Some(d) = o.dsack {
+            c.dsack = d;
         }
     }
     c

@@ -417,8 +417,9 @@ impl Dcf {
         let data_bytes = self.cfg.data_bytes(msdu.bytes);
         self.uses_rts = msdu.dst != BROADCAST && self.cfg.rts_threshold_bytes.is_some_and(|t| data_bytes > t);
         if !self.backoff_pending {
-            // §10.3.4.2: transmit after DIFS of idle medium if idle now, else back off.
-            self.immediate_access = self.medium_idle(now);
+            // §10.3.4.2: transmit after DIFS of idle medium if idle now, else back off (ns-2
+            // backs off in both cases: `idle_backoff`).
+            self.immediate_access = self.medium_idle(now) && !self.cfg.idle_backoff;
             self.backoff_slots = if self.immediate_access { 0 } else { self.draw_backoff() };
             self.backoff_pending = true;
             self.backoff_start = now;

@@ -144,6 +144,38 @@ fn new_msdu_after_long_idle_goes_immediately() {
     assert_eq!(f.kind, FrameKind::Data);
 }
 
+#[test]
+fn with_idle_backoff_an_msdu_on_idle_medium_waits_difs_and_a_drawn_backoff() {
+    // ns-2.35 Mac802_11::send with bugFix_timer_: a backoff of 0..CW-1 slots after DIFS even
+    // when the medium is idle (`DcfConfig::idle_backoff`).
+    let mut s = station_drawing_at_least(
+        DcfConfig {
+            idle_backoff: true,
+            ..cfg()
+        },
+        3,
+    );
+    s.send(t(0), msdu(PEER, 7));
+    let k = s.backoff_slots().expect("a backoff was drawn") as u64;
+    assert!(k >= 3);
+    no_tx(&mut s, t(50));
+    assert_eq!(s.poll_timeout(), Some(t(50 + 20 * k)), "DIFS + k slots");
+    fire(&mut s, t(50 + 20 * k));
+    assert_eq!(tx(&mut s, t(50 + 20 * k)).kind, FrameKind::Data);
+    // Even after a long idle period.
+    let mut s = station_drawing_at_least(
+        DcfConfig {
+            idle_backoff: true,
+            ..cfg()
+        },
+        1,
+    );
+    rx(&mut s, t(500), &frame(FrameKind::Ack, OTHER, FAR, ACK_US, 0));
+    s.send(t(1000), msdu(PEER, 1));
+    no_tx(&mut s, t(1000));
+    assert!(DcfConfig::ns2().idle_backoff && !cfg().idle_backoff);
+}
+
 // ------------------------------------------------------------ backoff
 
 #[test]

@@ -901,6 +901,8 @@ impl Sender {
             mss: None,
             sack_permitted: false,
             timestamp: None,
+            window_scale: None,
+            sack: tpsim_wire::tcp::SackBlocks::NONE,
         };
         let seg = if is_syn {
             repr.flags = TcpFlags::SYN;
@@ -1244,6 +1246,8 @@ impl Sink {
             mss: None,
             sack_permitted: false,
             timestamp: None,
+            window_scale: None,
+            sack: tpsim_wire::tcp::SackBlocks::NONE,
         };
         io.out.push_back(Segment {
             header: L4Header::Tcp(repr),

@@ -13,8 +13,8 @@
 //!   timeout, the loss window).
 //!
 //! Built-in controllers are dispatched through [`AnyController`] (no virtual call on the hot
-//! path); [`AnyController::Custom`] takes a boxed controller for experiments. CUBIC (RFC 9438)
-//! is meant to become a second built-in.
+//! path); [`AnyController::Custom`] takes a boxed controller for experiments. Built in: [`Aimd`]
+//! (RFC 5681) and [`Cubic`] (RFC 9438).
 
 use std::fmt::Debug;
 use tpsim_core::{SimDuration, SimTime};
@@ -70,15 +70,30 @@ pub enum CongestionAlgorithm {
     /// Reno and NewReno alike.
     #[default]
     Aimd,
+    /// CUBIC (RFC 9438, [`Cubic`]). Its loss recovery is RFC 6675's SACK recovery when both
+    /// ends negotiated SACK ([`TcpConfig::sack`](super::TcpConfig::sack)), else NewReno's.
+    Cubic,
 }
 
 impl CongestionAlgorithm {
-    /// A fresh controller. `byte_counting` selects RFC 3465 (L = 2·SMSS) growth.
+    /// A fresh controller. `byte_counting` selects RFC 3465 (L = 2·SMSS) growth in slow start
+    /// (and, for [`Aimd`], in congestion avoidance).
     pub fn build(self, byte_counting: bool) -> AnyController {
         match self {
             CongestionAlgorithm::Aimd => AnyController::Aimd(Aimd::new(byte_counting)),
+            CongestionAlgorithm::Cubic => AnyController::Cubic(Cubic::new(byte_counting)),
         }
     }
+}
+
+/// RFC 5681 §3.1 eq. (2) slow start, with RFC 3465's limit L (§2.2, §2.3) if asked.
+fn slow_start(w: Window, acked: u64, byte_counting: bool, cx: &CcContext) -> u64 {
+    let l = if byte_counting && !cx.after_timeout {
+        2 * cx.smss
+    } else {
+        cx.smss
+    };
+    w.cwnd + acked.min(l)
 }
 
 /// RFC 5681 §3.1 additive increase, multiplicative decrease.
@@ -111,12 +126,7 @@ impl CongestionController for Aimd {
         let smss = cx.smss;
         let cwnd = if w.cwnd < w.ssthresh {
             // RFC 5681 §3.1 eq. (2) / RFC 3465 §2.2: slow start.
-            let l = if self.byte_counting && !cx.after_timeout {
-                2 * smss
-            } else {
-                smss
-            };
-            w.cwnd + acked.min(l)
+            slow_start(w, acked, self.byte_counting, cx)
         } else if self.byte_counting {
             // RFC 3465 §2.1: one SMSS per cwnd bytes acknowledged.
             self.bytes_acked += acked;
@@ -150,11 +160,199 @@ impl CongestionController for Aimd {
     }
 }
 
+/// CUBIC's C, segments/s³ (RFC 9438 §4.2: 0.4).
+pub const CUBIC_C: f64 = 0.4;
+/// CUBIC's multiplicative decrease factor β_cubic (RFC 9438 §4.6: 0.7).
+pub const CUBIC_BETA: f64 = 0.7;
+
+/// CUBIC, RFC 9438. Windows are computed in segments, as the RFC's formulas are written, and
+/// converted to bytes with SMSS; the window in segments is kept as a fraction between ACKs so
+/// that growth of less than a byte per ACK is not lost.
+///
+/// * Slow start (`cwnd < ssthresh`): RFC 5681 (§4.10 of RFC 9438 allows HyStart++; not used).
+/// * Congestion avoidance (§4.2): a stage starts at the first ACK of new data at or above
+///   `ssthresh` after a congestion event; `t` counts from then, `cwnd_epoch` is the window then
+///   and K = ∛((W_max − cwnd_epoch)/C) (Figure 2; with `cwnd_epoch` = β·W_max this is the
+///   ∛(W_max·(1 − β)/C) of RFC 8312). W_cubic(t) = C·(t − K)³ + W_max (Figure 1).
+/// * Per ACK acknowledging `n` segments' worth of bytes: the Reno-friendly estimate grows by
+///   W_est += α·n/cwnd, α = 3(1 − β)/(1 + β), or 1 once W_est ≥ cwnd_prior (§4.3); if
+///   W_cubic(t) < W_est the window is W_est (Reno-friendly region); otherwise (concave below
+///   W_max, §4.4; convex above, §4.5) target = W_cubic(t + RTT) bounded to [cwnd, 1.5·cwnd]
+///   (§4.2) and cwnd += n·(target − cwnd)/cwnd. The RFC says "per received ACK"; counting
+///   acknowledged segments instead keeps the curve with delayed ACKs (as W_est's formula does).
+/// * Loss (§4.6): ssthresh = max(FlightSize·β, 2·SMSS), cwnd = ssthresh after fast recovery,
+///   W_max = cwnd at the event, or cwnd·(1 + β)/2 if below the previous W_max (fast
+///   convergence, §4.7); cwnd_prior = cwnd.
+/// * Timeout (§4.8): ssthresh as above, cwnd = 1·SMSS; in the first congestion avoidance stage
+///   after it, K = 0 and W_max = the window at the start of that stage. Before any congestion
+///   event the first stage does the same (no W_max is known yet).
+/// * Not implemented: spurious-loss undo (§4.9), application-limited handling (§5.8).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cubic {
+    byte_counting: bool,
+    /// cwnd in segments, as last returned (resynchronised when the connection changed it).
+    cwnd_seg: f64,
+    /// W_max, segments (0 until known).
+    w_max: f64,
+    /// K, seconds.
+    k: f64,
+    /// Start of the current congestion avoidance stage.
+    t_epoch: Option<SimTime>,
+    /// cwnd at the start of the stage, segments.
+    cwnd_epoch: f64,
+    /// Reno-friendly estimate W_est, segments.
+    w_est: f64,
+    /// cwnd at the last congestion event, segments.
+    cwnd_prior: f64,
+    /// The next stage sets W_max = cwnd_epoch and K = 0 (after a timeout, or before any event).
+    restart_k0: bool,
+}
+
+/// α_cubic of the Reno-friendly region (RFC 9438 §4.3): 3(1 − β)/(1 + β).
+const CUBIC_ALPHA: f64 = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
+
+impl Cubic {
+    /// A controller; `byte_counting` selects RFC 3465 in slow start.
+    pub fn new(byte_counting: bool) -> Self {
+        Cubic {
+            byte_counting,
+            cwnd_seg: 0.0,
+            w_max: 0.0,
+            k: 0.0,
+            t_epoch: None,
+            cwnd_epoch: 0.0,
+            w_est: 0.0,
+            cwnd_prior: 0.0,
+            restart_k0: true,
+        }
+    }
+
+    /// W_max in segments (0 before the first congestion avoidance stage or event).
+    pub fn w_max(&self) -> f64 {
+        self.w_max
+    }
+    /// K in seconds, of the current stage.
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+    /// Start of the current congestion avoidance stage.
+    pub fn epoch_start(&self) -> Option<SimTime> {
+        self.t_epoch
+    }
+
+    /// RFC 9438 Figure 1: W_cubic(t), segments.
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        let d = t - self.k;
+        CUBIC_C * d * d * d + self.w_max
+    }
+
+    fn segments(&mut self, cwnd: u64, smss: u64) -> f64 {
+        // The connection may have changed cwnd since we last returned it (recovery, restart
+        // after idle): then start from its value.
+        if (self.cwnd_seg * smss as f64) as u64 != cwnd {
+            self.cwnd_seg = cwnd as f64 / smss as f64;
+        }
+        self.cwnd_seg
+    }
+
+    fn bytes(&self, smss: u64) -> u64 {
+        (self.cwnd_seg * smss as f64) as u64
+    }
+}
+
+impl CongestionController for Cubic {
+    fn on_ack(&mut self, now: SimTime, acked: u64, w: Window, cx: &CcContext) -> Window {
+        let smss = cx.smss.max(1);
+        let cwnd = self.segments(w.cwnd, smss);
+        if w.cwnd < w.ssthresh {
+            // RFC 9438 §4.10: standard slow start.
+            self.cwnd_seg = slow_start(w, acked, self.byte_counting, cx) as f64 / smss as f64;
+            return Window {
+                cwnd: self.bytes(smss),
+                ssthresh: w.ssthresh,
+            };
+        }
+        let t_epoch = match self.t_epoch {
+            Some(t) => t,
+            None => {
+                // RFC 9438 §4.2: a congestion avoidance stage begins.
+                self.t_epoch = Some(now);
+                self.cwnd_epoch = cwnd;
+                self.w_est = cwnd;
+                if self.restart_k0 || self.w_max <= cwnd {
+                    // §4.8 (after a timeout; also before any congestion event, and when the
+                    // window already passed W_max): W_max = cwnd_epoch, K = 0.
+                    self.w_max = cwnd;
+                    self.k = 0.0;
+                    self.restart_k0 = false;
+                } else {
+                    // §4.2 Figure 2.
+                    self.k = libm::cbrt((self.w_max - cwnd) / CUBIC_C);
+                }
+                now
+            }
+        };
+        let n = acked as f64 / smss as f64;
+        let t = now.saturating_since(t_epoch).as_secs_f64();
+        let rtt = cx.srtt.map_or(0.0, |r| r.as_secs_f64());
+        // §4.3: the Reno-friendly estimate.
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            CUBIC_ALPHA
+        };
+        self.w_est += alpha * n / cwnd;
+        if self.w_cubic(t) < self.w_est {
+            // §4.3: Reno-friendly region: cwnd = W_est.
+            self.cwnd_seg = cwnd.max(self.w_est);
+        } else {
+            // §4.4 concave / §4.5 convex region; target of §4.2 bounded to [cwnd, 1.5·cwnd].
+            let target = self.w_cubic(t + rtt).max(cwnd).min(1.5 * cwnd);
+            self.cwnd_seg = cwnd + n * (target - cwnd) / cwnd;
+        }
+        Window {
+            cwnd: self.bytes(smss),
+            ssthresh: w.ssthresh,
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now: SimTime, event: CongestionEvent, w: Window, cx: &CcContext) -> Window {
+        let smss = cx.smss.max(1);
+        let cwnd = self.segments(w.cwnd, smss);
+        // §4.7 fast convergence: a window below the last W_max releases bandwidth.
+        self.w_max = if cwnd < self.w_max {
+            cwnd * (1.0 + CUBIC_BETA) / 2.0
+        } else {
+            cwnd
+        };
+        self.cwnd_prior = cwnd;
+        self.t_epoch = None;
+        // §4.6: ssthresh = FlightSize·β_cubic, at least 2·SMSS.
+        let ssthresh = ((cx.flight_size as f64 * CUBIC_BETA) as u64).max(2 * smss);
+        let cwnd = match event {
+            // §4.6: cwnd = ssthresh once recovery is over.
+            CongestionEvent::DupAcks => {
+                self.restart_k0 = false;
+                ssthresh
+            }
+            // §4.8: Reno's loss window; the next stage uses K = 0.
+            CongestionEvent::Timeout => {
+                self.restart_k0 = true;
+                smss
+            }
+        };
+        self.cwnd_seg = cwnd as f64 / smss as f64;
+        Window { cwnd, ssthresh }
+    }
+}
+
 /// A congestion controller: a built-in one, or a boxed one for experiments.
 #[derive(Debug)]
 pub enum AnyController {
     /// [`Aimd`] (RFC 5681).
     Aimd(Aimd),
+    /// [`Cubic`] (RFC 9438).
+    Cubic(Cubic),
     /// A user-supplied controller (one virtual call per ACK).
     Custom(Box<dyn CongestionController + Send>),
 }
@@ -165,6 +363,7 @@ impl AnyController {
     pub fn on_ack(&mut self, now: SimTime, acked: u64, w: Window, cx: &CcContext) -> Window {
         match self {
             AnyController::Aimd(c) => c.on_ack(now, acked, w, cx),
+            AnyController::Cubic(c) => c.on_ack(now, acked, w, cx),
             AnyController::Custom(c) => c.on_ack(now, acked, w, cx),
         }
     }
@@ -173,6 +372,7 @@ impl AnyController {
     pub fn on_congestion_event(&mut self, now: SimTime, event: CongestionEvent, w: Window, cx: &CcContext) -> Window {
         match self {
             AnyController::Aimd(c) => c.on_congestion_event(now, event, w, cx),
+            AnyController::Cubic(c) => c.on_congestion_event(now, event, w, cx),
             AnyController::Custom(c) => c.on_congestion_event(now, event, w, cx),
         }
     }
@@ -181,7 +381,15 @@ impl AnyController {
     pub fn on_sent(&mut self, now: SimTime, bytes: u64) {
         match self {
             AnyController::Aimd(c) => c.on_sent(now, bytes),
+            AnyController::Cubic(c) => c.on_sent(now, bytes),
             AnyController::Custom(c) => c.on_sent(now, bytes),
+        }
+    }
+    /// CUBIC's W_max in bytes (`None` for other controllers, or before it is known).
+    pub fn w_max_bytes(&self, smss: u64) -> Option<f64> {
+        match self {
+            AnyController::Cubic(c) if c.w_max > 0.0 => Some(c.w_max * smss as f64),
+            _ => None,
         }
     }
 }
@@ -272,5 +480,146 @@ mod tests {
                 ssthresh: 2000
             }
         );
+    }
+
+    fn at(ms: u64) -> SimTime {
+        SimTime(ms * 1_000_000)
+    }
+
+    fn cubic_cx(flight_size: u64, srtt_ms: u64) -> CcContext {
+        CcContext {
+            smss: SMSS,
+            flight_size,
+            srtt: Some(SimDuration::from_millis(srtt_ms)),
+            after_timeout: false,
+        }
+    }
+
+    /// RFC 9438 §4.6/§4.7: at a loss, W_max = cwnd, ssthresh = FlightSize·0.7 = cwnd after
+    /// recovery; the next congestion avoidance stage has K = ∛((W_max − cwnd_epoch)/C) (§4.2),
+    /// and W_cubic(0) = cwnd_epoch, W_cubic(K) = W_max.
+    #[test]
+    fn cubic_reduction_sets_w_max_and_k() {
+        let mut c = Cubic::new(false);
+        let w = Window {
+            cwnd: 100_000,
+            ssthresh: 50_000,
+        };
+        let r = c.on_congestion_event(at(0), CongestionEvent::DupAcks, w, &cubic_cx(100_000, 100));
+        assert_eq!(
+            r,
+            Window {
+                cwnd: 70_000,
+                ssthresh: 70_000
+            }
+        );
+        assert_eq!(c.w_max(), 100.0);
+        c.on_ack(at(1000), SMSS, r, &cubic_cx(70_000, 100));
+        let k = libm::cbrt(30.0 / CUBIC_C);
+        assert!((c.k() - k).abs() < 1e-12, "K {} vs {k}", c.k());
+        assert_eq!(c.epoch_start(), Some(at(1000)));
+        assert!((c.w_cubic(0.0) - 70.0).abs() < 1e-9);
+        assert!((c.w_cubic(k) - 100.0).abs() < 1e-9);
+    }
+
+    /// RFC 9438 §4.2: per ACK, cwnd moves (target − cwnd)/cwnd per segment acknowledged
+    /// towards target = W_cubic(t + RTT), which is bounded by 1.5·cwnd; §4.4 concave region.
+    #[test]
+    fn cubic_grows_towards_w_cubic_of_t_plus_rtt_bounded_by_one_and_a_half() {
+        let mut c = Cubic::new(false);
+        let w = Window {
+            cwnd: 100_000,
+            ssthresh: 50_000,
+        };
+        let mut w = c.on_congestion_event(at(0), CongestionEvent::DupAcks, w, &cubic_cx(100_000, 100));
+        // The epoch starts (t = 0, where W_cubic is still cwnd_epoch: the Reno-friendly W_est
+        // is just above it); half a second later W_cubic(t + RTT) is well above.
+        w = c.on_ack(at(1000), SMSS, w, &cubic_cx(70_000, 100));
+        let k = c.k();
+        let cwnd = w.cwnd as f64 / SMSS as f64;
+        w = c.on_ack(at(1500), SMSS, w, &cubic_cx(70_000, 100));
+        let target = c.w_cubic(0.6);
+        assert!(target > cwnd && target < 1.5 * cwnd);
+        let expect = cwnd + (target - cwnd) / cwnd;
+        assert!(
+            (w.cwnd as f64 / SMSS as f64 - expect).abs() < 2e-3,
+            "{} vs {expect}",
+            w.cwnd
+        );
+        // Far into the convex region the target is capped at 1.5·cwnd.
+        let cwnd = w.cwnd as f64 / SMSS as f64;
+        let later = at(1000 + (k * 1000.0) as u64 + 60_000);
+        let w2 = c.on_ack(later, SMSS, w, &cubic_cx(70_000, 100));
+        let grown = w2.cwnd as f64 / SMSS as f64 - cwnd;
+        assert!(
+            (grown - 0.5).abs() < 1e-3,
+            "grew {grown} segments: (1.5·cwnd − cwnd)/cwnd"
+        );
+    }
+
+    /// RFC 9438 §4.3: while W_cubic(t) is below the Reno-friendly estimate W_est (here with a
+    /// tiny W_max − cwnd gap and a large RTT), cwnd = W_est, which grows by α = 3(1−β)/(1+β)
+    /// per window.
+    #[test]
+    fn cubic_reno_friendly_region_follows_w_est() {
+        let mut c = Cubic::new(false);
+        let w = Window {
+            cwnd: 10_000,
+            ssthresh: 5_000,
+        };
+        let mut w = c.on_congestion_event(at(0), CongestionEvent::DupAcks, w, &cubic_cx(10_000, 100));
+        assert_eq!(w.cwnd, 7000);
+        // Within the first moments W_cubic(t) ≈ cwnd_epoch = W_est; after one window of ACKs
+        // W_est has grown by α while W_cubic(t) has barely moved.
+        for i in 0..7 {
+            w = c.on_ack(at(1000 + i), SMSS, w, &cubic_cx(7000, 1));
+        }
+        let alpha = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
+        let seg = w.cwnd as f64 / SMSS as f64;
+        assert!(
+            (seg - (7.0 + alpha)).abs() < 0.05,
+            "cwnd {seg} segments, W_est 7 + {alpha}"
+        );
+    }
+
+    /// RFC 9438 §4.7 fast convergence: a loss below the previous W_max sets W_max =
+    /// cwnd·(1 + β)/2.
+    #[test]
+    fn cubic_fast_convergence() {
+        let mut c = Cubic::new(false);
+        let w = Window {
+            cwnd: 100_000,
+            ssthresh: 50_000,
+        };
+        let r = c.on_congestion_event(at(0), CongestionEvent::DupAcks, w, &cubic_cx(100_000, 100));
+        let w = Window { cwnd: 80_000, ..r };
+        c.on_congestion_event(at(5000), CongestionEvent::DupAcks, w, &cubic_cx(80_000, 100));
+        assert!((c.w_max() - 80.0 * 1.7 / 2.0).abs() < 1e-9);
+    }
+
+    /// RFC 9438 §4.8: a timeout sets ssthresh from β and cwnd = 1 SMSS; the first congestion
+    /// avoidance stage after it has K = 0 and W_max = the window at its start.
+    #[test]
+    fn cubic_after_timeout_k_is_zero() {
+        let mut c = Cubic::new(false);
+        let w = Window {
+            cwnd: 100_000,
+            ssthresh: u64::MAX,
+        };
+        let r = c.on_congestion_event(at(0), CongestionEvent::Timeout, w, &cubic_cx(100_000, 100));
+        assert_eq!(
+            r,
+            Window {
+                cwnd: 1000,
+                ssthresh: 70_000
+            }
+        );
+        let mut w = r;
+        while w.cwnd < w.ssthresh {
+            w = c.on_ack(at(100), SMSS, w, &cubic_cx(w.cwnd, 100));
+        }
+        assert_eq!(c.epoch_start(), None, "slow start is not a stage");
+        c.on_ack(at(2000), SMSS, w, &cubic_cx(w.cwnd, 100));
+        assert_eq!((c.k(), c.w_max()), (0.0, 70.0));
     }
 }

@@ -9,14 +9,16 @@
 //! (see [`seqspace`](super::seqspace)); `snd_max` is one past the highest offset ever sent
 //! (BSD's name), which `snd_nxt` falls back from after a timeout (go-back-N).
 
-use super::cc::{AnyController, CcContext, CongestionEvent, Window};
+use super::cc::{AnyController, CcContext, CongestionAlgorithm, CongestionEvent, Window};
 use super::rtt::RttEstimator;
+use super::sack::{NextSeg, SackHistory, Scoreboard};
 use super::seqspace::{Assembler, SeqSpace};
 use super::timer::{Timer, TimerTable};
 use super::{LossRecovery, Open, State, TcpConfig, TcpStats};
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, StreamData, TransportEvent, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
+use tpsim_wire::tcp::{SackBlocks, MAX_WINDOW_SHIFT};
 use tpsim_wire::{TcpFlags, TcpRepr, TcpTimestamp, IPV4_HEADER_LEN, TCP_HEADER_LEN};
 
 /// MSS assumed when the peer's SYN carries no MSS option, bytes (RFC 9293 §3.7.1).
@@ -29,7 +31,8 @@ const MAX_WINDOW: u64 = 65_535;
 enum Emit {
     /// New data, a go-back-N resend, a SYN, a FIN or a pure ACK.
     Normal,
-    /// Fast retransmit or NewReno partial-ACK retransmission of the segment at `snd_una`.
+    /// Fast retransmit, NewReno partial-ACK retransmission of the segment at `snd_una`, or a
+    /// retransmission chosen by RFC 6675's NextSeg.
     Retransmit,
     /// A one-octet zero-window probe: does not advance `snd_nxt` nor start the RTO timer.
     Probe,
@@ -72,12 +75,28 @@ pub struct TcpSocket {
     /// SMSS: the MSS both directions use, min(own, peer's), bytes.
     mss: u32,
 
+    // ---- options (RFC 7323 §2, RFC 2018) ----
+    /// Both SYNs carried the Window Scale option (RFC 7323 §2.2).
+    wscale_ok: bool,
+    /// Shift of the windows the peer sends us (its shift.cnt, at most 14).
+    snd_shift: u8,
+    /// Shift of the windows we send (ours, from the receive buffer).
+    rcv_shift: u8,
+    /// Both SYNs carried SACK-permitted (RFC 2018 §2).
+    sack_ok: bool,
+    /// Loss recovery in use: the configured one, or what it falls back to without SACK.
+    recovery: LossRecovery,
+    /// RFC 6675 scoreboard (sender side; used with `recovery == Sack`).
+    sb: Scoreboard,
+    /// RFC 2018 §4 block order (receiver side).
+    sack_hist: SackHistory,
+
     // ---- congestion control and loss recovery ----
     cwnd: u64,
     ssthresh: u64,
     dup_acks: u32,
     /// One past the highest offset sent when fast retransmit or the last timeout happened
-    /// (RFC 6582 calls the highest offset itself `recover`).
+    /// (RFC 6582 calls the highest offset itself `recover`; RFC 6675 RecoveryPoint).
     recover: u64,
     in_recovery: bool,
     partial_acks_in_recovery: u32,
@@ -160,6 +179,11 @@ impl TcpSocket {
             .map_or(path_mss, |m| m.min(path_mss))
             .clamp(1, u16::MAX as u32);
         let rtt = RttEstimator::new(tcp.initial_rto, tcp.min_rto, tcp.max_rto, tcp.clock_granularity);
+        // RFC 7323 §2.3: the smallest shift that lets the 16-bit field cover the buffer.
+        let mut rcv_shift = 0u8;
+        while rcv_shift < MAX_WINDOW_SHIFT && (tcp.recv_buffer_bytes as u64 >> rcv_shift) > MAX_WINDOW {
+            rcv_shift += 1;
+        }
         let mut s = TcpSocket {
             cfg,
             tcp,
@@ -180,6 +204,13 @@ impl TcpSocket {
             closing: false,
             own_mss,
             mss: own_mss,
+            wscale_ok: false,
+            snd_shift: 0,
+            rcv_shift,
+            sack_ok: false,
+            recovery: effective_recovery(&tcp, false),
+            sb: Scoreboard::default(),
+            sack_hist: SackHistory::default(),
             cwnd: own_mss as u64,
             ssthresh: tcp.initial_ssthresh_bytes.unwrap_or(u64::MAX),
             dup_acks: 0,
@@ -347,6 +378,8 @@ impl TcpSocket {
             mss: None,
             sack_permitted: false,
             timestamp: None,
+            window_scale: None,
+            sack: tpsim_wire::tcp::SackBlocks::NONE,
         });
     }
 
@@ -428,6 +461,10 @@ impl TcpSocket {
             if let Some(s) = seq {
                 if seg_len > 0 && s + seg_len <= self.rcv_nxt {
                     self.tcp_stats.duplicate_segments += 1;
+                    if payload > 0 && self.dsack_on() {
+                        // RFC 2883 §4: report the duplicate in the first block of the ACK.
+                        self.sack_hist.dsack = Some(((s, s + payload as u64), None));
+                    }
                 }
             }
             if rst {
@@ -468,8 +505,9 @@ impl TcpSocket {
                 return; // unacceptable ACK of our SYN (RFC: send a reset)
             }
             self.snd_una = 1;
-            self.set_send_window(h.window, s, 1);
-            self.last_ack_window = h.window as u64;
+            let window = self.peer_window(h);
+            self.set_send_window(window, s, 1);
+            self.last_ack_window = window;
             self.take_rtt_sample(now, 1, h);
             self.timers.stop(Timer::Rto);
             self.connected();
@@ -493,17 +531,36 @@ impl TcpSocket {
             self.ack_now = true;
             return false;
         }
-        let window = h.window as u64;
+        // RFC 7323 §2.3: SND.WND = SEG.WND << Snd.Wind.Shift.
+        let window = self.peer_window(h);
         if a >= self.snd_una {
             // RFC 9293 §3.10.7.4: update the send window only from newer segments.
             if self.snd_wl1 < s || (self.snd_wl1 == s && self.snd_wl2 <= a) {
-                self.set_send_window(h.window, s, a);
+                self.set_send_window(window, s, a);
             }
         }
         if a < self.snd_una {
             return true; // an old ACK: ignored
         }
         let last_window = std::mem::replace(&mut self.last_ack_window, window);
+        if self.recovery == LossRecovery::Sack {
+            // RFC 6675 §5: Update() with every ACK's SACK blocks; a duplicate ACK is one that
+            // SACKs octets not SACKed before (§2), whatever else it does.
+            let blocks = h
+                .sack
+                .as_slice()
+                .iter()
+                .filter_map(|&(l, r)| Some((self.snd.offset(l, self.snd_una)?, self.snd.offset(r, self.snd_una)?)));
+            let blocks: SackBlocksOff = blocks.collect();
+            let new_sack = self.sb.update(blocks, self.snd_una, self.snd_max);
+            if a > self.snd_una {
+                self.on_new_ack(now, a, h);
+            }
+            if new_sack && !self.in_recovery && self.snd_una < self.snd_max {
+                self.on_sack_dup_ack(now);
+            }
+            return true;
+        }
         if a == self.snd_una {
             // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT: (a) data outstanding, (b) no data, (c) no
             // SYN/FIN, (d) ACK = snd_una, (e) same window as the last ACK. Like BSD we also
@@ -524,8 +581,8 @@ impl TcpSocket {
         true
     }
 
-    fn set_send_window(&mut self, window: u16, wl1: u64, wl2: u64) {
-        self.snd_wnd = window as u64;
+    fn set_send_window(&mut self, window: u64, wl1: u64, wl2: u64) {
+        self.snd_wnd = window;
         self.snd_wl1 = wl1;
         self.snd_wl2 = wl2;
         self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
@@ -541,8 +598,21 @@ impl TcpSocket {
         if self.snd_nxt < a {
             self.snd_nxt = a;
         }
-        if self.in_recovery {
-            if self.tcp.recovery == LossRecovery::NewReno && a < self.recover {
+        if self.recovery == LossRecovery::Sack {
+            self.sb.advance(a);
+        }
+        if self.in_recovery && self.recovery == LossRecovery::Sack {
+            // RFC 6675 §5: a cumulative ACK resets DupAcks; (A) one beyond RecoveryPoint ends
+            // recovery (cwnd stays what (4.2) set); (B) otherwise the scoreboard and pipe say
+            // what to send next (poll_transmit). No window growth during recovery.
+            self.dup_acks = 0;
+            if a >= self.recover {
+                self.in_recovery = false;
+            } else {
+                self.tcp_stats.partial_acks += 1;
+            }
+        } else if self.in_recovery {
+            if self.recovery == LossRecovery::NewReno && a < self.recover {
                 // RFC 6582 §3.2 step 3, partial ACK: retransmit the first unacknowledged
                 // segment, deflate cwnd by the amount acknowledged, add back one SMSS if at least
                 // one SMSS was acknowledged, stay in fast recovery.
@@ -561,7 +631,7 @@ impl TcpSocket {
             // A full ACK (NewReno) or any new ACK (Reno): fast recovery ends.
             self.in_recovery = false;
             self.dup_acks = 0;
-            self.cwnd = match self.tcp.recovery {
+            self.cwnd = match self.recovery {
                 // RFC 6582 §3.2 step 3, full ACK, option (1): min(ssthresh, max(FlightSize,
                 // SMSS) + SMSS), which avoids a burst when little is outstanding.
                 LossRecovery::NewReno => {
@@ -569,7 +639,7 @@ impl TcpSocket {
                     self.recovery_cwnd.min(flight.max(smss) + smss)
                 }
                 // RFC 5681 §3.2 step 6: cwnd = ssthresh ("deflating" the window).
-                LossRecovery::Reno | LossRecovery::Tahoe => self.recovery_cwnd,
+                LossRecovery::Reno | LossRecovery::Tahoe | LossRecovery::Sack => self.recovery_cwnd,
             }
             .max(smss);
         } else {
@@ -627,13 +697,13 @@ impl TcpSocket {
         self.ssthresh = w.ssthresh;
         self.recover = self.snd_max;
         self.rtt_timing = None; // Karn (RFC 6298 §3)
-        match self.tcp.recovery {
+        match self.recovery {
             LossRecovery::Tahoe => {
                 // No fast recovery: the loss window and slow start from the lost segment.
                 self.cwnd = smss;
                 self.snd_nxt = self.snd_una;
             }
-            LossRecovery::Reno | LossRecovery::NewReno => {
+            LossRecovery::Reno | LossRecovery::NewReno | LossRecovery::Sack => {
                 // RFC 5681 §3.2 step 3: retransmit, cwnd = ssthresh + 3·SMSS.
                 self.recovery_cwnd = w.cwnd;
                 self.cwnd = self.ssthresh + self.tcp.dupthresh as u64 * smss;
@@ -646,6 +716,41 @@ impl TcpSocket {
         self.timers.set(Timer::Rto, now + self.rtt.rto());
     }
 
+    /// A duplicate ACK in RFC 6675's sense (§2: it SACKed new octets), outside recovery: §5
+    /// steps (1), (2) and (4).
+    fn on_sack_dup_ack(&mut self, now: SimTime) {
+        self.dup_acks += 1;
+        self.tcp_stats.dup_acks += 1;
+        let smss = self.mss as u64;
+        // (1) DupAcks >= DupThresh, or (2) IsLost(HighACK + 1): enter recovery.
+        if self.dup_acks < self.tcp.dupthresh && !self.sb.is_lost(self.snd_una, self.tcp.dupthresh, smss) {
+            return;
+        }
+        // §5.1: after a timeout, no new recovery until HighACK >= RecoveryPoint (here `recover`
+        // is RecoveryPoint + 1 and `snd_una` HighACK + 1).
+        if self.snd_una < self.recover {
+            return;
+        }
+        self.tcp_stats.fast_retransmits += 1;
+        // (4.1) RecoveryPoint = HighData.
+        self.recover = self.snd_max;
+        // (4.2) ssthresh = cwnd = FlightSize / 2 (RFC 5681 eq. (4)), or the controller's values.
+        let cx = self.cc_context();
+        let w = self
+            .cc
+            .on_congestion_event(now, CongestionEvent::DupAcks, self.window(), &cx);
+        self.ssthresh = w.ssthresh;
+        self.cwnd = w.cwnd.max(smss);
+        self.in_recovery = true;
+        self.rtt_timing = None; // Karn (RFC 6298 §3)
+                                // (4.3) Retransmit HighACK + 1 (poll_transmit sets HighRxt and RescueRxt).
+        self.sb.high_rxt = 0;
+        self.sb.rescue_rxt = None;
+        self.rexmit_pending = true;
+        // The retransmission restarts the timer, as for NewReno.
+        self.timers.set(Timer::Rto, now + self.rtt.rto());
+    }
+
     /// RFC 9293 §3.10.7.4 "seventh, process the segment text" and "eighth, check the FIN bit".
     fn process_data(&mut self, now: SimTime, s: u64, payload: u32, fin: bool) {
         let wnd_end = self.rcv_nxt + self.rcv_wnd();
@@ -654,10 +759,25 @@ impl TcpSocket {
         let end = seg_end.min(wnd_end);
         let had_holes = !self.ooo.is_empty();
         let before = self.rcv_nxt;
+        if self.dsack_on() && s < self.rcv_nxt && end > start {
+            // RFC 2883 §4: the part below RCV.NXT is a duplicate.
+            self.sack_hist.dsack = Some(((s, self.rcv_nxt), None));
+        }
         if end > start {
             if start == self.rcv_nxt {
                 self.rcv_nxt = self.ooo.advance(end);
             } else {
+                if self.dsack_on() {
+                    // RFC 2883 §4: a segment wholly inside queued data is a duplicate; the
+                    // second block reports the queued block it lies in.
+                    if let Some(r) = self.ooo.range_containing(start).filter(|r| r.1 >= end) {
+                        self.sack_hist.dsack = Some(((start, end), Some(r)));
+                    }
+                }
+                if self.sack_ok {
+                    // RFC 2018 §4: this segment's block goes first in the ACK.
+                    self.sack_hist.received(start);
+                }
                 // RFC 5681 §4.2: an out-of-order segment is acknowledged at once (a duplicate
                 // ACK); its data waits for reassembly.
                 self.ooo.insert(start, end);
@@ -667,6 +787,9 @@ impl TcpSocket {
         } else if payload > 0 {
             self.tcp_stats.duplicate_segments += 1;
             self.ack_now = true;
+            if self.dsack_on() && seg_end <= self.rcv_nxt {
+                self.sack_hist.dsack = Some(((s, seg_end), None));
+            }
         }
         // A FIN counts only if all the data before it fitted in the window.
         if fin && seg_end <= wnd_end && self.rcv_fin.is_none() {
@@ -787,6 +910,11 @@ impl TcpSocket {
             self.cwnd = smss;
         }
         self.last_rto_una = Some(self.snd_una);
+        if self.recovery == LossRecovery::Sack {
+            // RFC 6675 §5.1 / RFC 2018 §8: the receiver may have reneged: expunge the SACKed
+            // marks (and end recovery); `recover` below is the new RecoveryPoint.
+            self.sb.clear();
+        }
         self.in_recovery = false;
         self.dup_acks = 0;
         self.rexmit_pending = false;
@@ -845,6 +973,16 @@ impl TcpSocket {
             _ => {}
         }
         if std::mem::take(&mut self.rexmit_pending) && self.snd_una < self.snd_max {
+            if self.sack_recovery() {
+                // RFC 6675 (4.3): HighACK + 1, up to the first SACKed octet; HighRxt =
+                // RescueRxt = its last octet.
+                let limit = self.sb.sacked().next().map_or(self.snd_max, |(s, _)| s);
+                let (len, fin) = self.rxt_segment(self.snd_una, limit);
+                let end = self.snd_una + len as u64 + fin as u64;
+                self.sb.high_rxt = end;
+                self.sb.rescue_rxt = Some(end);
+                return Some(self.emit(now, self.snd_una, len, fin, Emit::Retransmit));
+            }
             let (len, fin) = self.segment_at(self.snd_una);
             return Some(self.emit(now, self.snd_una, len, fin, Emit::Retransmit));
         }
@@ -853,7 +991,11 @@ impl TcpSocket {
                 return Some(seg);
             }
         }
-        if let Some(seg) = self.send_data(now) {
+        if self.sack_recovery() {
+            if let Some(seg) = self.sack_transmit(now) {
+                return Some(seg);
+            }
+        } else if let Some(seg) = self.send_data(now) {
             return Some(seg);
         }
         if self.ack_now {
@@ -870,6 +1012,18 @@ impl TcpSocket {
             return None;
         }
         let data_end = self.data_end();
+        // RFC 6675 §5.1: resending after a timeout, skip what the receiver SACKed since (the
+        // marks from before the timeout were expunged).
+        let mut sacked_limit = u64::MAX;
+        if self.recovery == LossRecovery::Sack && self.snd_nxt < self.snd_max {
+            if let Some((_, e)) = self.sb.sacked_range_at(self.snd_nxt) {
+                self.snd_nxt = e.min(self.snd_max);
+            }
+            let nxt = self.snd_nxt;
+            if let Some((s, _)) = self.sb.sacked().find(|&(s, _)| s > nxt) {
+                sacked_limit = s - nxt;
+            }
+        }
         if self.snd_nxt < data_end {
             let mss = self.mss as u64;
             if self.tcp.restart_after_idle && self.snd_una == self.snd_max {
@@ -881,10 +1035,19 @@ impl TcpSocket {
                     self.cwnd = self.cwnd.min(self.initial_window());
                 }
             }
-            let in_flight = self.snd_nxt - self.snd_una;
+            let mut in_flight = self.snd_nxt - self.snd_una;
+            if self.recovery == LossRecovery::Sack && self.snd_nxt < self.snd_max {
+                // Resending after a timeout: what the receiver SACKed is not in flight.
+                let (una, nxt) = (self.snd_una, self.snd_nxt);
+                in_flight -= self
+                    .sb
+                    .sacked()
+                    .map(|(s, e)| e.min(nxt).saturating_sub(s.max(una)))
+                    .sum::<u64>();
+            }
             let usable = self.cwnd.min(self.snd_wnd).saturating_sub(in_flight);
             let avail = data_end - self.snd_nxt;
-            let len = mss.min(avail).min(usable);
+            let len = mss.min(avail).min(usable).min(sacked_limit);
             if len == 0 {
                 return None;
             }
@@ -972,6 +1135,67 @@ impl TcpSocket {
         (len as u32, fin)
     }
 
+    /// Payload length and FIN of a retransmission starting at `seq` that ends by `limit` (the
+    /// end of a hole of the scoreboard).
+    fn rxt_segment(&self, seq: u64, limit: u64) -> (u32, bool) {
+        let data_end = self.data_end();
+        let len = (self.mss as u64)
+            .min(data_end.saturating_sub(seq))
+            .min(limit.saturating_sub(seq))
+            .min(self.snd_max.saturating_sub(seq));
+        let fin = self.closing && seq + len == data_end && limit > data_end && self.snd_max > data_end;
+        (len as u32, fin)
+    }
+
+    /// RFC 6675 §5 step (C), in loss recovery: while cwnd − pipe >= 1 SMSS, send what
+    /// NextSeg() (§4) chooses.
+    fn sack_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        let smss = self.mss as u64;
+        let dupthresh = self.tcp.dupthresh;
+        let pipe = self.sb.pipe(self.snd_una, self.snd_max, dupthresh, smss);
+        if self.cwnd < pipe + smss {
+            return None;
+        }
+        let data_end = self.data_end();
+        // Rule (2)'s "available unsent data ... the receiver's advertised window allows".
+        let rwnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_max);
+        let new_len = smss.min(data_end.saturating_sub(self.snd_max)).min(rwnd_room);
+        let fin_only = self.closing && self.snd_max == data_end;
+        let new_data = self.snd_nxt == self.snd_max && (new_len > 0 || fin_only) && self.can_send_data_state();
+        match self
+            .sb
+            .next_seg(self.snd_una, self.snd_max, dupthresh, smss, new_data)?
+        {
+            NextSeg::Lost(s, e) | NextSeg::NotLost(s, e) => {
+                let (len, fin) = self.rxt_segment(s, e);
+                if len == 0 && !fin {
+                    return None;
+                }
+                // (C.2) HighRxt = the highest octet retransmitted.
+                self.sb.high_rxt = self.sb.high_rxt.max(s + len as u64 + fin as u64);
+                Some(self.emit(now, s, len, fin, Emit::Retransmit))
+            }
+            NextSeg::NewData => {
+                // (C.3): HighData grows (emit moves snd_max).
+                if new_len > 0 {
+                    let fin = self.closing && self.snd_max + new_len == data_end;
+                    Some(self.emit(now, self.snd_max, new_len as u32, fin, Emit::Normal))
+                } else {
+                    Some(self.emit(now, data_end, 0, true, Emit::Normal))
+                }
+            }
+            NextSeg::Rescue(s, e) => {
+                let (len, fin) = self.rxt_segment(s, e);
+                if len == 0 && !fin {
+                    return None;
+                }
+                // Rule (4): RescueRxt = RecoveryPoint; HighRxt is not updated.
+                self.sb.rescue_rxt = Some(self.recover);
+                Some(self.emit(now, s, len, fin, Emit::Retransmit))
+            }
+        }
+    }
+
     /// Builds the segment `[seq, seq + len)` (+FIN), updates the send state and counters.
     fn emit(&mut self, now: SimTime, seq: u64, len: u32, fin: bool, kind: Emit) -> Segment {
         let syn = seq == 0 && matches!(self.state, State::SynSent | State::SynReceived);
@@ -1000,7 +1224,9 @@ impl TcpSocket {
         } else {
             self.snd_max
         };
-        let adv = self.adv_wnd();
+        // RFC 7323 §2.2/§2.3: a SYN's window is never scaled; later ones are once both SYNs
+        // carried the option.
+        let (adv, window_field) = self.window_to_send(syn);
         // RFC 7323 §3.2: offered on our SYN when configured, on the SYN-ACK only if the SYN
         // offered it, on every other segment once both did. TSecr is 0 on a SYN.
         let timestamp = if self.ts_enabled || (syn && self.state == State::SynSent && self.tcp.timestamps) {
@@ -1015,7 +1241,14 @@ impl TcpSocket {
         } else {
             None
         };
-        let repr = TcpRepr {
+        // RFC 2018 §2 / RFC 7323 §2.2: SACK-permitted and Window Scale on our SYN when
+        // configured, on the SYN-ACK only if the SYN carried them.
+        let (sack_permitted, window_scale) = match (syn, self.state) {
+            (true, State::SynSent) => (self.offers_sack(), self.tcp.window_scaling.then_some(self.rcv_shift)),
+            (true, _) => (self.sack_ok, self.wscale_ok.then_some(self.rcv_shift)),
+            _ => (false, None),
+        };
+        let mut repr = TcpRepr {
             src_port: self.cfg.local_port,
             dst_port: self.cfg.remote_port,
             seq: self.snd.wire(wire_seq),
@@ -1025,11 +1258,16 @@ impl TcpSocket {
                 0
             },
             flags,
-            window: adv as u16,
+            window: window_field,
             mss: syn.then_some(self.own_mss as u16),
-            sack_permitted: false,
+            sack_permitted,
             timestamp,
+            window_scale,
+            sack: SackBlocks::NONE,
         };
+        if !syn && self.sack_ok && flags.contains(TcpFlags::ACK) {
+            repr.sack = self.sack_blocks(len, repr.header_len());
+        }
         self.stats.tx_segments += 1;
         if retransmission {
             self.stats.retransmissions += 1;
@@ -1070,6 +1308,7 @@ impl TcpSocket {
             self.timers.stop(Timer::DelayedAck);
             self.last_adv_edge = self.rcv_nxt + adv;
             self.last_ack_sent = self.rcv_nxt; // RFC 7323 §4.3 (1)
+            self.sack_hist.dsack = None; // RFC 2883 §4 (2): reported at most once
         }
         Segment {
             header: L4Header::Tcp(repr),
@@ -1123,11 +1362,23 @@ impl TcpSocket {
             fast_retransmits: ts.fast_retransmits,
             rto: Some(self.base_rto()),
             gave_up: ts.gave_up > 0,
-            congestion: vec![
-                ("cwnd_bytes", Some(self.cwnd() as f64)),
-                ("ssthresh_bytes", ssthresh),
-                ("srtt_s", self.srtt().map(|r| r.as_secs_f64())),
-            ],
+            congestion: {
+                let mut c = vec![
+                    ("cwnd_bytes", Some(self.cwnd() as f64)),
+                    ("ssthresh_bytes", ssthresh),
+                    ("srtt_s", self.srtt().map(|r| r.as_secs_f64())),
+                ];
+                // Fixed by the configuration (the engine names the series at the first
+                // sample): present whenever SACK recovery is configured, `None` until SACK
+                // is negotiated.
+                if self.configured_for_sack_recovery() {
+                    c.push(("pipe_bytes", self.pipe().map(|p| p as f64)));
+                }
+                if self.tcp.congestion == CongestionAlgorithm::Cubic {
+                    c.push(("w_max_bytes", self.cc.w_max_bytes(self.mss as u64)));
+                }
+                c
+            },
             extra: Vec::new(),
         }
     }
@@ -1184,9 +1435,51 @@ impl TcpSocket {
     pub fn rwnd(&self) -> u64 {
         self.snd_wnd
     }
-    /// Whether fast recovery (Reno/NewReno) is in progress.
+    /// Whether fast recovery (Reno/NewReno) or SACK loss recovery (RFC 6675) is in progress.
     pub fn in_fast_recovery(&self) -> bool {
         self.in_recovery
+    }
+    /// The loss recovery in use: the configured one, or NewReno when SACK recovery was asked
+    /// for (by [`LossRecovery::Sack`] or CUBIC) but the peer did not offer SACK.
+    pub fn loss_recovery(&self) -> LossRecovery {
+        self.recovery
+    }
+    /// Whether both SYNs carried SACK-permitted (RFC 2018 §2).
+    pub fn sack_negotiated(&self) -> bool {
+        self.sack_ok
+    }
+    /// The window scale shifts in use, (ours, the peer's), when both SYNs carried the option
+    /// (RFC 7323 §2).
+    pub fn window_scale(&self) -> Option<(u8, u8)> {
+        self.wscale_ok.then_some((self.rcv_shift, self.snd_shift))
+    }
+    /// RFC 6675 §4 SetPipe(): the sender's estimate of the octets in the network, with SACK
+    /// recovery in use (`None` otherwise).
+    pub fn pipe(&self) -> Option<u64> {
+        (self.recovery == LossRecovery::Sack).then(|| {
+            self.sb
+                .pipe(self.snd_una, self.snd_max, self.tcp.dupthresh, self.mss as u64)
+        })
+    }
+    /// The octets the scoreboard deems lost (RFC 6675 IsLost), as half-open sequence offsets.
+    #[cfg(test)]
+    pub(crate) fn sack_lost_ranges(&self) -> Vec<(u64, u64)> {
+        self.sb
+            .holes(self.snd_una, self.snd_max, self.tcp.dupthresh, self.mss as u64)
+            .into_iter()
+            .filter(|h| h.lost)
+            .map(|h| (h.start, h.end))
+            .collect()
+    }
+    /// The octets the scoreboard marks SACKed, as half-open sequence offsets.
+    #[cfg(test)]
+    pub(crate) fn sack_sacked_ranges(&self) -> Vec<(u64, u64)> {
+        self.sb.sacked().collect()
+    }
+    /// The receiver's state: `rcv_nxt` and the out-of-order ranges held, as offsets.
+    #[cfg(test)]
+    pub(crate) fn receive_state(&self) -> (u64, Vec<(u64, u64)>) {
+        (self.rcv_nxt, self.ooo.ranges().collect())
     }
     /// Duplicate ACKs counted since the last new ACK.
     pub fn dup_acks(&self) -> u32 {
@@ -1292,9 +1585,90 @@ impl TcpSocket {
                 self.mss = self.mss.min(fit);
             }
         }
+        // RFC 7323 §2.2: window scaling when both SYNs carry the option; a shift above 14 is
+        // taken as 14 (§2.3).
+        if let (true, Some(shift)) = (self.tcp.window_scaling, h.window_scale) {
+            self.wscale_ok = true;
+            self.snd_shift = shift.min(MAX_WINDOW_SHIFT);
+        }
+        // RFC 2018 §2: SACK when both SYNs carry SACK-permitted.
+        self.sack_ok = self.offers_sack() && h.sack_permitted;
+        self.recovery = effective_recovery(&self.tcp, self.sack_ok);
+        // The SYN's own window is never scaled (RFC 7323 §2.2).
         self.snd_wnd = h.window as u64;
         self.max_snd_wnd = self.snd_wnd;
         self.last_ack_window = self.snd_wnd;
+    }
+
+    /// The peer's window from a segment's window field (RFC 7323 §2.3: shifted, except on a
+    /// SYN), bytes.
+    fn peer_window(&self, h: &TcpRepr) -> u64 {
+        if self.wscale_ok && !h.flags.contains(TcpFlags::SYN) {
+            (h.window as u64) << self.snd_shift
+        } else {
+            h.window as u64
+        }
+    }
+
+    /// The window to advertise, as (bytes, field): the free buffer, cut to what the field can
+    /// say (RFC 7323 §2.3: right-shifted, so rounded down to a multiple of 2^shift; §2.4: the
+    /// receiver still accepts everything inside any window it announced, since acceptance
+    /// uses the real free buffer). A SYN's window is never scaled.
+    fn window_to_send(&self, syn: bool) -> (u64, u16) {
+        let free = self.rcv_wnd();
+        if self.wscale_ok && !syn {
+            let field = (free >> self.rcv_shift).min(MAX_WINDOW);
+            (field << self.rcv_shift, field as u16)
+        } else {
+            let w = free.min(MAX_WINDOW);
+            (w, w as u16)
+        }
+    }
+
+    /// Whether our SYN offers SACK-permitted.
+    fn offers_sack(&self) -> bool {
+        self.tcp.sack || self.tcp.recovery == LossRecovery::Sack
+    }
+
+    /// Whether the configuration asks for RFC 6675 recovery (used once SACK is negotiated).
+    fn configured_for_sack_recovery(&self) -> bool {
+        self.offers_sack()
+            && (self.tcp.recovery == LossRecovery::Sack || self.tcp.congestion == CongestionAlgorithm::Cubic)
+    }
+
+    /// In RFC 6675 loss recovery.
+    fn sack_recovery(&self) -> bool {
+        self.in_recovery && self.recovery == LossRecovery::Sack
+    }
+
+    fn dsack_on(&self) -> bool {
+        self.tcp.dsack && self.sack_ok
+    }
+
+    /// The SACK blocks for an ACK carrying `len` payload bytes whose header is `hdr` bytes
+    /// without them (RFC 2018 §4): none without out-of-order data (or a D-SACK report); at
+    /// most 4, 3 with timestamps (§3), and only as many as keep the packet within the MTU.
+    fn sack_blocks(&mut self, len: u32, hdr: u32) -> SackBlocks {
+        if self.ooo.is_empty() && self.sack_hist.dsack.is_none() {
+            return SackBlocks::NONE;
+        }
+        let mut max = if self.ts_enabled {
+            SackBlocks::MAX_WITH_TIMESTAMPS
+        } else {
+            SackBlocks::MAX
+        };
+        while max > 0 && self.cfg.sizes.tcp_ip_len(len, hdr + 4 + 8 * max as u32) > self.cfg.mtu {
+            max -= 1;
+        }
+        let ooo = &self.ooo;
+        let blocks = self
+            .sack_hist
+            .blocks(self.rcv_nxt, max, |seq| ooo.range_containing(seq));
+        let mut out = SackBlocks::NONE;
+        for (l, r) in blocks {
+            out.push((self.rcv.wire(l), self.rcv.wire(r)));
+        }
+        out
     }
 
     fn retransmit_syn(&mut self) {
@@ -1389,9 +1763,9 @@ impl TcpSocket {
         (self.tcp.recv_buffer_bytes as u64).saturating_sub(unread)
     }
 
-    /// The window we advertise, bytes (unscaled: at most 65 535).
+    /// The window we advertise, bytes (at most 65 535 unscaled, RFC 7323 §2.3 when scaled).
     fn adv_wnd(&self) -> u64 {
-        self.rcv_wnd().min(MAX_WINDOW)
+        self.window_to_send(false).0
     }
 
     fn data_end(&self) -> u64 {
@@ -1415,6 +1789,21 @@ impl TcpSocket {
 
     fn is_synchronized(&self) -> bool {
         !matches!(self.state, State::Closed | State::Listen | State::SynSent)
+    }
+}
+
+/// SACK blocks converted to offsets (a handful per ACK).
+type SackBlocksOff = Vec<(u64, u64)>;
+
+/// The loss recovery a connection uses: RFC 6675 when SACK recovery is configured
+/// ([`LossRecovery::Sack`], or CUBIC) and both ends negotiated SACK, NewReno when it is
+/// configured but SACK is not negotiated, else the configured one.
+fn effective_recovery(tcp: &TcpConfig, sack_ok: bool) -> LossRecovery {
+    let wants_sack = tcp.recovery == LossRecovery::Sack || tcp.congestion == CongestionAlgorithm::Cubic;
+    match (wants_sack, sack_ok) {
+        (true, true) => LossRecovery::Sack,
+        (true, false) => LossRecovery::NewReno,
+        (false, _) => tcp.recovery,
     }
 }
 

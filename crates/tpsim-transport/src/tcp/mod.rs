@@ -1,4 +1,5 @@
-//! TCP as a sans-IO state machine: Tahoe, Reno and NewReno loss recovery over a byte stream.
+//! TCP as a sans-IO state machine: Tahoe, Reno, NewReno and SACK (RFC 6675) loss recovery over
+//! a byte stream, with RFC 5681 or CUBIC (RFC 9438) window growth and RFC 7323 window scaling.
 //!
 //! # Read these RFCs first
 //!
@@ -13,6 +14,11 @@
 //! * RFC 6582, NewReno: the `recover` variable and partial ACKs (§3.2).
 //! * RFC 3465, appropriate byte counting (optional here, [`TcpConfig::byte_counting`]).
 //! * RFC 1122 §4.2.3.2, when to send an ACK (delayed ACKs), and §4.2.2.17, zero-window probes.
+//! * RFC 7323 §2, window scaling ([`TcpConfig::window_scaling`]); §3–§4, timestamps.
+//! * RFC 2018, the SACK options, and RFC 2883, D-SACK ([`TcpConfig::sack`],
+//!   [`TcpConfig::dsack`]); RFC 6675, SACK-based loss recovery ([`LossRecovery::Sack`]): the
+//!   scoreboard and its routines are in `sack.rs`.
+//! * RFC 9438, CUBIC ([`cc::Cubic`], [`CongestionAlgorithm::Cubic`]).
 //!
 //! # Shape
 //!
@@ -28,14 +34,16 @@
 //! SYN, stream byte `k` is `1 + k`, the FIN follows the last byte), so that comparisons never
 //! wrap; they become 32-bit wire numbers (RFC 9293 §3.4) only in [`TcpRepr`](tpsim_wire::TcpRepr).
 //!
-//! Loss recovery ([`LossRecovery`]: Tahoe, Reno, NewReno) is the connection's business; window
+//! Loss recovery ([`LossRecovery`]: Tahoe, Reno, NewReno, SACK) is the connection's business; window
 //! growth and reduction are the congestion controller's ([`cc::CongestionController`]), which
 //! *returns* new `cwnd`/`ssthresh` values that the connection applies.
 //!
 //! # Not implemented
 //!
-//! SACK (RFC 2018/6675), window scaling and PAWS (RFC 7323 §2, §5; timestamps and RTTM are
-//! [`TcpConfig::timestamps`]), limited transmit (RFC 3042),
+//! PAWS (RFC 7323 §5), limited transmit (RFC 3042, also in RFC 6675 §5 step (3)), SACK blocks
+//! on full-sized data segments (they are sent only where they fit the MTU, i.e. on ACKs and
+//! short segments), the sender's use of D-SACK (RFC 2883 §5, received D-SACK blocks are only
+//! ignored), CUBIC's HyStart++ and spurious-loss undo,
 //! ECN, simultaneous open, keep-alives, urgent data and RFC 5961 challenge ACKs. Without
 //! [`TcpConfig::syn_attempts`] / [`TcpConfig::data_retries`] (RFC 9293 §3.8.3, R2) a
 //! connection retransmits forever, with the RTO capped at [`TcpConfig::max_rto`]. RSTs are
@@ -45,6 +53,7 @@
 pub mod cc;
 mod conn;
 pub mod rtt;
+mod sack;
 mod seqspace;
 mod timer;
 
@@ -53,7 +62,9 @@ mod pair_tests;
 #[cfg(test)]
 mod tests;
 
-pub use cc::{Aimd, AnyController, CcContext, CongestionAlgorithm, CongestionController, CongestionEvent, Window};
+pub use cc::{
+    Aimd, AnyController, CcContext, CongestionAlgorithm, CongestionController, CongestionEvent, Cubic, Window,
+};
 pub use conn::TcpSocket;
 pub use rtt::RttEstimator;
 pub use timer::{Timer, TimerTable};
@@ -83,6 +94,12 @@ pub enum LossRecovery {
     /// acknowledged; each partial ACK retransmits the next hole.
     #[default]
     NewReno,
+    /// RFC 6675 SACK-based loss recovery with NewReno's window rules (RFC 5681 growth, the
+    /// controller's reduction at loss): offers SACK-permitted on the SYN (as
+    /// [`TcpConfig::sack`] does) and, when both SYNs carried it, recovers with the scoreboard
+    /// (IsLost, SetPipe, NextSeg of RFC 6675 §4, the recovery rules of §5 and §5.1); when the
+    /// peer does not offer SACK, NewReno.
+    Sack,
 }
 
 /// RFC 9293 §3.3.2 connection states; `Display` prints the RFC's names ("SYN-SENT").
@@ -219,6 +236,24 @@ pub struct TcpConfig {
     /// payload is cut so that the segment still fits the path MTU. Not implemented: PAWS (§5).
     /// Default off; ns-3 has it on (`TcpSocketBase::Timestamp`), as has Linux.
     pub timestamps: bool,
+    /// RFC 7323 §2 window scaling: offer the Window Scale option on our SYN (answer it on the
+    /// SYN-ACK if the SYN offered it) with the smallest shift that lets the advertised window
+    /// cover [`TcpConfig::recv_buffer_bytes`] (at most 14, §2.3); when both SYNs carried it,
+    /// every later window field is shifted (both directions; a SYN's never is, §2.2), so a
+    /// receive buffer above 65 535 bytes, up to 65 535·2^14, is usable. Default off: on, the
+    /// SYNs grow by 4 bytes and a 64 KiB buffer advertises 65 536 instead of 65 535 bytes, which
+    /// would change the results of existing configurations (Linux and ns-3 have it on).
+    pub window_scaling: bool,
+    /// RFC 2018: offer SACK-permitted on our SYN (answer it on the SYN-ACK if the SYN offered
+    /// it); when both SYNs carried it, the receiver reports out-of-order data in SACK blocks
+    /// (§4: the latest segment's block first, then the most recent others; 4 blocks, 3 with
+    /// timestamps, fewer if the segment would exceed the MTU), and a sender using
+    /// [`LossRecovery::Sack`] or [`CongestionAlgorithm::Cubic`] recovers with RFC 6675. Default
+    /// off (on, the SYN grows by 4 bytes); [`LossRecovery::Sack`] offers it anyway.
+    pub sack: bool,
+    /// RFC 2883 D-SACK: with SACK in use, report a duplicate segment in the first SACK block
+    /// of the ACK it causes. Default off.
+    pub dsack: bool,
 }
 
 impl Default for TcpConfig {
@@ -248,6 +283,9 @@ impl Default for TcpConfig {
             data_retries: None,
             syn_rto: None,
             timestamps: false,
+            window_scaling: false,
+            sack: false,
+            dsack: false,
         }
     }
 }
@@ -258,9 +296,11 @@ impl Default for TcpConfig {
 pub struct TcpStats {
     /// Retransmission timer expiries that retransmitted something (RFC 6298 §5.4).
     pub timeouts: u64,
-    /// Fast retransmits after `dupthresh` duplicate ACKs (RFC 5681 §3.2).
+    /// Fast retransmits after `dupthresh` duplicate ACKs (RFC 5681 §3.2), or entries into
+    /// SACK loss recovery (RFC 6675 §5 (4)).
     pub fast_retransmits: u64,
-    /// Partial ACKs handled in NewReno fast recovery (RFC 6582 §3.2).
+    /// Partial ACKs handled in NewReno fast recovery (RFC 6582 §3.2), or cumulative ACKs
+    /// below RecoveryPoint in SACK recovery (RFC 6675 §5 (B)).
     pub partial_acks: u64,
     /// Duplicate ACKs received (RFC 5681 §2).
     pub dup_acks: u64,

@@ -1,13 +1,16 @@
 //! Two connected endpoints over a simulated path (quinn's `tests/util.rs` `Pair`, in spirit):
-//! a fixed one-way latency, no rate limit, and a deterministic fault injector that drops,
-//! duplicates or delays (reorders) each segment according to a script. proptest writes the
-//! scripts; the property is the byte-stream contract: each receiver's `DeliveredBytes` grows,
-//! never passes what the other application handed over, and ends exactly at its total, and
-//! both ends close.
+//! a fixed one-way latency, optionally a bottleneck (serialization at a rate behind a drop-tail
+//! queue of so many bytes), and a deterministic fault injector that drops, duplicates or delays
+//! (reorders) each segment according to a script. proptest writes the scripts; the property is
+//! the byte-stream contract: each receiver's `DeliveredBytes` grows, never passes what the
+//! other application handed over, and ends exactly at its total, and both ends close. With
+//! SACK, the scoreboard is also checked against the receiver's real state.
 
 use super::*;
 use crate::{L4Header, Message, Segment, SocketConfig, TransportEvent};
 use proptest::prelude::*;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::SizeConvention;
 
@@ -31,6 +34,19 @@ struct Faults {
     rolls: [Vec<Roll>; 2],
     /// Per direction, indices of segments to drop outright.
     drops: [Vec<usize>; 2],
+    /// Per direction, times: the first data segment sent at or after each is dropped.
+    drop_after: [Vec<SimTime>; 2],
+    /// Per direction, stream offsets: the first transmission of the segment starting there
+    /// is dropped (retransmissions get through).
+    drop_first_tx: [Vec<u64>; 2],
+}
+
+/// A bottleneck in one direction: serialization at `rate_bps` behind a drop-tail queue of
+/// `queue_bytes` (the packet in service not counted).
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    rate_bps: u64,
+    queue_bytes: u64,
 }
 
 /// A sending and receiving application on one end.
@@ -56,7 +72,28 @@ struct Flight {
     order: u64,
     to: usize,
     seg: Segment,
+    /// The sender's receive state when it sent this segment (`rcv_nxt`, out-of-order ranges),
+    /// for the SACK checks.
+    snap: Option<(u64, Vec<(u64, u64)>)>,
 }
+
+// A min-heap on (arrival, order) through BinaryHeap's max-heap.
+impl Ord for Flight {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.at, o.order).cmp(&(self.at, self.order))
+    }
+}
+impl PartialOrd for Flight {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl PartialEq for Flight {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.order) == (o.at, o.order)
+    }
+}
+impl Eq for Flight {}
 
 struct Pair {
     now: SimTime,
@@ -66,8 +103,16 @@ struct Pair {
     sizes: SizeConvention,
     faults: Faults,
     sent: [usize; 2],
-    inflight: Vec<Flight>,
+    inflight: BinaryHeap<Flight>,
     order: u64,
+    links: [Option<Link>; 2],
+    busy_until: [SimTime; 2],
+    queue_drops: [u64; 2],
+    /// The client's recovery transitions: (time, in recovery after it).
+    recovery_log: Vec<(SimTime, bool)>,
+    /// Check that the client's scoreboard marks as lost nothing the server held when it sent
+    /// the ACK just processed (valid on an ACK path without loss or reordering).
+    check_lost: bool,
     /// The server stops reading during [start, end).
     pause: Option<(SimTime, SimTime)>,
     paused: bool,
@@ -86,6 +131,8 @@ struct Scenario {
     server_iss: u32,
     pause_ms: Option<(u64, u64)>,
     faults: Faults,
+    links: [Option<Link>; 2],
+    check_lost: bool,
 }
 
 impl Pair {
@@ -124,8 +171,13 @@ impl Pair {
             sizes: sc.sizes,
             faults: sc.faults.clone(),
             sent: [0, 0],
-            inflight: Vec::new(),
+            inflight: BinaryHeap::new(),
             order: 0,
+            links: sc.links,
+            busy_until: [SimTime::ZERO; 2],
+            queue_drops: [0; 2],
+            recovery_log: Vec::new(),
+            check_lost: sc.check_lost,
             pause: sc.pause_ms.map(|(at, len)| {
                 let start = SimTime::ZERO + SimDuration::from_millis(at);
                 (start, start + SimDuration::from_millis(len))
@@ -171,18 +223,10 @@ impl Pair {
                 self.socks[1].set_receive_paused(now, want);
             }
         }
-        let mut due: Vec<Flight> = Vec::new();
-        let mut i = 0;
-        while i < self.inflight.len() {
-            if self.inflight[i].at <= now {
-                due.push(self.inflight.swap_remove(i));
-            } else {
-                i += 1;
-            }
-        }
-        due.sort_by_key(|f| (f.at, f.order));
-        for f in due {
+        while self.inflight.peek().is_some_and(|f| f.at <= now) {
+            let f = self.inflight.pop().expect("peeked");
             self.socks[f.to].on_segment(now, &f.seg);
+            self.check_scoreboard(f.to, f.snap.as_ref())?;
             self.pump(f.to)?;
         }
         for i in 0..2 {
@@ -224,11 +268,45 @@ impl Pair {
         }
     }
 
+    /// The SACK checks after endpoint `i` processed a segment: what its scoreboard marks
+    /// SACKed the peer really holds (it never reneges); and, with `check_lost`, in recovery,
+    /// nothing it deems lost (RFC 6675 IsLost) was held by the peer when it sent that ACK.
+    fn check_scoreboard(&mut self, i: usize, snap: Option<&(u64, Vec<(u64, u64)>)>) -> Result<(), TestCaseError> {
+        if self.socks[i].loss_recovery() != LossRecovery::Sack {
+            return Ok(());
+        }
+        let (rcv_nxt, held) = self.socks[1 - i].receive_state();
+        let holds = |held: &[(u64, u64)], rcv_nxt: u64, (s, e): (u64, u64)| {
+            e <= rcv_nxt || held.iter().any(|&(a, b)| a <= s.max(rcv_nxt) && e <= b)
+        };
+        for r in self.socks[i].sack_sacked_ranges() {
+            prop_assert!(
+                holds(&held, rcv_nxt, r),
+                "SACKed {r:?} not held: rcv_nxt {rcv_nxt} {held:?}"
+            );
+        }
+        if let (true, 0, Some((rcv_nxt, held))) = (self.check_lost, i, snap) {
+            if self.socks[0].in_fast_recovery() {
+                for (s, e) in self.socks[0].sack_lost_ranges() {
+                    let overlaps = s < *rcv_nxt || held.iter().any(|&(a, b)| a < e && s < b);
+                    prop_assert!(!overlaps, "lost {s}..{e} but held: rcv_nxt {rcv_nxt} {held:?}");
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Moves endpoint `i`'s segments onto the path and checks its events.
     fn pump(&mut self, i: usize) -> Result<(), TestCaseError> {
         while let Some(seg) = self.socks[i].poll_transmit(self.now) {
             self.check_stream(i, &seg)?;
             self.route(i, seg);
+        }
+        if i == 0 {
+            let r = self.socks[0].in_fast_recovery();
+            if self.recovery_log.last().is_some_and(|&(_, x)| x) != r {
+                self.recovery_log.push((self.now, r));
+            }
         }
         while let Some(ev) = self.socks[i].poll_event() {
             let peer_given = self.apps[1 - i].given;
@@ -254,7 +332,7 @@ impl Pair {
     }
 
     fn next_time(&self) -> Option<SimTime> {
-        let mut next = self.inflight.iter().map(|f| f.at).min();
+        let mut next = self.inflight.peek().map(|f| f.at);
         for s in &self.socks {
             next = match (next, s.poll_timeout()) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -324,37 +402,66 @@ impl Pair {
         }
         let k = self.sent[from];
         self.sent[from] += 1;
+        let now = self.now;
+        if let Some(sd) = seg.stream {
+            if !sd.retransmission && self.faults.drop_first_tx[from].contains(&sd.offset) {
+                return;
+            }
+        }
+        if seg.payload_len > 0 {
+            if let Some(i) = self.faults.drop_after[from].iter().position(|&t| now >= t) {
+                self.faults.drop_after[from].remove(i);
+                return;
+            }
+        }
         let f = &self.faults;
         if f.drops[from].contains(&k) {
             return;
         }
+        // The bottleneck: drop-tail, then serialization.
+        let mut depart = self.now;
+        if let Some(link) = self.links[from] {
+            let start = self.busy_until[from].max(self.now);
+            let backlog_ns = start.saturating_since(self.now).0 as u128;
+            let backlog = backlog_ns * link.rate_bps as u128 / 8 / 1_000_000_000;
+            if backlog + seg.ip_len as u128 > link.queue_bytes as u128 {
+                self.queue_drops[from] += 1;
+                return;
+            }
+            let tx = SimDuration((seg.ip_len as u128 * 8 * 1_000_000_000 / link.rate_bps as u128) as u64);
+            depart = start + tx;
+            self.busy_until[from] = depart;
+        }
+        let snap = (self.check_lost || self.socks[1 - from].loss_recovery() == LossRecovery::Sack)
+            .then(|| self.socks[from].receive_state());
         let roll = f.rolls[from].get(k).copied().unwrap_or_default();
         let drop_at = 100 - f.loss;
         let dup_at = drop_at - f.dup;
         let reorder_at = dup_at - f.reorder;
-        let base = self.now + self.latency;
+        let base = depart + self.latency;
         let extra = SimDuration(self.latency.0 * 3 * roll.delay as u64 / 255);
         let to = 1 - from;
         if roll.r >= drop_at {
             return;
         }
         if roll.r >= dup_at {
-            self.push(base, to, seg);
-            self.push(base + SimDuration(extra.0 / 2), to, seg);
+            self.push(base, to, seg, snap.clone());
+            self.push(base + SimDuration(extra.0 / 2), to, seg, snap);
         } else if roll.r >= reorder_at {
-            self.push(base + extra, to, seg);
+            self.push(base + extra, to, seg, snap);
         } else {
-            self.push(base, to, seg);
+            self.push(base, to, seg, snap);
         }
     }
 
-    fn push(&mut self, at: SimTime, to: usize, seg: Segment) {
+    fn push(&mut self, at: SimTime, to: usize, seg: Segment, snap: Option<(u64, Vec<(u64, u64)>)>) {
         self.order += 1;
         self.inflight.push(Flight {
             at,
             order: self.order,
             to,
             seg,
+            snap,
         });
     }
 
@@ -417,6 +524,8 @@ fn scenario(recovery: LossRecovery) -> Scenario {
         server_iss: 7,
         pause_ms: None,
         faults: Faults::default(),
+        links: [None, None],
+        check_lost: false,
     }
 }
 
@@ -506,6 +615,8 @@ fn faults_strategy() -> impl Strategy<Value = Faults> {
         reorder,
         rolls: [a, b],
         drops: [vec![], vec![]],
+        drop_after: [vec![], vec![]],
+        drop_first_tx: [vec![], vec![]],
     })
 }
 
@@ -560,6 +671,8 @@ fn scenario_strategy(recovery: LossRecovery) -> impl Strategy<Value = Scenario> 
                 server_iss,
                 pause_ms,
                 faults,
+                links: [None, None],
+                check_lost: false,
             },
         )
 }
@@ -591,6 +704,254 @@ proptest! {
     /// The same for Tahoe.
     #[test]
     fn tahoe_delivers_exactly_what_was_sent(sc in scenario_strategy(LossRecovery::Tahoe)) {
+        Pair::new(&sc).run()?;
+    }
+}
+
+// ---------------------------------------------------------------- SACK, window scaling, CUBIC
+
+/// The client's recovery periods, (entered, left), from the harness's log.
+fn recovery_periods(pair: &Pair) -> Vec<(SimTime, SimTime)> {
+    let log = &pair.recovery_log;
+    log.iter()
+        .zip(log.iter().skip(1))
+        .filter(|((_, a), (_, b))| *a && !*b)
+        .map(|(&(t0, _), &(t1, _))| (t0, t1))
+        .collect()
+}
+
+/// Three segments lost from one window (RTT 100 ms, ACK every segment). RFC 6675 repairs all
+/// three holes within the first round trip of recovery: the scoreboard knows them all at once
+/// (NextSeg rule (1) as pipe allows). NewReno (RFC 6582) learns of one hole per partial ACK,
+/// so it needs one round trip per loss. Neither times out.
+///
+/// Measured: SACK recovery lasts 100.0 ms (1 RTT), NewReno's 300.0 ms (3 RTTs).
+#[test]
+fn sack_repairs_three_losses_in_one_rtt_where_newreno_needs_three() {
+    let mut durations = vec![];
+    for recovery in [LossRecovery::Sack, LossRecovery::NewReno] {
+        let mut sc = scenario(recovery);
+        sc.client_bytes = 100_000;
+        sc.tcp.delayed_ack = None;
+        // Segment 0 is the SYN; the client sends 4, 8, then 16 data segments (13 to 28): lose
+        // the 2nd, 4th and 6th of the third window.
+        sc.faults.drops[0] = vec![14, 16, 18];
+        let mut pair = Pair::new(&sc);
+        pair.run().unwrap();
+        let c = &pair.socks[0];
+        assert_eq!(c.loss_recovery(), recovery);
+        let ts = c.tcp_stats();
+        assert_eq!((ts.fast_retransmits, ts.timeouts), (1, 0), "{recovery:?}: {ts:?}");
+        assert_eq!(c.stats().retransmissions, 3, "{recovery:?}: only the lost segments");
+        let periods = recovery_periods(&pair);
+        assert_eq!(periods.len(), 1, "{recovery:?}: {periods:?}");
+        let (t0, t1) = periods[0];
+        durations.push(t1.saturating_since(t0));
+    }
+    let rtt = 100_000_000u64;
+    let (sack, newreno) = (durations[0].0, durations[1].0);
+    eprintln!("recovery: SACK {sack} ns, NewReno {newreno} ns");
+    assert!(sack <= rtt + rtt / 10, "SACK recovery took {sack} ns");
+    assert!(newreno >= 3 * rtt - rtt / 10, "NewReno recovery took {newreno} ns");
+}
+
+/// Window scaling on a long fat path: a 1 MB receive buffer is advertised whole (RFC 7323 §2),
+/// so a sender with a large window keeps more than 65 535 bytes in flight; without the option
+/// it is held to 65 535.
+#[test]
+fn scaled_window_lets_the_sender_fill_a_long_path() {
+    let mut peak = vec![];
+    for scaling in [true, false] {
+        let mut sc = scenario(LossRecovery::NewReno);
+        sc.mtu = 1500;
+        sc.client_bytes = 3_000_000;
+        sc.tcp.window_scaling = scaling;
+        sc.tcp.recv_buffer_bytes = 1 << 20;
+        sc.tcp.send_buffer_bytes = 1 << 21;
+        let mut pair = Pair::new(&sc);
+        let mut max_flight = 0;
+        while pair.step().unwrap() {
+            max_flight = max_flight.max(pair.socks[0].flight_size());
+            if pair.socks[0].state() == State::Established {
+                assert_eq!(pair.socks[0].window_scale(), scaling.then_some((5, 5)));
+            }
+        }
+        assert!(pair.done());
+        peak.push(max_flight);
+    }
+    assert!(peak[0] > 500_000, "scaled: {} bytes in flight", peak[0]);
+    assert!(peak[1] <= 65_535, "unscaled: {} bytes in flight", peak[1]);
+}
+
+/// CUBIC (RFC 9438) on 100 Mbit/s, 100 ms RTT, a drop-tail buffer of one BDP (1.25 MB), window
+/// scaling on, SACK: congestion avoidance starts at 1000 segments (ssthresh), one segment is
+/// dropped at 4 s; from one RTT after the reduction until the next loss (the buffer
+/// overflowing, some 20 s later) cwnd follows W_cubic(t) = C(t − K)³ + W_max (§4.2) with the
+/// W_max the controller reports and K = ∛((W_max − cwnd_epoch)/C), within max(5 %, 1 segment).
+///
+/// Measured: W_max 1020.1 segments, cwnd_epoch 714.0, K 9.15 s; the next loss (34 drops at
+/// the full buffer) 21.2 s after the reduction; largest deviation 0.36 % over 2096 samples 10 ms
+/// apart (cwnd runs a little ahead of W_cubic(t) since its target is W_cubic(t + RTT)).
+#[test]
+fn cubic_follows_w_cubic_after_a_loss_on_a_long_fat_path() {
+    let mss = 1460u64;
+    let mut sc = scenario(LossRecovery::NewReno);
+    sc.mtu = 1500;
+    sc.latency_ms = 50;
+    sc.client_bytes = u64::MAX / 4;
+    sc.chunk = 1 << 20;
+    sc.tcp.congestion = CongestionAlgorithm::Cubic;
+    sc.tcp.sack = true;
+    sc.tcp.window_scaling = true;
+    sc.tcp.recv_buffer_bytes = 64 << 20;
+    sc.tcp.send_buffer_bytes = 64 << 20;
+    sc.tcp.initial_ssthresh_bytes = Some(1000 * mss);
+    let bdp = 100_000_000 / 8 / 10; // bytes
+    sc.links = [
+        Some(Link {
+            rate_bps: 100_000_000,
+            queue_bytes: bdp,
+        }),
+        None,
+    ];
+    sc.faults.drop_after[0] = vec![SimTime::ZERO + SimDuration::from_secs(4)];
+    let mut pair = Pair::new(&sc);
+    let limit = SimTime::ZERO + SimDuration::from_secs(40);
+    // Run to the end of the recovery of the injected loss.
+    while pair.recovery_log.len() < 2 {
+        assert!(pair.step().unwrap() && pair.now < limit, "no loss recovery");
+    }
+    let c = &pair.socks[0];
+    assert_eq!(c.loss_recovery(), LossRecovery::Sack);
+    assert_eq!(c.window_scale(), Some((11, 11)));
+    let reduced_at = pair.recovery_log[0].0;
+    let epoch = pair.recovery_log[1].0;
+    let cwnd_epoch = c.cwnd() as f64 / mss as f64;
+    let report = c.report();
+    let names: Vec<_> = report.congestion.iter().map(|&(n, _)| n).collect();
+    assert_eq!(
+        names,
+        ["cwnd_bytes", "ssthresh_bytes", "srtt_s", "pipe_bytes", "w_max_bytes"]
+    );
+    let w_max = report.congestion[4].1.expect("W_max known") / mss as f64;
+    let k = libm::cbrt((w_max - cwnd_epoch) / cc::CUBIC_C);
+    let w_cubic = |t: f64| {
+        let d = t - k;
+        cc::CUBIC_C * d * d * d + w_max
+    };
+    let rtt = c.srtt().unwrap();
+    let fit_from = reduced_at + rtt;
+    let mut worst = 0.0f64;
+    let mut samples = 0;
+    let mut last_sample = SimTime::ZERO;
+    while pair.recovery_log.len() < 3 {
+        assert!(
+            pair.step().unwrap() && pair.now < limit,
+            "no second loss by {}",
+            pair.now
+        );
+        let now = pair.now;
+        if now < fit_from || now < epoch || now.saturating_since(last_sample) < SimDuration::from_millis(10) {
+            continue;
+        }
+        last_sample = now;
+        let cwnd = pair.socks[0].cwnd() as f64 / mss as f64;
+        let want = w_cubic(now.saturating_since(epoch).as_secs_f64());
+        let err = (cwnd - want).abs();
+        assert!(
+            err <= (0.05 * want).max(1.0),
+            "at {now}: cwnd {cwnd:.1} segments, W_cubic {want:.1} (W_max {w_max:.1}, K {k:.2} s)"
+        );
+        worst = worst.max(err / want);
+        samples += 1;
+    }
+    let next_loss = pair.recovery_log[2].0;
+    eprintln!(
+        "W_max {w_max:.1} cwnd_epoch {cwnd_epoch:.1} K {k:.2} s; next loss {:.1} s after the reduction; worst {:.2} % over {samples} samples; queue drops {}",
+        next_loss.saturating_since(reduced_at).as_secs_f64(),
+        worst * 100.0,
+        pair.queue_drops[0]
+    );
+    assert!(samples > 1000);
+    assert!(next_loss.saturating_since(reduced_at) > SimDuration::from_secs(10));
+    assert!(pair.queue_drops[0] > 0, "the next loss is the buffer overflowing");
+}
+
+/// A lossy one-way transfer (the first transmission of every 30th segment lost, and three
+/// more from one window): SACK recovery runs many times without a timeout, and the scoreboard checks of
+/// `check_scoreboard` (SACKed data held; nothing held deemed lost) hold at every ACK.
+#[test]
+fn sack_lossy_transfer_keeps_a_truthful_scoreboard() {
+    let mut sc = scenario(LossRecovery::Sack);
+    sc.client_bytes = 400_000;
+    sc.check_lost = true;
+    sc.tcp.recv_buffer_bytes = 200_000;
+    sc.tcp.window_scaling = true;
+    sc.faults.drop_first_tx[0] = (20..400).step_by(30).chain([52, 54, 56]).map(|k| k * 1000).collect();
+    let mut pair = Pair::new(&sc);
+    pair.run().unwrap();
+    let ts = pair.socks[0].tcp_stats();
+    assert!(ts.fast_retransmits >= 10 && ts.timeouts == 0, "{ts:?}");
+    assert_eq!(pair.socks[0].loss_recovery(), LossRecovery::Sack);
+}
+
+/// Like `scenario_strategy`, with SACK (and optionally D-SACK, window scaling, larger buffers)
+/// and the given congestion control.
+fn sack_strategy(recovery: LossRecovery, congestion: CongestionAlgorithm) -> impl Strategy<Value = Scenario> {
+    (
+        scenario_strategy(recovery),
+        any::<bool>(),
+        any::<bool>(),
+        proptest::option::of(70_000u32..=1_000_000),
+    )
+        .prop_map(move |(mut sc, dsack, scaling, big_rcv)| {
+            sc.tcp.congestion = congestion;
+            sc.tcp.sack = true;
+            sc.tcp.dsack = dsack;
+            sc.tcp.window_scaling = scaling;
+            if let Some(b) = big_rcv {
+                sc.tcp.recv_buffer_bytes = b;
+                sc.tcp.send_buffer_bytes = sc.tcp.send_buffer_bytes.max(b);
+            }
+            sc
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: soak_cases(64), ..ProptestConfig::default() })]
+
+    /// The byte-stream contract with RFC 6675 SACK recovery, under loss, duplication and
+    /// reordering both ways; what the scoreboard marks SACKed the receiver holds.
+    #[test]
+    fn sack_delivers_exactly_what_was_sent(sc in sack_strategy(LossRecovery::Sack, CongestionAlgorithm::Aimd)) {
+        Pair::new(&sc).run()?;
+    }
+
+    /// The same for CUBIC (SACK recovery when negotiated).
+    #[test]
+    fn cubic_delivers_exactly_what_was_sent(sc in sack_strategy(LossRecovery::NewReno, CongestionAlgorithm::Cubic)) {
+        Pair::new(&sc).run()?;
+    }
+
+    /// CUBIC without SACK (NewReno recovery).
+    #[test]
+    fn cubic_without_sack_delivers_exactly_what_was_sent(sc in scenario_strategy(LossRecovery::NewReno)) {
+        let mut sc = sc;
+        sc.tcp.congestion = CongestionAlgorithm::Cubic;
+        Pair::new(&sc).run()?;
+    }
+
+    /// One-way transfers whose data segments are lost, duplicated and reordered while ACKs
+    /// travel cleanly: in recovery, the scoreboard never deems lost (RFC 6675 IsLost) an octet
+    /// the receiver held when it sent the ACK just processed. (With ACKs lost or reordered the
+    /// sender can miss a block that no later ACK repeats, RFC 2018 §4 carrying at most 3–4, and
+    /// then rightly suspect it; that is not checked.)
+    #[test]
+    fn sack_never_deems_lost_what_the_receiver_holds(sc in sack_strategy(LossRecovery::Sack, CongestionAlgorithm::Aimd)) {
+        let mut sc = sc;
+        sc.server_bytes = 0;
+        sc.faults.rolls[1].clear();
+        sc.check_lost = true;
         Pair::new(&sc).run()?;
     }
 }

@@ -5,7 +5,7 @@
 //! the socket every sequence number is such an offset, so `<` and `-` mean what they say. A
 //! received 32-bit number is mapped back to the offset nearest a reference point that is
 //! known to be within 2^31 of it (`snd_una` for acknowledgments, `rcv_nxt` for sequence
-//! numbers); windows here are at most 64 KiB, far inside that.
+//! numbers); windows here are at most 65 535·2^14 bytes (RFC 7323 §2.3), inside that.
 
 /// One direction's sequence space, anchored at its initial sequence number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +69,18 @@ impl Assembler {
             self.ranges.pop_front();
         }
         rcv_nxt
+    }
+
+    /// The held range containing offset `seq`, if any.
+    pub fn range_containing(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.ranges.partition_point(|&(_, e)| e <= seq);
+        self.ranges.get(i).copied().filter(|&(s, _)| s <= seq)
+    }
+
+    /// The held ranges, lowest first.
+    #[cfg(test)]
+    pub fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ranges.iter().copied()
     }
 
     /// Whether no out-of-order data is held.

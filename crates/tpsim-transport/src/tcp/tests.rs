@@ -7,6 +7,7 @@
 use super::*;
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent};
 use tpsim_core::{SimDuration, SimTime};
+use tpsim_wire::tcp::SackBlocks;
 use tpsim_wire::{SizeConvention, TcpFlags, TcpRepr, TcpTimestamp};
 
 const MSS: u32 = 1000;
@@ -61,6 +62,8 @@ fn ours(seq: u32, ack: u32, flags: TcpFlags) -> TcpRepr {
         mss: None,
         sack_permitted: false,
         timestamp: None,
+        window_scale: None,
+        sack: SackBlocks::NONE,
     }
 }
 /// A segment from the peer.
@@ -75,6 +78,8 @@ fn theirs(seq: u32, ack: u32, flags: TcpFlags) -> TcpRepr {
         mss: None,
         sack_permitted: false,
         timestamp: None,
+        window_scale: None,
+        sack: SackBlocks::NONE,
     }
 }
 /// A pure ACK from the peer.
@@ -1377,4 +1382,458 @@ fn timestamps_cost_no_payload_under_ns2_sizes() {
         [(1000, 1040), (1000, 1040)]
     );
     assert!(segs.iter().all(|g| tcp_of(g).timestamp.is_some()));
+}
+
+// ---------------------------------------------------------------- SACK (RFC 2018, 2883, 6675)
+
+fn sack_config(recovery: LossRecovery) -> TcpConfig {
+    TcpConfig {
+        recovery,
+        sack: true,
+        delayed_ack: None,
+        ..base()
+    }
+}
+/// A client whose SYN offered SACK-permitted and whose peer's SYN-ACK accepted it.
+fn sack_client(tcp: TcpConfig) -> TcpSocket {
+    let mut s = client(tcp);
+    let syn = drain_segments(&mut s, t(0));
+    assert!(tcp_of(&syn[0]).sack_permitted, "RFC 2018 §2: offered on the SYN");
+    assert_eq!(syn[0].ip_len, 20 + 28, "MSS 4 + NOP, NOP, SACK-permitted 4");
+    feed(
+        &mut s,
+        t(100),
+        TcpRepr {
+            sack_permitted: true,
+            ..syn_ack()
+        },
+        0,
+    );
+    assert_eq!(events(&mut s), [TransportEvent::Connected]);
+    assert!(s.sack_negotiated());
+    drain(&mut s, t(100));
+    s
+}
+/// A pure ACK from the peer with SACK blocks given as our stream bytes `[from, to)`.
+fn sack_of(ack: u32, blocks: &[(u32, u32)]) -> TcpRepr {
+    let wire: Vec<(u32, u32)> = blocks.iter().map(|&(a, b)| (d(a), d(b))).collect();
+    TcpRepr {
+        sack: SackBlocks::from_slice(&wire),
+        ..ack_of(ack)
+    }
+}
+/// A SACK client with `bytes` handed over and its 10-segment initial window sent.
+fn sack_ten_in_flight(bytes: u32) -> TcpSocket {
+    let mut s = sack_client(TcpConfig {
+        initial_window_segments: Some(10),
+        ..sack_config(LossRecovery::Sack)
+    });
+    send(&mut s, t(100), bytes);
+    assert_eq!(drain(&mut s, t(100)).len(), 10);
+    s
+}
+fn seqs(out: &[(TcpRepr, u32)]) -> Vec<u32> {
+    out.iter().map(|(h, _)| h.seq).collect()
+}
+/// The SACK blocks of the only segment in `out`, as the peer's stream bytes.
+fn peer_blocks(out: &[(TcpRepr, u32)]) -> Vec<(u32, u32)> {
+    assert_eq!(out.len(), 1, "{out:?}");
+    let base = p(0);
+    out[0]
+        .0
+        .sack
+        .as_slice()
+        .iter()
+        .map(|&(l, r)| (l.wrapping_sub(base), r.wrapping_sub(base)))
+        .collect()
+}
+
+/// RFC 2018 §2: SACK-permitted is used only when both SYNs carry it: a SYN-ACK without it
+/// leaves SACK off (and `LossRecovery::Sack` falls back to NewReno); a server answers the
+/// option only when the SYN offered it.
+#[test]
+fn sack_permitted_needs_both_syns() {
+    let s = sack_client(sack_config(LossRecovery::Sack));
+    assert_eq!(s.loss_recovery(), LossRecovery::Sack);
+    let mut s = client(sack_config(LossRecovery::Sack));
+    drain(&mut s, t(0));
+    feed(&mut s, t(100), syn_ack(), 0);
+    assert!(!s.sack_negotiated());
+    assert_eq!(s.loss_recovery(), LossRecovery::NewReno);
+    for offered in [true, false] {
+        let mut srv = server(sack_config(LossRecovery::NewReno));
+        feed(
+            &mut srv,
+            t(0),
+            TcpRepr {
+                mss: Some(1000),
+                sack_permitted: offered,
+                ..theirs(IRS, 0, SYN)
+            },
+            0,
+        );
+        let out = drain(&mut srv, t(0));
+        assert_eq!(out[0].0.sack_permitted, offered);
+        assert_eq!(srv.sack_negotiated(), offered);
+        assert_eq!(srv.loss_recovery(), LossRecovery::NewReno, "configured NewReno stays");
+    }
+}
+
+/// RFC 2018 §4: the first block holds the segment that triggered the ACK, then the most
+/// recently reported other blocks; four fit without timestamps; a segment that advances the
+/// cumulative ACK is not reported, and an ACK with nothing out of order carries no option.
+#[test]
+fn sack_blocks_most_recent_first_up_to_four() {
+    let mut s = sack_client(sack_config(LossRecovery::NewReno));
+    let data = |k: u32| theirs(p(k), d(0), ACK);
+    let mut last = vec![];
+    for k in [1000, 3000, 5000, 7000, 9000] {
+        feed(&mut s, t(200), data(k), 1000);
+        last = drain(&mut s, t(200));
+        assert_eq!(last[0].0.ack, p(0));
+    }
+    assert_eq!(
+        peer_blocks(&last),
+        [(9000, 10_000), (7000, 8000), (5000, 6000), (3000, 4000)],
+        "the oldest block (1000) no longer fits"
+    );
+    assert_eq!(last[0].0.header_len(), 20 + 36);
+    // A segment joining two blocks: the merged block goes first.
+    feed(&mut s, t(201), data(2000), 1000);
+    assert_eq!(
+        peer_blocks(&drain(&mut s, t(201))),
+        [(1000, 4000), (9000, 10_000), (7000, 8000), (5000, 6000)]
+    );
+    // Filling the first hole advances the ACK; that segment is not reported.
+    feed(&mut s, t(202), data(0), 1000);
+    let out = drain(&mut s, t(202));
+    assert_eq!(out[0].0.ack, p(4000));
+    assert_eq!(peer_blocks(&out), [(9000, 10_000), (7000, 8000), (5000, 6000)]);
+    for k in [4000, 6000, 8000] {
+        feed(&mut s, t(203), data(k), 1000);
+        drain(&mut s, t(203));
+    }
+    assert!(drain(&mut s, t(203)).is_empty());
+    feed(&mut s, t(204), data(10_000), 1000);
+    let out = drain(&mut s, t(204));
+    assert_eq!(out[0].0.ack, p(11_000));
+    assert!(out[0].0.sack.is_empty(), "in order: no SACK option");
+}
+
+/// RFC 2018 §3: with timestamps (12 option bytes), three blocks fill the 40 bytes.
+#[test]
+fn sack_blocks_three_with_timestamps() {
+    let tcp = TcpConfig {
+        timestamps: true,
+        ..sack_config(LossRecovery::NewReno)
+    };
+    let mut s = client(tcp);
+    drain(&mut s, t(0));
+    feed(
+        &mut s,
+        t(100),
+        TcpRepr {
+            sack_permitted: true,
+            timestamp: ts(7000, 0),
+            ..syn_ack()
+        },
+        0,
+    );
+    drain(&mut s, t(100));
+    let mut last = vec![];
+    for k in [1000, 3000, 5000, 7000] {
+        feed(
+            &mut s,
+            t(200),
+            TcpRepr {
+                timestamp: ts(7100, 100),
+                ..theirs(p(k), d(0), ACK)
+            },
+            900,
+        );
+        last = drain(&mut s, t(200));
+    }
+    assert_eq!(peer_blocks(&last), [(7000, 7900), (5000, 5900), (3000, 3900)]);
+    assert_eq!(last[0].0.header_len(), 60, "20 + TS 12 + SACK 28");
+}
+
+/// RFC 2883 §4: with D-SACK on, a duplicate below the cumulative ACK is the first block; a
+/// duplicate of queued data is the first block and the block it lies in the second; the
+/// report is made once.
+#[test]
+fn dsack_reports_duplicates_first() {
+    let mut s = sack_client(TcpConfig {
+        dsack: true,
+        ..sack_config(LossRecovery::NewReno)
+    });
+    let data = |k: u32| theirs(p(k), d(0), ACK);
+    feed(&mut s, t(200), data(0), 1000);
+    drain(&mut s, t(200));
+    feed(&mut s, t(201), data(0), 1000);
+    assert_eq!(peer_blocks(&drain(&mut s, t(201))), [(0, 1000)]);
+    feed(&mut s, t(202), data(2000), 1000);
+    feed(&mut s, t(202), data(3000), 1000);
+    drain(&mut s, t(202));
+    feed(&mut s, t(203), data(2000), 1000);
+    assert_eq!(peer_blocks(&drain(&mut s, t(203))), [(2000, 3000), (2000, 4000)]);
+    feed(&mut s, t(204), data(5000), 1000);
+    assert_eq!(peer_blocks(&drain(&mut s, t(204))), [(5000, 6000), (2000, 4000)]);
+}
+
+/// RFC 6675 §2 and §5 (1): an ACK is a duplicate when it SACKs new octets; the third one
+/// starts recovery (4): RecoveryPoint = HighData, ssthresh = cwnd = FlightSize/2, HighACK + 1
+/// retransmitted. Before that, IsLost(HighACK + 1) (§4: more than 2·SMSS SACKed above) had
+/// not held: 1000, then 2000 octets.
+#[test]
+fn sack_third_duplicate_enters_recovery() {
+    let mut s = sack_ten_in_flight(20_000);
+    feed(&mut s, t(200), sack_of(d(0), &[(1000, 2000)]), 0);
+    assert_eq!((s.dup_acks(), drain(&mut s, t(200))), (1, vec![]));
+    feed(&mut s, t(201), sack_of(d(0), &[(1000, 2000)]), 0);
+    assert_eq!(s.dup_acks(), 1, "no new SACK information: not a duplicate (§2)");
+    feed(&mut s, t(202), sack_of(d(0), &[(1000, 3000)]), 0);
+    assert_eq!((s.dup_acks(), drain(&mut s, t(202))), (2, vec![]));
+    assert!(!s.in_fast_recovery());
+    feed(&mut s, t(203), sack_of(d(0), &[(1000, 4000)]), 0);
+    assert!(s.in_fast_recovery());
+    assert_eq!((s.ssthresh(), s.cwnd()), (Some(5000), 5000));
+    // (4.3): HighACK + 1 only: SetPipe = 6000 unSACKed above + 1000 retransmitted > cwnd.
+    assert_eq!(drain(&mut s, t(203)), [(ours(d(0), p(0), ACK), 1000)]);
+    assert_eq!(s.pipe(), Some(7000));
+    assert_eq!(s.tcp_stats().fast_retransmits, 1);
+}
+
+/// RFC 6675 §5 step (2): one ACK SACKing more than 2·SMSS above HighACK makes IsLost(HighACK +
+/// 1) true, and recovery starts at the first duplicate.
+#[test]
+fn sack_is_lost_by_bytes_enters_at_once() {
+    let mut s = sack_ten_in_flight(20_000);
+    feed(&mut s, t(200), sack_of(d(0), &[(1000, 4000)]), 0);
+    assert_eq!(s.dup_acks(), 1);
+    assert!(s.in_fast_recovery());
+    assert_eq!(seqs(&drain(&mut s, t(200))), [d(0)]);
+}
+
+/// RFC 6675 §4 NextSeg rule (1) retransmits every lost hole in order, then rule (2) sends new
+/// data, while cwnd − pipe >= 1 SMSS (§5 (C)); SetPipe (§4) counts each retransmission once
+/// and each new segment once. Segments 0, 2 and 4 lost; 1, 3 and 5..9 SACKed.
+#[test]
+fn sack_next_seg_lost_holes_then_new_data() {
+    let mut s = sack_ten_in_flight(20_000);
+    feed(&mut s, t(200), sack_of(d(0), &[(1000, 2000)]), 0);
+    feed(&mut s, t(201), sack_of(d(0), &[(3000, 4000), (1000, 2000)]), 0);
+    assert_eq!(drain(&mut s, t(201)), []);
+    feed(
+        &mut s,
+        t(202),
+        sack_of(d(0), &[(5000, 10_000), (3000, 4000), (1000, 2000)]),
+        0,
+    );
+    assert_eq!(s.cwnd(), 5000);
+    assert_eq!(
+        seqs(&drain(&mut s, t(202))),
+        [d(0), d(2000), d(4000), d(10_000), d(11_000)],
+        "(4.3), rule (1) twice, rule (2) twice"
+    );
+    assert_eq!(s.pipe(), Some(5000), "3 retransmissions + 2 new segments");
+    assert_eq!(s.stats().retransmissions, 3);
+    // RecoveryPoint (§5 (A)): a cumulative ACK below it keeps recovery...
+    feed(&mut s, t(300), sack_of(d(2000), &[(3000, 4000), (5000, 10_000)]), 0);
+    assert!(s.in_fast_recovery());
+    assert_eq!(s.pipe(), Some(4000));
+    assert_eq!(
+        seqs(&drain(&mut s, t(300))),
+        [d(12_000)],
+        "rule (2): one more new segment"
+    );
+    feed(&mut s, t(301), sack_of(d(4000), &[(5000, 10_000)]), 0);
+    assert!(s.in_fast_recovery());
+    // ... and one at RecoveryPoint + 1 (HighData when recovery began, 10 000) ends it, with
+    // cwnd unchanged.
+    feed(&mut s, t(302), sack_of(d(10_000), &[]), 0);
+    assert!(!s.in_fast_recovery());
+    assert_eq!(s.cwnd(), 5000);
+    assert_eq!(s.tcp_stats().timeouts, 0);
+}
+
+/// RFC 6675 §4 NextSeg rule (3) (an unSACKed, not-lost hole below the highest SACK when no
+/// new data is left) and rule (4) (one rescue retransmission of the highest unSACKed segment
+/// once HighACK passes RescueRxt). 10 segments, all of the data; 0 and 7 lost.
+#[test]
+fn sack_next_seg_rules_three_and_four() {
+    let mut s = sack_ten_in_flight(10_000);
+    // 1..7 and 8..10 SACKed: hole 0 is lost, hole 7 (2000 octets above) is not.
+    feed(&mut s, t(200), sack_of(d(0), &[(1000, 7000), (8000, 10_000)]), 0);
+    assert!(s.in_fast_recovery());
+    assert_eq!(seqs(&drain(&mut s, t(200))), [d(0), d(7000)], "(4.3), then rule (3)");
+    assert_eq!(s.pipe(), Some(3000), "hole 7 in flight twice, hole 0 retransmitted");
+    // The retransmission of 0 arrives: HighACK passes RescueRxt (set by (4.3)): rule (4).
+    feed(&mut s, t(300), sack_of(d(7000), &[(8000, 10_000)]), 0);
+    assert_eq!(seqs(&drain(&mut s, t(300))), [d(7000)], "rule (4): the rescue");
+    feed(&mut s, t(301), sack_of(d(7000), &[(8000, 10_000)]), 0);
+    assert_eq!(drain(&mut s, t(301)), [], "one rescue per recovery");
+    assert_eq!(s.stats().retransmissions, 3);
+}
+
+/// RFC 6675 §5.1 and RFC 2018 §8: a timeout expunges the SACKed marks (the receiver may have
+/// reneged) and ends recovery; RecoveryPoint = HighData; no new recovery starts until HighACK
+/// reaches it; SACK blocks received after the timeout steer the resending around what the
+/// receiver reports holding.
+#[test]
+fn sack_timeout_clears_the_scoreboard() {
+    let mut s = sack_ten_in_flight(20_000);
+    feed(&mut s, t(200), sack_of(d(0), &[(1000, 2000)]), 0);
+    feed(&mut s, t(201), sack_of(d(0), &[(3000, 4000), (1000, 2000)]), 0);
+    feed(
+        &mut s,
+        t(202),
+        sack_of(d(0), &[(5000, 10_000), (3000, 4000), (1000, 2000)]),
+        0,
+    );
+    drain(&mut s, t(202));
+    assert_eq!(s.pipe(), Some(5000));
+    let rto = s.poll_timeout().unwrap();
+    s.on_timeout(rto);
+    assert!(!s.in_fast_recovery());
+    assert_eq!(s.cwnd(), 1000);
+    assert_eq!(
+        s.pipe(),
+        Some(12_000),
+        "nothing SACKed, nothing lost: all 12 000 in the pipe"
+    );
+    assert_eq!(seqs(&drain(&mut s, rto)), [d(0)]);
+    // The receiver reports again; the duplicate ACKs do not start a recovery (HighACK <
+    // RecoveryPoint), and the resending skips the SACKed data.
+    let at = rto + ms(100);
+    feed(&mut s, at, sack_of(d(2000), &[(3000, 4000)]), 0);
+    assert_eq!(seqs(&drain(&mut s, at)), [d(2000), d(4000)], "3000..4000 skipped");
+    feed(&mut s, at, sack_of(d(2000), &[(5000, 12_000), (3000, 4000)]), 0);
+    feed(&mut s, at, sack_of(d(2000), &[(4000, 12_000)]), 0);
+    assert!(!s.in_fast_recovery());
+    assert_eq!(s.tcp_stats().fast_retransmits, 1);
+}
+
+// ---------------------------------------------------------------- RFC 7323 window scaling
+
+fn ws_config(recv_buffer_bytes: u32) -> TcpConfig {
+    TcpConfig {
+        window_scaling: true,
+        recv_buffer_bytes,
+        ..base()
+    }
+}
+
+/// RFC 7323 §2.2/§2.3: the SYN offers the smallest shift covering the receive buffer (1 MiB:
+/// 5) in an unscaled SYN window; once the SYN-ACK carried the option too, every later window
+/// is scaled both ways: ours is the buffer >> 5, the peer's field is shifted by its count, and
+/// the sender uses a window above 65 535 bytes.
+#[test]
+fn window_scale_negotiated_and_applied_both_ways() {
+    let mut s = client(TcpConfig {
+        initial_window_segments: Some(100),
+        send_buffer_bytes: 1 << 20,
+        ..ws_config(1 << 20)
+    });
+    let syn = drain_segments(&mut s, t(0));
+    let h = tcp_of(&syn[0]);
+    assert_eq!(
+        (h.window_scale, h.window),
+        (Some(5), 65_535),
+        "a SYN's window is not scaled"
+    );
+    assert_eq!(syn[0].ip_len, 20 + 28, "MSS 4 + NOP, WS 3");
+    feed(
+        &mut s,
+        t(100),
+        TcpRepr {
+            window_scale: Some(3),
+            window: 65_535,
+            ..syn_ack()
+        },
+        0,
+    );
+    assert_eq!(s.window_scale(), Some((5, 3)));
+    assert_eq!(s.rwnd(), 65_535, "the SYN-ACK's window is taken unscaled");
+    let ack = drain(&mut s, t(100));
+    assert_eq!((ack[0].0.window, ack[0].0.window_scale), (32_768, None), "1 MiB >> 5");
+    // The peer's window field of 30 000 means 240 000 bytes.
+    feed(&mut s, t(150), with_window(ack_of(d(0)), 30_000), 0);
+    assert_eq!(s.rwnd(), 240_000);
+    send(&mut s, t(150), 200_000);
+    let out = drain(&mut s, t(150));
+    assert_eq!(out.len(), 100, "cwnd-limited: 100 000 bytes in flight");
+    assert_eq!(s.flight_size(), 100_000);
+    // With a field of 11 000 (88 000 bytes), the window limits the sender above 65 535.
+    feed(&mut s, t(250), with_window(ack_of(d(0)), 11_000), 0);
+    assert_eq!(s.rwnd(), 88_000);
+    let mut s2 = client(TcpConfig {
+        initial_window_segments: Some(100),
+        send_buffer_bytes: 1 << 20,
+        ..ws_config(1 << 20)
+    });
+    drain(&mut s2, t(0));
+    feed(
+        &mut s2,
+        t(100),
+        TcpRepr {
+            window_scale: Some(3),
+            ..syn_ack()
+        },
+        0,
+    );
+    drain(&mut s2, t(100));
+    feed(&mut s2, t(110), with_window(ack_of(d(0)), 11_000), 0);
+    send(&mut s2, t(110), 200_000);
+    assert_eq!(drain(&mut s2, t(110)).len(), 88, "88 000 bytes of window, above 65 535");
+}
+
+/// RFC 7323 §2.2: no scaling unless both SYNs carry the option (a SYN-ACK without it leaves
+/// every window unscaled and the buffer capped at 65 535 advertised); a server answers the
+/// option only when offered; a shift above 14 counts as 14 (§2.3).
+#[test]
+fn window_scale_needs_both_syns() {
+    let mut s = client(ws_config(1 << 20));
+    drain(&mut s, t(0));
+    feed(&mut s, t(100), syn_ack(), 0);
+    assert_eq!(s.window_scale(), None);
+    assert_eq!(drain(&mut s, t(100))[0].0.window, 65_535);
+    feed(&mut s, t(150), with_window(ack_of(d(0)), 1000), 0);
+    assert_eq!(s.rwnd(), 1000);
+    for offer in [None, Some(15)] {
+        let mut srv = server(ws_config(200_000));
+        feed(
+            &mut srv,
+            t(0),
+            TcpRepr {
+                mss: Some(1000),
+                window_scale: offer,
+                ..theirs(IRS, 0, SYN)
+            },
+            0,
+        );
+        let out = drain(&mut srv, t(0));
+        assert_eq!(out[0].0.window_scale, offer.map(|_| 2), "200 000 >> 2 fits 16 bits");
+        assert_eq!(out[0].0.window, 65_535);
+        assert_eq!(srv.window_scale(), offer.map(|_| (2, 14)));
+    }
+}
+
+/// Without the option, the defaults are unchanged: no Window Scale or SACK-permitted option
+/// on the SYN, and the report has exactly its three series.
+#[test]
+fn defaults_offer_no_new_options_and_report_three_series() {
+    let mut s = client(base());
+    let h = tcp_of(&drain_segments(&mut s, t(0))[0]);
+    assert_eq!((h.window_scale, h.sack_permitted), (None, false));
+    let names: Vec<_> = s.report().congestion.iter().map(|&(n, _)| n).collect();
+    assert_eq!(names, ["cwnd_bytes", "ssthresh_bytes", "srtt_s"]);
+    let s = sack_client(sack_config(LossRecovery::Sack));
+    let r = s.report();
+    assert_eq!(r.congestion[3], ("pipe_bytes", Some(0.0)));
+    let c = client(TcpConfig {
+        congestion: CongestionAlgorithm::Cubic,
+        ..base()
+    });
+    let names: Vec<_> = c.report().congestion.iter().map(|&(n, _)| n).collect();
+    assert_eq!(names, ["cwnd_bytes", "ssthresh_bytes", "srtt_s", "w_max_bytes"]);
 }
