@@ -138,3 +138,33 @@ app = { kind = "cbr", size = "200B", interval = "100ms" }
         ("2", "10.128.0.3", "10.128.0.2", "02:00:00:00:00:02", "02:00:00:00:00:01"),
     ]), rows
     assert all(r.split(";")[5] == "1" and not r.split(";")[6] for r in rows), rows
+
+
+def test_tshark_dissects_sack_and_window_scale_options(tmp_path):
+    tshark = require_tool("tshark")
+    f = tmp_path / "s.toml"
+    # A lossy link so that receivers send SACK blocks; timestamps on (3 blocks fit), a 1 MiB
+    # receive window (window scale shift 5).
+    text = one_link("standard", app='{ kind = "bulk", bytes = "400kB", size = "1000B" }',
+                    link_extra='pcap = true\nqueue = 1000\ndrop_forward = [20, 22, 24, 60, 61]', duration="30s")
+    text = text.replace('transport = "udp"', 'transport = "tcp-sack"\ntcp = { window_scaling = true, timestamps = true, receive_window = "1MiB" }')
+    f.write_text(text)
+    p = cli("run", str(f), "-o", str(tmp_path / "o"), "--pcap", "--no-report")
+    assert p.returncode == 0, p.stderr
+    pcap = tmp_path / "o" / "pcap" / "p0-run0"
+    fields = ["tcp.checksum.status", "_ws.malformed", "tcp.flags.syn", "tcp.options.sack_perm", "tcp.options.wscale.shift",
+              "tcp.options.sack.count", "_ws.expert.severity"]
+    out = subprocess.run(
+        [tshark, "-r", str(pcap / "link0.pcap"), "-o", "tcp.check_checksum:TRUE", "-T", "fields", "-E", "separator=;",
+         *[a for fl in fields for a in ("-e", fl)]],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()
+    rows = [dict(zip(fields, l.split(";"))) for l in out]  # both directions of the link
+    assert rows and all(r["tcp.checksum.status"] == "1" for r in rows), "bad TCP checksums"
+    assert not any(r["_ws.malformed"] for r in rows), "malformed packets"
+    syns = [r for r in rows if r["tcp.flags.syn"] == "1"]
+    assert len(syns) == 2 and all(r["tcp.options.sack_perm"] and r["tcp.options.wscale.shift"] == "5" for r in syns)
+    counts = [int(c) for r in rows for c in r["tcp.options.sack.count"].split(",") if c]
+    assert counts and max(counts) <= 3, counts  # blocks carried by the receiver's duplicate ACKs
+    # No error-level expert info (severity 8388608 = error).
+    assert not any("8388608" in r["_ws.expert.severity"] for r in rows)

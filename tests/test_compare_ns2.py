@@ -1,0 +1,222 @@
+"""benches/compare_ns2.py: its pure parts (parsing ns-2's result lines, the paired-difference
+interval, the mirrored scenarios, which tpsim must accept) always; one end-to-end ``--quick``
+run of study D when ns-2 (``ns``) and the shared ns-2 scripts are there."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import tpsim
+from conftest import ROOT
+
+HARNESS = ROOT / "benches" / "compare_ns2.py"
+NS2_DIR = next((d for d in (ROOT.parent / "shared" / "ns2", Path("/work/shared/ns2")) if (d / "common.tcl").is_file()),
+               None)
+
+
+def _load_harness():
+    spec = importlib.util.spec_from_file_location("compare_ns2", HARNESS)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["compare_ns2"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+cmp = _load_harness()
+
+FLOW = ("FLOW study=D transport=udp sizes=msg seed=1 stop=10 flow=1 src=0 dst=1 flow_transport=udp msg=128 "
+        "flow_start=0.100000 flow_stop=10.000000 msgs=495 sent=495 recv=495 lost=0 pdr=1.000000 msgs_delivered=495 "
+        "app_pdr=1.000000 goodput_kbps=51.200000 thr_kbps=51.200000 delay_ms=54.000000 drops=0 drop_reasons=- "
+        "trace_lines=2974 wall_run_s=0.003674")
+
+
+# ---------------------------------------------------------------- ns-2 output
+
+
+def test_a_flow_line_parses_into_numbers_and_words():
+    out = cmp.parse_ns2_output(FLOW + "\n")
+    assert out["total"] is None and out["bg"] == []
+    (f,) = out["flows"]
+    assert f["study"] == "D" and f["flow_transport"] == "udp" and f["drop_reasons"] == "-"
+    assert f["msgs"] == 495 and isinstance(f["msgs"], int)
+    assert f["delay_ms"] == 54.0 and f["flow_start"] == 0.1 and f["wall_run_s"] == 0.003674
+
+
+def test_chatter_glued_to_a_total_line_is_removed():
+    # ns-2's C stdio output lands in the middle of Tcl's lines (seen with trace=0 runs)
+    stdout = ("num_nodes is set 50\nchannel.cc:sendUp - Calc highestAntennaZ_ and distCST_\n"
+              "highestAntennaZ_ = 1.5,  distCST_ = 550.0TOTAL study=C transport=udp speed=20 bg=8 seed=1 trace=0 "
+              "wall_run_s=3.180736INITIALIZE THE LIST xListHead\nSORTING LISTS ...DONE!\n")
+    out = cmp.parse_ns2_output(stdout)
+    assert out["total"] == {"study": "C", "transport": "udp", "speed": 20, "bg": 8, "seed": 1, "trace": 0,
+                            "wall_run_s": 3.180736}
+
+
+def test_flow_total_and_background_lines_are_told_apart():
+    text = "\n".join([FLOW, FLOW.replace("flow=1", "flow=2"), "TOTAL study=D flows=2 msgs=990 goodput_kbps=102.4",
+                      "BG flow=2 src=21 dst=12 start=1.1278419439344862"])
+    out = cmp.parse_ns2_output(text)
+    assert [f["flow"] for f in out["flows"]] == [1, 2]
+    assert out["total"]["msgs"] == 990
+    assert out["bg"] == [{"flow": 2, "src": 21, "dst": 12, "start": 1.1278419439344862}]
+
+
+def test_background_flows_must_match_the_traced_run():
+    bg = [{"flow": 2, "src": 21, "dst": 12, "start": 1.1278419439344862}]
+    ran = [{"flow": 1, "src": 0, "dst": 49, "flow_start": 10.0}, {"flow": 2, "src": 21, "dst": 12, "flow_start": 1.127842}]
+    cmp.check_bg(bg, ran)
+    with pytest.raises(RuntimeError, match="not reproduced"):
+        cmp.check_bg(bg, [ran[0], {**ran[1], "dst": 13}])
+    with pytest.raises(RuntimeError, match="not reproduced"):
+        cmp.check_bg(bg, [ran[0], {**ran[1], "flow_start": 1.12785}])
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def test_order_statistic_interval_of_the_median_on_known_numbers():
+    # n = 10: (x_(2), x_(9)), coverage 1 - 2 * (1 + 10) / 1024
+    assert cmp.median_interval(list(range(10, 0, -1))) == (2, 9, 1 - 22 / 1024)
+    # n = 9: k = 2 as well, 1 - 2 * 10 / 512
+    assert cmp.median_interval([5, 1, 9, 3, 7, 2, 8, 4, 6]) == (2, 8, 1 - 20 / 512)
+    # n = 6: only (min, max) reaches 95 %: 1 - 2 / 64
+    assert cmp.median_interval([3, -1, 4, 1, 5, 9]) == (-1, 9, 1 - 2 / 64)
+    # n = 5: (min, max) is the widest there is, at 93.75 %
+    assert cmp.median_interval([0.3, 0.1, 0.2, 0.5, 0.4]) == (0.1, 0.5, 0.9375)
+    lo, hi, cov = cmp.median_interval([7.0])
+    assert (lo, hi, cov) == (7.0, 7.0, 0.0)
+
+
+def test_paired_differences_and_the_criterion():
+    ns = [100.0, 102.0, 98.0, 101.0, 99.0, 100.0]
+    p = cmp.paired(ns, [103.0, 104.0, 101.0, 104.0, 101.0, 102.0])  # diffs 3 2 3 3 2 2
+    assert p.diffs == [3.0, 2.0, 3.0, 3.0, 2.0, 2.0]
+    assert p.diff_median == 2.5 and (p.low, p.high) == (2.0, 3.0)
+    assert not p.includes_zero and p.within_10 and p.ok
+    far = cmp.paired(ns, [x + 20 for x in ns])
+    assert not far.includes_zero and not far.within_10 and not far.ok
+    assert abs(far.rel - 0.2) < 1e-12
+    spread = cmp.paired(ns, [x + d for x, d in zip(ns, [-30, 40, 5, -2, 1, 0])])
+    assert spread.includes_zero and not spread.within_10 and spread.ok
+    # a seed missing on one side is left out of the pairs
+    assert cmp.paired([1.0, None, 3.0], [1.0, 2.0, 4.0]).n == 2
+
+
+def test_seed_lists():
+    assert cmp.parse_seeds("1-5") == [1, 2, 3, 4, 5]
+    assert cmp.parse_seeds("3") == [3]
+    assert cmp.parse_seeds("1,3,7-9,3") == [1, 3, 7, 8, 9]
+    for bad in ("0", "5-2", "x", ""):
+        with pytest.raises(ValueError):
+            cmp.parse_seeds(bad)
+
+
+# ---------------------------------------------------------------- points and scenarios
+
+
+def test_message_counts_are_common_tcl_count_msgs():
+    assert cmp.count_msgs(0.1, 0.02, 10) == 495                      # study D, each direction
+    assert cmp.count_msgs(10, 0.8, 500) == 613                       # study C's main flow
+    a5 = cmp.flows_for(cmp.POINTS["A-udp-I5"])
+    assert len(a5) == 48 and sum(f.count for f in a5) == 951         # study A, I = 5 (README: 951)
+    assert sum(f.count for f in cmp.flows_for(cmp.POINTS["A-udp-I1"])) == 4752
+
+
+def test_study_a_layout_is_the_shipped_files():
+    shipped = tomllib.loads((ROOT / "scenarios" / "study-a-sensor-interval.toml").read_text())
+    pos = [(float(x[:-1]), float(y[:-1])) for x, y in shipped["nodes"]["placement"]["positions"]]
+    mine = cmp.a_positions()
+    assert len(mine) == 56
+    assert all(abs(a - c) < 1e-6 and abs(b - d) < 1e-6 for (a, b), (c, d) in zip(mine, pos))
+
+
+def test_point_selection():
+    assert len(cmp.POINTS) == 3 + 10 + 12
+    assert [p.key for p in cmp.select_points(["D"], None, False)] == ["D-udp", "D-tcp-msg", "D-tcp-default"]
+    assert [p.key for p in cmp.select_points(["A", "C", "D"], ["C-*-v10-bg0"], False)] == ["C-udp-v10-bg0",
+                                                                                           "C-tcp-v10-bg0"]
+    quick = cmp.select_points(["A", "C", "D"], None, True)
+    assert [(p.study, p.stop) for p in quick] == [("A", 20.0), ("C", 60.0), ("D", None)]
+    assert cmp.POINTS["A-tcp-I2"].ns2_args() == ["interval=2", "transport=tcp"]
+    assert cmp.POINTS["D-tcp-default"].ns2_args() == ["transport=tcp", "sizes=default"]
+    assert cmp.POINTS["C-udp-v20-bg8"].ns2_args() == ["speed=20", "transport=udp", "bg=8"]
+
+
+def _scen_dir() -> Path:
+    if NS2_DIR is None:
+        pytest.skip("the shared ns-2 scripts (../shared/ns2) are not there")
+    return NS2_DIR
+
+
+BG = [{"flow": 2, "src": 21, "dst": 12, "start": 1.1278419439344862},
+      {"flow": 3, "src": 28, "dst": 48, "start": 8.1923990823293096}]
+
+
+@pytest.mark.parametrize("key", ["D-udp", "D-tcp-msg", "D-tcp-default", "A-udp-I1", "A-tcp-I20", "C-udp-v5-bg0",
+                                 "C-tcp-v20-bg8", "C-udp-v10-bg8"])
+def test_every_mirrored_scenario_validates(key, tmp_path):
+    point = cmp.POINTS[key]
+    ns2_dir = _scen_dir() if point.study == "C" else Path("/nonexistent")
+    model, _ = cmp.resolve_tcp_model("auto")
+    for p in (point, cmp.without_arp(point)) if point.study != "D" else (point,):
+        path = tmp_path / f"{p.key}.toml"
+        path.write_text(cmp.scenario_text(p, 3, ns2_dir, model, BG if p.bg else ()), encoding="utf-8")
+        sc = tpsim.load(path)
+        r = sc.resolved
+        flows = cmp.flows_for(p, BG if p.bg else ())
+        assert len(r["flows"]) == len(flows)
+        assert r["simulation"]["sizes"] == "ns2"
+        assert ("arp" in r and r["arp"]) if p.arp and p.study != "D" else True
+    if point.study == "C":
+        text = cmp.scenario_text(point, 3, ns2_dir, model, BG if point.bg else ())
+        assert "rwp-n50-1000x1000-v%d-p0-t505-s3.tcl" % point.speed in text
+
+
+def test_the_tcp_model_switch():
+    assert "preset = \"ns2\"" in cmp.tcp_table("ns2", 128) and "window = 20" in cmp.tcp_table("ns2", 128)
+    modern = cmp.tcp_table("modern", 1000)
+    assert 'mss = "1000B"' in modern and 'delayed_ack = "0s"' in modern and "initial_window = 2" in modern
+    assert cmp.resolve_tcp_model("modern")[0] == "modern"
+    ok, why = cmp.ns2_tcp_preset_available()
+    assert cmp.resolve_tcp_model("auto")[0] == ("ns2" if ok else "modern")
+
+
+def test_report_section_markers(tmp_path):
+    doc = "# B\n\ntext\n"
+    out = cmp.replace_section(doc, "REPORT")
+    assert out == f"{doc}\n{cmp.SECTION_TITLE}\n\n{cmp.BEGIN}\nREPORT\n{cmp.END}\n"
+    assert cmp.replace_section(out, "NEW") == out.replace("REPORT", "NEW")
+    with pytest.raises(ValueError, match="marker"):
+        cmp.replace_section(f"x\n{cmp.BEGIN}\n", "T")
+
+
+# ---------------------------------------------------------------- end to end
+
+
+def test_quick_run_of_study_d_against_ns2(tmp_path):
+    if shutil.which("ns") is None:
+        pytest.skip("ns-2 (ns) is not installed")
+    ns2_dir = _scen_dir()
+    p = subprocess.run([sys.executable, str(HARNESS), "--quick", "--studies", "D", "--ns2-dir", str(ns2_dir),
+                        "--cache-dir", str(tmp_path), "--doc", "-"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "### `D-udp`" in out
+    # ns-2 and tpsim agree exactly on the idle link: 128·8/256000 + 0.050 s
+    assert "| mean delay ms | 54.000 | 54.000 | 0.000 |" in out
+    assert "| data packets received | 990 | 990 | 0 |" in out
+    assert list((tmp_path / "ns2-results").glob("D-D-udp-seed1-traced-*.json"))
+    # the second run takes ns-2's results from the cache
+    p2 = subprocess.run([sys.executable, str(HARNESS), "--quick", "--studies", "D", "--ns2-dir", str(ns2_dir),
+                         "--cache-dir", str(tmp_path), "--ns2-cached-only", "--doc", "-"],
+                        capture_output=True, text=True, timeout=300)
+    assert p2.returncode == 0, p2.stderr
+    assert "ns-2 from the cache for 1 of them" in p2.stdout
