@@ -1,6 +1,6 @@
 """Type stubs of the compiled engine module (PyO3)."""
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 __version__: str
 #: Build fingerprint: a hash of the engine's sources and Cargo.lock, embedded at build time.
@@ -20,9 +20,10 @@ def resolve(text: str, source: str = "<string>") -> str:
 class RunLimitError(RuntimeError):
     """A run stopped because it exceeded a limit the user set (wall-clock time)."""
 
-def run(text: str, source: str = "<string>", seed: Optional[int] = None, run: int = 0, pcap_dir: Optional[str] = None, max_wall_s: Optional[float] = None) -> dict[str, Any]:
+def run(text: str, source: str = "<string>", seed: Optional[int] = None, run: int = 0, pcap_dir: Optional[str] = None, max_wall_s: Optional[float] = None, progress: Optional[Callable[[float, float], Any]] = None) -> dict[str, Any]:
     """Runs one replication; returns {flows, network, timeseries, engine_seconds} as plain columns.
-    Checks for signals (KeyboardInterrupt) and ``max_wall_s`` between slices of events.
+    Checks for signals (KeyboardInterrupt) and ``max_wall_s`` between slices of events, and
+    calls ``progress(now_s, end_s)`` (simulated seconds) at most every 0.2 s of wall time.
 
     Raises ScenarioError, RunLimitError, RuntimeError, KeyboardInterrupt."""
 

@@ -42,6 +42,12 @@ struct Dir {
     rx_bytes_window: u64,
     /// When the last byte of a finite transfer was delivered.
     done_at: Option<SimTime>,
+    /// The first packet `seq` sent at or after the warm-up: earlier packets are not counted
+    /// (`u32::MAX` until the warm-up ends).
+    seq_floor: u32,
+    /// The sender's and receiver's reports at the end of the warm-up (their counters are
+    /// subtracted from the final reports).
+    reports_floor: (TransportReport, TransportReport),
 }
 
 /// [`Dir::last_drop`] of a packet none of whose copies was dropped.
@@ -75,8 +81,9 @@ struct Series {
     sampled: usize,
 }
 
-/// What the other parts of the world report for the network row at the end of a run.
-#[derive(Default)]
+/// What the other parts of the world report for the network row at the end of a run: counters
+/// since the start of the run.
+#[derive(Clone, Default)]
 pub struct NetworkInputs {
     /// Routing control packets sent (every hop) and dropped.
     pub routing_packets: u64,
@@ -84,8 +91,8 @@ pub struct NetworkInputs {
     pub routing_drops: u64,
     /// Control messages sent by type (`CTRL_TYPES` order).
     pub routing_by_type: [u64; 6],
-    /// Mean route discovery latency, s.
-    pub route_discovery_latency_s: Option<f64>,
+    /// Route discoveries completed and the sum of their latencies, s.
+    pub route_discovery_latency_s: (u64, f64),
     /// Route discoveries that failed.
     pub route_discoveries_failed: u64,
     /// 802.11 counters summed over radios.
@@ -110,12 +117,30 @@ pub struct Collector {
     broadcast_expected: u64,
     series: Option<Series>,
     end_run: SimTime,
+    /// Before this instant nothing is counted (`[simulation] warmup`).
+    warmup: SimTime,
+    /// The network counters at the end of the warm-up, subtracted from the final ones.
+    floor: NetworkFloor,
+}
+
+/// Network counters at the end of the warm-up.
+#[derive(Default)]
+struct NetworkFloor {
+    drops: [u64; N_DROP_REASONS],
+    mac_frames: u64,
+    broadcasts_sent: u64,
+    broadcast_receptions: u64,
+    broadcast_expected: u64,
+    inputs: NetworkInputs,
+    /// Energy consumed by all nodes, J.
+    energy_j: f64,
 }
 
 impl Collector {
-    /// A collector for a run ending at `end_run`, with time series in bins of `bin` ns if
-    /// asked (`Some`).
-    pub fn new(end_run: SimTime, bin: Option<u64>) -> Collector {
+    /// A collector for a run ending at `end_run` that counts from `warmup` on, with time
+    /// series in bins of `bin` ns if asked (`Some`). With a warm-up, the world calls
+    /// [`Collector::end_warmup`] at `warmup` before any other event of that instant.
+    pub fn new(end_run: SimTime, warmup: SimTime, bin: Option<u64>) -> Collector {
         Collector {
             dirs: Vec::new(),
             drops: [0; N_DROP_REASONS],
@@ -138,7 +163,33 @@ impl Collector {
                 }
             }),
             end_run,
+            warmup,
+            floor: NetworkFloor::default(),
         }
+    }
+
+    /// The warm-up ends now: packets sent from here on are counted, and the counters so far
+    /// (network `inputs`, energy consumed by all nodes `energy_j` J, every direction's sender
+    /// and receiver reports from `reports(dir)`) are subtracted from the final ones.
+    pub fn end_warmup(
+        &mut self,
+        inputs: NetworkInputs,
+        energy_j: f64,
+        reports: impl Fn(u32) -> (TransportReport, TransportReport),
+    ) {
+        for (i, d) in self.dirs.iter_mut().enumerate() {
+            d.seq_floor = d.tx_segments as u32;
+            d.reports_floor = reports(i as u32);
+        }
+        self.floor = NetworkFloor {
+            drops: self.drops,
+            mac_frames: self.mac_frames,
+            broadcasts_sent: self.broadcasts_sent,
+            broadcast_receptions: self.broadcast_receptions,
+            broadcast_expected: self.broadcast_expected,
+            inputs,
+            energy_j,
+        };
     }
 
     /// The time-series bins, (width ns, count), if series are recorded.
@@ -165,6 +216,8 @@ impl Collector {
             rx_hops: 0,
             rx_bytes_window: 0,
             done_at: None,
+            seq_floor: if self.warmup > SimTime::ZERO { u32::MAX } else { 0 },
+            reports_floor: Default::default(),
         });
         self.dirs.len() as u32 - 1
     }
@@ -186,9 +239,13 @@ impl Collector {
         }
     }
 
-    /// The application of `dir` handed a `len`-byte message to its transport at `now`.
+    /// The application of `dir` handed a `len`-byte message to its transport at `now`
+    /// (not counted during the warm-up).
     #[inline]
     pub fn app_sent(&mut self, dir: u32, now: SimTime, len: u32) {
+        if now < self.warmup {
+            return;
+        }
         let s = &mut self.dirs[dir as usize].stats;
         s.tx_packets += 1;
         s.tx_bytes += len as u64;
@@ -206,10 +263,14 @@ impl Collector {
     }
 
     /// Packet `seq` of `dir` (a copy of it) reached its destination with TTL `ttl` left; only
-    /// its first arrival counts, later ones are duplicates.
+    /// its first arrival counts, later ones are duplicates; packets sent during the warm-up
+    /// are not counted.
     #[inline]
     pub fn segment_received(&mut self, dir: u32, seq: u32, ttl: u8) {
         let d = &mut self.dirs[dir as usize];
+        if seq < d.seq_floor {
+            return;
+        }
         if !set_bit(&mut d.arrived, seq as u64) {
             d.rx_duplicates += 1;
             return;
@@ -220,26 +281,30 @@ impl Collector {
     }
 
     /// Message `m` of `dir` reached its application at `now`; its first byte was first sent
-    /// at `first_tx`. A duplicate delivery is ignored.
+    /// at `first_tx`. A duplicate delivery is ignored; a message created during the warm-up
+    /// counts only in the time series.
     pub fn delivered(&mut self, dir: u32, m: Message, first_tx: SimTime, now: SimTime) {
         let d = &mut self.dirs[dir as usize];
         if !d.stats.first_delivery(m.id) {
             return;
         }
         let delay = now.saturating_since(m.created).0;
-        d.stats.on_delivery(now, m.len, delay, now.saturating_since(first_tx).0);
-        if now <= d.info.stop {
-            d.rx_bytes_window += m.len as u64;
-        }
-        if d.info.total.is_some_and(|t| d.stats.rx_bytes >= t) && d.done_at.is_none() {
-            d.done_at = Some(now);
-        }
         if let Some(sr) = &mut self.series {
             let b = ((now.0 / sr.bin) as usize).min(sr.n_bins - 1);
             sr.rx_bytes[dir as usize][b] += m.len as u64;
             let c = &mut sr.delay[dir as usize][b];
             c.0 += delay as u128;
             c.1 += 1;
+        }
+        if m.created < self.warmup {
+            return;
+        }
+        d.stats.on_delivery(now, m.len, delay, now.saturating_since(first_tx).0);
+        if now <= d.info.stop {
+            d.rx_bytes_window += m.len as u64;
+        }
+        if d.info.total.is_some_and(|t| d.stats.rx_bytes >= t) && d.done_at.is_none() {
+            d.done_at = Some(now);
         }
     }
 
@@ -253,7 +318,9 @@ impl Collector {
             return;
         }
         let d = &mut self.dirs[dir as usize];
-        d.drop_events += 1;
+        if seq >= d.seq_floor {
+            d.drop_events += 1;
+        }
         d.last_drop[seq as usize] = reason as u8;
     }
 
@@ -267,7 +334,8 @@ impl Collector {
             dropped_copies: 0,
         };
         let mut lost = 0;
-        for (seq, &reason) in d.last_drop.iter().enumerate() {
+        let floor = d.seq_floor as usize;
+        for (seq, &reason) in d.last_drop.iter().enumerate().skip(floor) {
             let seq = seq as u64;
             if bit(&d.arrived, seq) {
                 continue;
@@ -378,6 +446,8 @@ impl Collector {
         let mut flows = Vec::with_capacity(self.dirs.len());
         for (i, d) in self.dirs.iter_mut().enumerate() {
             let (tx, rx, buffered) = ends(i as u32);
+            let (tx0, rx0) = &d.reports_floor;
+            let tx_segments = d.tx_segments.saturating_sub(d.seq_floor as u64);
             let fate = &fates[i];
             let s = &mut d.stats;
             let frac = |a: u64, b: u64| if b > 0 { Some(a as f64 / b as f64) } else { None };
@@ -392,7 +462,10 @@ impl Collector {
             s.delays_ns.sort_unstable();
             let have = s.rx_packets > 0;
             let mean = |sum: u128| have.then(|| sum as f64 / s.rx_packets as f64 / ns);
-            let rtt = (tx.rtt_samples > 0).then(|| tx.rtt_sum_ns as f64 / tx.rtt_samples as f64 / ns);
+            let rtt_samples = tx.rtt_samples - tx0.rtt_samples;
+            let rtt_sum_ns = tx.rtt_sum_ns - tx0.rtt_sum_ns;
+            let rtt = (rtt_samples > 0).then(|| rtt_sum_ns as f64 / rtt_samples as f64 / ns);
+            let ack_packets = rx.stats.ack_segments - rx0.stats.ack_segments;
             flows.push(FlowRow {
                 key: d.info.key.clone(),
                 tx_packets: s.tx_packets,
@@ -407,24 +480,27 @@ impl Collector {
                 delay_p95_s: have.then(|| nearest_rank(&s.delays_ns, 95.0) as f64 / ns),
                 delay_max_s: s.delays_ns.last().map(|&m| m as f64 / ns),
                 net_delay_mean_s: mean(s.net_delay_sum_ns),
-                segment_loss_rate: frac(d.rx_segments, d.tx_segments).map(|r| 1.0 - r),
+                segment_loss_rate: frac(d.rx_segments, tx_segments).map(|r| 1.0 - r),
                 jitter_ipdv_s: (s.rx_packets > 1).then(|| s.ipdv_sum_ns as f64 / (s.rx_packets - 1) as f64 / ns),
                 jitter_rfc3550_s: (s.rx_packets > 1).then(|| s.jitter_rfc3550_ns / ns),
                 rtt_mean_s: rtt,
-                retransmissions: tx.stats.retransmissions,
-                rto_timeouts: tx.timeouts,
-                fast_retransmits: tx.fast_retransmits,
+                retransmissions: tx.stats.retransmissions - tx0.stats.retransmissions,
+                rto_timeouts: tx.timeouts - tx0.timeouts,
+                fast_retransmits: tx.fast_retransmits - tx0.fast_retransmits,
                 rto_s: tx.rto.map(|r| r.as_secs_f64()),
                 gave_up: tx.gave_up as u64,
-                ack_packets: rx.stats.ack_segments,
-                ack_overhead: frac(rx.stats.ack_segments, d.tx_segments),
-                tx_segments: d.tx_segments,
+                ack_packets,
+                ack_overhead: frac(ack_packets, tx_segments),
+                tx_segments,
                 rx_segments: d.rx_segments,
                 rx_duplicate_segments: d.rx_duplicates,
                 hops_mean: (d.rx_segments > 0).then(|| d.rx_hops as f64 / d.rx_segments as f64),
                 dropped_segments: fate.lost.iter().sum(),
                 in_flight_segments: fate.in_flight,
-                buffered_packets: buffered,
+                // Sender buffers are first in, first out: the messages still buffered are the
+                // latest written, so those of the warm-up are the excess over the messages
+                // counted since.
+                buffered_packets: buffered.min(s.tx_packets),
                 extra: tx.extra,
             });
         }
@@ -436,9 +512,23 @@ impl Collector {
     pub fn network_row(&self, flows: &[FlowRow], inputs: NetworkInputs, energy: Option<&EnergyModel>) -> NetworkRow {
         let delivered: u64 = flows.iter().map(|f| f.rx_segments).sum();
         let goodputs: Vec<f64> = flows.iter().filter_map(|f| f.goodput_kbps).collect();
-        let total_j = energy.map(|e| e.nodes.iter().map(|n| n.consumed_j).sum::<f64>());
-        let mac = inputs.mac;
-        let routing_packets = inputs.routing_packets;
+        let f = &self.floor;
+        let total_j = energy.map(|e| e.nodes.iter().map(|n| n.consumed_j).sum::<f64>() - f.energy_j);
+        let mac = inputs.mac.since(&f.inputs.mac);
+        let routing_packets = inputs.routing_packets - f.inputs.routing_packets;
+        let mut drops = self.drops;
+        for (d, d0) in drops.iter_mut().zip(f.drops) {
+            *d -= d0;
+        }
+        let mut routing_by_type = inputs.routing_by_type;
+        for (n, n0) in routing_by_type.iter_mut().zip(f.inputs.routing_by_type) {
+            *n -= n0;
+        }
+        let (discoveries, latency_sum_s) = inputs.route_discovery_latency_s;
+        let (discoveries0, latency_sum0_s) = f.inputs.route_discovery_latency_s;
+        let discoveries = discoveries - discoveries0;
+        let mac_frames = self.mac_frames - f.mac_frames;
+        let broadcast_receptions = self.broadcast_receptions - f.broadcast_receptions;
         NetworkRow {
             energy_consumed_j_mean: total_j.zip(energy).map(|(t, e)| t / e.nodes.len().max(1) as f64),
             energy_consumed_j_total: total_j,
@@ -453,24 +543,24 @@ impl Collector {
             mac_ack_timeouts: mac.ack_timeouts,
             mac_cts_timeouts: mac.cts_timeouts,
             mac_rx_errors: mac.rx_errors,
-            broadcasts_sent: self.broadcasts_sent,
-            broadcast_receptions: self.broadcast_receptions,
+            broadcasts_sent: self.broadcasts_sent - f.broadcasts_sent,
+            broadcast_receptions,
             dead_nodes: energy
                 .map(|e| e.nodes.iter().filter(|n| n.dead_at.is_some()).count() as u64)
                 .unwrap_or(0),
             routing_packets,
             normalized_routing_load: (delivered > 0).then(|| routing_packets as f64 / delivered as f64),
-            mac_frames: self.mac_frames,
-            mac_load: (delivered > 0).then(|| self.mac_frames as f64 / delivered as f64),
-            drops: self.drops,
+            mac_frames,
+            mac_load: (delivered > 0).then(|| mac_frames as f64 / delivered as f64),
+            drops,
             dropped_copies: self.dropped_copies,
-            broadcast_missed: self.broadcast_expected.saturating_sub(self.broadcast_receptions),
-            routing_drops: inputs.routing_drops,
-            arp_requests: inputs.arp_requests,
-            arp_replies: inputs.arp_replies,
-            routing_by_type: inputs.routing_by_type,
-            route_discovery_latency_s: inputs.route_discovery_latency_s,
-            route_discoveries_failed: inputs.route_discoveries_failed,
+            broadcast_missed: (self.broadcast_expected - f.broadcast_expected).saturating_sub(broadcast_receptions),
+            routing_drops: inputs.routing_drops - f.inputs.routing_drops,
+            arp_requests: inputs.arp_requests - f.inputs.arp_requests,
+            arp_replies: inputs.arp_replies - f.inputs.arp_replies,
+            routing_by_type,
+            route_discovery_latency_s: (discoveries > 0).then(|| (latency_sum_s - latency_sum0_s) / discoveries as f64),
+            route_discoveries_failed: inputs.route_discoveries_failed - f.inputs.route_discoveries_failed,
             jain_fairness: jain(&goodputs),
             data_delivered: delivered,
             events: inputs.events,

@@ -10,8 +10,11 @@ fn scenario(
     links: &[(u32, u32, u32, u32, f64)],
     flows: &[(u32, u32, u32, bool, bool, u8)],
     drain_ms: u32,
+    warmup_ms: u32,
 ) -> String {
-    let mut t = format!("[simulation]\nduration = \"3s\"\ndrain = \"{drain_ms}ms\"\n[nodes]\ncount = {nodes}\n");
+    let mut t = format!(
+        "[simulation]\nduration = \"3s\"\ndrain = \"{drain_ms}ms\"\nwarmup = \"{warmup_ms}ms\"\n[nodes]\ncount = {nodes}\n"
+    );
     for &(a, b, rate_kbps, queue, loss) in links {
         t += &format!("[[links]]\nnodes = [{a}, {b}]\nrate = \"{rate_kbps}kbps\"\ndelay = \"5ms\"\nqueue = {queue}\nloss = {loss}\n");
     }
@@ -50,6 +53,7 @@ proptest! {
         extra in proptest::collection::vec((0u32..8, 0u32..8, 64u32..2000, 1u32..20, 0.0f64..0.3), 0..6),
         flows in proptest::collection::vec((0u32..8, 0u32..8, 1u32..40, any::<bool>(), any::<bool>(), any::<u8>()), 1..6),
         drain_ms in 0u32..200,
+        warmup_ms in prop_oneof![Just(0u32), 1u32..2500],
         seed in 0u64..1000,
     ) {
         // A chain keeps the graph connected; extra links add cycles and parallel paths.
@@ -57,7 +61,7 @@ proptest! {
         links.extend(extra.into_iter().map(|(a, b, r, q, l)| (a % n, b % n, r, q, l)).filter(|l| l.0 != l.1));
         let flows: Vec<_> = flows.into_iter().map(|(s, d, iv, p, v, t)| (s % n, d % n, iv, p, v, t)).filter(|f| f.0 != f.1).collect();
         prop_assume!(!flows.is_empty());
-        let text = scenario(n, &links, &flows, drain_ms);
+        let text = scenario(n, &links, &flows, drain_ms, warmup_ms);
         let sc = load(&text, "<prop>").map_err(|e| TestCaseError::fail(e.to_string()))?;
         let r = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
         let mut dropped = 0;
@@ -85,7 +89,7 @@ proptest! {
     }
 }
 
-/// A random wireless scenario: `n` radio nodes in a 600 m square (static or random
+/// A random wireless scenario (counted from `warmup_ms` on): `n` radio nodes in a 600 m square (static or random
 /// waypoint), AODV or OLSR, optional ARP, optional energy with node death, and UDP/TCP flows.
 #[allow(clippy::too_many_arguments)]
 fn wireless(
@@ -96,9 +100,10 @@ fn wireless(
     energy_j: Option<f64>,
     flows: &[(u32, u32, u32, bool)],
     drain_ms: u32,
+    warmup_ms: u32,
 ) -> String {
     let mut t = format!(
-        "[simulation]\nduration = \"12s\"\ndrain = \"{drain_ms}ms\"\nsizes = \"ns2\"\n\
+        "[simulation]\nduration = \"12s\"\ndrain = \"{drain_ms}ms\"\nwarmup = \"{warmup_ms}ms\"\nsizes = \"ns2\"\n\
          [nodes]\ncount = {n}\nplacement = {{ kind = \"uniform\", area = [\"600m\", \"600m\"] }}\n"
     );
     if moving {
@@ -148,11 +153,12 @@ proptest! {
         energy in proptest::option::of(2.0f64..15.0),
         flows in proptest::collection::vec((0u32..12, 0u32..12, 5u32..60, any::<bool>()), 1..5),
         drain_ms in 0u32..500,
+        warmup_ms in prop_oneof![Just(0u32), 1u32..8000],
         seed in 0u64..1000,
     ) {
         let flows: Vec<_> = flows.into_iter().map(|(s, d, iv, t)| (s % n, d % n, iv, t)).filter(|f| f.0 != f.1).collect();
         prop_assume!(!flows.is_empty());
-        let text = wireless(n, moving, olsr, arp, energy, &flows, drain_ms);
+        let text = wireless(n, moving, olsr, arp, energy, &flows, drain_ms, warmup_ms);
         let sc = load(&text, "<prop>").map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         let r = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
         let mut dropped = 0;

@@ -94,12 +94,14 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 /// `network` (dict of scalars), `timeseries` (dict of lists, long format) and
 /// `engine_seconds` (wall time of the event loop, s). The GIL is released while the engine
 /// runs; between slices of events the run checks for signals (Ctrl-C raises
-/// `KeyboardInterrupt` within milliseconds) and for `max_wall_s`. Raises `ScenarioError` for
+/// `KeyboardInterrupt` within milliseconds) and for `max_wall_s`, and calls `progress(now_s,
+/// end_s)` (simulated seconds reached and at the end) at most every 0.2 s of wall time if
+/// given (an exception it raises stops the run and propagates). Raises `ScenarioError` for
 /// an invalid scenario, `RunLimitError` when the run exceeds `max_wall_s` seconds of wall
 /// time, and `RuntimeError` for a failure inside the engine (an I/O error writing pcap, or an
 /// engine bug).
 #[pyfunction]
-#[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None, max_wall_s = None))]
+#[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None, max_wall_s = None, progress = None))]
 fn run(
     py: Python<'_>,
     text: &str,
@@ -108,6 +110,7 @@ fn run(
     run: u64,
     pcap_dir: Option<String>,
     max_wall_s: Option<f64>,
+    progress: Option<PyObject>,
 ) -> PyResult<PyObject> {
     let sc = tpsim_scenario::load(text, source).map_err(|e| scenario_err(py, e))?;
     let opts = RunOptions {
@@ -121,6 +124,10 @@ fn run(
         Err(panic) => return Err(engine_bug(panic)),
     };
     let t0 = Instant::now();
+    let mut reported = t0;
+    // Division by 1e9 rounds correctly: a 1000 s run ends at 1000.0, not 1000.0000000000001.
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let end_s = secs(world.end().0);
     loop {
         let done = py
             .allow_threads(|| catch_unwind(AssertUnwindSafe(|| world.run_for(SLICE_EVENTS))))
@@ -129,6 +136,12 @@ fn run(
             break;
         }
         py.check_signals()?;
+        if let Some(cb) = &progress {
+            if reported.elapsed().as_secs_f64() >= 0.2 {
+                reported = Instant::now();
+                cb.call1(py, (secs(world.now().0), end_s))?;
+            }
+        }
         let elapsed = t0.elapsed().as_secs_f64();
         if max_wall_s.is_some_and(|m| elapsed > m) {
             return Err(RunLimitError::new_err(format!(

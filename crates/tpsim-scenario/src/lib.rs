@@ -92,6 +92,12 @@ pub struct Simulation {
     /// generated but packets in flight may still arrive. Default "0s".
     #[serde(default)]
     pub drain: Duration,
+    /// Simulated time from the start during which nothing is counted: the flows and network
+    /// tables cover `[warmup, duration + drain]` (messages created, segments sent and network
+    /// events from `warmup` on); time series still cover the whole run. Must be shorter than
+    /// `duration`. Default "0s".
+    #[serde(default)]
+    pub warmup: Duration,
     /// Master seed of all random streams. Default 1.
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -1240,6 +1246,12 @@ fn set_path(item: &mut toml_edit::Item, segs: &[Seg], v: toml_edit::Value) -> Re
                 t.insert(k, Item::Value(v));
                 Ok(())
             } else {
+                if t.get(k).is_none() && matches!(rest.first(), Some(Seg::Key(_))) {
+                    // A table the file does not have (`output.positions` without `[output]`):
+                    // created, at the end of the file so that other lines keep their numbers;
+                    // validation then checks that it is one of the format's tables.
+                    t.insert(k, Item::Table(toml_edit::Table::new()));
+                }
                 set_path(t.get_mut(k).ok_or_else(missing)?, rest, v)
             }
         }

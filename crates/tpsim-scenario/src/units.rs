@@ -376,6 +376,11 @@ impl Duration {
     pub fn secs(self) -> f64 {
         self.0 as f64 * 1e-9
     }
+    /// Seconds with a unit for messages, without floating-point noise ("30s", not
+    /// "30.000000000000004s": division by a power of ten rounds correctly).
+    pub fn human(self) -> String {
+        format!("{}s", self.0 as f64 / 1e9)
+    }
 }
 
 #[cfg(test)]

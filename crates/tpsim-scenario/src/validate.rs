@@ -77,6 +77,16 @@ fn validate_simulation(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
             "expected a duration greater than 0".into(),
         );
     }
+    if sim.duration.0 > 0 && sim.warmup.0 >= sim.duration.0 {
+        err(
+            vec![k("simulation"), k("warmup")],
+            format!(
+                "expected a warm-up shorter than simulation.duration ({}), got {}",
+                sim.duration.human(),
+                sim.warmup.human()
+            ),
+        );
+    }
     if sim.runs < 1 {
         err(vec![k("simulation"), k("runs")], "expected at least 1 run".into());
     }
@@ -558,9 +568,9 @@ fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(V
         err(
             pa("start"),
             format!(
-                "the application starts at {}s, not before the end of the simulation ({}s)",
-                a.start.secs(),
-                sim.duration.secs()
+                "the application starts at {}, not before the end of the simulation ({})",
+                a.start.human(),
+                sim.duration.human()
             ),
         );
     }
@@ -568,15 +578,15 @@ fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(V
         if stop.0 <= a.start.0 {
             err(
                 pa("stop"),
-                format!("expected stop ({}s) after start ({}s)", stop.secs(), a.start.secs()),
+                format!("expected stop ({}) after start ({})", stop.human(), a.start.human()),
             );
         } else if stop.0 > dur {
             err(
                 pa("stop"),
                 format!(
-                    "expected stop ({}s) at most simulation.duration ({}s)",
-                    stop.secs(),
-                    sim.duration.secs()
+                    "expected stop ({}) at most simulation.duration ({})",
+                    stop.human(),
+                    sim.duration.human()
                 ),
             );
         }

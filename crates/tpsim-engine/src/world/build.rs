@@ -60,7 +60,8 @@ impl World {
         let paths = Paths::compute(sc.nodes.count, &sc.links);
         net.static_link_routes(sc, &paths);
         let bins = sc.output.timeseries.then_some(sc.output.bin.0);
-        let mut metrics = Collector::new(end_run, bins);
+        let warmup = SimTime(sc.simulation.warmup.0);
+        let mut metrics = Collector::new(end_run, warmup, bins);
         metrics.set_devices(links.len() + radios.len());
         let mut world = World {
             now: SimTime::ZERO,
@@ -92,6 +93,10 @@ impl World {
                 .map(|a| super::ArpState::new(a, n, |i| stream(opts, OwnerKind::Node, i, Module::Arp))),
             beacons: None,
         };
+        if warmup > SimTime::ZERO {
+            // Queued first, so it runs before every other event of its instant.
+            world.queue.push(warmup, Event::Warmup);
+        }
         world.start_routing();
         world.start_beacons(sc, opts, sizes, dur);
         for (fi, f) in all_flows.iter().enumerate() {

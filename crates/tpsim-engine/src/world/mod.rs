@@ -79,6 +79,8 @@ enum Event {
     ArpTimer { node: u32, gen: u32 },
     /// Node `node` sends its next beacon (one-hop broadcast).
     Beacon { node: u32 },
+    /// The warm-up ends: counting starts (`[simulation] warmup`).
+    Warmup,
 }
 
 /// One pending deadline per node for a per-node protocol (routing, ARP), with a generation
@@ -210,6 +212,7 @@ impl World {
                 Event::ArpTimer { node, gen } => self.on_arp_timer(node, gen),
                 Event::Beacon { node } => self.on_beacon(node),
                 Event::EnergyDeath { node, gen } => self.on_energy_death(node, gen),
+                Event::Warmup => self.on_warmup(),
             }
         }
         self.now = self.end_run;
@@ -248,6 +251,11 @@ impl World {
     /// The simulated time reached.
     pub fn now(&self) -> SimTime {
         self.now
+    }
+
+    /// When the run ends: the scenario's duration plus its drain period.
+    pub fn end(&self) -> SimTime {
+        self.end_run
     }
 
     /// Events executed so far.
@@ -302,22 +310,8 @@ impl World {
             })
             .collect();
         let flows = metrics.flow_rows(&alive, |dir| ends[dir as usize].clone());
-        if let Some(e) = &mut self.energy {
-            for i in 0..e.nodes.len() {
-                e.settle(i, end);
-            }
-        }
-        let mut inputs = NetworkInputs {
-            events: self.queue.popped(),
-            mac: self.mac_stats(),
-            ..NetworkInputs::default()
-        };
-        if let Some(r) = &self.routing {
-            r.report(&mut inputs);
-        }
-        if let Some(a) = &self.arp {
-            (inputs.arp_requests, inputs.arp_replies) = a.counts();
-        }
+        self.settle_energy(end);
+        let inputs = self.network_inputs();
         let network = self.metrics.network_row(&flows, inputs, self.energy.as_ref());
         self.settle_queues();
         let queues = self.queue_labels();
@@ -336,6 +330,45 @@ impl World {
 }
 
 impl World {
+    /// The warm-up ends: the collector snapshots every counter it will subtract.
+    fn on_warmup(&mut self) {
+        let energy_j = self.settle_energy(self.now);
+        let inputs = self.network_inputs();
+        let sockets = &self.sockets;
+        let metrics = &mut self.metrics;
+        let tx_eps: Vec<u32> = (0..metrics.directions()).map(|d| metrics.tx_endpoint(d)).collect();
+        metrics.end_warmup(inputs, energy_j, |dir| {
+            let ep = tx_eps[dir as usize];
+            (sockets.socket(ep).report(), sockets.socket(Sockets::peer(ep)).report())
+        });
+    }
+
+    /// Charges every node's energy account up to `now`; returns the energy consumed by all
+    /// nodes so far, J (0 without `[energy]`).
+    fn settle_energy(&mut self, now: SimTime) -> f64 {
+        let Some(e) = &mut self.energy else { return 0.0 };
+        for i in 0..e.nodes.len() {
+            e.settle(i, now);
+        }
+        e.nodes.iter().map(|n| n.consumed_j).sum()
+    }
+
+    /// The network counters the other parts keep, since the start of the run.
+    fn network_inputs(&self) -> NetworkInputs {
+        let mut inputs = NetworkInputs {
+            events: self.queue.popped(),
+            mac: self.mac_stats(),
+            ..NetworkInputs::default()
+        };
+        if let Some(r) = &self.routing {
+            r.report(&mut inputs);
+        }
+        if let Some(a) = &self.arp {
+            (inputs.arp_requests, inputs.arp_replies) = a.counts();
+        }
+        inputs
+    }
+
     /// Settles every device's queue-length integral at the end of the run.
     fn settle_queues(&mut self) {
         self.settle_link_queues();

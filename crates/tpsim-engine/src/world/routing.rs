@@ -173,7 +173,7 @@ impl RoutingState {
         out.routing_by_type = self.sent_by_type;
         out.route_discoveries_failed = self.discoveries_failed;
         let lat = &self.discovery_latency_s;
-        out.route_discovery_latency_s = (!lat.is_empty()).then(|| lat.iter().sum::<f64>() / lat.len() as f64);
+        out.route_discovery_latency_s = (lat.len() as u64, lat.iter().sum::<f64>());
     }
 
     fn store(&mut self, m: CtrlMsg) -> u32 {

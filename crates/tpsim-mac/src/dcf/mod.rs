@@ -140,6 +140,31 @@ impl DcfStats {
     pub fn frames_sent(&self) -> u64 {
         self.data_sent + self.ack_sent + self.rts_sent + self.cts_sent
     }
+
+    /// The counts since `earlier`, a snapshot of the same counters (every field is a count
+    /// that only grows).
+    pub fn since(&self, earlier: &DcfStats) -> DcfStats {
+        DcfStats {
+            rx_frames: self.rx_frames - earlier.rx_frames,
+            rx_errors: self.rx_errors - earlier.rx_errors,
+            delivered: self.delivered - earlier.delivered,
+            msdus: self.msdus - earlier.msdus,
+            tx_ok: self.tx_ok - earlier.tx_ok,
+            data_sent: self.data_sent - earlier.data_sent,
+            data_retries: self.data_retries - earlier.data_retries,
+            ack_sent: self.ack_sent - earlier.ack_sent,
+            rts_sent: self.rts_sent - earlier.rts_sent,
+            cts_sent: self.cts_sent - earlier.cts_sent,
+            retries: self.retries - earlier.retries,
+            ack_timeouts: self.ack_timeouts - earlier.ack_timeouts,
+            cts_timeouts: self.cts_timeouts - earlier.cts_timeouts,
+            drops_retry_limit: self.drops_retry_limit - earlier.drops_retry_limit,
+            duplicates: self.duplicates - earlier.duplicates,
+            cts_suppressed_by_nav: self.cts_suppressed_by_nav - earlier.cts_suppressed_by_nav,
+            rate_increases: self.rate_increases - earlier.rate_increases,
+            rate_decreases: self.rate_decreases - earlier.rate_decreases,
+        }
+    }
 }
 
 /// Where the exchange for the MSDU in service stands.
