@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 import random
 import re
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
 from pathlib import Path
 
 import pytest

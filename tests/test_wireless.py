@@ -32,7 +32,8 @@ app = {flow_app}
 
 
 def test_example_chain_runs_and_more_hops_cost_delay():
-    res = tpsim.run(SCENARIOS / "example-wifi-chain.toml", runs=1, set=["flows.0.transport=udp"])
+    # The file sweeps the transport: --sweep (not --set, which is refused for a swept key) picks UDP.
+    res = tpsim.run(SCENARIOS / "example-wifi-chain.toml", runs=1, sweep=[("flows.0.transport", ["udp"])])
     d = res.flows.group_by("flows.0.dst").agg(pl.col("delay_mean_s").mean()).sort("flows.0.dst")["delay_mean_s"].to_list()
     assert d == sorted(d) and d[0] > 0
     assert res.network["mac_frames"].min() > 0

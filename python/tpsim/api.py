@@ -9,21 +9,56 @@ import math
 import multiprocessing
 import os
 import re
+import shlex
+import shutil
 import sys
+import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from . import _tpsim
-from .results import Results, atomic_write_text, check_output_dir
+from .results import Results, add_roles, atomic_write_text, check_output_dir
 from .scenario import Scenario, load
 from .sweep import Job, expand, jobs_for, parse_set, parse_sweep, point_value, runs_of
 
 #: Environment variable of the deterministic failure hook used by the tests: "POINT:RUN"
 #: makes that job raise instead of running.
 FAIL_HOOK = "TPSIM_TEST_FAIL_RUN"
+
+#: Environment variable set for tpsim's worker processes: a file a worker creates when it
+#: finds itself importing a script that runs tpsim without a ``__main__`` guard.
+MAIN_GUARD_ENV = "TPSIM_UNGUARDED_MAIN_MARKER"
+
+
+class MainGuardError(RuntimeError):
+    """Worker processes (``jobs`` > 1) import the calling script again, and it started
+    another run: the script's code needs an ``if __name__ == "__main__":`` guard."""
+
+
+MAIN_GUARD_MESSAGE = (
+    "tpsim runs with jobs > 1 start worker processes, which import your script again and would run it again: "
+    "put the script's code under `if __name__ == \"__main__\":` (see the README's example), or use jobs=1"
+)
+
+
+def _check_not_bootstrapping() -> None:
+    """In a worker process that is importing the main script (spawn start method), a call
+    that runs tpsim means the script has no ``__main__`` guard: the worker leaves at once
+    (quietly; the parent reports it once) instead of starting a run of its own."""
+    if not getattr(multiprocessing.current_process(), "_inheriting", False):
+        return
+    marker = os.environ.get(MAIN_GUARD_ENV)
+    if marker:
+        try:
+            with open(marker, "a", encoding="utf-8"):
+                pass
+        except OSError:
+            pass
+        os._exit(3)
+    raise MainGuardError(MAIN_GUARD_MESSAGE)
 
 
 def build_id() -> str:
@@ -104,12 +139,16 @@ class RunCrashed(RuntimeError):
 
 
 def _job_main(text: str, source: str, seed: int, run: int, point: int, pcap_dir: Optional[str],
-              max_wall_s: Optional[float] = None) -> dict[str, Any]:
-    """Executes one job (in this process, a worker process or a Dask worker)."""
+              max_wall_s: Optional[float] = None, progress: Optional[Callable[[float, float], Any]] = None) -> dict[str, Any]:
+    """Executes one job (in this process, a worker process or a Dask worker); ``progress``
+    (in this process only) is the engine's ``progress(now_s, end_s)`` callback, in simulated
+    seconds."""
     if os.environ.get(FAIL_HOOK) == f"{point}:{run}":
         raise RuntimeError(f"deliberate failure ({FAIL_HOOK} test hook)")
     if os.environ.get(FAIL_HOOK) == f"{point}:{run}:abort":
         os.abort()  # a crashing worker (tests)
+    if progress is not None:
+        return _tpsim.run(text, source, seed=seed, run=run, pcap_dir=pcap_dir, max_wall_s=max_wall_s, progress=progress)
     return _tpsim.run(text, source, seed=seed, run=run, pcap_dir=pcap_dir, max_wall_s=max_wall_s)
 
 
@@ -173,6 +212,8 @@ class Plan:
     points: list
     jobs: list[Job]
     stored: int
+    #: The ``set`` values every point has.
+    sets: list = field(default_factory=list)
 
 
 def plan(
@@ -212,7 +253,7 @@ def plan(
             _check_memory(pt, limit)
     jobs = jobs_for(points, seed, n)
     stored = sum(1 for j in jobs if out is not None and _load_stored(_stored_path(Path(out), j), j, report=False) is not None)
-    return Plan(base, points, jobs, stored)
+    return Plan(base, points, jobs, stored, list(sets))
 
 
 def _check_args(seed: Any = None, runs: Any = None, jobs: Any = None) -> None:
@@ -306,6 +347,8 @@ def run(
     max_memory: Union[str, int, float, None] = DEFAULT_MAX_MEMORY,
     run_time_limit: Optional[float] = None,
     run_memory_limit: Union[str, int, float, None] = None,
+    report: bool = False,
+    sim_progress: Optional[Callable[[int, float, float], Any]] = None,
 ) -> Results:
     """Runs every sweep point's replications and returns their tables.
 
@@ -332,6 +375,12 @@ def run(
         run_memory_limit: cap each run's process at this address-space size (a size such as
             ``"4GB"``); runs then go to worker processes, and one that exceeds it fails as its
             own run (``RunCrashed``).
+        report: with ``out``, also write the figures and ``report.html`` there (as
+            :meth:`Results.write_report`).
+        sim_progress: called as ``sim_progress(job, now_s, end_s)`` (job index, simulated
+            seconds reached and the run's end) at most every 0.2 s of wall time while a run
+            executes in this process (``jobs=1``, or a single run to make); not for runs in
+            worker processes.
 
     Returns:
         :class:`Results`; with a sweep, every table has a ``point`` column and one column per
@@ -346,16 +395,76 @@ def run(
         OSError: if ``out`` cannot be written (naming the file; the tables are written all
             or none, and stored runs stay intact).
         KeyboardInterrupt: if interrupted (finished runs are stored when ``out`` is given).
+        MainGuardError: (RuntimeError) if worker processes found the calling script without
+            an ``if __name__ == "__main__":`` guard.
     """
+    _check_not_bootstrapping()
     _check_args(jobs=jobs)
+    if report and out is None:
+        raise ValueError("report=True needs out=DIRECTORY (where the report is written)")
     _check_run_args(out, scheduler, pcap, progress)
+    if sim_progress is not None and not callable(sim_progress):
+        raise TypeError(f"sim_progress must be a callable sim_progress(job, now_s, end_s), got {type(sim_progress).__name__}")
     if run_time_limit is not None and (isinstance(run_time_limit, bool) or not isinstance(run_time_limit, (int, float))
                                        or not math.isfinite(run_time_limit) or run_time_limit <= 0):
         raise ValueError(f"run_time_limit must be a number of seconds greater than 0, got {run_time_limit!r}")
     mem = parse_size(run_memory_limit, "run_memory_limit") if run_memory_limit is not None else None
     p = plan(scenario, seed, runs, set, sweep, out, max_memory=max_memory)
-    return run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
-                    run_time_limit=run_time_limit, run_memory_limit=mem)
+    res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
+                   run_time_limit=run_time_limit, run_memory_limit=mem,
+                   command=reproduce_command(p, out, seed, runs, set, sweep), sim_progress=sim_progress)
+    if report:
+        res.write_report(out)
+    return res
+
+
+def reproduce_command(p: "Plan", out: Any, seed: Optional[int], runs: Optional[int], sets: Any, sweeps: Any) -> str:
+    """The ``tpsim run`` command line that reproduces a :func:`run` call (for the report)."""
+    src = p.base.source
+    parts = ["tpsim", "run", src if Path(src).is_file() else "SCENARIO.toml", "-o", str(out) if out is not None else "OUT"]
+    if seed is not None:
+        parts += ["--seed", str(seed)]
+    if runs is not None:
+        parts += ["--runs", str(runs)]
+    for k, v in _pairs(sets, parse_set, "set"):
+        parts += ["--set", f"{k}={_cli_value(v)}"]
+    for k, vs in _pairs(sweeps, parse_sweep, "sweep"):
+        parts += ["--sweep", f"{k}=" + ",".join(_cli_value(v) for v in vs)]
+    return " ".join(shlex.quote(a) for a in parts)
+
+
+def _cli_value(v: Any) -> str:
+    if isinstance(v, str):
+        return v if re.fullmatch(r"[A-Za-z0-9_.+/µ-]+", v) and v not in ("true", "false") else json.dumps(v)
+    return json.dumps(v) if not isinstance(v, bool) else str(v).lower()
+
+
+def resolved_as_run(p: "Plan") -> dict[str, Any]:
+    """The plan's scenario as it runs, every default filled in: the base with the ``set``
+    values applied, the runs and seed as run, and, as its ``sweep`` table, the values every
+    swept key takes (the file's or the command line's; cases are in ``tpsim.json``)."""
+    base = p.base
+    resolved = dict(base.resolved)
+    if p.sets:
+        try:
+            text = _tpsim.apply_overrides(base.text, json.dumps([list(x) for x in p.sets]), base.source, False)
+            resolved = dict(Scenario(text, base.source).resolved)
+        except (_tpsim.ScenarioError, ValueError, TypeError):
+            pass  # every point was validated with them; keep the base's rather than fail here
+    if p.jobs and isinstance(resolved.get("simulation"), dict):
+        # --runs and --seed as run (a replication's streams are (seed, run)).
+        resolved["simulation"] = {**resolved["simulation"], "runs": len(p.jobs) // max(len(p.points), 1),
+                                  "seed": p.jobs[0].seed}
+    sweep: dict[str, list[Any]] = {}
+    for pt in p.points:
+        for k, v in pt.params.items():
+            if k != "case" and v not in sweep.setdefault(k, []):
+                sweep[k].append(v)
+    if sweep:
+        resolved["sweep"] = sweep
+    else:
+        resolved.pop("sweep", None)
+    return resolved
 
 
 def run_plan(
@@ -367,24 +476,35 @@ def run_plan(
     progress: Optional[Callable[[int, int], None]] = None,
     run_time_limit: Optional[float] = None,
     run_memory_limit: Optional[int] = None,
+    command: Optional[str] = None,
+    sim_progress: Optional[Callable[[int, float, float], Any]] = None,
 ) -> Results:
     """Executes a :func:`plan` (arguments as for :func:`run`; ``run_memory_limit`` in bytes)
-    and merges its tables; with ``out``, writes them and the resolved scenario there.
+    and merges its tables; with ``out``, writes them, the resolved scenario and
+    ``tpsim.json`` there. ``command`` is the reproduce command the report shows.
 
     Raises:
         SweepFailed: if some runs failed (the others are stored when ``out`` is given).
         KeyboardInterrupt: if interrupted (finished runs are stored when ``out`` is given).
     """
+    _check_not_bootstrapping()
     outdir = check_output_dir(out, "out") if out is not None else None
     check_scheduler(scheduler)
+    fresh: list[float] = []
     results = execute(p.jobs, outdir, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
-                      run_time_limit=run_time_limit, run_memory_limit=run_memory_limit)
+                      run_time_limit=run_time_limit, run_memory_limit=run_memory_limit, fresh=fresh,
+                      sim_progress=sim_progress)
     table = Results.from_runs(results, param_keys=list(p.points[0].params))
+    table.flows = add_roles(table.flows, {pt.index: len(pt.scenario.resolved.get("flows", [])) for pt in p.points})
     table.points = p.points
     table.base = p.base
+    table.command = command
+    table.sets = list(getattr(p, "sets", []))
+    table.resolved = resolved_as_run(p)
+    table.ran_now = len(fresh)
+    table.engine_seconds_now = sum(fresh)
     if outdir is not None:
         table.write(outdir)
-        atomic_write_text(outdir / "scenario.resolved.json", json.dumps(p.base.resolved, indent=2, sort_keys=True) + "\n")
     return table
 
 
@@ -397,10 +517,14 @@ def execute(
     progress: Optional[Callable[[int, int], None]] = None,
     run_time_limit: Optional[float] = None,
     run_memory_limit: Optional[int] = None,
+    fresh: Optional[list[float]] = None,
+    sim_progress: Optional[Callable[[int, float, float], Any]] = None,
 ) -> list[dict[str, Any]]:
     """Runs the jobs not yet stored in ``outdir``, stores each as it finishes, and returns
     every job's result (stored or new) in job order. A job that fails, exceeds a limit or
-    crashes its worker fails alone: the others run on.
+    crashes its worker fails alone: the others run on. ``fresh``, if given, gets the engine
+    time of each run made now (not of the stored ones). ``sim_progress(job index, now_s,
+    end_s)`` reports simulated time for runs made in this process (see :func:`run`).
 
     Raises:
         SweepFailed: if any job raised; every other job still ran and was stored.
@@ -429,6 +553,8 @@ def execute(
             if outdir is not None:
                 atomic_write_text(_stored_path(outdir, job), json.dumps(res))
             results[i] = res
+            if fresh is not None:
+                fresh.append(float(res.get("engine_seconds", 0.0)))
         if progress:
             progress(len(results) + len(failures), total)
 
@@ -444,8 +570,9 @@ def execute(
         pass  # every run is stored: no need of the scheduler
     elif (n_workers == 1 or len(todo) <= 1) and run_memory_limit is None:
         for i, job in todo:
+            tick = (lambda now_s, end_s, i=i: sim_progress(i, now_s, end_s)) if sim_progress is not None else None
             try:
-                res = _job_main(*args(job))
+                res = _job_main(*args(job), progress=tick)
             except (RuntimeError, ValueError, OSError) as e:
                 finish(i, job, None, e)
             else:
@@ -468,19 +595,43 @@ def _run_pool(n: int, todo: list, args: Callable, finish: Callable, memory_limit
     def pool(workers: int) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(memory_limit,))
 
+    marker_dir = tempfile.mkdtemp(prefix="tpsim-workers-")
+    marker = os.path.join(marker_dir, "unguarded-main")
+    previous = os.environ.get(MAIN_GUARD_ENV)
+    os.environ[MAIN_GUARD_ENV] = marker
+    try:
+        _run_pool_passes(n, todo, args, finish, memory_limit, pool, marker)
+    finally:
+        if previous is None:
+            os.environ.pop(MAIN_GUARD_ENV, None)
+        else:
+            os.environ[MAIN_GUARD_ENV] = previous
+        shutil.rmtree(marker_dir, ignore_errors=True)
+
+
+def _run_pool_passes(n: int, todo: list, args: Callable, finish: Callable, memory_limit: Optional[int], pool: Callable,
+                     marker: str) -> None:
+    def check_guard() -> None:
+        if os.path.exists(marker):
+            raise MainGuardError(MAIN_GUARD_MESSAGE)
+
     queue = list(todo)
     strikes: dict[int, int] = {}
     while queue:
         alone = []
         requeue = []
-        for i, job, was_running in _pool_pass(pool(n), queue, args, finish):
+        lost = _pool_pass(pool(n), queue, args, finish)
+        check_guard()
+        for i, job, was_running in lost:
             if was_running or strikes.get(i, 0) >= 1:
                 alone.append((i, job))
             else:
                 strikes[i] = 1
                 requeue.append((i, job))
         for i, job in alone:
-            for i2, job2, _ in _pool_pass(pool(1), [(i, job)], args, finish):
+            lost_alone = _pool_pass(pool(1), [(i, job)], args, finish)
+            check_guard()
+            for i2, job2, _ in lost_alone:
                 limit = f" (memory limit {memory_limit / 1e9:.3g} GB)" if memory_limit else ""
                 finish(i2, job2, None, RunCrashed(f"the run's worker process died{limit}"))
         queue = requeue

@@ -17,6 +17,7 @@ import re
 import shlex
 import sys
 import unicodedata
+import warnings
 from pathlib import Path
 from typing import List, Optional
 
@@ -29,6 +30,7 @@ from .api import build_id
 from .scenario import Scenario
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="tpsim: compare transport protocols over wired and wireless networks.")
 err = Console(stderr=True)
 #: Set once an "interrupted" line has been printed.
@@ -103,6 +105,20 @@ def _load_or_exit(path: str):
         _fail(f"error: cannot read {p}: {_one_line(e.strerror or e)}")
 
 
+def _version_flag(value: bool) -> None:
+    if value:
+        typer.echo(build_id())
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", "-V", help="Print the tpsim version and exit.", is_eager=True,
+                                 callback=_version_flag),
+) -> None:
+    """tpsim: compare transport protocols over wired and wireless networks."""
+
+
 @app.command()
 def validate(scenario: str = typer.Argument(..., help="Scenario file (TOML).")) -> None:
     """Check a scenario file (and every point of its sweep); print every problem with its key and line."""
@@ -164,18 +180,29 @@ def _run(
         _fail(_os_error(e, "cannot write the output directory"), 1)
     total = len(p.jobs)
     todo = total - (0 if pcap else p.stored)
+    command = "tpsim " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
             console=err, disable=quiet or not err.is_terminal,
         ) as bar:
             task = bar.add_task(sc.name, total=total)
-            res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=lambda d, t: bar.update(task, completed=d),
-                           run_time_limit=run_time_limit, run_memory_limit=run_memory_limit)
-        if report:
-            from .report import write_report
+            sim = bar.add_task("", total=None, visible=False)
 
-            write_report(res, out, command="tpsim " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+            def sim_time(job: int, now_s: float, end_s: float) -> None:
+                # A run made in this process: its simulated time (s), for long single runs.
+                bar.update(sim, description=f"  run {job + 1}/{total}, simulated s", completed=now_s, total=end_s, visible=True)
+
+            def runs_done(done: int, n: int) -> None:
+                bar.update(task, completed=done)
+                bar.update(sim, visible=False)
+
+            res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=runs_done,
+                           run_time_limit=run_time_limit, run_memory_limit=run_memory_limit, command=command,
+                           sim_progress=None if bar.disable else sim_time)
+            if report:
+                step = bar.add_task("report (figures, report.html)", total=None)
+                res.write_report(out, command=command, progress=lambda d, t: bar.update(step, completed=d, total=t))
     except SweepFailed as e:
         _fail(_failed_runs(e, out), 1)
     except KeyboardInterrupt:
@@ -186,10 +213,9 @@ def _run(
         _fail(_os_error(e) + f" (stored runs in {out / 'runs'} are intact; re-run the same command once fixed)", 1)
     except RuntimeError as e:
         _fail(f"error: {_one_line(e)}", 1)
-    total_s = sum(res.engine_seconds)
     typer.echo(
         f"{sc.name}: {len(p.points)} point(s) x {total // len(p.points)} run(s); ran {todo}, reused {total - todo}; "
-        f"engine {total_s:.3f} s -> {out}/" + (" (report.html)" if report else "")
+        f"engine {res.engine_seconds_now:.3f} s -> {out}/" + (" (report.html)" if report else "")
     )
 
 
@@ -201,8 +227,8 @@ def run(
     runs: Optional[int] = typer.Option(None, "--runs", help="Replications per sweep point (default: simulation.runs)."),
     jobs: int = typer.Option(0, "-j", "--jobs", help="Local worker processes (0: all cores; 1: no worker processes)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address (tcp://HOST:PORT): run the jobs on its workers."),
-    set_: List[str] = typer.Option([], "--set", help="KEY=VALUE set for every point, e.g. --set flows.0.app.interval=10ms (repeatable)."),
-    sweep: List[str] = typer.Option([], "--sweep", help="KEY=V1,V2,... adds a sweep dimension (repeatable)."),
+    set_: List[str] = typer.Option([], "--set", help="KEY=VALUE set for every point, e.g. --set flows.0.app.interval=10ms (repeatable; a key the sweep or a case sets is an error)."),
+    sweep: List[str] = typer.Option([], "--sweep", help="KEY=V1,V2,... adds a sweep dimension or replaces the file's values (repeatable); list values in brackets: KEY=[5m/s,5m/s],[10m/s,10m/s]."),
     pcap: bool = typer.Option(False, "--pcap", help="Write pcap files of the links that ask for them (runs again even if stored)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write figures and report.html."),
@@ -223,6 +249,8 @@ def study(
     runs: Optional[int] = typer.Option(None, "--runs", help="Replications per point."),
     jobs: int = typer.Option(0, "-j", "--jobs", help="Local worker processes (0: all cores)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
+    set_: List[str] = typer.Option([], "--set", help="KEY=VALUE set for every point, e.g. --set simulation.duration=30s (repeatable)."),
+    sweep: List[str] = typer.Option([], "--sweep", help="KEY=V1,V2,... replaces a swept key's values or adds a dimension (repeatable)."),
 ) -> None:
     """Run a reference study's scenario with its sweep and write its report."""
     from .studies import STUDIES, find
@@ -236,65 +264,176 @@ def study(
     if path is None:
         _fail(f"error: no study {name!r}; known: {', '.join(STUDIES)} (tpsim study --list)")
     out = out if out is not None else str(Path("out") / f"study-{name.lower().removeprefix('study-')}")
-    _run(path, out, seed, runs, jobs, None, [], [], False, quiet, True)
+    _run(path, out, seed, runs, jobs, None, set_, sweep, False, quiet, True)
+
+
+def _did_you_mean(name: str, choices: list[str]) -> str:
+    """`` (did you mean A or B?)``: columns whose dotted key or short name contains ``name``
+    (``speed`` -> ``nodes.mobility.speed``), then close spellings."""
+    import difflib
+
+    from .labels import key_name
+
+    low = name.lower()
+    close = [c for c in choices if low and (low in c.lower().split(".") or low in key_name(c).lower().split())]
+    close += [c for c in difflib.get_close_matches(name, choices, n=3, cutoff=0.5) if c not in close]
+    close = close[:3]
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+def _read_results(directory: Path):
+    """The stored results of DIRECTORY, or exit 2 with a one-line reason."""
+    import polars as pl
+
+    from .results import Results
+
+    if not directory.is_dir():
+        _fail(f"error: {directory} is not a directory (expected the output directory of tpsim run)")
+    try:
+        return Results.read(directory)
+    except (OSError, ValueError, KeyError, pl.exceptions.PolarsError) as e:
+        _fail(f"error: {directory} holds no readable tpsim tables (flows.parquet, network.parquet): "
+              f"{_one_line(getattr(e, 'strerror', None) or e)}")
+
+
+def _ranges(values: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``0-2, 5``."""
+    out: list[str] = []
+    for v in values:
+        if out and "-" not in out[-1] and int(out[-1]) == v - 1:
+            out[-1] = f"{out[-1]}-{v}"
+        elif out and "-" in out[-1] and int(out[-1].split("-")[1]) == v - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{v}"
+        else:
+            out.append(str(v))
+    return ", ".join(out) or "none"
+
+
+def _formats(values: List[str]) -> list[str]:
+    from .plot import FORMATS
+
+    out: list[str] = []
+    for v in values:
+        for f in v.split(","):
+            f = f.strip().lower().lstrip(".")
+            if not f:
+                continue
+            if f not in FORMATS:
+                _fail(f"error: --format: unknown format {f!r}; formats: {', '.join(FORMATS)}")
+            if f not in out:
+                out.append(f)
+    return out or ["png", "svg"]
 
 
 @app.command()
 def plot(
     directory_arg: str = typer.Argument(..., metavar="DIRECTORY", help="Output directory of a run."),
-    metric: Optional[str] = typer.Option(None, "--metric", help="Metric column (flows or network table)."),
-    x: Optional[str] = typer.Option(None, "--x", help="Column on the x axis (default: the first swept key)."),
-    hue: Optional[str] = typer.Option(None, "--hue", help="Column giving one line per value (e.g. transport)."),
-    series: Optional[str] = typer.Option(None, "--series", help="Time series instead: goodput_kbps, delay_mean_s or queue_packets."),
+    metric: Optional[str] = typer.Option(None, "--metric", help="Metric column (flows or network table), e.g. goodput_kbps."),
+    x: Optional[str] = typer.Option(None, "--x", help="Column on the x axis (default: the first swept key with numeric values)."),
+    hue: Optional[str] = typer.Option(None, "--hue", help="Column(s) giving one series per value, comma-separated (e.g. transport)."),
+    facet: Optional[str] = typer.Option(None, "--facet", help="Column giving one panel per value (default: the flow role when there is background traffic)."),
+    kind: str = typer.Option("auto", "--kind", help="auto (lines for a numeric x, bars otherwise), line, bar or points."),
+    series: Optional[str] = typer.Option(None, "--series", help="Time series instead: goodput_kbps, delay_mean_s, queue_packets, cwnd_bytes, ..."),
     run_: int = typer.Option(0, "--run", help="Run of the time series."),
     point: int = typer.Option(0, "--point", help="Sweep point of the time series."),
-    out: Optional[str] = typer.Option(None, "-o", "--out", help="File stem for the PNG and SVG (default: DIR/figures/NAME)."),
+    xlabel: Optional[str] = typer.Option(None, "--xlabel", help="x-axis label (default: the key's name and unit)."),
+    ylabel: Optional[str] = typer.Option(None, "--ylabel", help="y-axis label (default: the metric's name and unit)."),
+    title: Optional[str] = typer.Option(None, "--title", help="Title ('' for none)."),
+    format_: List[str] = typer.Option([], "--format", "-f", help="png, svg and/or pdf (repeatable or comma-separated; default: png,svg). PDF embeds TrueType fonts."),
+    out: Optional[str] = typer.Option(None, "-o", "--out", help="File stem of the figure (default: DIR/figures/NAME)."),
 ) -> None:
-    """Draw a custom figure (PNG + SVG) from a run's tables."""
+    """Draw a figure (PNG, SVG, PDF) from a run's stored tables."""
     import polars as pl
 
-    from .plot import combine_hue, default_axes, metric_figure, save, timeseries_figure, with_flow_direction
-    from .results import OutputPathError, check_output_file
+    from .plot import default_layout, metric_figure, param_columns, save, timeseries_figure
+    from .results import FLOW_KEYS, NETWORK_KEYS, OutputPathError, check_output_file
 
     directory = _path_arg(directory_arg, "DIRECTORY")
     if not (metric or series):
         _fail("error: give --metric M or --series S")
-    if not directory.is_dir():
-        _fail(f"error: {directory} is not a directory (expected the output directory of tpsim run)")
+    if kind not in ("auto", "line", "bar", "points"):
+        _fail(f"error: --kind: expected auto, line, bar or points, got {kind!r}")
+    formats = _formats(format_)
     stem_arg = None
     if out is not None:
         try:
             stem_arg = check_output_file(out, "-o/--out")
         except OutputPathError as e:
             _fail(f"error: {_one_line(e)}")
-    try:
-        flows = with_flow_direction(pl.read_parquet(directory / "flows.parquet"))
-        network = pl.read_parquet(directory / "network.parquet")
-        params = flows.columns[flows.columns.index("point") + 1 : flows.columns.index("run")]
-    except (OSError, ValueError, pl.exceptions.PolarsError) as e:
-        _fail(f"error: {directory} holds no readable tpsim tables (flows.parquet, network.parquet): {_one_line(e)}")
+    if not directory.is_dir():
+        _fail(f"error: {directory} is not a directory (expected the output directory of tpsim run)")
+    res = _read_results(directory)
+    flows, network = res.flows, res.network
+    params = param_columns(flows) or list(res.param_keys)
+    if "flow" in flows.columns:
+        from .plot import with_flow_direction
+
+        flows = with_flow_direction(flows)
     try:
         if series:
-            fig = timeseries_figure(pl.read_parquet(directory / "timeseries.parquet"), series, run=run_, point=point)
+            ts = res.timeseries
+            names = sorted(ts["series"].unique().to_list()) if ts.height else []
+            if series not in names:
+                _fail(f"error: no time series {series!r}{_did_you_mean(series, names)}; series: {', '.join(names) or 'none (output.timeseries = false?)'}")
+            have = ts.filter(pl.col("series") == series)
+            if have.filter((pl.col("point") == point) & (pl.col("run") == run_)).height == 0:
+                pts, rs = sorted(have["point"].unique().to_list()), sorted(have["run"].unique().to_list())
+                _fail(f"error: no time series {series!r} for --point {point} --run {run_}; it has points "
+                      f"{_ranges(pts)} and runs {_ranges(rs)}")
+            fig = timeseries_figure(ts, series, run=run_, point=point, flows=res.flows, title=title, xlabel=xlabel, ylabel=ylabel)
             stem = stem_arg or directory / "figures" / f"timeseries-{series}-p{point}-r{run_}"
         else:
             assert metric is not None
-            df = flows if metric in flows.columns else network
-            dx, dhue = default_axes(flows, params)
-            xx = x or (dx if dx in df.columns else "run")
-            df, hh = combine_hue(df, xx, hue if hue is not None else (dhue if dhue in df.columns else None), params)
-            fig = metric_figure(df, metric, xx, hh)
+            flow_metrics = [c for c in flows.columns if c not in FLOW_KEYS + params + ["flow_direction"] and flows.schema[c].is_numeric()]
+            net_metrics = [c for c in network.columns if c not in NETWORK_KEYS + params and network.schema[c].is_numeric()]
+            if metric in flow_metrics:
+                df = flows
+            elif metric in net_metrics:
+                df = network
+            else:
+                _fail(f"error: no column {metric!r}{_did_you_mean(metric, flow_metrics + net_metrics)}; "
+                      f"flow metrics: {', '.join(flow_metrics)}; network metrics: {', '.join(net_metrics)}")
+            dx, dhues = default_layout(flows, params)
+            hues = [h.strip() for h in hue.split(",") if h.strip()] if hue is not None else [h for h in dhues if h in df.columns]
+            xx = x or (dx if dx in df.columns else (params[0] if params else "run"))
+            for opt, col in [("--x", xx), ("--facet", facet)] + [("--hue", h) for h in hues]:
+                if col is not None and col not in df.columns:
+                    table = "flows" if df is flows else "network"
+                    metrics = set(flow_metrics if df is flows else net_metrics)
+                    others = [c for c in df.columns if c not in metrics and c not in params]
+                    _fail(f"error: {opt}: no column {col!r} in the {table} table{_did_you_mean(col, list(df.columns))}; "
+                          f"swept keys: {', '.join(params) or 'none'}; other columns: {', '.join(others)} (or a metric)")
+            fig = metric_figure(df, metric, xx, hues, kind=kind, facet=facet, title=title, xlabel=xlabel, ylabel=ylabel,
+                                params=params)
             stem = stem_arg or directory / "figures" / f"custom-{metric}"
     except (ValueError, KeyError, pl.exceptions.PolarsError) as e:
         _fail(f"error: {_one_line(e)}")
     except OSError as e:
         _fail(_os_error(e, "cannot read"))
     try:
-        paths = save(fig, stem)
+        paths = save(fig, stem, formats)
     except OSError as e:
         _fail(_os_error(e), 1)
     for p in paths:
         typer.echo(str(p))
+
+
+@app.command()
+def report(
+    directory_arg: str = typer.Argument(..., metavar="DIRECTORY", help="Output directory of a run."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
+) -> None:
+    """(Re)build the figures and report.html of DIRECTORY from its stored tables."""
+    directory = _path_arg(directory_arg, "DIRECTORY")
+    res = _read_results(directory)
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, disable=quiet or not err.is_terminal) as bar:
+            step = bar.add_task("report (figures, report.html)", total=None)
+            path = res.write_report(directory, progress=lambda d, t: bar.update(step, completed=d, total=t))
+    except OSError as e:
+        _fail(_os_error(e), 1)
+    typer.echo(str(path))
 
 
 @app.command()
@@ -405,6 +544,9 @@ def main() -> None:
     docstring for the exit status)."""
     no_args, usage, click_error = _click_classes("NoArgsIsHelpError"), _click_classes("UsageError"), _click_classes("ClickException")
     exit_, abort = _click_classes("Exit"), _click_classes("Abort")
+    if not sys.warnoptions and not os.environ.get("TPSIM_DEBUG"):
+        # Library warnings (matplotlib, polars, scipy) are not the user's to act on.
+        warnings.simplefilter("ignore")
     code: object = 0
     try:
         code = app(standalone_mode=False)

@@ -27,6 +27,10 @@ METRICS: dict[str, tuple[str, str]] = {
     "retransmissions": ("packets", "transport-level retransmitted packets"),
     "rto_timeouts": ("events", "retransmission-timer expiries that retransmitted (TCP, RFC 6298 section 5.4)"),
     "fast_retransmits": ("events", "fast retransmits after duplicate ACKs (TCP, RFC 5681 section 3.2)"),
+    "fast_retransmit_chunks": ("chunks", "DATA chunks the sender marked for fast retransmission (SCTP, RFC 9260 section 7.2.4)"),
+    "hol_blocking_mean_s": ("s", "mean time an ordered message waited, complete, in the receiver for earlier messages of its stream (SCTP head-of-line blocking)"),
+    "hol_blocking_p95_s": ("s", "nearest-rank 95th percentile of that head-of-line blocking time (SCTP)"),
+    "streams_used": ("streams", "streams on which the receiver delivered messages (SCTP)"),
     "rto_s": ("s", "the sender's retransmission timeout at the end of the run, without backoff (TCP)"),
     "gave_up": ("connections", "1 if the TCP sender abandoned the connection (tcp.syn_attempts / tcp.data_retries)"),
     "ack_packets": ("packets", "pure acknowledgement/feedback packets sent by the receiver"),
@@ -39,6 +43,14 @@ METRICS: dict[str, tuple[str, str]] = {
     "in_flight_segments": ("packets", "this direction's data packets not arrived with a copy still in the network at the end"),
     "padding_bytes": ("bytes", "ns-2 TCP agents only: bytes data packets carried beyond the application's (whole packets per write)"),
     "buffered_packets": ("messages", "messages accepted by the transport but not sent at the end"),
+    "send_queue_drops": ("messages", "messages sent that the transport dropped because its send queue was full (TFRC, DCCP)"),
+    "x_recv_bps": ("bit/s", "TFRC receiver: the receive rate X_recv it last reported (RFC 5348 section 6.2)"),
+    "loss_events": ("events", "TFRC receiver: loss events detected (RFC 5348 section 5.2)"),
+    "duplicate_packets": ("packets", "TFRC receiver: data packets received more than once"),
+    "nofeedback_expiries": ("events", "TFRC sender: expiries of the no-feedback timer (RFC 5348 section 4.4)"),
+    "dccp_lost_packets": ("packets", "data packets the DCCP sender's CCID declared lost"),
+    "dccp_syncs": ("packets", "DCCP Sync packets sent (RFC 4340 section 7.5.4)"),
+    "dccp_ack_ratio": ("ratio", "DCCP CCID 2 Ack Ratio at the end of the run (RFC 4341 section 6.1.2)"),
     "routing_packets": ("packets", "routing control packets transmitted, every hop counted"),
     "normalized_routing_load": ("ratio", "routing_packets / data_delivered"),
     "mac_frames": ("frames", "link-layer frames transmitted (point-to-point: every packet put on a wire)"),
@@ -99,9 +111,9 @@ def bounds(metric: str) -> "tuple[float, float] | None":
     return None
 
 
-#: Time series of TCP senders (binned output, sampled at the start of each bin).
+#: Time series of transport senders (congestion state, binned output, sampled at the start of each bin).
 TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s", "pipe_bytes": "bytes", "w_max_bytes": "bytes",
-              "cwnd_packets": "packets", "ssthresh_packets": "packets"}
+              "cwnd_packets": "packets", "ssthresh_packets": "packets", "x_bps": "bit/s", "p": "ratio"}
 
 #: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).
 HEADLINE_FLOW_METRICS = ["goodput_kbps", "pdr", "delay_mean_s", "delay_p95_s", "jitter_ipdv_s", "segment_loss_rate"]
@@ -118,7 +130,128 @@ HEADLINE_NETWORK_METRICS = [
 ]
 
 
+#: Time series (``timeseries.parquet``) that are not metric columns: series -> unit.
+SERIES_UNITS: dict[str, str] = {"queue_packets": "packets", **TCP_SERIES}
+
+#: Human names of metrics and series, for axis labels and tables (the unit is added from
+#: :data:`METRICS`; see :func:`tpsim.labels.metric_display`).
+NAMES: dict[str, str] = {
+    "tx_packets": "messages sent",
+    "tx_bytes": "bytes sent",
+    "rx_packets": "messages delivered",
+    "rx_bytes": "bytes delivered",
+    "pdr": "packet delivery ratio",
+    "loss_rate": "message loss rate",
+    "goodput_kbps": "goodput",
+    "delay_mean_s": "mean end-to-end delay",
+    "delay_p50_s": "median end-to-end delay",
+    "delay_p95_s": "95th-percentile end-to-end delay",
+    "delay_max_s": "maximum end-to-end delay",
+    "net_delay_mean_s": "mean network delay",
+    "segment_loss_rate": "segment loss rate",
+    "jitter_ipdv_s": "jitter (IPDV)",
+    "jitter_rfc3550_s": "jitter (RFC 3550)",
+    "rtt_mean_s": "mean RTT",
+    "retransmissions": "retransmitted packets",
+    "rto_timeouts": "retransmission timeouts",
+    "fast_retransmits": "fast retransmits",
+    "rto_s": "retransmission timeout",
+    "gave_up": "abandoned connections",
+    "ack_packets": "acknowledgement packets",
+    "ack_overhead": "ACK overhead",
+    "tx_segments": "transport packets sent",
+    "rx_segments": "transport packets received",
+    "rx_duplicate_segments": "duplicate transport packets",
+    "hops_mean": "mean hop count",
+    "dropped_segments": "transport packets lost",
+    "in_flight_segments": "transport packets in flight at the end",
+    "padding_bytes": "padding",
+    "buffered_packets": "messages left in the send buffer",
+    "routing_packets": "routing packets",
+    "normalized_routing_load": "normalized routing load",
+    "mac_frames": "link-layer frames",
+    "mac_load": "MAC load",
+    "drops_queue": "queue drops",
+    "drops_mac_retry": "MAC retry-limit drops",
+    "drops_link_break": "link-break drops",
+    "drops_no_route": "no-route drops",
+    "drops_ttl": "TTL drops",
+    "drops_energy": "energy-depletion drops",
+    "drops_link_error": "link-error drops",
+    "drops_queue_timeout": "queue-timeout drops",
+    "drops_arp": "ARP drops",
+    "routing_drops": "routing packets dropped",
+    "jain_fairness": "Jain's fairness index",
+    "data_delivered": "data packets delivered",
+    "events": "engine events",
+    "energy_consumed_j_mean": "mean energy consumed per node",
+    "energy_consumed_j_total": "total energy consumed",
+    "first_node_death_s": "first node death",
+    "dead_nodes": "dead nodes",
+    "route_discovery_latency_s": "route discovery latency",
+    "queue_packets": "queue length",
+    "cwnd_bytes": "congestion window",
+    "ssthresh_bytes": "slow-start threshold",
+    "srtt_s": "smoothed RTT",
+    "pipe_bytes": "bytes in flight (pipe)",
+    "w_max_bytes": "CUBIC W_max",
+    "cwnd_packets": "congestion window",
+    "ssthresh_packets": "slow-start threshold",
+    "fast_retransmit_chunks": "fast-retransmitted chunks",
+    "hol_blocking_mean_s": "mean head-of-line blocking",
+    "hol_blocking_p95_s": "95th-percentile head-of-line blocking",
+    "streams_used": "streams used",
+    "send_queue_drops": "send-queue drops",
+    "x_recv_bps": "TFRC receive rate X_recv",
+    "loss_events": "TFRC loss events",
+    "duplicate_packets": "duplicate TFRC packets",
+    "nofeedback_expiries": "TFRC no-feedback timer expiries",
+    "dccp_lost_packets": "DCCP packets declared lost",
+    "dccp_syncs": "DCCP Syncs",
+    "dccp_ack_ratio": "DCCP Ack Ratio",
+    "x_bps": "allowed sending rate X",
+    "p": "loss event rate p",
+    "arp_requests": "ARP requests",
+    "arp_replies": "ARP replies",
+    "routing_rreq": "AODV RREQs",
+    "routing_rrep": "AODV RREPs",
+    "routing_rerr": "AODV RERRs",
+    "routing_rrep_ack": "AODV RREP-ACKs",
+    "routing_hello": "HELLO messages",
+    "routing_tc": "OLSR TC messages",
+    "route_discoveries_failed": "failed route discoveries",
+    "mac_data_frames": "802.11 DATA frames",
+    "mac_ack_frames": "802.11 ACK frames",
+    "mac_rts_frames": "802.11 RTS frames",
+    "mac_cts_frames": "802.11 CTS frames",
+    "mac_retransmissions": "802.11 retransmissions",
+    "mac_ack_timeouts": "802.11 ACK timeouts",
+    "mac_cts_timeouts": "802.11 CTS timeouts",
+    "mac_rx_errors": "undecodable receptions",
+    "broadcasts_sent": "broadcasts sent",
+    "broadcast_receptions": "broadcast receptions",
+    "broadcast_missed": "missed broadcast receptions",
+    "dropped_copies": "dropped copies",
+}
+
+
+def unit_of(metric: str) -> str:
+    """The unit of a metric or series ("" if unknown)."""
+    if metric in METRICS:
+        return METRICS[metric][0]
+    return SERIES_UNITS.get(metric, "")
+
+
+def metric_name(metric: str) -> str:
+    """A metric's human name (``goodput_kbps`` -> ``goodput``); a column the registry does not
+    know (a new transport's, say ``x_recv_bps``) keeps its raw name, so that it can be found in
+    the tables."""
+    return NAMES.get(metric, metric)
+
+
 def label(metric: str) -> str:
-    """Axis label: the column name with its unit."""
-    unit = METRICS.get(metric, ("", ""))[0]
-    return f"{metric} [{unit}]" if unit else metric
+    """Axis label: the metric's human name with its unit (``goodput (kbit/s)``), as
+    :func:`tpsim.labels.metric_display` writes it for values in seconds."""
+    from .labels import metric_display
+
+    return metric_display(metric, [1.0]).label

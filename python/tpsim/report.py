@@ -1,145 +1,398 @@
-"""The HTML report: one self-contained page (figures embedded) with the scenario as run, the
-tables with confidence intervals, every figure, the metric definitions, the tpsim version and
-the seeds -- enough for a reader to reproduce the study. All user-supplied text is escaped."""
+"""The HTML report: one self-contained page (figures embedded) with a table of contents, the
+figures first in a responsive grid, then the tables (units in the headers, each flow's
+transport and role; long tables collapsed), the sweep points, the metric definitions, the
+scenario as written and resolved, the tpsim version, the seeds and the command that
+reproduces it. Rendered from a Jinja2 template (``templates/report.html.j2``) with
+autoescaping: every user-supplied string is escaped."""
 
 from __future__ import annotations
 
 import base64
-import html
 import json
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import polars as pl
 
 from .api import build_id
-from .metrics import HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS
-from .plot import combine_hue, default_axes, metric_figure, save, timeseries_figure, with_flow_direction
-from .results import Results, atomic_write_text
+from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
+from .metrics import HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
+from .plot import FigureInfo, default_layout, metric_figure, save, timeseries_figure, with_flow_direction
+from .results import FLOW_KEYS, NETWORK_KEYS, Results, atomic_write_text, mean_ci
+
+#: Formats of the report's figures: PNG (embedded in the page) and vector PDF (for papers).
+FIGURE_FORMATS = ("png", "pdf")
+#: Tables with more rows are collapsed (``<details>``).
+COLLAPSE_ROWS = 30
+#: Significant digits of the tables' values (all digits of values of 1000 and more).
+TABLE_DIGITS = 4
+#: Time series drawn for every report.
+HEADLINE_SERIES = ("goodput_kbps", "delay_mean_s", "queue_packets", "cwnd_bytes")
+#: Flow metrics of the report's tables.
+TABLE_FLOW_METRICS = HEADLINE_FLOW_METRICS + ["tx_packets", "rx_packets"]
+TABLE_NETWORK_METRICS = ["mac_frames", "mac_load", "routing_packets", "normalized_routing_load", "drops_queue",
+                         "drops_link_error", "energy_consumed_j_mean", "jain_fairness"]
 
 
-def make_figures(res: Results, figdir: Path) -> list[tuple[str, Path]]:
-    """Draws the report's figures into ``figdir`` (PNG + SVG each); returns (caption, PNG)."""
-    figs: list[tuple[str, Path]] = []
+@dataclass
+class Figure:
+    """A figure of the report: what it shows and its files."""
+
+    info: FigureInfo
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def png(self) -> Path:
+        return next(p for p in self.files if p.suffix == ".png")
+
+
+def _has_values(df: pl.DataFrame, m: str) -> bool:
+    return m in df.columns and df[m].null_count() < df.height
+
+
+def unknown_metrics(df: pl.DataFrame, keys: list[str]) -> list[str]:
+    """Numeric columns of a table that the metric registry does not know (a new transport's),
+    with values: the report's tables show them under their raw names."""
+    known = set(METRICS) | set(FLOW_KEYS) | set(NETWORK_KEYS) | set(keys) | {"engine_seconds", "flow_direction"}
+    return [c for c in df.columns if c not in known and df.schema[c].is_numeric() and _has_values(df, c)]
+
+
+def figure_plan(res: Results) -> list[tuple[str, Callable[[], Any]]]:
+    """The report's figures as (file stem, function drawing it), in report order: the
+    headline flow metrics, the network metrics the scenario produces, the time series."""
     flows = with_flow_direction(res.flows)
-    x, hue = default_axes(flows, res.param_keys)
-    flows, hue = combine_hue(flows, x, hue, res.param_keys)
+    keys = list(res.param_keys)
+    x, hues = default_layout(flows, keys)
+    plan: list[tuple[str, Callable[[], Any]]] = []
     for m in HEADLINE_FLOW_METRICS:
-        if m in flows.columns and flows[m].null_count() < flows.height:
-            fig = metric_figure(flows, m, x, hue, connect=x in res.param_keys)
-            figs.append((f"{m} against {x}" + (f", one line per {hue}" if hue else ""), save(fig, figdir / f"{m}")[0]))
-    if res.param_keys:
-        net, net_hue = combine_hue(res.network, x, None, res.param_keys)
+        if _has_values(flows, m):
+            plan.append((m, lambda m=m: metric_figure(flows, m, x, hues, params=keys)))
+    if keys and res.network.height:
+        net = res.network
+        net_x = x if x in net.columns else (keys[0] if keys else "run")
+        net_hues = [h for h in hues if h in net.columns]
         for m in HEADLINE_NETWORK_METRICS:
             # Only what the scenario produces: no routing figures for static routes, no
             # energy figures without an energy model, no figures of drops that never happen.
             if m not in net.columns or net[m].null_count() == net.height or not (net[m].fill_null(0) != 0).any():
-                if m != "mac_frames":
+                if m != "mac_frames" or m not in net.columns:
                     continue
-            fig = metric_figure(net, m, x, net_hue)
-            figs.append((f"{m} against {x}", save(fig, figdir / f"network-{m}")[0]))
+            plan.append((f"network-{m}", lambda m=m: metric_figure(net, m, net_x, net_hues, params=keys)))
     ts = res.timeseries
     if ts.height:
-        for series in ("goodput_kbps", "delay_mean_s", "queue_packets", "cwnd_bytes"):
+        for series in HEADLINE_SERIES:
             have = ts.filter((pl.col("series") == series) & pl.col("value").is_not_null())
             if have.height:
-                # The first sweep point that has the series (cwnd only exists for TCP), run 0.
+                # The first sweep point that has the series (cwnd only exists for TCP), run 0;
+                # for queues, the point with the longest mean queue (empty queues show nothing).
                 point = int(have["point"].min())
+                if series == "queue_packets":
+                    by_point = have.group_by("point").agg(pl.col("value").mean()).sort(["value", "point"], descending=[True, False])
+                    point = int(by_point["point"][0])
                 run = int(have.filter(pl.col("point") == point)["run"].min())
-                fig = timeseries_figure(ts, series, run=run, point=point)
-                figs.append((f"{series} over time, point {point}, run {run}", save(fig, figdir / f"timeseries-{series}")[0]))
+                plan.append((f"timeseries-{series}",
+                             lambda s=series, p=point, r=run: timeseries_figure(ts, s, run=r, point=p, flows=res.flows)))
+    return plan
+
+
+def make_figures(res: Results, figdir: Path, progress: Optional[Callable[[int, int], None]] = None,
+                 formats: tuple[str, ...] = FIGURE_FORMATS) -> list[Figure]:
+    """Draws the report's figures into ``figdir`` (each in ``formats``) and writes
+    ``figdir/figures.json``, the record of every figure (:class:`tpsim.plot.FigureInfo`:
+    labels, x values, aggregation, caption, files). ``progress(done, total)`` is called as
+    figures are done."""
+    plan = figure_plan(res)
+    figs: list[Figure] = []
+    if progress:
+        progress(0, len(plan))
+    for i, (stem, draw) in enumerate(plan):
+        fig = draw()
+        info: FigureInfo = fig.tpsim
+        info.name = stem
+        files = save(fig, figdir / stem, formats)
+        figs.append(Figure(info, files))
+        if progress:
+            progress(i + 1, len(plan))
+    record = [{**f.info.to_dict(), "files": [p.name for p in f.files]} for f in figs]
+    atomic_write_text(figdir / "figures.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     return figs
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
+# --- tables -------------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """A table of the report: an anchor, a title, a note, the header and the rows (text)."""
+
+    id: str
+    title: str
+    note: str
+    header: list[str]
+    rows: list[list[str]]
+    numeric: list[bool] = field(default_factory=list)
+
+    @property
+    def collapsed(self) -> bool:
+        return len(self.rows) > COLLAPSE_ROWS
+
+
+def _num(v: float) -> str:
+    """A table value: :data:`TABLE_DIGITS` significant digits, whole numbers from 1000 on
+    (``18.82823`` -> ``18.83``, ``16450.5`` -> ``16450``)."""
+    if not math.isfinite(v):
+        return fmt_number(v)
+    if abs(v) >= 10 ** (TABLE_DIGITS - 1):
+        return f"{v:.0f}"
+    return fmt_number(float(f"{v:.{TABLE_DIGITS}g}"))
+
+
+def _cell(mean: Optional[float], lo: Optional[float], hi: Optional[float], scale: float) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return ""
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        return f"{v:.6g}"
-    return str(v)
+    text = _num(mean * scale)
+    if lo is not None and hi is not None and not (math.isnan(lo) or math.isnan(hi)):
+        text += f" [{_num(lo * scale)}, {_num(hi * scale)}]"
+    return text
 
 
-def _table(df: pl.DataFrame, cls: str = "") -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>" for row in df.iter_rows())
-    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+def _param_values(res: Results, key: str) -> list[Any]:
+    col = res.flows[key] if key in res.flows.columns else res.network[key]
+    return list(dict.fromkeys(col.to_list()))
 
 
-def _summary_view(summary: pl.DataFrame, table: str, metrics: list[str], keys: list[str]) -> pl.DataFrame:
-    sub = summary.filter((pl.col("table") == table) & pl.col("metric").is_in(metrics))
+def _param_cells(res: Results, keys: list[str], row: dict[str, Any]) -> list[str]:
+    """A row's swept values: numbers in the unit of the column's header (``5`` under ``node
+    speed (m/s)``), categories as text."""
+    out = []
+    for k in keys:
+        vals = _param_values(res, k)
+        ax = axis_for(vals)
+        ticks = {str(v): t for v, t in zip(vals, ax.ticklabels)} if ax.numeric else {}
+        out.append(ticks.get(str(row[k]), value_text(row[k])))
+    return out
+
+
+def _param_header(res: Results, keys: list[str], per_flow: bool = False) -> list[str]:
+    """Headers of the swept keys (name and unit); ``per_flow``: in a table of flows, a key of
+    one flow names its flow (``transport (flow 0)``), not to be read as each row's."""
+    return [key_label(k, _param_values(res, k), flow_index=per_flow) for k in keys]
+
+
+def _role_table(res: Results, keys: list[str], metrics: list[str]) -> Optional[Table]:
+    """Per point and role: each run's mean over the role's flow directions, then the mean
+    and 95 % CI over the runs (as the figures)."""
+    flows = res.flows
+    if flows.height == 0:
+        return None
+    metrics = [m for m in metrics if _has_values(flows, m)]
+    group = ["point", *keys, "role"]
+    per_run = flows.group_by(group + ["run"], maintain_order=True).agg(
+        *[pl.col(m).cast(pl.Float64).mean() for m in metrics], pl.len().alias("_rows"))
+    disp = {m: metric_display(m, flows[m].drop_nulls().to_list()) for m in metrics}
+    rows = []
+    for key, g in per_run.group_by(group, maintain_order=True):
+        row = dict(zip(group, key))
+        cells = _param_cells(res, keys, row) + [str(row["role"]), str(int(g["_rows"].max()))]
+        for m in metrics:
+            vals = g[m].drop_nulls().to_list()
+            if vals:
+                mean, lo, hi = mean_ci(m, vals)
+                cells.append(_cell(mean, lo, hi, disp[m].scale))
+            else:
+                cells.append("")
+        rows.append(cells)
+    header = _param_header(res, keys, per_flow=True) + ["role", "flow directions"] + [disp[m].label for m in metrics]
+    return Table("table-roles", "Flows by role",
+                 "Each run's mean over the flow directions of one role, then the mean and [95 % CI] over the runs "
+                 "(the values of the figures).", header, rows, [False] * (len(keys) + 1) + [True] * (1 + len(metrics)))
+
+
+def _flow_table(res: Results, summary: pl.DataFrame, keys: list[str], metrics: list[str]) -> Optional[Table]:
+    """Per point, flow and direction: mean and [95 % CI] over the runs (summary.csv)."""
+    sub = summary.filter((pl.col("table") == "flows") & pl.col("metric").is_in(metrics)) if summary.height else summary
     if sub.height == 0:
-        return sub
-    cols = keys + (["flow", "direction"] if table == "flows" else []) + ["metric", "n", "mean", "ci95_low", "ci95_high"]
-    return sub.select([c for c in cols if c in sub.columns])
+        return None
+    metrics = [m for m in metrics if m in set(sub["metric"].to_list())]
+    flows = res.flows
+    info_cols = [c for c in ("transport", "role", "app", "src", "dst") if c in flows.columns]
+    per_flow = flows.group_by(["point", "flow"], maintain_order=True).agg(
+        *[pl.col(c).unique(maintain_order=True) for c in info_cols])
+    info = {(r["point"], r["flow"]): r for r in per_flow.iter_rows(named=True)}
+    disp = {m: metric_display(m, sub.filter(pl.col("metric") == m)["mean"].drop_nulls().to_list()) for m in metrics}
+    cells: dict[tuple, dict[str, str]] = {}
+    order: list[tuple] = []
+    for r in sub.iter_rows(named=True):
+        k = (r["point"], r["flow"], r["direction"])
+        if k not in cells:
+            cells[k] = {"_row": r}  # type: ignore[dict-item]
+            order.append(k)
+        cells[k][r["metric"]] = _cell(r["mean"], r["ci95_low"], r["ci95_high"], disp[r["metric"]].scale)
+    rows = []
+    for k in order:
+        r = cells[k]["_row"]  # type: ignore[index]
+        fi = info.get((k[0], k[1]), {})
+
+        def one(c: str) -> str:
+            v = fi.get(c) or []
+            return value_text(v[0]) if len(v) == 1 else ("random per run" if c in ("src", "dst") and v else ", ".join(map(str, v)))
+
+        rows.append(_param_cells(res, keys, r) + [str(k[1]), str(k[2])] + [one(c) for c in info_cols]
+                    + [cells[k].get(m, "") for m in metrics])
+    header = _param_header(res, keys, per_flow=True) + ["flow", "direction"] + info_cols + [disp[m].label for m in metrics]
+    return Table("table-flows", "Every flow",
+                 "Mean and [95 % CI] over the runs of each flow direction (summary.csv; bootstrap percentile intervals).",
+                 header, rows, [False] * (len(keys) + 2 + len(info_cols)) + [True] * len(metrics))
 
 
-CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-h1{margin-bottom:.2em} .meta{color:#555} table{border-collapse:collapse;margin:1em 0;font-size:.9em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right} th{background:#f3f3f3}
-td:first-child,th:first-child{text-align:left} figure{display:inline-block;margin:1em;vertical-align:top}
-figure img{max-width:520px;border:1px solid #ddd} figcaption{font-size:.85em;color:#444;max-width:520px}
-pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.85em} .defs td{text-align:left}
-"""
+def _network_table(res: Results, summary: pl.DataFrame, keys: list[str], metrics: list[str]) -> Optional[Table]:
+    sub = summary.filter((pl.col("table") == "network") & pl.col("metric").is_in(metrics)) if summary.height else summary
+    if sub.height == 0:
+        return None
+    present = set(sub["metric"].to_list())
+    metrics = [m for m in metrics if m in present and _has_values(res.network, m)
+               and ((res.network[m].fill_null(0) != 0).any() or m == "mac_frames")]
+    if not metrics:
+        return None
+    disp = {m: metric_display(m, sub.filter(pl.col("metric") == m)["mean"].drop_nulls().to_list()) for m in metrics}
+    rows: dict[int, list[str]] = {}
+    cells: dict[tuple[int, str], str] = {}
+    for r in sub.iter_rows(named=True):
+        rows.setdefault(r["point"], _param_cells(res, keys, r) if keys else [str(r["point"])])
+        if r["metric"] in disp:
+            cells[(r["point"], r["metric"])] = _cell(r["mean"], r["ci95_low"], r["ci95_high"], disp[r["metric"]].scale)
+    out = [rows[p] + [cells.get((p, m), "") for m in metrics] for p in rows]
+    header = (_param_header(res, keys) if keys else ["point"]) + [disp[m].label for m in metrics]
+    return Table("table-network", "Network",
+                 "Network-wide value of each run: mean and [95 % CI] over the runs.", header, out,
+                 [False] * max(len(keys), 1) + [True] * len(metrics))
 
 
-def write_report(res: Results, outdir: Path, command: Optional[str] = None) -> Path:
+def _points_table(res: Results) -> Optional[Table]:
+    if not (res.points and res.param_keys):
+        return None
+    keys = list(res.param_keys)
+    rows = []
+    for p in res.points:
+        case = getattr(p, "case", None)
+        settings = ", ".join(f"{k} = {json.dumps(v)}" for k, v in (case or {}).get("settings", {}).items()) if case else ""
+        rows.append([str(p.index)] + [value_text(p.params.get(k)) for k in keys] + ([settings] if any(getattr(q, "case", None) for q in res.points) else []))
+    has_cases = any(getattr(q, "case", None) for q in res.points)
+    header = ["point"] + [key_name(k) + f" ({k})" if key_name(k) != k else k for k in keys] + (["case settings"] if has_cases else [])
+    return Table("table-points", "Sweep points", "Every point of the sweep (cases x grid) and its values.", header, rows,
+                 [True] + [False] * (len(header) - 1))
+
+
+def _definitions() -> Table:
+    rows = [[k, metric_name(k), u, d] for k, (u, d) in METRICS.items()]
+    return Table("table-definitions", "Metric definitions", "Full definitions: docs/metrics.md.",
+                 ["column", "name", "unit", "definition"], rows, [False] * 4)
+
+
+# --- the page -----------------------------------------------------------------------------
+
+
+def _env():
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _ns(value: Any) -> Optional[int]:
+    """A resolved duration (``"20000000ns"``) in ns."""
+    if isinstance(value, str) and value.endswith("ns") and value[:-2].isdigit():
+        return int(value[:-2])
+    return None
+
+
+def _timing(sim: dict[str, Any]) -> str:
+    """The simulated time of each run, as the report's header states it (``500s + 5s drain;
+    counters from 50s (warm-up)``)."""
+    dur, drain, warm = (_ns(sim.get(k)) for k in ("duration", "drain", "warmup"))
+    if dur is None:
+        return ""
+    text = f"{fmt_seconds(dur)} simulated per run"
+    if drain:
+        text += f" (+ {fmt_seconds(drain)} drain)"
+    if warm:
+        text += f"; tables count from {fmt_seconds(warm)} on (warm-up)"
+    return text
+
+
+def render(res: Results, figs: list[Figure], command: Optional[str] = None) -> str:
+    """The report's HTML."""
+    base = res.base
+    name = base.name if base is not None else "tpsim run"
+    resolved = res.resolved_scenario()
+    sim = resolved.get("simulation", {}) or {}
+    desc = sim.get("description") or ""
+    timing = _timing(sim)
+    keys = list(res.param_keys)
+    summary = res.summary()
+    seeds = sorted(set(res.flows["seed"].to_list())) if res.flows.height else []
+    runs = res.flows["run"].n_unique() if res.flows.height else 0
+    tables = [t for t in (
+        _role_table(res, keys, TABLE_FLOW_METRICS),
+        _network_table(res, summary, keys, TABLE_NETWORK_METRICS + unknown_metrics(res.network, keys)),
+        _flow_table(res, summary, keys, TABLE_FLOW_METRICS + unknown_metrics(res.flows, keys)),
+        _points_table(res),
+    ) if t is not None]
+    figures = []
+    for f in figs:
+        data = base64.b64encode(f.png.read_bytes()).decode("ascii")
+        figures.append({
+            "id": f"fig-{f.info.name}", "title": f.info.title or f.info.ylabel, "caption": f.info.caption,
+            "src": f"data:image/png;base64,{data}", "wide": bool(f.info.facets and len(f.info.facets) > 1),
+            "files": [{"name": p.suffix[1:].upper(), "href": f"figures/{p.name}"} for p in f.files if p.suffix != ".png"],
+        })
+    defs = _definitions()
+    toc = [{"id": "figures", "title": "Figures", "children": [{"id": f["id"], "title": f["title"]} for f in figures]},
+           {"id": "tables", "title": "Tables", "children": [{"id": t.id, "title": t.title} for t in tables]},
+           {"id": defs.id, "title": defs.title, "children": []}]
+    if base is not None:
+        toc.append({"id": "scenario", "title": "Scenario", "children": []})
+    written = getattr(base, "written", getattr(base, "text", "")) if base is not None else ""
+    return _env().get_template("report.html.j2").render(
+        name=name, description=desc, build=build_id(), timing=timing,
+        sets=[f"{k} = {json.dumps(v) if not isinstance(v, str) else v}" for k, v in res.sets], seeds=", ".join(map(str, seeds)), runs=runs,
+        points=len(res.points) or 1, command=command, toc=toc, figures=figures, tables=tables, definitions=defs,
+        scenario_text=written, resolved=json.dumps(resolved, indent=2, sort_keys=True) if resolved else "",
+        source=getattr(base, "source", "") if base is not None else "", has_base=base is not None,
+    )
+
+
+def write_report(res: Results, outdir: Path, command: Optional[str] = None,
+                 progress: Optional[Callable[[int, int], None]] = None) -> Path:
     """Writes ``outdir/report.html`` and its figures under ``outdir/figures/``.
+    ``progress(done, total)`` counts the figures and then the page.
 
     Returns:
         The report's path.
     """
     outdir = Path(outdir)
-    figs = make_figures(res, outdir / "figures")
-    base = res.base
-    name = base.name if base is not None else "tpsim run"
-    desc = (base.resolved["simulation"].get("description") or "") if base is not None else ""
-    keys = ["point", *res.param_keys]
-    summary = res.summary()
-    seeds = sorted(set(res.flows["seed"].to_list())) if res.flows.height else []
-    runs = res.flows["run"].n_unique() if res.flows.height else 0
-    parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>{html.escape(name)} - tpsim report</title><style>{CSS}</style></head><body>",
-        f"<h1>{html.escape(name)}</h1>",
-        f"<p>{html.escape(desc)}</p>" if desc else "",
-        "<p class='meta'>",
-        f"tpsim {html.escape(build_id())} &middot; master seed {html.escape(', '.join(map(str, seeds)))} &middot; ",
-        f"{runs} replication(s) per point, replication r uses random streams (seed, r) &middot; {len(res.points) or 1} sweep point(s)",
-        "</p>",
-    ]
-    if command:
-        parts.append(f"<p>Reproduce with:</p><pre>{html.escape(command)}</pre>")
-    if res.points and res.param_keys:
-        pts = pl.DataFrame([{"point": p.index, **{k: json.dumps(v) if not isinstance(v, str) else v for k, v in p.params.items()}} for p in res.points])
-        parts += ["<h2>Sweep points</h2>", _table(pts)]
-    parts.append("<h2>Results (mean and 95% confidence interval over replications)</h2>")
-    fv = _summary_view(summary, "flows", HEADLINE_FLOW_METRICS + ["tx_packets", "rx_packets"], keys)
-    if fv.height:
-        parts += ["<h3>Flows</h3>", _table(fv)]
-    nv = _summary_view(summary, "network", ["mac_frames", "mac_load", "routing_packets", "normalized_routing_load", "drops_queue", "drops_link_error", "jain_fairness"], keys)
-    if nv.height:
-        parts += ["<h3>Network</h3>", _table(nv)]
-    parts.append("<p>All metrics of every run: <code>flows.csv</code>, <code>network.csv</code>; all summaries: <code>summary.csv</code>.</p>")
-    parts.append("<h2>Figures</h2>")
-    for caption, png in figs:
-        data = base64.b64encode(png.read_bytes()).decode("ascii")
-        parts.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(caption, quote=True)}'><figcaption>{html.escape(caption)}</figcaption></figure>")
-    parts.append("<h2>Metric definitions</h2>")
-    defs = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td>{html.escape(u)}</td><td>{html.escape(d)}</td></tr>" for k, (u, d) in METRICS.items())
-    parts.append(f"<table class='defs'><thead><tr><th>metric</th><th>unit</th><th>definition</th></tr></thead><tbody>{defs}</tbody></table>")
-    if base is not None:
-        parts += [
-            "<h2>Scenario as written</h2>",
-            f"<pre>{html.escape(base.text)}</pre>",
-            "<h2>Scenario with all defaults resolved</h2>",
-            "<p>Durations in ns, rates in bit/s, sizes in bytes.</p>",
-            f"<pre>{html.escape(json.dumps(base.resolved, indent=2, sort_keys=True))}</pre>",
-        ]
-    parts.append("</body></html>\n")
+    total = [1]
+
+    def step(done: int, n: int) -> None:
+        total[0] = n + 1
+        if progress:
+            progress(done, n + 1)
+
+    figs = make_figures(res, outdir / "figures", progress=step)
+    html = render(res, figs, command)
     path = outdir / "report.html"
-    atomic_write_text(path, "".join(parts))
+    atomic_write_text(path, html)
+    if progress:
+        progress(total[0], total[0])
     return path
+
+
+__all__ = ["write_report", "make_figures", "figure_plan", "render", "Figure", "FIGURE_FORMATS"]

@@ -8,12 +8,17 @@ place, so a failure never leaves a half-written table):
 * ``summary.csv`` -- mean, standard deviation and 95% confidence interval of every metric
 * ``timeseries.parquet`` -- binned series in long format (``series, flow, link, node,
   direction, time_s, value``)
+* ``scenario.resolved.json`` -- the scenario with every default filled in
+* ``tpsim.json`` -- what :meth:`Results.read` needs to rebuild figures and the report: the
+  scenario as written, its source, the sweep points (with their cases), the ``--set`` values,
+  the command that reproduces the run and the engine build
 """
 
 from __future__ import annotations
 
 import errno
 import fnmatch
+import json
 import math
 import os
 import stat
@@ -25,8 +30,14 @@ import polars as pl
 
 from .metrics import bounds
 
-#: Identifier columns of the flows table (everything else is a metric).
-FLOW_KEYS = ["point", "run", "seed", "flow", "direction", "src", "dst", "transport", "app"]
+#: Identifier columns of the flows table (everything else is a metric). ``role`` is ``main``
+#: for the scenario's own flows (``[[flows]]``, ``[sensors]``, ns-2 traffic) and
+#: ``background`` for the random ``[background]`` flows that follow them.
+FLOW_KEYS = ["point", "run", "seed", "flow", "direction", "src", "dst", "transport", "app", "role"]
+#: Roles of flows (``role`` column).
+ROLES = ("main", "background")
+#: Version of ``tpsim.json``.
+META_FORMAT = 1
 #: Identifier columns of the network table (before the swept parameters' columns).
 NETWORK_KEYS = ["point", "run", "seed"]
 
@@ -353,10 +364,25 @@ class Results:
         self.engine_seconds = engine_seconds
         #: Swept keys (columns of every table, after ``point``); empty without a sweep.
         self.param_keys: list[str] = list(param_keys or [])
-        #: The sweep points (set by :func:`tpsim.run`).
+        #: The sweep points (set by :func:`tpsim.run`; by :meth:`read`, as
+        #: :class:`tpsim.sweep.Point` without their scenario).
         self.points: list = []
-        #: The base scenario (set by :func:`tpsim.run`).
+        #: The base scenario (set by :func:`tpsim.run` and :meth:`read`).
         self.base: Any = None
+        #: The command that reproduces these results (shown by the report).
+        self.command: Optional[str] = None
+        #: ``--set`` values of the run, as (key, value) pairs.
+        self.sets: list = []
+        #: Runs executed by the call that made these results and their engine time (stored
+        #: runs reused are not counted).
+        self.ran_now = 0
+        self.engine_seconds_now = 0.0
+        #: The scenario as run, every default filled in: the base with the ``set`` values
+        #: applied and the sweep that ran (``scenario.resolved.json``; ``None``: the base's).
+        self.resolved: Optional[dict[str, Any]] = None
+        #: The directory these results were last written to or read from.
+        self.directory: Optional[Path] = None
+        self._summary: Optional[tuple[int, int, pl.DataFrame]] = None
 
     @classmethod
     def from_runs(cls, runs: list[dict[str, Any]], param_keys: Optional[list[str]] = None) -> "Results":
@@ -382,24 +408,192 @@ class Results:
 
     def summary(self) -> pl.DataFrame:
         """Mean, std and 95% CI of every metric over the runs of each sweep point (see
-        :func:`summarize`)."""
-        return summarize(self.flows, self.network, ["point", *self.param_keys])
+        :func:`summarize`); computed once per pair of tables."""
+        key = (id(self.flows), id(self.network))
+        if self._summary is None or self._summary[:2] != key:
+            self._summary = (*key, summarize(self.flows, self.network, ["point", *self.param_keys]))
+        return self._summary[2]
+
+    def resolved_scenario(self) -> dict[str, Any]:
+        """The scenario as run, every default filled in (see :attr:`resolved`)."""
+        if self.resolved is not None:
+            return self.resolved
+        return dict(getattr(self.base, "resolved", None) or {})
+
+    def meta(self) -> dict[str, Any]:
+        """The content of ``tpsim.json`` (see the module doc)."""
+        from .api import build_id
+        from .sweep import point_value
+
+        base = self.base
+        return {
+            "format": META_FORMAT,
+            "tpsim": build_id(),
+            "name": getattr(base, "name", None),
+            "source": getattr(base, "source", None),
+            "scenario": getattr(base, "written", getattr(base, "text", None)),
+            "command": self.command,
+            "sets": [[k, v] for k, v in self.sets],
+            "param_keys": list(self.param_keys),
+            "points": [
+                {"index": p.index, "params": {k: point_value(v) for k, v in p.params.items()},
+                 "case": getattr(p, "case", None)}
+                for p in self.points
+            ],
+        }
 
     def write(self, directory: Union[str, Path]) -> Path:
-        """Writes every table into ``directory`` (created if needed), all or none: each file
-        goes to a temporary file first and they are renamed into place together."""
+        """Writes every table into ``directory`` (created if needed), with
+        ``scenario.resolved.json`` and ``tpsim.json`` when the scenario is known, all or none:
+        each file goes to a temporary file first and they are renamed into place together."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         summary = self.summary()
-        _atomic_many([
+        files: list[tuple[Path, Callable[[Path], Any]]] = [
             (d / "flows.parquet", lambda p: self.flows.write_parquet(p)),
             (d / "flows.csv", lambda p: self.flows.write_csv(p)),
             (d / "network.parquet", lambda p: self.network.write_parquet(p)),
             (d / "network.csv", lambda p: self.network.write_csv(p)),
             (d / "summary.csv", lambda p: summary.write_csv(p)),
             (d / "timeseries.parquet", lambda p: self.timeseries.write_parquet(p)),
-        ])
+        ]
+        if self.base is not None:
+            resolved = json.dumps(self.resolved_scenario(), indent=2, sort_keys=True) + "\n"
+            meta = json.dumps(self.meta(), indent=2) + "\n"
+            files += [(d / "scenario.resolved.json", lambda p: p.write_text(resolved, encoding="utf-8")),
+                      (d / "tpsim.json", lambda p: p.write_text(meta, encoding="utf-8"))]
+        _atomic_many(files)
+        self.directory = d
         return d
+
+    def write_report(self, directory: Union[str, Path, None] = None, command: Optional[str] = None,
+                     progress: Optional[Callable[[int, int], None]] = None) -> Path:
+        """Writes the figures (``figures/``: PNG and PDF each, ``figures.json``) and
+        ``report.html`` into ``directory`` (default: where these results were written or read
+        from); ``command`` replaces the reproduce command shown. Returns the report's path.
+
+        Raises:
+            ValueError: without a directory.
+            OSError: if a file cannot be written.
+        """
+        from .report import write_report
+
+        d = Path(directory) if directory is not None else self.directory
+        if d is None:
+            raise ValueError("write_report needs a directory: these results were not written anywhere yet")
+        return write_report(self, d, command=command if command is not None else self.command, progress=progress)
+
+    @classmethod
+    def read(cls, directory: Union[str, Path]) -> "Results":
+        """The results stored in ``directory`` by ``tpsim run`` or :meth:`write`: the flows,
+        network, time-series and summary tables, the swept keys, and (from ``tpsim.json``
+        and ``scenario.resolved.json``) the scenario, its sweep points and the reproduce
+        command.
+
+        Raises:
+            FileNotFoundError: if ``directory`` holds no ``flows.parquet``/``network.parquet``.
+            ValueError: if the tables cannot be read.
+        """
+        d = Path(directory)
+        for name in ("flows.parquet", "network.parquet"):
+            if not (d / name).is_file():
+                raise FileNotFoundError(errno.ENOENT, f"no {name}: not the output directory of a tpsim run", str(d / name))
+        try:
+            flows = pl.read_parquet(d / "flows.parquet")
+            network = pl.read_parquet(d / "network.parquet")
+            ts = pl.read_parquet(d / "timeseries.parquet") if (d / "timeseries.parquet").is_file() else pl.DataFrame()
+        except (OSError, pl.exceptions.PolarsError) as e:
+            raise ValueError(f"{d}: the tables cannot be read: {' '.join(str(e).split())}") from None
+        cols = flows.columns if "point" in flows.columns else network.columns
+        keys = cols[cols.index("point") + 1 : cols.index("run")] if "point" in cols and "run" in cols else []
+        res = cls(flows, network, ts, [], keys)
+        res.directory = d
+        meta: dict[str, Any] = {}
+        try:
+            meta = json.loads((d / "tpsim.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            meta = {}
+        resolved = None
+        try:
+            resolved = json.loads((d / "scenario.resolved.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
+        res.base = _stored_scenario(meta, resolved)
+        res.resolved = resolved
+        res.command = meta.get("command")
+        res.sets = [tuple(p) for p in meta.get("sets", [])]
+        from .sweep import Point
+
+        if meta.get("points"):
+            res.points = [Point(p["index"], dict(p["params"]), None, p.get("case")) for p in meta["points"]]
+        elif keys or flows.height:
+            rows = flows.select(["point", *keys]).unique(maintain_order=True).sort("point") if flows.height else network.select(["point", *keys]).unique(maintain_order=True)
+            res.points = [Point(r["point"], {k: r[k] for k in keys}, None) for r in rows.iter_rows(named=True)]
+        if "role" not in flows.columns and flows.height:
+            n_main = len(resolved.get("flows", [])) if isinstance(resolved, dict) else None
+            res.flows = add_roles(flows, {}, default_main=n_main)
+        if (d / "summary.csv").is_file():
+            try:
+                res._summary = (id(res.flows), id(res.network), _read_summary(d / "summary.csv", res))
+            except (OSError, pl.exceptions.PolarsError, ValueError):
+                res._summary = None
+        return res
+
+
+class _StoredScenario:
+    """The scenario of stored results when it cannot be loaded again (written by another
+    engine version): its name, text and resolved form, for the report."""
+
+    def __init__(self, meta: dict[str, Any], resolved: Optional[dict[str, Any]]):
+        self.source = meta.get("source") or "<stored>"
+        self.text = self.written = meta.get("scenario") or ""
+        self.resolved = resolved or {}
+        self.cases: list = []
+        sim = self.resolved.get("simulation", {}) if isinstance(self.resolved, dict) else {}
+        self.name = meta.get("name") or sim.get("name") or Path(self.source).stem
+        self.seed = sim.get("seed", 1)
+        self.runs = sim.get("runs", 1)
+
+
+def _stored_scenario(meta: dict[str, Any], resolved: Optional[dict[str, Any]]) -> Any:
+    """The scenario of ``tpsim.json`` (validated again), or a stand-in with what was stored."""
+    if not meta and resolved is None:
+        return None
+    if meta.get("scenario"):
+        from ._tpsim import ScenarioError
+        from .scenario import Scenario
+
+        try:
+            sc = Scenario(meta["scenario"], meta.get("source") or "<stored>")
+            if resolved is not None:
+                sc.resolved = resolved
+            return sc
+        except (ScenarioError, OSError, ValueError):
+            pass
+    return _StoredScenario(meta, resolved)
+
+
+def _read_summary(path: Path, res: "Results") -> pl.DataFrame:
+    keys = ["point", *res.param_keys]
+    types = {k: res.flows.schema[k] for k in keys if k in res.flows.columns}
+    types.update({"table": pl.Utf8, "flow": pl.UInt32, "direction": pl.Utf8, "metric": pl.Utf8, "n": pl.UInt32,
+                  "mean": pl.Float64, "std": pl.Float64, "ci_method": pl.Utf8, "ci95_low": pl.Float64, "ci95_high": pl.Float64})
+    return pl.read_csv(path, schema_overrides=types, infer_schema_length=None)
+
+
+def add_roles(flows: pl.DataFrame, main_flows: dict[int, int], default_main: Optional[int] = None) -> pl.DataFrame:
+    """Adds (or replaces) the ``role`` column after ``app``: ``main`` for flows below the
+    point's count of own flows (``main_flows[point]``, else ``default_main``; ``None``: every
+    flow), ``background`` for the others."""
+    if flows.height == 0 or "flow" not in flows.columns:
+        return flows
+    limits = [main_flows.get(p, default_main) for p in flows["point"].to_list()] if "point" in flows.columns else [default_main] * flows.height
+    roles = ["main" if lim is None or f < lim else "background" for f, lim in zip(flows["flow"].to_list(), limits)]
+    df = flows.drop("role") if "role" in flows.columns else flows
+    at = df.columns.index("app") + 1 if "app" in df.columns else len(df.columns)
+    df = df.with_columns(pl.Series("role", roles, dtype=pl.Utf8))
+    cols = df.columns[:-1]
+    return df.select(cols[:at] + ["role"] + cols[at:])
 
 
 def _normalize(df: pl.DataFrame, param_keys: Iterable[str] = ()) -> pl.DataFrame:
@@ -414,7 +608,7 @@ def _normalize(df: pl.DataFrame, param_keys: Iterable[str] = ()) -> pl.DataFrame
             casts.append(pl.col(name).cast(pl.UInt32))
         elif name == "seed":
             casts.append(pl.col(name).cast(pl.UInt64))
-        elif name in ("direction", "transport", "app", "series"):
+        elif name in ("direction", "transport", "app", "series", "role"):
             casts.append(pl.col(name).cast(pl.Utf8))
         elif dtype == pl.Null or dtype.is_float():
             casts.append(pl.col(name).cast(pl.Float64))

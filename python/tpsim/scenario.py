@@ -14,20 +14,31 @@ class Scenario:
     """A validated scenario.
 
     Attributes:
-        text: the TOML source.
+        text: the TOML source the engine reads (without ``[[cases]]`` tables, ns-2 files
+            embedded).
+        written: the TOML source as written.
         source: where it came from (a path, or ``<string>``).
+        cases: the ``[[cases]]`` tables (see :mod:`tpsim.cases`).
         resolved: the scenario with every default filled in (dict; units canonical:
             durations in ns, rates in bit/s, sizes in bytes, written as strings such as
             ``"20000000ns"``).
     """
 
     def __init__(self, text: str, source: str = "<string>") -> None:
+        from .cases import extract
+
         self.source = source
-        self.resolved: dict[str, Any] = json.loads(_tpsim.resolve(text, source))
+        #: The text as written (with its ``[[cases]]``).
+        self.written = text
+        engine_text, cases = extract(text, source)
+        #: The ``[[cases]]`` of the scenario (:class:`tpsim.cases.Case`), run as a sweep
+        #: dimension; the engine sees the text without them.
+        self.cases = cases
+        self.resolved: dict[str, Any] = json.loads(_tpsim.resolve(engine_text, source))
         # Files the scenario names (ns-2 movement and traffic) travel inside the text, so that
         # runs on other machines need no file; the resolved scenario (and the stored-run
         # hash) already covers their content.
-        self.text = _tpsim.embed_files(text, source) if "file" in text else text
+        self.text = _tpsim.embed_files(engine_text, source) if "file" in engine_text else engine_text
 
     @property
     def seed(self) -> int:

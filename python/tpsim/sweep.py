@@ -2,8 +2,16 @@
 
 A sweep comes from the scenario's ``[sweep]`` table and from ``--sweep key=v1,v2`` on the
 command line (which adds a dimension or replaces the file's values of that key);
-``--set key=value`` changes a key for every point. Keys are dotted paths with array elements
-by index (``flows.0.app.interval``). Every point is validated before any run starts.
+``--set key=value`` changes a key for every point (a key the sweep or a case also sets is an
+error: give it with ``--sweep`` instead). ``[[cases]]`` tables (:mod:`tpsim.cases`) are
+paired settings: every case runs with every point of the grid. Keys are dotted paths with
+array elements by index (``flows.0.app.interval``). Every point is validated before any run
+starts.
+
+Command-line values are TOML literals when they are one (``3``, ``0.5``, ``true``,
+``"udp"``, ``["5m/s", "5m/s"]``, ``{ kind = "bulk" }``) and text otherwise (``10ms``); a list
+may be written without quotes, ``[5m/s,5m/s]``. ``--sweep`` separates values by commas
+outside brackets: ``--sweep "nodes.mobility.speed=[5m/s,5m/s],[10m/s,10m/s]"``.
 
 Replication ``r`` of every point uses the random streams of (seed, r): the points of a
 sweep see common random numbers, which makes differences between points less noisy, and
@@ -34,12 +42,17 @@ class Point:
     Attributes:
         index: position in the grid (0-based, row-major in key order).
         params: swept key -> value at this point (ordered as the sweep's keys).
-        scenario: the scenario with this point's values set and no ``[sweep]`` table.
+        scenario: the scenario with this point's values set and no ``[sweep]`` table
+            (``None`` for points read back from stored results).
+        case: the case of the point, if the scenario has ``[[cases]]`` (its name is the
+            ``case`` parameter).
     """
 
     index: int
     params: dict[str, Any]
-    scenario: Scenario
+    scenario: Optional[Scenario]
+    #: The point's case (``{"name", "settings", "line"}``), if the scenario has ``[[cases]]``.
+    case: Optional[dict[str, Any]] = None
 
 
 @dataclass
@@ -52,13 +65,64 @@ class Job:
     key: str = field(default="")
 
 
+def _split_top(text: str, seps: str = ",") -> list[str]:
+    """``text`` split at ``seps`` outside brackets, braces and quotes."""
+    parts, depth, quote, cur = [], 0, "", []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\" and quote == '"' and i + 1 < len(text):
+                cur.append(text[i : i + 2])
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        elif c in seps and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    parts.append("".join(cur))
+    return parts
+
+
 def parse_value(text: str) -> Any:
     """A command-line value: a TOML literal if it is one (``3``, ``0.5``, ``true``,
-    ``"udp"``, ``[1, 2]``), else the text itself as a string (``10ms``, ``udp``)."""
+    ``"udp"``, ``[1, 2]``, ``{ kind = "bulk" }``), a list of such values or bare words
+    (``[5m/s,5m/s]`` -> ``["5m/s", "5m/s"]``), else the text itself as a string (``10ms``,
+    ``udp``)."""
+    text = text.strip()
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
+        v = tomllib.loads(f"v = {text}")["v"]
+    except (tomllib.TOMLDecodeError, RecursionError):
+        v = None
+    else:
+        if _plain(v):
+            return v
+        return text  # a date or time: the scenario format has none, keep the text
+    if len(text) >= 2 and text[0] == "[" and text[-1] == "]":
+        inner = text[1:-1].strip()
+        return [parse_value(p) for p in _split_top(inner)] if inner else []
+    return text
+
+
+def _plain(v: Any) -> bool:
+    if isinstance(v, (str, int, float, bool)):
+        return True
+    if isinstance(v, list):
+        return all(_plain(e) for e in v)
+    if isinstance(v, dict):
+        return all(_plain(e) for e in v.values())
+    return False
 
 
 def parse_set(items: Iterable[str]) -> list[tuple[str, Any]]:
@@ -77,7 +141,8 @@ def parse_set(items: Iterable[str]) -> list[tuple[str, Any]]:
 
 
 def parse_sweep(items: Iterable[str]) -> list[tuple[str, list[Any]]]:
-    """``["a.b=1,2,3"]`` -> ``[("a.b", [1, 2, 3])]`` (values split on commas).
+    """``["a.b=1,2,3"]`` -> ``[("a.b", [1, 2, 3])]``: values split on commas (or
+    semicolons) outside brackets, so ``"k=[5m/s,5m/s],[10m/s,10m/s]"`` is two list values.
 
     Raises:
         ScenarioError: for an item without ``=`` or with an empty value list.
@@ -85,9 +150,9 @@ def parse_sweep(items: Iterable[str]) -> list[tuple[str, list[Any]]]:
     out = []
     for it in items:
         key, sep, values = it.partition("=")
-        vals = [parse_value(v.strip()) for v in values.split(",") if v.strip()]
         if not sep or not key.strip():
             raise _tpsim.ScenarioError(f"--sweep expects KEY=V1,V2,..., got {it!r}")
+        vals = [parse_value(v.strip()) for v in _split_top(values, ",;") if v.strip()]
         if not vals:
             raise _tpsim.ScenarioError(f"--sweep {key.strip()}: expected a non-empty list of values")
         out.append((key.strip(), vals))
@@ -99,6 +164,11 @@ def _apply(text: str, source: str, pairs: Sequence[tuple[str, Any]]) -> str:
 
 
 def _check_key(base: Scenario, key: str, origin: str) -> None:
+    if not _has_key(base, key):
+        raise _tpsim.ScenarioError(f"{origin}: unknown key `{key}`: no such key in this scenario")
+
+
+def _has_key(base: Scenario, key: str) -> bool:
     node: Any = {k: v for k, v in base.resolved.items() if k != "sweep"}
     for seg in key.split("."):
         if isinstance(node, dict) and seg in node:
@@ -106,39 +176,139 @@ def _check_key(base: Scenario, key: str, origin: str) -> None:
         elif isinstance(node, list) and seg.isdigit() and int(seg) < len(node):
             node = node[int(seg)]
         else:
-            raise _tpsim.ScenarioError(f"{origin}: unknown key `{key}`: no such key in this scenario")
+            return False
+    return True
+
+
+def overlaps(a: str, b: str) -> bool:
+    """Whether two dotted keys set the same value: equal, or one inside the other
+    (``flows.0.app`` and ``flows.0.app.size``)."""
+    sa, sb = a.split("."), b.split(".")
+    n = min(len(sa), len(sb))
+    return sa[:n] == sb[:n]
+
+
+def _sweep_lines(base: Scenario) -> dict[str, tuple[int, int]]:
+    """The line and column of each key of the file's ``[sweep]`` table."""
+    from .cases import _ScanError, scan
+
+    try:
+        blocks = scan(base.text)
+    except (_ScanError, ValueError, tomllib.TOMLDecodeError):
+        return {}
+    out = {}
+    for b in blocks:
+        if b.segs == ["sweep"]:
+            for k in b.keys:
+                out[".".join(k.segs)] = (k.line, k.col)
+    return out
+
+
+def _engine_path(key: str) -> str:
+    """A dotted key as the engine's diagnostics write it (``flows.0.app`` -> ``flows[0].app``)."""
+    out = ""
+    for seg in key.split("."):
+        out += f"[{seg}]" if seg.isdigit() else (f".{seg}" if out else seg)
+    return out
+
+
+def _case_error(e: Exception, base: Scenario, case: Any, source: str) -> Exception:
+    """A point's ScenarioError with the problems a case's setting caused placed at that
+    setting's line in the file."""
+    diags = getattr(e, "diagnostics", None) or []
+
+    def fmt(src: str, d: dict) -> str:
+        return f"{src}:{d['line']}:{d['column']}: " + (f"key `{d['path']}`: " if d["path"] else "") + d["message"]
+
+    if not diags or "\n".join(fmt(source, d) for d in diags) != str(e):
+        return _tpsim.ScenarioError(str(e).replace(base.source + ":", source + ":", 1))
+    out = []
+    for d in diags:
+        d = dict(d)
+        for key, _, line, col in case.settings:
+            p = _engine_path(key)
+            if d["path"] == p or d["path"].startswith(p + ".") or d["path"].startswith(p + "["):
+                d["line"], d["column"] = line, col
+                d["message"] += f" (set by case {case.name!r})"
+                break
+        out.append(d)
+    err = _tpsim.ScenarioError("\n".join(fmt(source, d) for d in out))
+    try:
+        err.diagnostics = out
+    except AttributeError:  # pragma: no cover
+        pass
+    return err
 
 
 def expand(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequence[tuple[str, list[Any]]] = ()) -> list[Point]:
-    """Every point of the grid of ``base``'s ``[sweep]`` table, with ``sweeps`` added (a key
-    given in both takes the command line's values) and ``sets`` applied to every point.
+    """Every point of ``base``'s cases x the grid of its ``[sweep]`` table, with ``sweeps``
+    added (a key given in both takes the command line's values) and ``sets`` applied to
+    every point.
 
     Raises:
-        ScenarioError: for an unknown key, an empty value list, or a point whose values make
-            the scenario invalid (the message names the point's values).
+        ScenarioError: for an unknown key, an empty value list, a ``--set`` of a key that the
+            sweep or a case also sets, a case key that the sweep also sets, or a point whose
+            values make the scenario invalid (the message names the point's values, and the
+            line of the case's setting that caused it).
     """
+    from .cases import scenario_error
+
     file_sweep: dict[str, list[Any]] = dict(tomllib.loads(base.text).get("sweep", {}))
+    file_keys = set(file_sweep)
+    lines = _sweep_lines(base) if file_sweep else {}
+    cases = list(getattr(base, "cases", []) or [])
     for key, _ in sets:
         _check_key(base, key, "--set")
+    cli_keys = []
     for key, values in sweeps:
         _check_key(base, key, "--sweep")
         file_sweep[key] = list(values)
+        cli_keys.append(key)
     for key, values in file_sweep.items():
         if not isinstance(values, list) or not values:
             raise _tpsim.ScenarioError(f"sweep key `{key}`: expected a non-empty list of values")
+    for key, _ in sets:
+        for sk in file_sweep:
+            if overlaps(key, sk):
+                if sk in cli_keys:
+                    raise _tpsim.ScenarioError(f"--set {key}: --sweep {sk} also sets it; give it once")
+                where = f" ({base.source}:{lines[sk][0]})" if sk in lines else ""
+                raise _tpsim.ScenarioError(
+                    f"--set {key}: the scenario's [sweep] also sets `{sk}`{where}, which would override it; "
+                    f"to run other values, replace the sweep's with --sweep {sk}=V1,V2,...")
+        for case in cases:
+            for ck, _, line, _ in case.settings:
+                if overlaps(key, ck):
+                    raise _tpsim.ScenarioError(
+                        f"--set {key}: case {case.name!r} ({base.source}:{line}) also sets `{ck}`, which would override it; "
+                        "change the cases instead")
+    for case in cases:
+        for ck, _, line, col in case.settings:
+            if not _has_key(base, ck):
+                raise scenario_error(base.source, line, col, f"cases[{case.index}].{ck}", "unknown key: no such key in this scenario")
+            for sk in file_sweep:
+                if overlaps(ck, sk):
+                    how = f"--sweep {sk}" if sk in cli_keys and sk not in file_keys else f"the [sweep] key `{sk}`"
+                    raise scenario_error(base.source, line, col, f"cases[{case.index}].{ck}",
+                                         f"{how} also sets this key; set it in the cases or in the sweep, not both")
     keys = list(file_sweep)
     points = []
-    for i, combo in enumerate(itertools.product(*(file_sweep[k] for k in keys))):
-        params = dict(zip(keys, combo))
-        pairs = list(sets) + list(params.items())
-        label = ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items())
-        source = f"{base.source} [sweep point {i}: {label}]" if params else base.source
-        try:
-            text = _apply(base.text, base.source, pairs)
-            sc = Scenario(text, source)
-        except _tpsim.ScenarioError as e:
-            raise _tpsim.ScenarioError(str(e).replace(base.source + ":", source + ":", 1) if params else str(e)) from None
-        points.append(Point(i, params, sc))
+    combos = list(itertools.product(*(file_sweep[k] for k in keys)))
+    for case in cases or [None]:
+        for combo in combos:
+            i = len(points)
+            params = ({"case": case.name} if case is not None else {}) | dict(zip(keys, combo))
+            pairs = list(sets) + (case.pairs if case is not None else []) + list(zip(keys, combo))
+            label = ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items())
+            source = f"{base.source} [sweep point {i}: {label}]" if params else base.source
+            try:
+                text = _apply(base.text, base.source, pairs)
+                sc = Scenario(text, source)
+            except _tpsim.ScenarioError as e:
+                if case is not None:
+                    raise _case_error(e, base, case, source) from None
+                raise _tpsim.ScenarioError(str(e).replace(base.source + ":", source + ":", 1) if params else str(e)) from None
+            points.append(Point(i, params, sc, case.as_dict() if case is not None else None))
     return points
 
 
