@@ -162,7 +162,7 @@ class Point:
 
 def all_points() -> List[Point]:
     pts = [Point("D-udp", "D", "udp"), Point("D-tcp-msg", "D", "tcp", "msg"),
-           Point("D-tcp-default", "D", "tcp", "default")]
+           Point("D-tcp-default", "D", "tcp", "default"), Point("D-sctp", "D", "sctp")]
     for tr in TRANSPORTS:
         for i in A_INTERVALS:
             pts.append(Point(f"A-{tr}-I{i}", "A", tr, interval=float(i)))
@@ -428,6 +428,8 @@ def flows_toml(flows: Sequence[FlowSpec], transport: str, tcp_model: str, packet
         out += ["", "[[flows]]", f"src = {f.src}", f"dst = {f.dst}", f'transport = "{transport}"', f"app = {app}"]
         if transport == "tcp":
             out.append(f"tcp = {tcp_table(tcp_model, packet_size or f.msg)}")
+        elif transport == "sctp":
+            out.append('sctp = { profile = "ns2" }')  # ns-2.35's Agent/SCTP and its send rule
     return "\n".join(out) + "\n"
 
 
@@ -587,7 +589,7 @@ METRICS: List[Metric] = [
            definition="data packets reaching the sink agent, duplicates apart: ns-2 `recv` / Σ `rx_segments`"),
     Metric("pdr", "PDR", 4, definition="recv / sent, both sides"),
     Metric("app_pdr", "app PDR", 4, only="tcp",
-           definition="messages delivered / messages: ns-2 `app_pdr` (distinct TCP seqnos) / Σ `rx_packets` ÷ Σ `tx_packets`"),
+           definition="messages delivered / messages: ns-2 `app_pdr` (distinct TCP seqnos, SCTP TSNs) / Σ `rx_packets` ÷ Σ `tx_packets`"),
     Metric("all_pdr", "all-flows PDR", 4, studies="C", only="bg",
            definition="main + background flows, messages delivered / messages (ns-2 TOTAL `app_pdr`)"),
     Metric("goodput_kbps", "goodput kbit/s", 3,
@@ -619,7 +621,7 @@ def metrics_for(point: Point) -> List[Metric]:
     for m in METRICS:
         if point.study not in m.studies:
             continue
-        if m.only == "tcp" and point.transport != "tcp":
+        if m.only == "tcp" and point.transport not in ("tcp", "sctp"):
             continue
         if m.only == "bg" and point.bg == 0:
             continue
@@ -679,7 +681,7 @@ def tpsim_measures(point: Point, rec: Dict[str, Any]) -> Dict[str, Any]:
     sent = sum(f["tx_segments"] for f in head)
     recv = sum(f["rx_segments"] for f in head)
     delivered = sum(f["rx_packets"] for f in head)
-    dkey = "net_delay_mean_s" if point.transport == "tcp" else "delay_mean_s"
+    dkey = "net_delay_mean_s" if point.transport in ("tcp", "sctp") else "delay_mean_s"
     num = sum(f[dkey] * f["rx_segments"] for f in head if f[dkey] is not None)
     den = sum(f["rx_segments"] for f in head if f[dkey] is not None)
     m: Dict[str, Any] = {

@@ -8,7 +8,10 @@ import importlib.util
 import shutil
 import subprocess
 import sys
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
 from pathlib import Path
 
 import pytest
@@ -139,8 +142,8 @@ def test_study_a_layout_is_the_shipped_files():
 
 
 def test_point_selection():
-    assert len(cmp.POINTS) == 3 + 10 + 12
-    assert [p.key for p in cmp.select_points(["D"], None, False)] == ["D-udp", "D-tcp-msg", "D-tcp-default"]
+    assert len(cmp.POINTS) == 4 + 10 + 12
+    assert [p.key for p in cmp.select_points(["D"], None, False)] == ["D-udp", "D-tcp-msg", "D-tcp-default", "D-sctp"]
     assert [p.key for p in cmp.select_points(["A", "C", "D"], ["C-*-v10-bg0"], False)] == ["C-udp-v10-bg0",
                                                                                            "C-tcp-v10-bg0"]
     quick = cmp.select_points(["A", "C", "D"], None, True)
@@ -160,7 +163,7 @@ BG = [{"flow": 2, "src": 21, "dst": 12, "start": 1.1278419439344862},
       {"flow": 3, "src": 28, "dst": 48, "start": 8.1923990823293096}]
 
 
-@pytest.mark.parametrize("key", ["D-udp", "D-tcp-msg", "D-tcp-default", "A-udp-I1", "A-tcp-I20", "C-udp-v5-bg0",
+@pytest.mark.parametrize("key", ["D-udp", "D-tcp-msg", "D-tcp-default", "D-sctp", "A-udp-I1", "A-tcp-I20", "C-udp-v5-bg0",
                                  "C-tcp-v20-bg8", "C-udp-v10-bg8"])
 def test_every_mirrored_scenario_validates(key, tmp_path):
     point = cmp.POINTS[key]

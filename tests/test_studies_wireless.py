@@ -42,9 +42,9 @@ def run_study(tmp_path: Path, name: str, *args: str) -> tuple[pl.DataFrame, pl.D
 
 def test_study_a_reports_every_metric_for_every_point(tmp_path):
     flows, net = run_study(tmp_path, "study-a-sensor-interval.toml", "--set", "simulation.duration=25s")
-    assert net.height == 10  # 5 intervals x {udp, tcp}
-    assert set(net["sensors.transport"]) == {"udp", "tcp"}
-    assert flows.height == 10 * 48
+    assert net.height == 15  # 5 intervals x {udp, tcp, sctp}
+    assert set(net["sensors.transport"]) == {"udp", "tcp", "sctp"}
+    assert flows.height == 15 * 48
     for c in FLOW_COLUMNS:
         assert c in flows.columns, c
     for c in NETWORK_COLUMNS + ["energy_consumed_j_mean", "energy_consumed_j_total"]:
@@ -62,16 +62,16 @@ def test_study_a_reports_every_metric_for_every_point(tmp_path):
 
 def test_study_c_reports_every_metric_for_every_point(tmp_path):
     flows, net = run_study(tmp_path, "study-c-manet-speed.toml", "--set", "simulation.duration=60s")
-    assert net.height == 12  # 3 speeds x {0, 8} background flows x {udp, tcp}
+    assert net.height == 24  # 3 speeds x {0, 8} background flows x {udp, tcp, sctp, tfrc}
     main = flows.filter(pl.col("flow") == 0)
-    assert main.height == 12
+    assert main.height == 24
     for c in FLOW_COLUMNS:
         assert c in flows.columns
     for c in NETWORK_COLUMNS:
         assert c in net.columns, c
     # The background sweep adds 8 flows, drawn between nodes other than 0 and 49.
     bg = flows.filter(pl.col("background.flows") == 8)
-    assert bg.group_by("point").agg(pl.len())["len"].to_list() == [9] * 6
+    assert bg.group_by("point").agg(pl.len())["len"].to_list() == [9] * 12
     others = bg.filter(pl.col("flow") > 0)
     assert not set(others["src"]) & {0, 49} and not set(others["dst"]) & {0, 49}
     assert (main["tx_packets"] > 0).all() and (main["rx_packets"] > 0).all()

@@ -21,6 +21,9 @@ pub struct DirInfo {
     pub stop: SimTime,
     /// Total bytes of a finite transfer.
     pub total: Option<u64>,
+    /// Whether its transport drops messages at a bounded send queue (TFRC, DCCP): then the
+    /// row has a `send_queue_drops` column.
+    pub send_queue: bool,
 }
 
 struct Dir {
@@ -48,6 +51,8 @@ struct Dir {
     /// The sender's and receiver's reports at the end of the warm-up (their counters are
     /// subtracted from the final reports).
     reports_floor: (TransportReport, TransportReport),
+    /// Messages counted as sent that the transport dropped because its send queue was full.
+    send_queue_drops: u64,
 }
 
 /// [`Dir::last_drop`] of a packet none of whose copies was dropped.
@@ -218,6 +223,7 @@ impl Collector {
             done_at: None,
             seq_floor: if self.warmup > SimTime::ZERO { u32::MAX } else { 0 },
             reports_floor: Default::default(),
+            send_queue_drops: 0,
         });
         self.dirs.len() as u32 - 1
     }
@@ -250,6 +256,14 @@ impl Collector {
         s.tx_packets += 1;
         s.tx_bytes += len as u64;
         s.first_send.get_or_insert(now);
+    }
+
+    /// A message of `dir` the application sent at `now` was dropped by the transport's full
+    /// send queue (after [`Collector::app_sent`] counted it).
+    pub fn send_queue_drop(&mut self, dir: u32, now: SimTime) {
+        if now >= self.warmup {
+            self.dirs[dir as usize].send_queue_drops += 1;
+        }
     }
 
     /// A segment carrying `dir`'s data was handed to IP: its number within the direction
@@ -501,7 +515,12 @@ impl Collector {
                 // latest written, so those of the warm-up are the excess over the messages
                 // counted since.
                 buffered_packets: buffered.min(s.tx_packets),
-                extra: tx.extra,
+                extra: tx
+                    .extra
+                    .into_iter()
+                    .chain(rx.rx_extra)
+                    .chain(d.info.send_queue.then_some(("send_queue_drops", Some(d.send_queue_drops as f64))))
+                    .collect(),
             });
         }
         flows

@@ -475,8 +475,19 @@ impl Mobility {
 }
 
 /// Every node's movement for run (`seed`, `run`) of a validated scenario, starting from the
-/// initial `positions` (m).
+/// initial `positions` (m); the nodes of `mobility.fixed` stay at theirs.
 pub fn from_scenario(sc: &tpsim_scenario::Scenario, positions: &[(f64, f64)], seed: u64, run: u64) -> Vec<Mobility> {
+    let mut all = of_model(sc, positions, seed, run);
+    for &i in sc.nodes.mobility.iter().flat_map(|m| m.fixed.iter().flatten()) {
+        if let (Some(m), Some(&(x, y))) = (all.get_mut(i as usize), positions.get(i as usize)) {
+            *m = Mobility::Static(x, y);
+        }
+    }
+    all
+}
+
+/// Every node's movement under the scenario's model.
+fn of_model(sc: &tpsim_scenario::Scenario, positions: &[(f64, f64)], seed: u64, run: u64) -> Vec<Mobility> {
     use tpsim_core::{Module, OwnerKind, StreamKey};
     use tpsim_scenario::{MobilityModel as M, WaypointStart};
     let rng = |i: usize| {
@@ -703,5 +714,24 @@ mod tests {
             .collect();
         let early = mean_speed_at(1.0, &mut naive);
         assert!(early > 1.4 * expected, "naive start: {early} vs stationary {expected}");
+    }
+
+    /// `mobility.fixed` keeps the listed nodes at their placement; the others walk.
+    #[test]
+    fn fixed_nodes_stay_at_their_placement() {
+        let text = "[simulation]\nduration = \"100s\"\n[nodes]\ncount = 3\n\
+             placement = { kind = \"explicit\", positions = [[\"0m\", \"250m\"], [\"500m\", \"250m\"], [\"250m\", \"250m\"]] }\n\
+             [nodes.mobility]\nmodel = \"random-walk\"\nspeed = [\"5m/s\", \"5m/s\"]\ninterval = \"1s\"\n\
+             area = [\"500m\", \"500m\"]\nfixed = [0, 1]\n[radio]\n";
+        let sc = tpsim_scenario::load(text, "<test>").unwrap();
+        let pos = [(0.0, 250.0), (500.0, 250.0), (250.0, 250.0)];
+        let mut m = from_scenario(&sc, &pos, 1, 0);
+        assert_eq!((m[0].position(50.0), m[0].max_speed()), ((0.0, 250.0), 0.0));
+        assert_eq!((m[1].position(50.0), m[1].max_speed()), ((500.0, 250.0), 0.0));
+        assert_ne!(m[2].position(50.0), (250.0, 250.0));
+        assert_eq!(m[2].max_speed(), 5.0);
+        let bad = text.replace("fixed = [0, 1]", "fixed = [3]");
+        let e = tpsim_scenario::load(&bad, "<test>").unwrap_err().to_string();
+        assert!(e.contains("nodes.mobility.fixed") && e.contains("out of range"), "{e}");
     }
 }

@@ -25,7 +25,7 @@ pub const ARP_REQUEST: u32 = u32::MAX - 2;
 pub const ARP_REPLY: u32 = u32::MAX - 1;
 
 /// A network-layer packet.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Packet {
     /// IPv4 header (TTL is decremented per hop).
     pub ip: Ipv4Repr,
@@ -141,7 +141,7 @@ impl PacketArena {
         if self.refs[id.0 as usize] == 1 {
             return id;
         }
-        let p = self.slots[id.0 as usize];
+        let p = self.slots[id.0 as usize].clone();
         self.release(id);
         self.alloc(p)
     }

@@ -18,6 +18,10 @@ struct Endpoint {
     timer_at: SimTime,
     /// A bulk generator feeding this endpoint whenever its send buffer has room.
     bulk_gen: Option<u32>,
+    /// Streams the application spreads its messages over (round-robin by message id), and
+    /// whether they are unordered; transports without streams ignore both.
+    streams: u16,
+    unordered: bool,
 }
 
 /// Message boundaries of a byte-stream direction: the transport reports only stream offsets,
@@ -74,6 +78,8 @@ impl Sockets {
             timer_gen: 0,
             timer_at: SimTime::NEVER,
             bulk_gen: None,
+            streams: 1,
+            unordered: false,
         });
         self.eps.len() as u32 - 1
     }
@@ -113,6 +119,21 @@ impl Sockets {
     #[inline]
     pub fn peer(ep: u32) -> u32 {
         ep ^ 1
+    }
+
+    /// Sets the streams endpoint `ep`'s application spreads its messages over.
+    pub fn set_streams(&mut self, ep: u32, streams: u16, unordered: bool) {
+        let e = &mut self.eps[ep as usize];
+        e.streams = streams.max(1);
+        e.unordered = unordered;
+    }
+
+    /// The stream (round-robin over the endpoint's streams by message id) and the unordered
+    /// flag for message `id` written at `ep`.
+    #[inline]
+    pub fn stream_of(&self, ep: u32, id: u64) -> (u16, bool) {
+        let e = &self.eps[ep as usize];
+        ((id % e.streams as u64) as u16, e.unordered)
     }
 
     /// Lets bulk generator `gen` feed endpoint `ep`.

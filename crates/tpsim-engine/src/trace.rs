@@ -168,7 +168,7 @@ impl PcapTracer {
 /// zero payload (tpsim carries no application data) unless a UDP `payload` is given.
 fn emit_ip(b: &mut Vec<u8>, p: &Packet, payload: Option<&[u8]>) {
     let ip_start = b.len();
-    if let (Some(data), L4Header::Udp(h)) = (payload, p.seg.header) {
+    if let (Some(data), L4Header::Udp(h)) = (payload, &p.seg.header) {
         let total = IPV4_HEADER_LEN as usize + UDP_HEADER_LEN as usize + data.len();
         b.resize(ip_start + total, 0);
         let mut ip = p.ip;

@@ -217,6 +217,10 @@ fn bundled_scenarios() -> Vec<(&'static str, &'static str)> {
             include_str!("../../../scenarios/study-a-sensor-interval.toml"),
         ),
         (
+            "study-b-olsr-speed.toml",
+            include_str!("../../../scenarios/study-b-olsr-speed.toml"),
+        ),
+        (
             "study-c-manet-speed.toml",
             include_str!("../../../scenarios/study-c-manet-speed.toml"),
         ),

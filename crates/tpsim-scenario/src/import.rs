@@ -250,8 +250,12 @@ pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic
                         bytes: None,
                         start: Duration(sn.start.0.saturating_add(offset)),
                         stop: sn.stop,
+                        streams: None,
                     },
                     tcp: sn.tcp.clone().filter(|_| sn.transport.is_tcp()),
+                    sctp: sn.sctp.clone().filter(|_| sn.transport == Transport::Sctp),
+                    tfrc: None,
+                    dccp: None,
                 });
             }
         }
@@ -319,6 +323,7 @@ pub fn flow_of(f: &ns2::Ns2Flow, src: u32, dst: u32) -> Flow {
         bytes: None,
         start: secs(f.start_s),
         stop: f.stop_s.map(secs),
+        streams: None,
     };
     match f.app {
         Ns2App::Cbr {
@@ -339,6 +344,9 @@ pub fn flow_of(f: &ns2::Ns2Flow, src: u32, dst: u32) -> Flow {
                 ..base
             },
             tcp: None,
+            sctp: None,
+            tfrc: None,
+            dccp: None,
         },
         Ns2App::Ftp => Flow {
             src,
@@ -353,6 +361,9 @@ pub fn flow_of(f: &ns2::Ns2Flow, src: u32, dst: u32) -> Flow {
                 receive_window: Some(Bytes(f.tcp_window.saturating_mul(f.tcp_packet_size).min(65535))),
                 ..TcpOptions::default()
             }),
+            sctp: None,
+            tfrc: None,
+            dccp: None,
         },
     }
 }

@@ -108,6 +108,69 @@ pub struct Simulation {
     /// size is the IP packet, as ns-2's UDP agent does). Default "standard".
     #[serde(default)]
     pub sizes: Sizes,
+    /// Which transport models flows use where they do not choose: "modern" (default; tpsim's
+    /// TCP, the RFC profiles of SCTP, TFRC and DCCP) or "ns2" (ns-2.35's agents: `tcp.preset
+    /// = "ns2"` and the "ns2" profile of `sctp`, `tfrc` and `dccp`), so that one sweep key
+    /// (`simulation.stack = ["ns2", "modern"]`) runs a study both ways. A flow's explicit
+    /// preset or profile wins. With `stack` set, a flow's `tcp` keys that apply to only one of the two TCP models
+    /// are kept for the stack that uses them.
+    #[serde(default)]
+    pub stack: Option<Stack>,
+}
+
+/// The transport models of a scenario's flows ([`Simulation::stack`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    /// tpsim's transports, after the RFCs.
+    #[default]
+    Modern,
+    /// ns-2.35's transport agents.
+    Ns2,
+}
+
+impl Scenario {
+    /// The TCP model flow `f` runs: its explicit `tcp.preset`, else the scenario's stack.
+    pub fn tcp_preset(&self, f: &Flow) -> TcpPreset {
+        f.tcp
+            .as_ref()
+            .and_then(|t| t.preset)
+            .unwrap_or(match self.simulation.stack.unwrap_or_default() {
+                Stack::Modern => TcpPreset::Modern,
+                Stack::Ns2 => TcpPreset::Ns2,
+            })
+    }
+    /// The TFRC profile flow `f` runs: its explicit `tfrc.profile`, else the stack's.
+    pub fn tfrc_profile(&self, f: &Flow) -> TfrcProfileName {
+        f.tfrc
+            .as_ref()
+            .and_then(|o| o.profile)
+            .unwrap_or(match self.simulation.stack.unwrap_or_default() {
+                Stack::Modern => TfrcProfileName::Rfc5348,
+                Stack::Ns2 => TfrcProfileName::Ns2,
+            })
+    }
+    /// The DCCP profile flow `f` runs: its explicit `dccp.profile`, else the stack's.
+    pub fn dccp_profile(&self, f: &Flow) -> DccpProfileName {
+        f.dccp
+            .as_ref()
+            .and_then(|o| o.profile)
+            .unwrap_or(match self.simulation.stack.unwrap_or_default() {
+                Stack::Modern => DccpProfileName::Rfc,
+                Stack::Ns2 => DccpProfileName::Ns2,
+            })
+    }
+    /// The SCTP profile flow `f` runs: its explicit `sctp.profile`, else the scenario's stack's
+    /// (rfc9260 or ns2).
+    pub fn sctp_profile(&self, f: &Flow) -> SctpProfileName {
+        f.sctp
+            .as_ref()
+            .and_then(|o| o.profile)
+            .unwrap_or(match self.simulation.stack.unwrap_or_default() {
+                Stack::Modern => SctpProfileName::Rfc9260,
+                Stack::Ns2 => SctpProfileName::Ns2,
+            })
+    }
 }
 
 fn default_seed() -> u64 {
@@ -320,6 +383,9 @@ pub struct Sensors {
     /// TCP parameters (TCP transports).
     #[serde(default)]
     pub tcp: Option<TcpOptions>,
+    /// SCTP parameters (transport "sctp").
+    #[serde(default)]
+    pub sctp: Option<SctpOptions>,
 }
 
 /// An ns-2 traffic file (cbrgen: CBR over UDP, FTP over TCP) whose flows are added to the
@@ -387,6 +453,10 @@ pub struct Mobility {
     /// ns2: the file's node id that is node 0. Default: the smallest id in the file.
     #[serde(default)]
     pub first_id: Option<u32>,
+    /// Nodes that stay at their placement whatever the model (e.g. the static endpoints of a
+    /// field of mobile relays). Default none.
+    #[serde(default)]
+    pub fixed: Option<Vec<u32>>,
 }
 
 /// Placement kinds.
@@ -873,12 +943,17 @@ pub enum Transport {
     /// TCP CUBIC (RFC 9438), with SACK recovery when both ends negotiate SACK (`tcp.sack`).
     /// Implemented.
     TcpCubic,
-    /// SCTP (RFC 9260). Not yet implemented.
+    /// SCTP (RFC 9260), one association per flow. Implemented.
     Sctp,
-    /// TFRC (RFC 5348). Not yet implemented.
+    /// TFRC (RFC 5348) over UDP, message-preserving and unreliable. Implemented.
     Tfrc,
-    /// DCCP (RFC 4340). Not yet implemented.
+    /// DCCP (RFC 4340) with CCID 2 (RFC 4341, TCP-like), the default CCID; same as
+    /// "dccp-ccid2". Implemented.
     Dccp,
+    /// DCCP with CCID 2 (RFC 4341). Implemented.
+    DccpCcid2,
+    /// DCCP with CCID 3 (RFC 4342, TFRC). Implemented.
+    DccpCcid3,
 }
 
 impl Transport {
@@ -895,11 +970,18 @@ impl Transport {
             Transport::Sctp => "sctp",
             Transport::Tfrc => "tfrc",
             Transport::Dccp => "dccp",
+            Transport::DccpCcid2 => "dccp-ccid2",
+            Transport::DccpCcid3 => "dccp-ccid3",
         }
     }
-    /// Whether the engine implements it yet.
-    pub fn implemented(self) -> bool {
-        self == Transport::Udp || self.is_tcp()
+    /// Whether it is one of the DCCP variants.
+    pub fn is_dccp(self) -> bool {
+        matches!(self, Transport::Dccp | Transport::DccpCcid2 | Transport::DccpCcid3)
+    }
+    /// Whether it delivers every message (retransmits) and flow-controls its sender, so that
+    /// a bulk application can run over it: TCP and SCTP.
+    pub fn reliable(self) -> bool {
+        self.is_tcp() || self == Transport::Sctp
     }
     /// Whether it is one of the TCP variants.
     pub fn is_tcp(self) -> bool {
@@ -931,6 +1013,145 @@ pub struct Flow {
     /// over `transport` can keep them); every key optional.
     #[serde(default)]
     pub tcp: Option<TcpOptions>,
+    /// SCTP parameters, used when the transport is "sctp" (ignored otherwise, as `tcp`).
+    #[serde(default)]
+    pub sctp: Option<SctpOptions>,
+    /// TFRC parameters, used when the transport is "tfrc" (ignored otherwise).
+    #[serde(default)]
+    pub tfrc: Option<TfrcOptions>,
+    /// DCCP parameters, used when the transport is a DCCP (ignored otherwise).
+    #[serde(default)]
+    pub dccp: Option<DccpOptions>,
+}
+
+/// TFRC parameters of a flow (RFC 5348). Absent keys take the profile's value.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TfrcOptions {
+    /// "rfc5348" (default) or "ns2" (ns-2.35's Agent/TFRC and TFRCSink: a loss after one
+    /// later packet, oscillation prevention, an initial rate of 300 B/s; docs/models.md).
+    #[serde(default)]
+    pub profile: Option<TfrcProfileName>,
+    /// Send queue, messages: a message that finds it full is dropped at the sender (counted
+    /// in `send_queue_drops`). Default unbounded (as ns-2).
+    #[serde(default)]
+    pub send_queue: Option<u32>,
+    /// The segment size s of the throughput equation. Default: the mean size of the
+    /// messages sent.
+    #[serde(default)]
+    pub segment_size: Option<Bytes>,
+}
+
+/// A TFRC profile's name in scenarios.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TfrcProfileName {
+    /// RFC 5348's parameters.
+    #[default]
+    Rfc5348,
+    /// ns-2.35's Agent/TFRC and Agent/TFRCSink.
+    Ns2,
+}
+
+/// DCCP parameters of a flow (RFC 4340, 4341, 4342). Absent keys take the profile's value.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DccpOptions {
+    /// "rfc" (default) or "ns2" (ns-2.35's Agent/DCCP where it differs: Request timeout 3 s,
+    /// CCID 2 initial cwnd 3 packets, CCID 3 segment size 500 B and oscillation prevention).
+    #[serde(default)]
+    pub profile: Option<DccpProfileName>,
+    /// Send queue, messages: a message that finds it full is dropped at the sender (counted
+    /// in `send_queue_drops`). Default 1000 (ns-2's `sb_size_`; the RFCs set none).
+    #[serde(default)]
+    pub send_queue: Option<u32>,
+    /// Initial Ack Ratio (RFC 4340 §11.3). Default 2.
+    #[serde(default)]
+    pub ack_ratio: Option<u16>,
+    /// Sequence Window, packets (RFC 4340 §7.5.2). Default 100.
+    #[serde(default)]
+    pub sequence_window: Option<u32>,
+    /// CCID 3: the segment size s of the throughput equation. Default: the mean size of the
+    /// messages sent (ns2 profile: 500 B, ns-2's `s_s_`).
+    #[serde(default)]
+    pub segment_size: Option<Bytes>,
+}
+
+/// A DCCP profile's name in scenarios.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DccpProfileName {
+    /// The RFCs' parameters.
+    #[default]
+    Rfc,
+    /// ns-2.35's Agent/DCCP.
+    Ns2,
+}
+
+/// SCTP parameters of a flow (RFC 9260). Absent keys take the profile's value.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SctpOptions {
+    /// Which defaults the other keys start from: "rfc9260" (default; RFC 9260 §16, windows
+    /// counted in PMDCS, initial cwnd min(4·PMDCS, max(2·PMDCS, 4404 B))), "rfc4960" (RFC
+    /// 4960: RTO.Initial 3 s, windows in MTUs, initial cwnd 4380 B, as QualNet and the public
+    /// conformance suite) or "ns2" (ns-2.35's Agent/SCTP defaults and its send rule:
+    /// docs/models.md).
+    #[serde(default)]
+    pub profile: Option<SctpProfileName>,
+    /// Messages of this flow are sent unordered (RFC 9260 §6.6, the U bit). Default false.
+    #[serde(default)]
+    pub unordered: Option<bool>,
+    /// RTO.Initial. Default "1s" (rfc4960, ns2: "3s").
+    #[serde(default)]
+    pub rto_initial: Option<Duration>,
+    /// RTO.Min. Default "1s".
+    #[serde(default)]
+    pub rto_min: Option<Duration>,
+    /// RTO.Max. Default "60s".
+    #[serde(default)]
+    pub rto_max: Option<Duration>,
+    /// Max.Burst: new-data packets per send opportunity (RFC 9260 §6.1 D); 0 for no limit.
+    /// Default 4.
+    #[serde(default)]
+    pub max_burst: Option<u32>,
+    /// Delayed SACK timer (RFC 9260 §6.2, at most "500ms"); "0s" sends a SACK for every
+    /// packet with DATA. Default "200ms".
+    #[serde(default)]
+    pub sack_delay: Option<Duration>,
+    /// HB.interval (RFC 9260 §8.3); "0s" sends no HEARTBEAT. Default "30s".
+    #[serde(default)]
+    pub hb_interval: Option<Duration>,
+    /// Path.Max.Retrans (RFC 9260 §8.2). Default 5.
+    #[serde(default)]
+    pub path_max_retrans: Option<u32>,
+    /// Association.Max.Retrans (RFC 9260 §8.1): consecutive retransmission timeouts after
+    /// which the association is abandoned. Default 10.
+    #[serde(default)]
+    pub assoc_max_retrans: Option<u32>,
+    /// Max.Init.Retransmits (RFC 9260 §5.1). Default 8.
+    #[serde(default)]
+    pub max_init_retransmits: Option<u32>,
+    /// Receive buffer, the a_rwnd advertised in INIT (RFC 9260 §6.2), at least "1500B".
+    /// Default "64KiB".
+    #[serde(default)]
+    pub receive_buffer: Option<Bytes>,
+    /// Send buffer: user data accepted and not yet acknowledged. Default "128KiB".
+    #[serde(default)]
+    pub send_buffer: Option<Bytes>,
+}
+
+/// An SCTP profile's name in scenarios.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SctpProfileName {
+    /// RFC 9260's parameters.
+    #[default]
+    Rfc9260,
+    /// RFC 4960's parameters.
+    Rfc4960,
+    /// ns-2.35's Agent/SCTP.
+    Ns2,
 }
 
 /// TCP parameters of a flow. Absent keys take the defaults documented here (RFC values, not
@@ -944,7 +1165,7 @@ pub struct TcpOptions {
     /// of `packet_size` bytes plus 40 bytes of headers, a 40-byte SYN first, windows in
     /// packets, ns-2's RTT estimator with a 10 ms tick and 0.2 s minimum RTO (docs/models.md).
     /// "tcp" and "tcp-newreno" are Agent/TCP/Newreno there, "tcp-reno" Agent/TCP/Reno,
-    /// "tcp-tahoe" Agent/TCP. With "ns2" only `packet_size`, `window`, `initial_window`,
+    /// "tcp-tahoe" Agent/TCP, "tcp-sack" Agent/TCP/Sack1 with Agent/TCPSink/Sack1. With "ns2" only `packet_size`, `window`, `initial_window`,
     /// `delayed_ack` and `min_rto` apply.
     #[serde(default)]
     pub preset: Option<TcpPreset>,
@@ -1086,6 +1307,11 @@ pub struct App {
     /// Time after which no message is generated. Default: the end of `simulation.duration`.
     #[serde(default)]
     pub stop: Option<Duration>,
+    /// Streams the messages are spread over, round-robin (message k on stream k mod
+    /// `streams`), for transports with streams (SCTP: the outbound streams requested in
+    /// INIT); others ignore it. Default 1.
+    #[serde(default)]
+    pub streams: Option<u16>,
 }
 
 /// Reads a scenario's form: TOML syntax, known keys, value types and units. Does not check

@@ -12,6 +12,27 @@ fn k(s: &str) -> Seg {
     Seg::Key(s.to_string())
 }
 
+/// The largest message a message-preserving transport that does not fragment (UDP, TFRC,
+/// DCCP) carries in one packet over an IP MTU of `mtu` bytes; `None` for the others (TCP and
+/// SCTP cut messages into segments or chunks).
+pub fn max_datagram_message(t: crate::Transport, sizes: SizeConvention, mtu: u32) -> Option<u32> {
+    use tpsim_wire::{dccp, tfrc};
+    let ns2 = sizes == SizeConvention::Ns2;
+    Some(match t {
+        crate::Transport::Udp => max_udp_message(sizes, mtu),
+        // UDP + TFRC's data header (tpsim_wire::tfrc); ns-2 counts 32 bytes.
+        crate::Transport::Tfrc if ns2 => mtu.saturating_sub(tfrc::NS2_TFRC_DATA_OVERHEAD),
+        crate::Transport::Tfrc => mtu.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN + tfrc::TFRC_DATA_HEADER_LEN),
+        // DataAck's generic header and acknowledgement subheader, and room for its options;
+        // ns-2.35's DataAck header counts 36 bytes.
+        t if t.is_dccp() && ns2 => mtu.saturating_sub(36 + dccp::MAX_DATA_OPTIONS_LEN),
+        t if t.is_dccp() => mtu.saturating_sub(
+            IPV4_HEADER_LEN + dccp::DCCP_GENERIC_HEADER_LEN + dccp::DCCP_ACK_SUBHEADER_LEN + dccp::MAX_DATA_OPTIONS_LEN,
+        ),
+        _ => return None,
+    })
+}
+
 /// The largest UDP message that fits an IP MTU of `mtu` bytes.
 pub fn max_udp_message(sizes: SizeConvention, mtu: u32) -> u32 {
     match sizes {
@@ -243,12 +264,6 @@ fn validate_background(sc: &Scenario, b: &crate::Background, err: &mut impl FnMu
             "background flows need at least two nodes that are not excluded".into(),
         );
     }
-    if !b.transport.implemented() {
-        err(
-            p("transport"),
-            format!("transport \"{}\" is not implemented yet", b.transport.name()),
-        );
-    }
 }
 
 /// `[beacons]`.
@@ -369,33 +384,92 @@ fn validate_flow(
             format!("a flow needs two different nodes, found src = dst = {}", f.src),
         );
     }
-    if !f.transport.implemented() {
+    if let Some(t) = &f.tcp {
+        // With a scenario-wide stack, keys of either TCP model may stay in the file.
+        validate_tcp_options(i, t, sc.simulation.stack.is_none() || t.preset.is_some(), err);
+    }
+    // The TCP model the flow runs: its own preset, else the stack's.
+    let ns2_tcp = sc.tcp_preset(f) == crate::TcpPreset::Ns2;
+    let preset_key = if f.tcp.as_ref().is_some_and(|t| t.preset.is_some()) {
+        vec![k("flows"), Seg::Index(i), k("tcp"), k("preset")]
+    } else {
+        vec![k("simulation"), k("stack")]
+    };
+    if ns2_tcp && f.transport == crate::Transport::TcpCubic {
         err(
-            p("transport"),
-            format!(
-                "transport \"{}\" is not implemented yet; implemented: \"udp\", \"tcp\", \"tcp-newreno\", \"tcp-reno\", \"tcp-tahoe\"",
-                f.transport.name()
-            ),
+            preset_key.clone(),
+            "ns-2.35's one-way TCP agents have no CUBIC: use tpsim's TCP for \"tcp-cubic\" (tcp.preset = \"modern\")"
+                .into(),
         );
     }
-    if let Some(t) = &f.tcp {
-        validate_tcp_options(i, t, err);
-        if t.preset == Some(crate::TcpPreset::Ns2) && f.transport == crate::Transport::TcpCubic {
+    if f.transport == crate::Transport::Tfrc && f.app.kind == AppKind::Voip {
+        err(
+            vec![k("flows"), Seg::Index(i), k("transport")],
+            "TFRC flows are one-way (a sender and a receiver): give a two-way application two flows".into(),
+        );
+    }
+    if ns2_tcp && f.transport.is_tcp() && f.app.kind == AppKind::Voip {
+        err(
+            preset_key,
+            "ns-2's TCP agents are one-way: give a two-way application two flows, or use tpsim's TCP".into(),
+        );
+    }
+    if let Some(o) = &f.sctp {
+        validate_sctp_options(i, o, err);
+    }
+    let at = |t: &str, key: &str| vec![k("flows"), Seg::Index(i), k(t), k(key)];
+    for (t, queue, size) in [
+        (
+            "tfrc",
+            f.tfrc.as_ref().and_then(|o| o.send_queue),
+            f.tfrc.as_ref().and_then(|o| o.segment_size),
+        ),
+        (
+            "dccp",
+            f.dccp.as_ref().and_then(|o| o.send_queue),
+            f.dccp.as_ref().and_then(|o| o.segment_size),
+        ),
+    ] {
+        if queue == Some(0) {
             err(
-                vec![k("flows"), Seg::Index(i), k("tcp"), k("preset")],
-                "ns-2.35's one-way TCP agents have no CUBIC: use tpsim's TCP for \"tcp-cubic\"".into(),
+                at(t, "send_queue"),
+                "expected a send queue of at least 1 message".into(),
             );
         }
-        if t.preset == Some(crate::TcpPreset::Ns2) && f.transport == crate::Transport::TcpSack {
+        if size.is_some_and(|b| b.0 == 0 || b.0 > 65535) {
             err(
-                vec![k("flows"), Seg::Index(i), k("tcp"), k("preset")],
-                "ns-2's Agent/TCP/Sack1 is not modelled yet: use \"tcp-newreno\" with the ns2 preset, or tpsim's \"tcp-sack\"".into(),
+                at(t, "segment_size"),
+                "expected a segment size between 1B and 65535B".into(),
             );
         }
-        if t.preset == Some(crate::TcpPreset::Ns2) && f.transport.is_tcp() && f.app.kind == AppKind::Voip {
+    }
+    if let Some(d) = &f.dccp {
+        if d.ack_ratio == Some(0) {
             err(
-                vec![k("flows"), Seg::Index(i), k("tcp"), k("preset")],
-                "ns-2's TCP agents are one-way: give a two-way application two flows, or use tpsim's TCP".into(),
+                at("dccp", "ack_ratio"),
+                "expected an Ack Ratio of at least 1 (RFC 4340 §11.3)".into(),
+            );
+        }
+        // RFC 4340 §7.5.2: the Sequence Window feature takes values from 32 to 2^46 - 1.
+        if d.sequence_window.is_some_and(|w| w < 32) {
+            err(
+                at("dccp", "sequence_window"),
+                "expected a Sequence Window of at least 32 packets (RFC 4340 §7.5.2)".into(),
+            );
+        }
+    }
+    if f.app.streams == Some(0) {
+        err(
+            vec![k("flows"), Seg::Index(i), k("app"), k("streams")],
+            "expected at least 1 stream".into(),
+        );
+    }
+    if f.transport == crate::Transport::Sctp {
+        let buffer = f.sctp.as_ref().and_then(|o| o.send_buffer).map_or(131_072, |b| b.0);
+        if f.app.size.is_some_and(|s| s.0 > buffer) {
+            err(
+                vec![k("flows"), Seg::Index(i), k("app"), k("size")],
+                format!("an SCTP message must fit the send buffer ({buffer}B; sctp.send_buffer)"),
             );
         }
     }
@@ -405,9 +479,57 @@ fn validate_flow(
     }
 }
 
+/// Flow `i`'s `sctp` options, checked whatever the transport (as `tcp`).
+fn validate_sctp_options(i: usize, o: &crate::SctpOptions, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let at = |key: &str| vec![k("flows"), Seg::Index(i), k("sctp"), k(key)];
+    let (min, max) = (
+        o.rto_min.map_or(1_000_000_000, |d| d.0),
+        o.rto_max.map_or(60_000_000_000, |d| d.0),
+    );
+    if o.rto_min.is_some_and(|d| d.0 == 0) {
+        err(at("rto_min"), "expected an RTO.Min greater than 0".into());
+    }
+    if min > max {
+        err(at("rto_max"), "expected RTO.Max at least RTO.Min (rto_min)".into());
+    }
+    if let Some(d) = o.rto_initial {
+        if d.0 == 0 || d.0 > max {
+            err(
+                at("rto_initial"),
+                "expected an RTO.Initial greater than 0 and at most RTO.Max".into(),
+            );
+        }
+    }
+    // RFC 9260 §6.2: the delayed-SACK timer MUST NOT exceed 500 ms.
+    if o.sack_delay.is_some_and(|d| d.0 > 500_000_000) {
+        err(
+            at("sack_delay"),
+            "expected a delayed-SACK timer of at most 500ms (RFC 9260 §6.2)".into(),
+        );
+    }
+    // RFC 9260 §6.2: a receiver's buffer of at least 1500 bytes.
+    if o.receive_buffer.is_some_and(|b| b.0 < 1500 || b.0 > u32::MAX as u64) {
+        err(
+            at("receive_buffer"),
+            "expected a receive buffer between 1500B and 4GiB (RFC 9260 §6.2)".into(),
+        );
+    }
+    if o.send_buffer.is_some_and(|b| b.0 == 0 || b.0 > u32::MAX as u64) {
+        err(at("send_buffer"), "expected a send buffer between 1B and 4GiB".into());
+    }
+    for (key, v) in [
+        ("assoc_max_retrans", o.assoc_max_retrans),
+        ("path_max_retrans", o.path_max_retrans),
+    ] {
+        if v == Some(0) {
+            err(at(key), "expected at least 1".into());
+        }
+    }
+}
+
 /// Flow `i`'s `tcp` options, checked whatever the transport (they apply only to TCP ones),
 /// so that a sweep over `transport` can keep them in the file.
-fn validate_tcp_options(i: usize, t: &crate::TcpOptions, err: &mut impl FnMut(Vec<Seg>, String)) {
+fn validate_tcp_options(i: usize, t: &crate::TcpOptions, check_model: bool, err: &mut impl FnMut(Vec<Seg>, String)) {
     let ns2 = t.preset == Some(crate::TcpPreset::Ns2);
     let at = |key: &str| vec![k("flows"), Seg::Index(i), k("tcp"), k(key)];
     for (key, given, for_ns2) in [
@@ -426,7 +548,7 @@ fn validate_tcp_options(i: usize, t: &crate::TcpOptions, err: &mut impl FnMut(Ve
         ("sack", t.sack.is_some(), false),
         ("dsack", t.dsack.is_some(), false),
     ] {
-        if given && for_ns2 != ns2 {
+        if check_model && given && for_ns2 != ns2 {
             let which = if ns2 {
                 "the ns2 preset"
             } else {
@@ -556,10 +678,10 @@ fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(V
                     err(pa(name), format!("`{name}` does not apply to a bulk application"));
                 }
             }
-            if f.transport == crate::Transport::Udp {
+            if !f.transport.reliable() {
                 err(
                     p("transport"),
-                    "a bulk application needs a transport with flow control (tcp, sctp, ...); over udp use kind = \"cbr\"".into(),
+                    format!("a bulk application needs a transport with flow control (tcp, sctp, ...); over {} use kind = \"cbr\"", f.transport.name()),
                 );
             }
         }
@@ -618,20 +740,22 @@ fn validate_flow_path(sc: &Scenario, i: usize, f: &crate::Flow, paths: &Paths, e
             .map(|&l| sc.links[l as usize].mtu.0 as u32)
             .min()
             .unwrap_or(u32::MAX);
-        if f.transport == crate::Transport::Udp {
-            if let Some(size) = a.size {
-                let max = max_udp_message(sim.sizes.convention(), mtu);
-                if size.0 > max as u64 {
-                    err(
-                        pa("size"),
-                        format!(
-                            "a UDP message of {}B does not fit the path MTU of {mtu}B from node {s} to node {t} (at most {max}B with sizes = \"{}\"); UDP does not fragment",
-                            size.0,
-                            if sim.sizes == crate::Sizes::Ns2 { "ns2" } else { "standard" }
-                        ),
-                    );
-                    break;
-                }
+        if let (Some(max), Some(size)) = (max_datagram_message(f.transport, sim.sizes.convention(), mtu), a.size) {
+            if size.0 > max as u64 {
+                let name = match f.transport {
+                    crate::Transport::Udp => "UDP",
+                    crate::Transport::Tfrc => "TFRC",
+                    _ => "DCCP",
+                };
+                err(
+                    pa("size"),
+                    format!(
+                        "a {name} message of {}B does not fit the path MTU of {mtu}B from node {s} to node {t} (at most {max}B with sizes = \"{}\"); {name} does not fragment",
+                        size.0,
+                        if sim.sizes == crate::Sizes::Ns2 { "ns2" } else { "standard" }
+                    ),
+                );
+                break;
             }
         }
     }
@@ -693,6 +817,23 @@ fn validate_mobility(
             err(
                 p(name),
                 format!("`{name}` does not apply to mobility model \"{model}\""),
+            );
+        }
+    }
+    if let Some(fixed) = &m.fixed {
+        if let Some(&i) = fixed.iter().find(|&&i| i >= n) {
+            err(
+                p("fixed"),
+                format!(
+                    "node index {i} out of range: expected 0..{} (nodes.count = {n})",
+                    n.saturating_sub(1)
+                ),
+            );
+        }
+        if m.model == M::Ns2 {
+            err(
+                p("fixed"),
+                "`fixed` does not apply to an ns-2 movement file (it places every node)".into(),
             );
         }
     }

@@ -567,7 +567,15 @@ const UNIT_STRINGS: &[&str] = &[
 fn seeds() -> &'static Seeds {
     static S: OnceLock<Seeds> = OnceLock::new();
     S.get_or_init(|| {
-        let mut scenarios = toml_files(&root().join("scenarios"));
+        // `[[cases]]` belong to the Python front end, which takes them out before the engine
+        // reads a file: the seeds keep what comes before them (the study files list them last).
+        let mut scenarios: Vec<String> = toml_files(&root().join("scenarios"))
+            .into_iter()
+            .map(|s| match s.find("\n[[cases]]") {
+                Some(i) => s[..i + 1].to_string(),
+                None => s,
+            })
+            .collect();
         scenarios.extend(toml_files(&root().join("crates/tpsim-engine/tests/fingerprint")));
         scenarios.extend(SCENARIOS.iter().map(|s| s.to_string()));
         let paths = scenarios

@@ -12,19 +12,25 @@
 //!
 //! Nothing here reads a clock or touches the event queue: `now` comes in with every call.
 //! Built-in transports are dispatched through the [`Socket`] enum (no virtual calls on the
-//! hot path): UDP ([`udp`]), TCP ([`tcp`]: Tahoe, Reno, NewReno) and ns-2.35's one-way TCP
+//! hot path): UDP ([`udp`]), TCP ([`tcp`]: Tahoe, Reno, NewReno), SCTP ([`sctp`]) and ns-2.35's one-way TCP
 //! agents ([`ns2tcp`]: `Agent/TCP`, `/Reno`, `/Newreno` with `Agent/TCPSink` or
 //! `Agent/TCPSink/DelAck`, packet-counted as ns-2 models them).
 
+pub mod dccp;
 pub mod ns2tcp;
+pub mod sctp;
 pub mod tcp;
+pub mod tfrc;
 pub mod udp;
 
 use tpsim_core::{SimDuration, SimTime};
-use tpsim_wire::{IpProtocol, SizeConvention, TcpRepr, UdpRepr};
+use tpsim_wire::{IpProtocol, SctpRepr, SizeConvention, TcpRepr, UdpRepr};
 
+pub use dccp::{Ccid, DccpConfig, DccpProfile, DccpSocket};
 pub use ns2tcp::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant};
+pub use sctp::{SctpConfig, SctpProfile, SctpSocket};
 pub use tcp::{TcpConfig, TcpSocket};
+pub use tfrc::{TfrcConfig, TfrcProfile, TfrcSocket};
 pub use udp::UdpSocket;
 
 /// One application message, as it travels through a transport.
@@ -39,12 +45,23 @@ pub struct Message {
 }
 
 /// A transport header, typed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum L4Header {
     /// A UDP datagram carrying one whole message.
     Udp(UdpRepr),
     /// A TCP segment (options included in the header).
     Tcp(TcpRepr),
+    /// An SCTP packet: common header and a description of its chunks (RFC 9260 §3).
+    Sctp(Box<SctpRepr>),
+    /// A TFRC packet (RFC 5348): a UDP header followed by a TFRC data or feedback header.
+    Tfrc {
+        /// The UDP header.
+        udp: UdpRepr,
+        /// The TFRC header.
+        tfrc: tpsim_wire::tfrc::TfrcRepr,
+    },
+    /// A DCCP packet (RFC 4340 §5): generic header, type subheader and options.
+    Dccp(tpsim_wire::dccp::DccpRepr),
 }
 
 impl L4Header {
@@ -53,6 +70,9 @@ impl L4Header {
         match self {
             L4Header::Udp(_) => IpProtocol::Udp,
             L4Header::Tcp(_) => IpProtocol::Tcp,
+            L4Header::Sctp(_) => IpProtocol::Sctp,
+            L4Header::Tfrc { .. } => IpProtocol::Udp,
+            L4Header::Dccp(_) => IpProtocol::Dccp,
         }
     }
 
@@ -83,6 +103,31 @@ impl L4Header {
                     h.emit(ip, zeros(len - hl), out);
                 }
             }
+            // SCTP has no pseudo-header; its CRC32c covers the whole packet (RFC 9260 §6.8). A
+            // length other than the real packet's (the `ns2` size convention) writes the real
+            // packet if it fits, zeros after it, and nothing otherwise.
+            L4Header::Sctp(h) => {
+                if len >= h.packet_len() as usize {
+                    out.fill(0);
+                    h.emit(out);
+                }
+            }
+            // TFRC: the UDP header and checksum over the TFRC header and zeros; nothing if
+            // the length is shorter than both headers (the `ns2` size convention may be).
+            L4Header::Tfrc { udp, tfrc } => tfrc.emit_udp(udp, ip, out),
+            // DCCP: the header with its options and the checksum over the pseudo-header (RFC
+            // 4340 §9); without options if only the fixed header fits (`ns2` sizes count a
+            // shorter header); nothing if not even that.
+            L4Header::Dccp(h) => {
+                let mut h = *h;
+                if len < h.header_len() as usize {
+                    h.options = tpsim_wire::dccp::DccpOptions::NONE;
+                }
+                let hl = h.header_len() as usize;
+                if len >= hl {
+                    h.emit(ip, zeros(len - hl), out);
+                }
+            }
         }
     }
 
@@ -92,12 +137,15 @@ impl L4Header {
         match self {
             L4Header::Udp(h) => h.dst_port,
             L4Header::Tcp(h) => h.dst_port,
+            L4Header::Sctp(h) => h.dst_port,
+            L4Header::Tfrc { udp, .. } => udp.dst_port,
+            L4Header::Dccp(h) => h.dst_port,
         }
     }
 }
 
 /// A segment (datagram, packet) as a transport emits or receives it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
     /// Transport header.
     pub header: L4Header,
@@ -161,6 +209,10 @@ pub enum SendError {
     },
     /// The send buffer is full; try again later.
     BufferFull,
+    /// A message-preserving, unreliable transport's send queue (TFRC, DCCP) is full: the
+    /// message is dropped at the sender (the engine counts it as sent and dropped, reason
+    /// `send_queue`).
+    QueueFull,
 }
 
 impl std::fmt::Display for SendError {
@@ -168,6 +220,7 @@ impl std::fmt::Display for SendError {
         match self {
             SendError::TooLarge { max } => write!(f, "message larger than {max} bytes"),
             SendError::BufferFull => write!(f, "send buffer full"),
+            SendError::QueueFull => write!(f, "send queue full"),
         }
     }
 }
@@ -210,9 +263,13 @@ pub struct TransportReport {
     /// set) and `srtt_s` (`None` until measured); a rate-based transport would give its
     /// allowed rate. Empty for transports without congestion control (UDP).
     pub congestion: Vec<(&'static str, Option<f64>)>,
-    /// Transport-specific columns of the flows table, (column name, value): they appear
-    /// only for flows of a transport that reports them.
+    /// Transport-specific columns of the flows table about what this end sent, (column
+    /// name, value): a flow direction's row takes them from its sender; they appear only for
+    /// flows of a transport that reports them.
     pub extra: Vec<(&'static str, Option<f64>)>,
+    /// The same about what this end received (e.g. SCTP's head-of-line blocking): a flow
+    /// direction's row takes them from its receiver.
+    pub rx_extra: Vec<(&'static str, Option<f64>)>,
 }
 
 /// Configuration shared by all transports.
@@ -239,6 +296,12 @@ pub enum Socket {
     Tcp(TcpSocket),
     /// ns-2.35's one-way TCP agents (sender or sink).
     Ns2Tcp(Ns2TcpSocket),
+    /// SCTP (RFC 9260), one association.
+    Sctp(SctpSocket),
+    /// TFRC (RFC 5348) over UDP, one end of a one-way flow.
+    Tfrc(TfrcSocket),
+    /// DCCP (RFC 4340) with CCID 2 or CCID 3, one connection.
+    Dccp(DccpSocket),
 }
 
 impl Socket {
@@ -251,6 +314,9 @@ impl Socket {
             },
             Socket::Tcp(s) => s.report(),
             Socket::Ns2Tcp(s) => s.report(),
+            Socket::Sctp(s) => s.report(),
+            Socket::Tfrc(s) => s.report(),
+            Socket::Dccp(s) => s.report(),
         }
     }
     /// Whether the transport carries a byte stream (TCP): it reports deliveries as stream
@@ -270,6 +336,9 @@ impl Socket {
             Socket::Udp(_) => false,
             Socket::Tcp(_) => true,
             Socket::Ns2Tcp(s) => s.is_sender(),
+            Socket::Sctp(s) => s.is_active(),
+            Socket::Tfrc(_) => false,
+            Socket::Dccp(s) => s.is_active(),
         }
     }
     /// The application has nothing more to send: close once everything is delivered (TCP:
@@ -279,6 +348,9 @@ impl Socket {
             Socket::Udp(_) => {}
             Socket::Tcp(s) => s.close(now),
             Socket::Ns2Tcp(s) => s.close(now),
+            Socket::Sctp(s) => s.close(now),
+            Socket::Tfrc(_) => {}
+            Socket::Dccp(s) => s.close(now),
         }
     }
     /// Hands an application message to the transport.
@@ -288,6 +360,21 @@ impl Socket {
             Socket::Udp(s) => s.send(now, msg),
             Socket::Tcp(s) => s.send(now, msg),
             Socket::Ns2Tcp(s) => s.send(now, msg),
+            Socket::Sctp(s) => s.send(now, msg),
+            Socket::Tfrc(s) => s.send(now, msg),
+            Socket::Dccp(s) => s.send(now, msg),
+        }
+    }
+    /// Hands an application message to the transport on `stream`, `unordered` or not, for
+    /// transports with streams (SCTP: the stream is taken modulo the outbound streams); others
+    /// ignore both and behave as [`Socket::send`].
+    ///
+    /// # Errors
+    /// As [`Socket::send`].
+    pub fn send_on(&mut self, now: SimTime, msg: Message, stream: u16, unordered: bool) -> Result<(), SendError> {
+        match self {
+            Socket::Sctp(s) => s.send_on(now, msg, stream, unordered),
+            _ => self.send(now, msg),
         }
     }
     /// Whether the transport would accept a message of `len` bytes now (for bulk senders).
@@ -297,6 +384,9 @@ impl Socket {
             Socket::Udp(s) => s.can_send(len),
             Socket::Tcp(s) => s.can_send(len),
             Socket::Ns2Tcp(s) => s.can_send(len),
+            Socket::Sctp(s) => s.can_send(len),
+            Socket::Tfrc(s) => s.can_send(len),
+            Socket::Dccp(s) => s.can_send(len),
         }
     }
     /// Processes a segment received from the network.
@@ -306,6 +396,9 @@ impl Socket {
             Socket::Udp(s) => s.on_segment(now, seg),
             Socket::Tcp(s) => s.on_segment(now, seg),
             Socket::Ns2Tcp(s) => s.on_segment(now, seg),
+            Socket::Sctp(s) => s.on_segment(now, seg),
+            Socket::Tfrc(s) => s.on_segment(now, seg),
+            Socket::Dccp(s) => s.on_segment(now, seg),
         }
     }
     /// Processes a timer expiry; safe to call spuriously.
@@ -315,6 +408,9 @@ impl Socket {
             Socket::Udp(s) => s.on_timeout(now),
             Socket::Tcp(s) => s.on_timeout(now),
             Socket::Ns2Tcp(s) => s.on_timeout(now),
+            Socket::Sctp(s) => s.on_timeout(now),
+            Socket::Tfrc(s) => s.on_timeout(now),
+            Socket::Dccp(s) => s.on_timeout(now),
         }
     }
     /// The next segment to send, if any.
@@ -324,6 +420,9 @@ impl Socket {
             Socket::Udp(s) => s.poll_transmit(now),
             Socket::Tcp(s) => s.poll_transmit(now),
             Socket::Ns2Tcp(s) => s.poll_transmit(now),
+            Socket::Sctp(s) => s.poll_transmit(now),
+            Socket::Tfrc(s) => s.poll_transmit(now),
+            Socket::Dccp(s) => s.poll_transmit(now),
         }
     }
     /// The next event for the application, if any.
@@ -333,6 +432,9 @@ impl Socket {
             Socket::Udp(s) => s.poll_event(),
             Socket::Tcp(s) => s.poll_event(),
             Socket::Ns2Tcp(s) => s.poll_event(),
+            Socket::Sctp(s) => s.poll_event(),
+            Socket::Tfrc(s) => s.poll_event(),
+            Socket::Dccp(s) => s.poll_event(),
         }
     }
     /// The next deadline at which [`Socket::on_timeout`] must be called.
@@ -342,6 +444,9 @@ impl Socket {
             Socket::Udp(s) => s.poll_timeout(),
             Socket::Tcp(s) => s.poll_timeout(),
             Socket::Ns2Tcp(s) => s.poll_timeout(),
+            Socket::Sctp(s) => s.poll_timeout(),
+            Socket::Tfrc(s) => s.poll_timeout(),
+            Socket::Dccp(s) => s.poll_timeout(),
         }
     }
     /// Counters so far.
@@ -351,6 +456,9 @@ impl Socket {
             Socket::Udp(s) => s.stats(),
             Socket::Tcp(s) => s.stats(),
             Socket::Ns2Tcp(s) => s.stats(),
+            Socket::Sctp(s) => s.stats(),
+            Socket::Tfrc(s) => s.stats(),
+            Socket::Dccp(s) => s.stats(),
         }
     }
     /// Messages accepted by the transport but not yet handed to IP.
@@ -360,6 +468,9 @@ impl Socket {
             Socket::Udp(s) => s.buffered_messages(),
             Socket::Tcp(s) => s.buffered_messages(),
             Socket::Ns2Tcp(s) => s.buffered_messages(),
+            Socket::Sctp(s) => s.buffered_messages(),
+            Socket::Tfrc(s) => s.buffered_messages(),
+            Socket::Dccp(s) => s.buffered_messages(),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! | IPv4 (no options) | 20 | RFC 791 §3.1 |
 //! | UDP | 8 | RFC 768 |
 //! | TCP (no options) | 20 | RFC 9293 §3.1 |
+//! | SCTP common header (chunks padded to 4 bytes follow) | 12 | RFC 9260 §3.1 |
 //! | ARP (IPv4 over 48-bit addresses) | 28 | RFC 826 |
 //! | PPP framing on point-to-point links (protocol field only, as ns-3's `PointToPointNetDevice`) | 2 | RFC 1661 §2 |
 //!
@@ -18,12 +19,16 @@
 
 pub mod arp;
 pub mod checksum;
+pub mod dccp;
 pub mod ip;
 pub mod pcap;
+pub mod sctp;
 pub mod tcp;
+pub mod tfrc;
 pub mod udp;
 
 pub use ip::{IpProtocol, Ipv4Repr, IPV4_HEADER_LEN};
+pub use sctp::{SctpParseError, SctpRepr, SCTP_COMMON_HEADER_LEN};
 pub use tcp::{TcpFlags, TcpParseError, TcpRepr, TcpTimestamp, TCP_HEADER_LEN};
 pub use udp::{UdpRepr, UDP_HEADER_LEN};
 

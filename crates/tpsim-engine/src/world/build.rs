@@ -18,9 +18,14 @@ use crate::EngineError;
 use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
 use tpsim_mac::Dcf;
 use tpsim_scenario::topology::Paths;
-use tpsim_scenario::{AppKind, Arrivals, Scenario, TcpOptions, TcpPreset, Transport};
+use tpsim_scenario::{
+    AppKind, Arrivals, DccpProfileName, Scenario, SctpProfileName, TcpOptions, TcpPreset, TfrcProfileName, Transport,
+};
 use tpsim_transport::tcp::{CongestionAlgorithm, LossRecovery, Open};
-use tpsim_transport::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant, Socket, SocketConfig, TcpConfig, TcpSocket, UdpSocket};
+use tpsim_transport::{
+    Ccid, DccpConfig, DccpProfile, DccpSocket, Ns2TcpConfig, Ns2TcpSocket, Ns2Variant, SctpConfig, SctpProfile,
+    SctpSocket, Socket, SocketConfig, TcpConfig, TcpSocket, TfrcConfig, TfrcSocket, UdpSocket,
+};
 use tpsim_wire::SizeConvention;
 
 /// The random stream of (`kind`, `owner_id`, `module`) in run (`opts.seed`, `opts.run`).
@@ -157,7 +162,7 @@ impl World {
                 sizes,
                 mtu,
             };
-            make_socket(f, cfg, open, start)
+            make_socket(sc, f, cfg, open, start)
         };
         let sock_a = mk(port_a, port_b, min_mtu(sc, paths, f.src, f.dst), Open::Active);
         let sock_b = mk(port_b, port_a, min_mtu(sc, paths, f.dst, f.src), Open::Passive);
@@ -170,6 +175,12 @@ impl World {
         };
         let ep_a = self.sockets.add(at(f.src, local_a, remote_b, d_fwd), sock_a, d_rev);
         let ep_b = self.sockets.add(at(f.dst, remote_b, local_a, d_rev), sock_b, d_fwd);
+        let (streams, unordered) = (
+            f.app.streams.unwrap_or(1),
+            f.sctp.as_ref().and_then(|o| o.unordered).unwrap_or(false),
+        );
+        self.sockets.set_streams(ep_a, streams, unordered);
+        self.sockets.set_streams(ep_b, streams, unordered);
         if connect {
             // The client opens when its application starts (before the first write).
             self.queue.push(start, Event::Open { ep: ep_a });
@@ -201,6 +212,7 @@ impl World {
                 tx_ep: ep,
                 stop,
                 total: f.app.bytes.filter(|_| f.app.kind == AppKind::Bulk).map(|b| b.0),
+                send_queue: f.transport == Transport::Tfrc || f.transport.is_dccp(),
             });
             self.sockets.add_direction(dir, byte_stream);
             let rng = stream(opts, OwnerKind::Flow, fi as u64, module);
@@ -227,21 +239,124 @@ impl World {
 /// The transport endpoint of flow `f` with socket settings `cfg`, at the end that opens
 /// (`Open::Active`, the source) or listens: the one place where the engine maps a scenario's
 /// transport to its [`Socket`] (docs/adding-a-transport.md).
-fn make_socket(f: &tpsim_scenario::Flow, cfg: SocketConfig, open: Open, start: SimTime) -> Socket {
-    let ns2 = f.tcp.as_ref().is_some_and(|t| t.preset == Some(TcpPreset::Ns2));
+fn make_socket(sc: &Scenario, f: &tpsim_scenario::Flow, cfg: SocketConfig, open: Open, start: SimTime) -> Socket {
+    let ns2 = sc.tcp_preset(f) == TcpPreset::Ns2;
     match f.transport {
         Transport::Udp => Socket::Udp(UdpSocket::new(cfg)),
-        Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe if ns2 => Socket::Ns2Tcp(
-            Ns2TcpSocket::new(cfg, ns2_tcp_config(f.transport, f.tcp.as_ref()), open, start),
-        ),
+        Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe | Transport::TcpSack
+            if ns2 =>
+        {
+            Socket::Ns2Tcp(Ns2TcpSocket::new(
+                cfg,
+                ns2_tcp_config(f.transport, f.tcp.as_ref()),
+                open,
+                start,
+            ))
+        }
         t if t.is_tcp() => Socket::Tcp(TcpSocket::new(
             cfg,
             tcp_config(f.transport, f.tcp.as_ref()),
             open,
             start,
         )),
-        t => unreachable!("validation refuses the unimplemented transport {}", t.name()),
+        Transport::Sctp => Socket::Sctp(SctpSocket::new(cfg, sctp_config(sc, f), open, start)),
+        Transport::Tfrc => Socket::Tfrc(TfrcSocket::new(cfg, tfrc_config(sc, f), open, start)),
+        Transport::Dccp | Transport::DccpCcid2 | Transport::DccpCcid3 => {
+            Socket::Dccp(DccpSocket::new(cfg, dccp_config(sc, f), open, start))
+        }
+        t => unreachable!("every transport is a TCP variant or listed: {}", t.name()),
     }
+}
+
+/// The SCTP parameters of flow `f`: its profile's, then the scenario's keys, with as many
+/// outbound streams as its application uses.
+fn sctp_config(sc: &Scenario, f: &tpsim_scenario::Flow) -> SctpConfig {
+    let o = f.sctp.clone().unwrap_or_default();
+    let mut c = SctpConfig::for_profile(match sc.sctp_profile(f) {
+        SctpProfileName::Rfc9260 => SctpProfile::Rfc9260,
+        SctpProfileName::Rfc4960 => SctpProfile::Rfc4960,
+        SctpProfileName::Ns2 => SctpProfile::Ns2,
+    });
+    c.streams = f.app.streams.unwrap_or(1).max(1);
+    if let Some(d) = o.rto_initial {
+        c.rto_initial = d.sim();
+    }
+    if let Some(d) = o.rto_min {
+        c.rto_min = d.sim();
+    }
+    if let Some(d) = o.rto_max {
+        c.rto_max = d.sim();
+    }
+    if let Some(b) = o.max_burst {
+        c.max_burst = (b > 0).then_some(b);
+    }
+    if let Some(d) = o.sack_delay {
+        c.sack_delay = (d.0 > 0).then(|| d.sim());
+    }
+    if let Some(d) = o.hb_interval {
+        c.hb_interval = (d.0 > 0).then(|| d.sim());
+    }
+    if let Some(n) = o.path_max_retrans {
+        c.path_max_retrans = n;
+    }
+    if let Some(n) = o.assoc_max_retrans {
+        c.assoc_max_retrans = n;
+    }
+    if let Some(n) = o.max_init_retransmits {
+        c.max_init_retransmits = n;
+    }
+    if let Some(b) = o.receive_buffer {
+        c.recv_buffer_bytes = b.0 as u32;
+    }
+    if let Some(b) = o.send_buffer {
+        c.send_buffer_bytes = b.0 as u32;
+    }
+    c
+}
+
+/// The TFRC parameters of flow `f`: its profile's, then the scenario's keys.
+fn tfrc_config(sc: &Scenario, f: &tpsim_scenario::Flow) -> TfrcConfig {
+    let o = f.tfrc.clone().unwrap_or_default();
+    let mut c = match sc.tfrc_profile(f) {
+        TfrcProfileName::Rfc5348 => TfrcConfig::rfc5348(),
+        TfrcProfileName::Ns2 => TfrcConfig::ns2(),
+    };
+    if let Some(q) = o.send_queue {
+        c.send_queue = Some(q as usize);
+    }
+    if let Some(b) = o.segment_size {
+        c.segment_size = Some(b.0 as u32);
+    }
+    c
+}
+
+/// The DCCP parameters of flow `f`: its profile's with the transport's CCID, then the
+/// scenario's keys.
+fn dccp_config(sc: &Scenario, f: &tpsim_scenario::Flow) -> DccpConfig {
+    let o = f.dccp.clone().unwrap_or_default();
+    let profile = match sc.dccp_profile(f) {
+        DccpProfileName::Rfc => DccpProfile::Rfc,
+        DccpProfileName::Ns2 => DccpProfile::Ns2,
+    };
+    let ccid = if f.transport == Transport::DccpCcid3 {
+        Ccid::Ccid3
+    } else {
+        Ccid::Ccid2
+    };
+    let mut c = DccpConfig::for_profile(profile, ccid);
+    if let Some(q) = o.send_queue {
+        c.send_queue_len = q as usize;
+    }
+    if let Some(r) = o.ack_ratio {
+        c.ack_ratio = r;
+    }
+    if let Some(w) = o.sequence_window {
+        c.sequence_window = w as u64;
+    }
+    if let Some(b) = o.segment_size {
+        c.ccid3_s = Some(b.0 as u32);
+    }
+    c
 }
 
 /// ns-2.35's one-way TCP agent of a flow with `tcp = { preset = "ns2", ... }`: the variant of
@@ -252,6 +367,7 @@ fn ns2_tcp_config(t: Transport, o: Option<&TcpOptions>) -> Ns2TcpConfig {
         variant: match t {
             Transport::TcpTahoe => Ns2Variant::Tahoe,
             Transport::TcpReno => Ns2Variant::Reno,
+            Transport::TcpSack => Ns2Variant::Sack1,
             _ => Ns2Variant::NewReno,
         },
         ..Ns2TcpConfig::default()
@@ -430,8 +546,12 @@ fn background_flows(sc: &Scenario, seed: u64, run: u64) -> Vec<tpsim_scenario::F
                 bytes: None,
                 start: tpsim_scenario::Duration(start),
                 stop: None,
+                streams: None,
             },
             tcp: None,
+            sctp: None,
+            tfrc: None,
+            dccp: None,
         });
     }
     flows

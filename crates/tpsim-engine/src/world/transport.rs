@@ -6,7 +6,7 @@
 
 use super::{Event, World};
 use crate::packet::{Packet, PacketId, NO_CTRL, NO_DIR};
-use tpsim_transport::{Message, TransportEvent};
+use tpsim_transport::{Message, SendError, TransportEvent};
 use tpsim_wire::ip::DEFAULT_TTL;
 use tpsim_wire::Ipv4Repr;
 
@@ -33,11 +33,19 @@ impl World {
 
     /// Hands `msg` to endpoint `ep`'s transport; counts it if accepted (a refused message,
     /// e.g. one that finds a TCP send buffer full, is lost by the application and not counted
-    /// as sent).
+    /// as sent). A message an unreliable transport drops because its send queue is full was
+    /// sent and is lost: counted as sent, never delivered, and in `send_queue_drops`.
     fn write(&mut self, ep: u32, dir: u32, msg: Message) -> bool {
         let now = self.now;
-        if self.sockets.socket_mut(ep).send(now, msg).is_err() {
-            return false;
+        let (stream, unordered) = self.sockets.stream_of(ep, msg.id);
+        match self.sockets.socket_mut(ep).send_on(now, msg, stream, unordered) {
+            Ok(()) => {}
+            Err(SendError::QueueFull) => {
+                self.metrics.app_sent(dir, now, msg.len);
+                self.metrics.send_queue_drop(dir, now);
+                return false;
+            }
+            Err(_) => return false,
         }
         self.metrics.app_sent(dir, now, msg.len);
         self.sockets.note_write(dir, msg);
@@ -143,16 +151,20 @@ impl World {
 
     /// Segment `id` reached its destination `node`: it goes to the endpoint bound to its port.
     pub(super) fn local_deliver(&mut self, node: u32, id: PacketId) {
-        let p = *self.packets.get(id);
-        self.packets.release(id);
+        let p = self.packets.get(id);
         let Some(ep) = self.net.endpoint_at(node, p.seg.header.dst_port()) else {
             // No socket bound: not a network drop (cannot happen for validated scenarios).
+            self.packets.release(id);
             return;
         };
         if p.dir != NO_DIR {
             self.metrics.segment_received(p.dir, p.seq, p.ip.ttl);
         }
-        self.sockets.socket_mut(ep).on_segment(self.now, &p.seg);
+        // The segment is read in place, then this holder's reference released.
+        self.sockets
+            .socket_mut(ep)
+            .on_segment(self.now, &self.packets.get(id).seg);
+        self.packets.release(id);
         self.pump(ep);
     }
 }

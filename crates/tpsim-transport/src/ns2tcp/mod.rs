@@ -1,12 +1,14 @@
-//! ns-2.35's one-way TCP agents as a sans-IO transport: `Agent/TCP` (Tahoe), `Agent/TCP/Reno`
-//! and `Agent/TCP/Newreno` as the sender, `Agent/TCPSink` (one ACK per packet) and
-//! `Agent/TCPSink/DelAck` (delayed ACKs) as the receiver, so that tpsim can run the reference
-//! studies as ns-2 ran them.
+//! ns-2.35's one-way TCP agents as a sans-IO transport: `Agent/TCP` (Tahoe), `Agent/TCP/Reno`,
+//! `Agent/TCP/Newreno` and `Agent/TCP/Sack1` as the sender, `Agent/TCPSink` (one ACK per
+//! packet) and `Agent/TCPSink/DelAck` (delayed ACKs) as the receiver, or their SACK versions
+//! `Agent/TCPSink/Sack1` and `/Sack1/DelAck` with `Agent/TCP/Sack1`, so that tpsim can run the
+//! reference studies as ns-2 ran them.
 //!
 //! # What is modelled, and where it comes from
 //!
 //! The behaviour is ns-2.35's (`tcp/tcp.cc`, `tcp/tcp-reno.cc`, `tcp/tcp-newreno.cc`,
-//! `tcp/tcp-sink.cc`, `tcp/tcp.h`, `tcp/tcp-sink.h`, defaults from `tcl/lib/ns-default.tcl`),
+//! `tcp/tcp-sack1.cc`, `tcp/scoreboard-rq.cc`, `tcp/rq.cc`, `tcp/tcp-sink.cc`, `tcp/tcp.h`,
+//! `tcp/tcp-sink.h`, defaults from `tcl/lib/ns-default.tcl`),
 //! re-implemented from a reading of that source; each rule names the ns-2 function whose
 //! behaviour it reproduces. The main traits of these agents, which differ from a real TCP
 //! ([`crate::tcp`]):
@@ -35,6 +37,22 @@
 //!   `recover_`, retransmitting the next hole on each partial ACK with partial window deflation
 //!   (`NewRenoTcpAgent::recv`, `NewRenoTcpAgent::partialnewack`). With `bugFix_`, a second
 //!   fast retransmit needs an ACK above `recover_` (the highest packet sent at the last loss).
+//! * **Sack1** (`sack1.rs`; `Sack1TcpAgent::recv`, `dupack_action`, `send_much`, `timeout`):
+//!   a duplicate ACK counts only if its SACK blocks change the scoreboard (`ScoreBoardRQ`:
+//!   the SACKed packet ranges above the cumulative ACK, `UpdateScoreBoard`/`CheckUpdate`).
+//!   The `numdupacks_`-th starts fast recovery: `recover_ = maxseq_`, `pipe_` = packets
+//!   outstanding − `numdupacks_`, `ssthresh_` and `cwnd_` halved, the first hole resent. In
+//!   recovery every ACK takes one packet out of `pipe_` (a partial ACK two), and `send_much`
+//!   sends while `pipe_ < cwnd_`: first the next hole that has a SACKed block above it
+//!   (`GetNextRetran`, each hole once), else new data within `window_`. An ACK reaching
+//!   `recover_` ends recovery without opening `cwnd_` (`newack`). A timeout leaves recovery,
+//!   clears the scoreboard and ignores duplicate ACKs until the next new ACK (`timeout_`).
+//!   Outside recovery the window is `TcpAgent::window`'s, as for Tahoe.
+//! * **The SACK sink** (`Sacker::append_ack`): an ACK carries up to `maxSackBlocks_` (3)
+//!   blocks: first the run of received packets containing the packet just received (if it is
+//!   above the cumulative ACK), then the blocks reported before, most recent first, dropping
+//!   those the newest covers; none once nothing is missing below the highest packet received.
+//!   Each block adds 8 bytes to the 40-byte ACK (`ch->size() += sack_index * 8`).
 //! * **The RTT estimator** of `TcpAgent::rtt_update`: samples counted in whole ticks of
 //!   `tcpTick_` as a BSD clock would (the ticks between the send and the ACK), smoothed in
 //!   integers (`srtt` with 3 fractional bits, `rttvar` with 2), RTO = `srtt + 4·rttvar` ticks;
@@ -63,10 +81,11 @@
 //! ([`TransportEvent::Delivered`]) when it has every packet up to that last one in order, once.
 //! Wire headers are TCP ([`TcpRepr`]) so that pcap traces dissect: packet `n` of a connection
 //! with a SYN starts at byte `1 + (n − 1)·packetSize_` (the SYN at 0), the ACK field is the
-//! first byte of the next packet expected. Packet sizes are ns-2's own accounting under both
-//! size conventions: `packetSize_ + tcpip_base_hdr_size_` for data, `tcpip_base_hdr_size_` for
-//! the SYN, the sink's `packetSize_` (40) for ACKs; the path MTU is not consulted (ns-2 does not
-//! fragment).
+//! first byte of the next packet expected, and a SACK block of packets `[l, r)` is the byte
+//! range from the start of packet `l` to the start of packet `r`. Packet sizes are ns-2's own
+//! accounting under both size conventions: `packetSize_ + tcpip_base_hdr_size_` for data,
+//! `tcpip_base_hdr_size_` for the SYN, the sink's `packetSize_` (40) plus 8 per SACK block for
+//! ACKs; the path MTU is not consulted (ns-2 does not fragment).
 //!
 //! # Not modelled
 //!
@@ -74,17 +93,29 @@
 //! `maxburst_` (unlimited, as by default; NewReno's fixed burst of 2 in recovery is modelled),
 //! window options other than `windowOption_ 1`, `windowInitOption_` 2, `decrease_num_` other
 //! than 0.5, `max_ssthresh_`, `numdupacksFrac_`, `newreno_changes_ 1`, `exit_recovery_fix_`,
-//! `noFastRetrans_`, `max_connects_`, SACK sinks, and the application callbacks (`idle`,
-//! `finish`). When duplicate ACKs of the last packet written trigger Reno's or NewReno's fast
+//! `noFastRetrans_`, `max_connects_`, and the application callbacks (`idle`, `finish`); for
+//! Sack1, `partial_ack_` (0 by default), `LimTransmitFix_`, `oldCode_`, D-SACK
+//! (`generateDSacks_`), SACK-based F-RTO, and the sink's pairing with other senders (the sink
+//! sends SACK blocks exactly when the variant is Sack1). A reordered old ACK can carry SACK
+//! blocks below the cumulative ACK; ns-2's reassembly queue then moves the scoreboard's left
+//! edge (`sack_min`) back and may resend an acknowledged packet; tpsim keeps the edge. When duplicate ACKs of the last packet written trigger Reno's or NewReno's fast
 //! retransmit, ns-2 sends packet `last_ack_ + 1` although the application never produced it;
 //! tpsim applies the window cut but sends nothing (the packet number belongs to the next
 //! message). ns-2 draws `boot_time_`, the phase of the sender's tick clock, at random
-//! (`Random::uniform(tcpTick_)`); here it is [`Ns2TcpConfig::boot_time`] (0 by default), and
-//! the tick arithmetic is exact where ns-2 computes in doubles (a sample that is an exact
-//! multiple of the tick can count one tick less in ns-2).
+//! (`Random::uniform(tcpTick_)`, in `TcpAgent::reset`, which also runs during the run); here it
+//! is [`Ns2TcpConfig::boot_time`] (0 by default), and the tick arithmetic is exact where ns-2
+//! computes in doubles (a sample that is an exact multiple of the tick can count one tick less
+//! in ns-2).
+//!
+//! `link_tests.rs` checks the agents against ns-2.35 itself: study D's two flows over a
+//! DropTail link (`benches/ns2/study_d_sack1.tcl`), with the phases ns-2 drew, give ns-2's
+//! packet counts, delays and ACK sizes exactly.
 
 #[cfg(test)]
+mod link_tests;
+#[cfg(test)]
 mod pair_tests;
+mod sack1;
 #[cfg(test)]
 mod tests;
 
@@ -105,6 +136,11 @@ pub enum Ns2Variant {
     /// acknowledged; partial ACKs retransmit the next hole.
     #[default]
     NewReno,
+    /// `Agent/TCP/Sack1`, paired with `Agent/TCPSink/Sack1` (or `/Sack1/DelAck`): the sink's
+    /// ACKs carry SACK blocks, the sender keeps a scoreboard and, in fast recovery, sends the
+    /// holes and then new data while its estimate of the packets in flight (`pipe_`) is below
+    /// `cwnd`.
+    Sack1,
 }
 
 /// The parameters of an ns-2.35 one-way TCP pair. Each field names its Tcl variable;
@@ -119,8 +155,12 @@ pub struct Ns2TcpConfig {
     /// `tcpip_base_hdr_size_`: TCP/IP header bytes added to each data packet; the size of the
     /// SYN. Default 40.
     pub header_size: u32,
-    /// `Agent/TCPSink packetSize_`: size of each ACK, bytes. Default 40.
+    /// `Agent/TCPSink packetSize_`: size of each ACK without SACK blocks, bytes. Default 40.
     pub ack_size: u32,
+    /// `Agent/TCPSink maxSackBlocks_`: the most SACK blocks an ACK of the SACK sink carries
+    /// (with [`Ns2Variant::Sack1`]); ns-2's header has room for 3 (`NSA`), more are taken as
+    /// 3. Each block adds 8 bytes to the ACK (`Sacker::append_ack`). Default 3.
+    pub max_sack_blocks: u32,
     /// `window_`: the receiver's advertised window and the sender's largest window, packets.
     /// Default 20.
     pub window: u32,
@@ -189,6 +229,17 @@ pub struct Ns2TcpConfig {
 impl Ns2TcpConfig {
     /// `Agent/TCPSink/DelAck set interval_ 100ms`.
     pub const DELACK_INTERVAL: SimDuration = SimDuration::from_millis(100);
+
+    /// Whether the sink is `Agent/TCPSink/Sack1` (or `/Sack1/DelAck`): with
+    /// [`Ns2Variant::Sack1`], the sender that needs its blocks.
+    pub fn sack_sink(&self) -> bool {
+        self.variant == Ns2Variant::Sack1
+    }
+
+    /// The SACK blocks per ACK of a SACK sink: `maxSackBlocks_` clamped to `NSA` (3).
+    fn sack_blocks(&self) -> usize {
+        self.max_sack_blocks.min(sack1::NSA) as usize
+    }
 }
 
 impl Default for Ns2TcpConfig {
@@ -198,6 +249,7 @@ impl Default for Ns2TcpConfig {
             packet_size: 1000,
             header_size: 40,
             ack_size: 40,
+            max_sack_blocks: 3,
             window: 20,
             window_init: 2,
             max_cwnd: 0,
@@ -339,6 +391,14 @@ struct Sender {
     last_cwnd_action: CwndAction,
     /// NewReno `firstpartial_`.
     firstpartial: bool,
+    /// Sack1 `fastrecov_`: in fast recovery.
+    fastrecov: bool,
+    /// Sack1 `timeout_`: the timer expired since the last new ACK (duplicates are ignored).
+    after_timeout: bool,
+    /// Sack1 `pipe_`: the estimate of packets in the network during fast recovery.
+    pipe: i64,
+    /// Sack1's scoreboard (`scb_`).
+    scb: sack1::ScoreBoard,
     /// `rtt_active_`, `rtt_seq_`, `rtt_ts_`: the packet being timed.
     rtt_active: bool,
     rtt_seq: i64,
@@ -369,9 +429,13 @@ struct Sink {
     maxseen: i64,
     /// Packets received above `next`, with the message each one ends.
     above: BTreeMap<i64, Option<(Message, SimTime)>>,
-    /// DelAck's `delay_timer_` deadline, and whether an ACK is held (`save_`).
+    /// DelAck's `delay_timer_` deadline, and the packet whose ACK is held (`save_`).
     delack_at: Option<SimTime>,
-    held: bool,
+    held: Option<i64>,
+    /// `Acker::is_dup_`: the last packet received had arrived before.
+    is_dup: bool,
+    /// The SACK sink's `SackStack`.
+    history: sack1::SackHistory,
     events: VecDeque<TransportEvent>,
 }
 
@@ -405,7 +469,9 @@ impl Ns2TcpSocket {
                 maxseen: 0,
                 above: BTreeMap::new(),
                 delack_at: None,
-                held: false,
+                held: None,
+                is_dup: false,
+                history: sack1::SackHistory::default(),
                 events: VecDeque::new(),
             }),
         };
@@ -491,7 +557,17 @@ impl Ns2TcpSocket {
                 }
                 let reference = pkt_pos(io.ns2, s.highest_ack + 1);
                 let ackno = pos_pkt(io.ns2, unwrap(h.ack, reference)) - 1;
-                s.recv(&mut io, now, ackno);
+                // SACK blocks as packet ranges [left, right): the positions of the first
+                // packet of the block and of the packet after it.
+                let mut sacks = [(0i64, 0i64); tpsim_wire::tcp::SackBlocks::MAX];
+                let n = h.sack.len();
+                for (b, &(l, r)) in sacks.iter_mut().zip(h.sack.as_slice()) {
+                    *b = (
+                        pos_pkt(io.ns2, unwrap(l, reference)),
+                        pos_pkt(io.ns2, unwrap(r, reference)),
+                    );
+                }
+                s.recv(&mut io, now, ackno, &sacks[..n]);
             }
             Role::Sink(k) => {
                 let seqno = if h.flags.contains(TcpFlags::SYN) {
@@ -535,9 +611,8 @@ impl Ns2TcpSocket {
                 if k.delack_at.is_some_and(|t| t <= now) {
                     k.delack_at = None;
                     // `DelAckSink::timeout`: acknowledge what has arrived.
-                    if k.held {
-                        k.held = false;
-                        k.ack(&mut io, now);
+                    if let Some(seqno) = k.held.take() {
+                        k.ack(&mut io, now, seqno);
                     }
                 }
             }
@@ -594,6 +669,7 @@ impl Ns2TcpSocket {
                     ("srtt_s", s.srtt(&self.ns2).map(|d| d.as_secs_f64())),
                 ],
                 extra: vec![("padding_bytes", Some(s.padding_bytes as f64))],
+                rx_extra: Vec::new(),
             },
             Role::Sink(_) => TransportReport {
                 stats: self.stats,
@@ -688,6 +764,10 @@ impl Sender {
             dupwnd: 0,
             last_cwnd_action: CwndAction::None,
             firstpartial: false,
+            fastrecov: false,
+            after_timeout: false,
+            pipe: -1,
+            scb: sack1::ScoreBoard::new(),
             rtt_active: false,
             rtt_seq: -1,
             rtt_ts: SimTime::ZERO,
@@ -711,8 +791,10 @@ impl Sender {
         self.next_pkt - (self.maxseq + 1).max(first_data)
     }
 
+    /// Reno and NewReno (whose window `dupwnd_` inflates); Tahoe and Sack1 use
+    /// `TcpAgent::window`.
     fn reno_like(ns2: &Ns2TcpConfig) -> bool {
-        ns2.variant != Ns2Variant::Tahoe
+        matches!(ns2.variant, Ns2Variant::Reno | Ns2Variant::NewReno)
     }
 
     /// `TcpAgent::window` / `RenoTcpAgent::window`: how far past the last ACK the sender may
@@ -858,6 +940,10 @@ impl Sender {
     /// `TcpAgent::send_much`: send while the window allows and packets are available, at most
     /// `maxburst` (0: no limit).
     fn send_much(&mut self, io: &mut Io, now: SimTime, maxburst: u32) {
+        if io.ns2.variant == Ns2Variant::Sack1 {
+            self.sack1_send_much(io, now);
+            return;
+        }
         let mut win = self.window(io.ns2);
         let mut n = 0;
         while self.t_seqno <= self.highest_ack + win && self.t_seqno < self.curseq {
@@ -982,8 +1068,14 @@ impl Sender {
             self.rtt_update(ns2, now, tao);
         }
         self.newtimer(ns2, now, ackno);
-        // Messages wholly acknowledged are never sent again.
-        while self.msgs.front().is_some_and(|m| m.last <= self.highest_ack) {
+        self.drop_acked_messages();
+    }
+
+    /// Messages wholly acknowledged are never sent again: those up to `last_ack_` (Sack1, in
+    /// fast recovery, can still send packets between `last_ack_` and `highest_ack_`; see
+    /// `sack1_send_much`).
+    fn drop_acked_messages(&mut self) {
+        while self.msgs.front().is_some_and(|m| m.last <= self.last_ack) {
             self.msgs.pop_front();
         }
     }
@@ -998,12 +1090,14 @@ impl Sender {
         }
     }
 
-    /// The `recv` of the three classes (`TcpAgent::recv`, `RenoTcpAgent::recv`,
-    /// `NewRenoTcpAgent::recv`) for an ACK of packet `ackno`.
-    fn recv(&mut self, io: &mut Io, now: SimTime, ackno: i64) {
+    /// The `recv` of the four classes (`TcpAgent::recv`, `RenoTcpAgent::recv`,
+    /// `NewRenoTcpAgent::recv`, `Sack1TcpAgent::recv`) for an ACK of packet `ackno` with SACK
+    /// blocks `sacks` (which only Sack1 reads).
+    fn recv(&mut self, io: &mut Io, now: SimTime, ackno: i64, sacks: &[(i64, i64)]) {
         let ns2 = io.ns2;
         let numdup = ns2.numdupacks;
         match ns2.variant {
+            Ns2Variant::Sack1 => self.recv_sack1(io, now, ackno, sacks),
             Ns2Variant::Tahoe => {
                 if ackno > self.last_ack {
                     self.full_newack(ns2, now, ackno);
@@ -1080,6 +1174,10 @@ impl Sender {
     /// unless this window was already responded to (`bugFix_`).
     fn dupack_action(&mut self, io: &mut Io, now: SimTime) {
         let ns2 = io.ns2;
+        if ns2.variant == Ns2Variant::Sack1 {
+            self.sack1_dupack_action(io, now);
+            return;
+        }
         let recovered = self.highest_ack > self.recover;
         // Reno (not NewReno) also allows it while still in fast recovery.
         let reno_allows = ns2.variant == Ns2Variant::Reno && self.last_cwnd_action == CwndAction::Dupack;
@@ -1097,7 +1195,8 @@ impl Sender {
                 self.slowdown(ns2, true, CwndCut::One);
                 self.reset_rtx_timer(ns2, now, false, false);
             }
-            Ns2Variant::Reno | Ns2Variant::NewReno => {
+            // (Sack1 went to `sack1_dupack_action` above.)
+            Ns2Variant::Reno | Ns2Variant::NewReno | Ns2Variant::Sack1 => {
                 self.slowdown(ns2, true, CwndCut::Half);
                 self.reset_rtx_timer(ns2, now, true, false);
                 // ns-2 retransmits `last_ack_ + 1` even when the application never produced it
@@ -1142,9 +1241,7 @@ impl Sender {
             self.rtt_active = false;
             self.t_backoff = 1;
         }
-        while self.msgs.front().is_some_and(|m| m.last <= self.highest_ack) {
-            self.msgs.pop_front();
-        }
+        self.drop_acked_messages();
         self.output(io, now, self.last_ack + 1);
     }
 
@@ -1154,6 +1251,9 @@ impl Sender {
     /// (`slow_start_restart_`, `restart_bugfix_`).
     fn timeout(&mut self, io: &mut Io, now: SimTime) {
         let ns2 = io.ns2;
+        if ns2.variant == Ns2Variant::Sack1 {
+            self.sack1_timeout_reset();
+        }
         if Self::reno_like(ns2) {
             self.dupwnd = 0;
             self.dupacks = 0;
@@ -1191,28 +1291,30 @@ impl Sink {
     fn recv(&mut self, io: &mut Io, now: SimTime, seqno: i64, ends: Option<(Message, SimTime)>) {
         self.update(seqno, ends);
         let Some(interval) = io.ns2.delayed_ack else {
-            self.ack(io, now);
+            self.ack(io, now, seqno);
             return;
         };
         // `DelAckSink::recv`: hold the ACK of an in-order packet when no ACK is held, unless
         // it fills a gap below a later packet (`RFC2581_immediate_ack_`) or is packet 0
         // (`SYN_immediate_ack_`); otherwise acknowledge at once, which ends any hold.
         if self.delack_at.is_none() && seqno == self.next - 1 && seqno >= self.maxseen && seqno != 0 {
-            self.held = true;
+            self.held = Some(seqno);
             self.delack_at = Some(now + interval);
             return;
         }
         self.delack_at = None;
-        self.held = false;
-        self.ack(io, now);
+        self.held = None;
+        self.ack(io, now, seqno);
     }
 
-    /// `Acker::update`: record the packet and deliver every message completed in order.
+    /// `Acker::update`: record the packet (and whether it had arrived before, `is_dup_`) and
+    /// deliver every message completed in order.
     fn update(&mut self, seqno: i64, ends: Option<(Message, SimTime)>) {
         if seqno > self.maxseen {
             self.maxseen = seqno;
         }
-        if seqno < self.next || self.above.contains_key(&seqno) {
+        self.is_dup = seqno < self.next || self.above.contains_key(&seqno);
+        if self.is_dup {
             return;
         }
         if seqno > self.next {
@@ -1233,9 +1335,17 @@ impl Sink {
         }
     }
 
-    /// `TcpSink::ack`: a 40-byte ACK of the highest in-order packet.
-    fn ack(&mut self, io: &mut Io, now: SimTime) {
+    /// `TcpSink::ack` for packet `old_seqno`: an ACK (`packetSize_`, 40 bytes) of the highest
+    /// in-order packet; the SACK sink adds its blocks (`Sacker::append_ack`), 8 bytes each,
+    /// carried on the wire as byte ranges.
+    fn ack(&mut self, io: &mut Io, now: SimTime, old_seqno: i64) {
         let ns2 = io.ns2;
+        let mut sack = tpsim_wire::tcp::SackBlocks::NONE;
+        if ns2.sack_sink() {
+            for (l, r) in self.sack_blocks(old_seqno, ns2.sack_blocks()) {
+                sack.push((pkt_pos(ns2, l) as u32, pkt_pos(ns2, r) as u32));
+            }
+        }
         let repr = TcpRepr {
             src_port: io.cfg.local_port,
             dst_port: io.cfg.remote_port,
@@ -1247,12 +1357,12 @@ impl Sink {
             sack_permitted: false,
             timestamp: None,
             window_scale: None,
-            sack: tpsim_wire::tcp::SackBlocks::NONE,
+            sack,
         };
         io.out.push_back(Segment {
             header: L4Header::Tcp(repr),
             payload_len: 0,
-            ip_len: ns2.ack_size,
+            ip_len: ns2.ack_size + 8 * sack.len() as u32,
             message: None,
             first_tx: now,
             stream: None,

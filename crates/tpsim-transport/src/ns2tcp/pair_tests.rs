@@ -3,7 +3,8 @@
 //! packet, data and ACKs alike. The application writes messages of random sizes at random
 //! times; the property is the message contract: every message is delivered exactly once, in
 //! order, with the `first_tx` of its first packet, and the sender never has more than
-//! `window_` packets past the last ACK.
+//! `window_` packets past the last ACK. SACK blocks (Sack1) must lie above the ACK they ride
+//! on, at most `maxSackBlocks_` (≤ 3) of them, each adding 8 bytes to the ACK.
 
 use super::*;
 use crate::tcp::Open;
@@ -190,7 +191,19 @@ impl Pair {
         prop_assert_eq!(seg.stream, None);
         let ns2 = self.ns2;
         if from == 1 {
-            prop_assert_eq!((seg.ip_len, seg.payload_len, h.flags), (ns2.ack_size, 0, TcpFlags::ACK));
+            let nblocks = h.sack.len() as u32;
+            prop_assert_eq!(
+                (seg.ip_len, seg.payload_len, h.flags),
+                (ns2.ack_size + 8 * nblocks, 0, TcpFlags::ACK)
+            );
+            let max = if ns2.sack_sink() { ns2.max_sack_blocks.min(3) } else { 0 };
+            prop_assert!(nblocks <= max, "{} blocks", nblocks);
+            let ack = h.ack as u64;
+            for &(l, r) in h.sack.as_slice() {
+                let (l, r) = (unwrap(l, ack), unwrap(r, ack));
+                prop_assert!(ack < l && l < r, "block {}..{} with ACK {}", l, r, ack);
+                prop_assert_eq!(pkt_pos(&ns2, pos_pkt(&ns2, l)), l, "blocks start on a packet");
+            }
             return Ok(());
         }
         if h.flags.contains(TcpFlags::SYN) {
@@ -204,9 +217,20 @@ impl Pair {
         );
         let n = pos_pkt(&ns2, unwrap(h.seq, pkt_pos(&ns2, self.socks[0].highest_ack() + 1)));
         let ack = self.socks[0].highest_ack();
+        // Sack1 in fast recovery can resend packets between `last_ack_` and a partial ACK
+        // (`sack1_send_much`).
+        let Role::Sender(s) = &self.socks[0].role else {
+            unreachable!("socket 0 sends");
+        };
+        let floor = if ns2.variant == Ns2Variant::Sack1 {
+            s.last_ack
+        } else {
+            ack
+        };
         prop_assert!(
-            n > ack && n <= ack + ns2.window as i64,
-            "packet {n} sent with ack {ack}"
+            n > floor && n <= ack + ns2.window as i64,
+            "packet {n} sent with ack {ack} (last_ack {})",
+            s.last_ack
         );
         // The message each packet belongs to: messages are consecutive packet ranges.
         let mut first = if ns2.syn { 1 } else { 0 };
@@ -240,7 +264,7 @@ impl Pair {
             return;
         }
         if roll.r >= dup_at {
-            self.push(base, to, seg);
+            self.push(base, to, seg.clone());
             self.push(base + SimDuration(extra.0 / 2), to, seg);
         } else if roll.r >= reorder_at {
             self.push(base + extra, to, seg);
@@ -323,11 +347,17 @@ fn lossless_transfer_delivers_everything_once() {
 
 /// Two losses in a window: NewReno repairs the second with a partial ACK and no timeout; Reno
 /// leaves recovery at the first new ACK and must wait for the timer; Tahoe slow-starts through
-/// them. All deliver everything.
+/// them; Sack1 resends both holes from its scoreboard in one fast recovery. All deliver
+/// everything.
 #[test]
 fn burst_loss_recovery_differs_by_variant() {
     let mut reports = vec![];
-    for variant in [Ns2Variant::NewReno, Ns2Variant::Reno, Ns2Variant::Tahoe] {
+    for variant in [
+        Ns2Variant::NewReno,
+        Ns2Variant::Reno,
+        Ns2Variant::Tahoe,
+        Ns2Variant::Sack1,
+    ] {
         let mut faults = Faults {
             loss: 1,
             ..Faults::default()
@@ -353,7 +383,9 @@ fn burst_loss_recovery_differs_by_variant() {
         pair.run().unwrap();
         reports.push(pair.socks[0].report());
     }
-    let (newreno, reno, tahoe) = (&reports[0], &reports[1], &reports[2]);
+    let (newreno, reno, tahoe, sack1) = (&reports[0], &reports[1], &reports[2], &reports[3]);
+    assert_eq!((sack1.fast_retransmits, sack1.timeouts), (1, 0), "{sack1:?}");
+    assert_eq!(sack1.stats.retransmissions, 2, "{sack1:?}");
     assert_eq!((newreno.fast_retransmits, newreno.timeouts), (1, 0), "{newreno:?}");
     assert_eq!(newreno.stats.retransmissions, 2);
     assert_eq!(reno.fast_retransmits, 1);
@@ -385,10 +417,19 @@ fn scenario_strategy(variant: Ns2Variant) -> impl Strategy<Value = Scenario> {
             Just(Ns2TcpConfig::DELACK_INTERVAL),
             (1u64..300).prop_map(SimDuration::from_millis)
         ]),
-        (any::<bool>(), any::<bool>(), 0u64..10),
+        (any::<bool>(), any::<bool>(), 0u64..10, 0u32..=4),
     )
         .prop_map(
-            move |(packet_size, window, window_init, syn, singledup, ssr, delayed_ack, (bug_fix, pwd, boot))| {
+            move |(
+                packet_size,
+                window,
+                window_init,
+                syn,
+                singledup,
+                ssr,
+                delayed_ack,
+                (bug_fix, pwd, boot, sack_blocks),
+            )| {
                 Ns2TcpConfig {
                     variant,
                     packet_size,
@@ -401,6 +442,7 @@ fn scenario_strategy(variant: Ns2Variant) -> impl Strategy<Value = Scenario> {
                     partial_window_deflation: pwd,
                     boot_time: SimDuration::from_millis(boot),
                     delayed_ack,
+                    max_sack_blocks: sack_blocks,
                     ..Ns2TcpConfig::default()
                 }
             },
@@ -441,6 +483,13 @@ proptest! {
     /// The same for Tahoe.
     #[test]
     fn tahoe_delivers_every_message_once_in_order(sc in scenario_strategy(Ns2Variant::Tahoe)) {
+        Pair::new(&sc).run()?;
+    }
+
+    /// The same for Sack1 with the SACK sink (0 to 4 blocks per ACK: 0 leaves it only
+    /// timeouts, 4 is taken as 3).
+    #[test]
+    fn sack1_delivers_every_message_once_in_order(sc in scenario_strategy(Ns2Variant::Sack1)) {
         Pair::new(&sc).run()?;
     }
 }

@@ -102,8 +102,8 @@ impl Tx {
 }
 
 fn tcp_of(seg: &Segment) -> TcpRepr {
-    match seg.header {
-        L4Header::Tcp(h) => h,
+    match &seg.header {
+        L4Header::Tcp(h) => *h,
         other => panic!("not TCP: {other:?}"),
     }
 }
@@ -183,7 +183,7 @@ fn syn_then_three_1040_byte_packets_for_2500_bytes() {
     tx.s.send(t(0), m).unwrap();
     let segs = tx.segments(t(0));
     assert_eq!(segs.len(), 1);
-    let syn = segs[0];
+    let syn = segs[0].clone();
     let h = tcp_of(&syn);
     assert_eq!(
         (h.flags, h.seq, h.src_port, h.dst_port),
@@ -893,4 +893,371 @@ fn sequence_numbers_unwrap_past_four_gigabytes() {
     }
     assert_eq!(unwrap(5, 0), 5);
     assert_eq!(unwrap(u32::MAX, 0), u32::MAX as u64, "no negative positions");
+}
+
+// ---------------------------------------------------------------------------------------
+// Sack1 (`Agent/TCP/Sack1` with `Agent/TCPSink/Sack1`)
+// ---------------------------------------------------------------------------------------
+
+/// An ACK of packet `n` carrying the SACK blocks `blocks` (packet ranges `[left, right)`),
+/// as the SACK sink sends it: 40 bytes plus 8 per block.
+fn sack_segment(ns2: &Ns2TcpConfig, n: i64, blocks: &[(i64, i64)]) -> Segment {
+    let mut seg = ack_segment(ns2, n);
+    let L4Header::Tcp(h) = &mut seg.header else {
+        unreachable!()
+    };
+    for &(l, r) in blocks {
+        assert!(h.sack.push((pkt_pos(ns2, l) as u32, pkt_pos(ns2, r) as u32)));
+    }
+    seg.ip_len = 40 + 8 * blocks.len() as u32;
+    seg
+}
+
+/// The SACK blocks of a sink's ACK, as packet ranges.
+fn sack_of(ns2: &Ns2TcpConfig, seg: &Segment) -> Vec<(i64, i64)> {
+    let h = tcp_of(seg);
+    h.sack
+        .as_slice()
+        .iter()
+        .map(|&(l, r)| (pos_pkt(ns2, l as u64), pos_pkt(ns2, r as u64)))
+        .collect()
+}
+
+impl Tx {
+    /// An ACK of packet `n` with SACK blocks arrives at `at`; returns the packets sent.
+    fn sack(&mut self, at: SimTime, n: i64, blocks: &[(i64, i64)]) -> Vec<i64> {
+        let seg = sack_segment(&self.ns2, n, blocks);
+        self.s.on_segment(at, &seg);
+        self.sent(at)
+    }
+    fn sender(&self) -> &Sender {
+        self.s.sender().unwrap()
+    }
+    /// `pipe_`, and whether the sender is in fast recovery (`fastrecov_`).
+    fn pipe(&self) -> (i64, bool) {
+        (self.sender().pipe, self.sender().fastrecov)
+    }
+}
+
+/// Packet 3 lost (from `at_cwnd_4`: packets 3..=6 outstanding, cwnd 4).
+/// * Packets 4 and 5 bring ACK 2 with SACK [4,5), then [4,6): each changes the scoreboard
+///   (`ScoreBoard::UpdateScoreBoard`, `CheckUpdate`), so each is a duplicate ACK; limited
+///   transmit (`send_one`) sends 7 (7 ≤ 2 + 4 + 1), then 8 (8 ≤ 2 + 4 + 2).
+/// * Packet 6 brings the third, [4,7): `Sack1TcpAgent::dupack_action`: recover_ = maxseq_ =
+///   8, pipe_ = 8 − 2 − 3 = 3, ssthresh = ⌊4/2⌋ = 2, cwnd 2, packet 3 retransmitted (and
+///   marked, `MarkRetran`).
+/// * Packet 7: ACK 2, [4,8): pipe_ 2, not below cwnd 2: nothing. Packet 8: [4,9): pipe_ 1:
+///   `send_much` finds no hole with a SACKed block above it (`GetNextRetran`: the search
+///   starts past 3, inside [4,9), whose end 9 has nothing above), so new data: packet 9
+///   (pipe_ 2).
+/// * The retransmitted 3 brings ACK 8 ≥ recover_: recovery ends (`newack`: cwnd stays 2,
+///   unlike NewReno's 2.5), the scoreboard clears, and the window allows 10 (10 ≤ 8 + 2).
+#[test]
+fn sack1_single_loss() {
+    let mut tx = at_cwnd_4(Ns2Variant::Sack1);
+    assert_eq!(tx.sack(t(300), 2, &[(4, 5)]), vec![7]);
+    assert_eq!(tx.sack(t(300), 2, &[(4, 6)]), vec![8]);
+    // Outside recovery pipe_ only counts what `send_much` sent (from −1: the SYN and 1..=6),
+    // and is not used.
+    assert_eq!(tx.pipe(), (6, false));
+    assert_eq!(tx.sack(t(300), 2, &[(4, 7)]), vec![3]);
+    assert_eq!((tx.cwnd(), tx.ssthresh(), tx.pipe()), (2.0, 2, (3, true)));
+    assert_eq!(tx.sack(t(400), 2, &[(4, 8)]), vec![]);
+    assert_eq!(tx.sack(t(400), 2, &[(4, 9)]), vec![9]);
+    assert_eq!(tx.pipe(), (2, true));
+    assert_eq!(tx.ack(t(400), 8), vec![10]);
+    assert_eq!((tx.cwnd(), tx.ssthresh(), tx.pipe().1), (2.0, 2, false));
+    let r = tx.s.report();
+    assert_eq!((r.fast_retransmits, r.stats.retransmissions, r.timeouts), (1, 1, 0));
+}
+
+/// Duplicate ACKs without new SACK information are not counted (`CheckUpdate` false): three
+/// plain ACKs of 2 send nothing (no limited transmit, no fast retransmit), and only ACKs whose
+/// blocks change the scoreboard count. A block already known changes nothing either.
+#[test]
+fn sack1_counts_only_duplicates_with_new_sack_information() {
+    let mut tx = at_cwnd_4(Ns2Variant::Sack1);
+    for _ in 0..3 {
+        assert_eq!(tx.ack(t(300), 2), vec![]);
+    }
+    assert_eq!(tx.sack(t(300), 2, &[(4, 5)]), vec![7], "the first counted duplicate");
+    assert_eq!(tx.sack(t(300), 2, &[(4, 5)]), vec![], "nothing new");
+    assert_eq!(tx.sack(t(300), 2, &[(4, 6)]), vec![8]);
+    assert_eq!(tx.sack(t(300), 2, &[(4, 7)]), vec![3]);
+    assert_eq!(tx.s.report().fast_retransmits, 1);
+}
+
+/// The window of `at_cwnd_14`: SYN; ACK 0 → 1, 2; ACKs 1, 2 → 3..=6; ACKs 3..=6 → 7..=14;
+/// ACKs 7..=12 (one by one, +1 each, slow start) → 15..=26. Now cwnd 14 and packets
+/// 13..=26 outstanding.
+fn at_cwnd_14() -> Tx {
+    let mut tx = Tx::new(ns2(Ns2Variant::Sack1));
+    assert_eq!(tx.write(t(0), 60, 1000), vec![0]);
+    assert_eq!(tx.ack(t(100), 0), vec![1, 2]);
+    let mut sent = vec![];
+    for n in 1..=2 {
+        sent.extend(tx.ack(t(200), n));
+    }
+    for n in 3..=6 {
+        sent.extend(tx.ack(t(300), n));
+    }
+    for n in 7..=12 {
+        sent.extend(tx.ack(t(400), n));
+    }
+    assert_eq!(sent, (3..=26).collect::<Vec<_>>());
+    assert_eq!((tx.cwnd(), tx.ssthresh()), (14.0, 20));
+    tx
+}
+
+/// Packets 13, 16 and 19 lost from the window 13..=26: all three are resent within the
+/// burst of duplicate ACKs and recovery ends one RTT (100 ms) after it began, without a
+/// timeout (NewReno resends one hole per RTT).
+/// * At 500 ms the sink's ACKs of 12 arrive for 14, 15, 17, 18, 20, ..., 26, each with its
+///   blocks (most recent first, at most 3). 14 and 15 are duplicates 1 and 2: limited
+///   transmit sends 27 (27 ≤ 12 + 14 + 1) and 28.
+/// * 17 (blocks [17,18), [14,16)) is the third: recover_ = 28, pipe_ = 28 − 12 − 3 = 13,
+///   ssthresh = cwnd = 14/2 = 7; 13 resent.
+/// * 18, 20, ..., 24 take pipe_ down to 7 (each ACK in recovery removes one): nothing.
+/// * 25: pipe_ 6 < 7: the scoreboard's next hole from h_seqno_ 14 is 16 (the end of block
+///   [14,16), with blocks above it); pipe_ 7. 26: pipe_ 6: the next hole from 17 is 19.
+/// * At 600 ms: 27 and 28 arrive: ACK 12, pipe_ 6, no hole left with a block above it
+///   (`GetNextRetran`), so new data: 29, then 30 (29 ≤ 12 + window_ 20).
+/// * The resent 13 gives ACK 15 (partial, < recover_ 28): highest_ack_ 15, the scoreboard
+///   drops [14,16), pipe_ 7 − 1 − 1 = 5 (a partial ACK takes a second packet out of pipe_):
+///   31, 32. The resent 16 gives ACK 18: 33, 34. The resent 19 gives ACK 28 ≥ recover_:
+///   recovery over, cwnd 7, and the window allows 35 (35 ≤ 28 + 7).
+#[test]
+fn sack1_three_losses_in_one_window_recovered_in_one_rtt() {
+    let mut tx = at_cwnd_14();
+    let blocks_after = |n: i64| -> Vec<(i64, i64)> {
+        // The sink's blocks for packet n of this pattern (`Sacker::append_ack`).
+        let runs = [(14, 16), (17, 19), (20, 27)];
+        let mut v: Vec<(i64, i64)> = runs
+            .iter()
+            .filter(|r| r.0 <= n)
+            .map(|&(l, r)| (l, r.min(n + 1)))
+            .collect();
+        v.reverse();
+        v
+    };
+    assert_eq!(blocks_after(21), vec![(20, 22), (17, 19), (14, 16)]);
+    assert_eq!(tx.sack(t(500), 12, &blocks_after(14)), vec![27]);
+    assert_eq!(tx.sack(t(500), 12, &blocks_after(15)), vec![28]);
+    assert_eq!(tx.sack(t(500), 12, &blocks_after(17)), vec![13]);
+    assert_eq!((tx.cwnd(), tx.ssthresh(), tx.pipe()), (7.0, 7, (13, true)));
+    for n in [18, 20, 21, 22, 23, 24] {
+        assert_eq!(tx.sack(t(500), 12, &blocks_after(n)), vec![], "after {n}");
+    }
+    assert_eq!(tx.pipe(), (7, true));
+    assert_eq!(tx.sack(t(500), 12, &blocks_after(25)), vec![16]);
+    assert_eq!(tx.sack(t(500), 12, &blocks_after(26)), vec![19]);
+    assert_eq!(tx.s.poll_timeout(), Some(t(700)), "restarted at the fast retransmit");
+    let (b1, b2) = ([(20, 28), (17, 19), (14, 16)], [(20, 29), (17, 19), (14, 16)]);
+    assert_eq!(tx.sack(t(600), 12, &b1), vec![29]);
+    assert_eq!(tx.sack(t(600), 12, &b2), vec![30]);
+    assert_eq!(tx.sack(t(600), 15, &[(20, 29), (17, 19)]), vec![31, 32]);
+    assert_eq!(tx.sack(t(600), 18, &[(20, 29)]), vec![33, 34]);
+    assert_eq!(tx.ack(t(600), 28), vec![35]);
+    assert_eq!((tx.cwnd(), tx.ssthresh(), tx.pipe().1), (7.0, 7, false));
+    let r = tx.s.report();
+    assert_eq!((r.fast_retransmits, r.stats.retransmissions, r.timeouts), (1, 3, 0));
+}
+
+/// The same losses with NewReno, for contrast: one hole per RTT, so the last one is resent
+/// at the second partial ACK, two RTTs after the fast retransmit.
+#[test]
+fn newreno_resends_one_hole_per_rtt() {
+    let mut tx = Tx::new(ns2(Ns2Variant::NewReno));
+    tx.write(t(0), 60, 1000);
+    tx.ack(t(100), 0);
+    for (at, acks) in [(200, 1..=2), (300, 3..=6), (400, 7..=12)] {
+        for n in acks {
+            tx.ack(t(at), n);
+        }
+    }
+    // (time, packet) of the retransmissions: the 11 duplicates at 500 ms, then the partial
+    // ACKs.
+    let mut resent = vec![];
+    for _ in 0..11 {
+        resent.extend(tx.ack(t(500), 12).into_iter().filter(|&p| p <= 26).map(|p| (500, p)));
+    }
+    resent.extend(tx.ack(t(600), 15).into_iter().filter(|&p| p <= 26).map(|p| (600, p)));
+    resent.extend(tx.ack(t(700), 18).into_iter().filter(|&p| p <= 26).map(|p| (700, p)));
+    assert_eq!(resent, vec![(500, 13), (600, 16), (700, 19)]);
+}
+
+/// A timeout (`Sack1TcpAgent::timeout`) leaves recovery, clears the scoreboard and ignores
+/// duplicate ACKs until the next new ACK (`timeout_`).
+/// * As in `sack1_single_loss` up to packet 9 (the timer was restarted at the fast
+///   retransmit at 300 ms with the RTO of 250 ms): the resent 3 is lost too, and the timer
+///   expires at 550 ms: ssthresh = max(⌊2/2⌋, 2) = 2, cwnd 1, backoff 2, back to packet 3
+///   (`last_ack_ + 1`), which `send_much` resends (the scoreboard is empty).
+/// * A late duplicate with new blocks is ignored: nothing is sent, no duplicate counted.
+/// * ACK 9 (the resent 3 filled the hole) is new: cwnd 2, the sender jumps to 10, 11; the
+///   scoreboard counts again: 10 lost, 11's ACK is duplicate 1 and limited transmit sends 12.
+#[test]
+fn sack1_timeout_clears_the_scoreboard_and_ignores_duplicates_until_a_new_ack() {
+    let mut tx = at_cwnd_4(Ns2Variant::Sack1);
+    tx.sack(t(300), 2, &[(4, 5)]);
+    tx.sack(t(300), 2, &[(4, 6)]);
+    assert_eq!(tx.sack(t(300), 2, &[(4, 7)]), vec![3]);
+    tx.sack(t(400), 2, &[(4, 8)]);
+    assert_eq!(tx.sack(t(400), 2, &[(4, 9)]), vec![9]);
+    assert_eq!(tx.expire(t(550)), vec![3]);
+    assert_eq!((tx.cwnd(), tx.ssthresh(), tx.s.backoff()), (1.0, 2, Some(2)));
+    assert!(!tx.pipe().1);
+    assert!(tx.sender().scb.blocks().is_empty());
+    assert_eq!(tx.sack(t(600), 2, &[(4, 10)]), vec![]);
+    assert_eq!(tx.sack(t(600), 2, &[(4, 10)]), vec![]);
+    assert_eq!(tx.sack(t(600), 2, &[(4, 10)]), vec![]);
+    assert!(tx.sender().scb.blocks().is_empty(), "not even recorded");
+    assert_eq!(tx.s.report().fast_retransmits, 1);
+    assert_eq!(tx.ack(t(650), 9), vec![10, 11]);
+    assert_eq!(tx.cwnd(), 2.0);
+    assert_eq!(tx.sack(t(750), 9, &[(11, 12)]), vec![12]);
+    let r = tx.s.report();
+    assert_eq!((r.fast_retransmits, r.stats.retransmissions, r.timeouts), (1, 2, 1));
+}
+
+/// The scoreboard (`ScoreBoardRQ` over ns-2's reassembly queue): blocks merge when they
+/// touch, a new cumulative ACK drops and trims what it covers, and the next retransmission is
+/// the first hole from `max(h_seqno_, sack_min)` that has a block above it (each once).
+#[test]
+fn sack1_scoreboard() {
+    let mut sb = sack1::ScoreBoard::new();
+    assert!(sb.update(2, &[(6, 8), (4, 5)]));
+    assert_eq!(sb.blocks(), &[(4, 5), (6, 8)]);
+    assert!(!sb.update(2, &[(6, 7)]), "nothing new");
+    assert!(sb.update(2, &[(5, 6)]), "fills between: one block");
+    assert_eq!(sb.blocks(), &[(4, 8)]);
+    assert!(sb.update(2, &[(10, 12)]));
+    assert_eq!(sb.next_retran(), Some(3), "the first hole, below [4,8)");
+    sb.mark_retran(3);
+    assert_eq!(sb.next_retran(), Some(8), "then the end of [4,8)");
+    sb.mark_retran(8);
+    assert_eq!(sb.next_retran(), Some(9), "below [10,12)");
+    sb.mark_retran(9);
+    assert_eq!(sb.next_retran(), None, "12 has nothing SACKed above it");
+    // A cumulative ACK of 5 drops what it covers and trims [4,8) to [6,8).
+    assert!(sb.update(5, &[]));
+    assert_eq!(sb.blocks(), &[(6, 8), (10, 12)]);
+    sb.clear();
+    assert!(sb.blocks().is_empty());
+    // After a clear the search restarts at sack_min (6). A stale block below the cumulative
+    // ACK (from a reordered old ACK) does not move it back, so retransmissions stay above the
+    // cumulative ACK (ns-2's queue would move it to 3 and resend the acknowledged 3).
+    assert!(sb.update(5, &[(2, 3), (8, 9)]));
+    assert_eq!(sb.blocks(), &[(2, 3), (8, 9)]);
+    assert_eq!(sb.next_retran(), Some(6));
+}
+
+impl Rx {
+    fn sack1(max_sack_blocks: u32, delayed_ack: Option<SimDuration>) -> Rx {
+        let ns2 = Ns2TcpConfig {
+            variant: Ns2Variant::Sack1,
+            max_sack_blocks,
+            delayed_ack,
+            ..Ns2TcpConfig::default()
+        };
+        Rx {
+            s: Ns2TcpSocket::new(sock_cfg(SizeConvention::Standard), ns2, Open::Passive, SimTime::ZERO),
+            ns2,
+        }
+    }
+    /// Packet `n` arrives at `at`; returns the ACKs sent with their blocks, checking that each
+    /// is 40 bytes plus 8 per block.
+    fn sacks(&mut self, at: SimTime, n: i64) -> Vec<(i64, Vec<(i64, i64)>)> {
+        let seg = data_segment(&self.ns2, n, None, t(1));
+        self.s.on_segment(at, &seg);
+        let mut v = vec![];
+        while let Some(seg) = self.s.poll_transmit(at) {
+            let blocks = sack_of(&self.ns2, &seg);
+            assert_eq!(seg.ip_len, 40 + 8 * blocks.len() as u32);
+            v.push((ack_of(&self.ns2, &seg), blocks));
+        }
+        v
+    }
+}
+
+/// `Sacker::append_ack`: the block of the packet just received first, then the earlier
+/// blocks, most recent first, at most `maxSackBlocks_` (3).
+/// * 3, 5, 7, 9 each start a block: [9,10), [7,8), [5,6) (3 at most: [3,4) is forgotten).
+/// * 4 joins 3 and 5: its block [3,6) comes first, then [9,10), [7,8) (the history is full
+///   at 3 blocks: the oldest entry, [5,6), falls off).
+/// * 2 fills the first hole: ACK 5; a packet at or below the cumulative ACK has no block of
+///   its own but covers [0, 6), which removes [3,6) from the history: [9,10), [7,8).
+/// * 9 again (a duplicate above the cumulative ACK) reports its block again; 1 again (below
+///   it) changes nothing.
+/// * 6: ACK 7, [9,10). 8: ACK 9, nothing missing below the highest packet: no blocks, and
+///   the history is emptied, so 11 then reports [11,12) alone.
+#[test]
+fn sack_sink_reports_the_most_recent_blocks_first() {
+    let mut rx = Rx::sack1(3, None);
+    assert_eq!(rx.sacks(t(0), 0), vec![(0, vec![])]);
+    assert_eq!(rx.sacks(t(10), 1), vec![(1, vec![])]);
+    assert_eq!(rx.sacks(t(20), 3), vec![(1, vec![(3, 4)])]);
+    assert_eq!(rx.sacks(t(30), 5), vec![(1, vec![(5, 6), (3, 4)])]);
+    assert_eq!(rx.sacks(t(40), 7), vec![(1, vec![(7, 8), (5, 6), (3, 4)])]);
+    assert_eq!(rx.sacks(t(50), 9), vec![(1, vec![(9, 10), (7, 8), (5, 6)])]);
+    assert_eq!(rx.sacks(t(60), 4), vec![(1, vec![(3, 6), (9, 10), (7, 8)])]);
+    assert_eq!(rx.sacks(t(70), 2), vec![(5, vec![(9, 10), (7, 8)])]);
+    assert_eq!(rx.sacks(t(80), 9), vec![(5, vec![(9, 10), (7, 8)])]);
+    assert_eq!(rx.sacks(t(90), 1), vec![(5, vec![(9, 10), (7, 8)])]);
+    assert_eq!(rx.sacks(t(100), 6), vec![(7, vec![(9, 10)])]);
+    assert_eq!(rx.sacks(t(110), 8), vec![(9, vec![])]);
+    assert_eq!(rx.sacks(t(120), 11), vec![(9, vec![(11, 12)])]);
+    let r = rx.s.report();
+    assert_eq!(r.stats.ack_segments, 13);
+}
+
+/// Blocks on the wire: byte ranges of the packets (packet n starts at byte 1 + (n − 1)·1000
+/// after the 1-byte SYN), so [3,4) is bytes 2001..3001.
+#[test]
+fn sack_blocks_are_byte_ranges_on_the_wire() {
+    let mut rx = Rx::sack1(3, None);
+    rx.sacks(t(0), 0);
+    rx.sacks(t(10), 1);
+    let seg = data_segment(&rx.ns2, 3, None, t(1));
+    rx.s.on_segment(t(20), &seg);
+    let ack = rx.s.poll_transmit(t(20)).unwrap();
+    let h = tcp_of(&ack);
+    assert_eq!((h.ack, h.sack.as_slice()), (1001, &[(2001, 3001)][..]));
+    assert_eq!((ack.ip_len, h.options_len()), (48, 12));
+}
+
+/// `maxSackBlocks_` 1: only the most recent block; above `NSA` (3), 3.
+#[test]
+fn sack_sink_block_limit() {
+    let mut rx = Rx::sack1(1, None);
+    for n in [0, 1] {
+        rx.sacks(t(0), n);
+    }
+    assert_eq!(rx.sacks(t(10), 3), vec![(1, vec![(3, 4)])]);
+    assert_eq!(rx.sacks(t(20), 5), vec![(1, vec![(5, 6)])]);
+    assert_eq!(rx.sacks(t(30), 2), vec![(3, vec![(5, 6)])], "from the history");
+    let mut rx = Rx::sack1(7, None);
+    for n in [0, 1] {
+        rx.sacks(t(0), n);
+    }
+    for (i, n) in [3, 5, 7, 9, 11].into_iter().enumerate() {
+        assert_eq!(rx.sacks(t(10), n)[0].1.len(), (i + 1).min(3));
+    }
+}
+
+/// The SACK sink with DelAck (`Agent/TCPSink/Sack1/DelAck`): a held in-order ACK carries no
+/// blocks; an out-of-order packet is acknowledged at once with its block.
+#[test]
+fn sack_delack_sink() {
+    let mut rx = Rx::sack1(3, Some(Ns2TcpConfig::DELACK_INTERVAL));
+    assert_eq!(rx.sacks(t(0), 0), vec![(0, vec![])]);
+    assert_eq!(rx.sacks(t(10), 1), vec![]);
+    assert_eq!(rx.sacks(t(20), 3), vec![(1, vec![(3, 4)])]);
+    assert_eq!(rx.sacks(t(30), 2), vec![(3, vec![])], "fills the gap: at once");
+    assert_eq!(rx.sacks(t(40), 4), vec![]);
+    rx.s.on_timeout(t(140));
+    let seg = rx.s.poll_transmit(t(140)).unwrap();
+    assert_eq!(
+        (ack_of(&rx.ns2, &seg), sack_of(&rx.ns2, &seg), seg.ip_len),
+        (4, vec![], 40)
+    );
 }

@@ -1380,6 +1380,7 @@ impl TcpSocket {
                 c
             },
             extra: Vec::new(),
+            rx_extra: Vec::new(),
         }
     }
     /// Messages accepted whose last byte has not yet been transmitted once.

@@ -445,7 +445,7 @@ impl Pair {
             return;
         }
         if roll.r >= dup_at {
-            self.push(base, to, seg, snap.clone());
+            self.push(base, to, seg.clone(), snap.clone());
             self.push(base + SimDuration(extra.0 / 2), to, seg, snap);
         } else if roll.r >= reorder_at {
             self.push(base + extra, to, seg, snap);

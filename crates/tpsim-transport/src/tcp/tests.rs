@@ -120,8 +120,8 @@ fn drain_segments(s: &mut TcpSocket, at: SimTime) -> Vec<Segment> {
     v
 }
 fn tcp_of(seg: &Segment) -> TcpRepr {
-    match seg.header {
-        L4Header::Tcp(h) => h,
+    match &seg.header {
+        L4Header::Tcp(h) => *h,
         other => panic!("not TCP: {other:?}"),
     }
 }

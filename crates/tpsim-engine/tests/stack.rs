@@ -1,0 +1,91 @@
+//! `simulation.stack`: one key switches every flow that does not choose between tpsim's
+//! transports and ns-2.35's agents.
+
+mod common;
+
+use common::sim;
+
+/// Study D's link with two one-way flows of `transport`, each with the `extra` flow keys, under
+/// `stack` (none: the key absent).
+fn study_d(stack: Option<&str>, transport: &str, extra: &str) -> String {
+    let flow = |s, d| {
+        format!(
+            "[[flows]]\nsrc = {s}\ndst = {d}\ntransport = \"{transport}\"\n{extra}\n\
+             app = {{ kind = \"cbr\", size = \"128B\", interval = \"20ms\", start = \"0.1s\", stop = \"10s\" }}\n"
+        )
+    };
+    let stack = stack.map(|s| format!("stack = \"{s}\"\n")).unwrap_or_default();
+    format!(
+        "[simulation]\nduration = \"10s\"\ndrain = \"1s\"\nsizes = \"ns2\"\n{stack}\
+         [nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"256kbps\"\ndelay = \"50ms\"\nqueue = 50\n{}{}",
+        flow(0, 1),
+        flow(1, 0)
+    )
+}
+
+/// `stack = "ns2"` gives the same run as the explicit ns-2 preset and profile, and a run
+/// different from the modern stack's (ns-2's TCP pads each write to a 1040-byte packet; its
+/// SCTP bundles).
+#[test]
+fn the_ns2_stack_equals_the_explicit_ns2_models() {
+    for (transport, explicit) in [
+        ("tcp", "tcp = { preset = \"ns2\" }"),
+        ("sctp", "sctp = { profile = \"ns2\" }"),
+    ] {
+        let by_stack = sim(&study_d(Some("ns2"), transport, ""), 1);
+        let by_flow = sim(&study_d(None, transport, explicit), 1);
+        let modern = sim(&study_d(Some("modern"), transport, ""), 1);
+        assert_eq!(
+            format!("{:?}", by_stack.flows),
+            format!("{:?}", by_flow.flows),
+            "{transport}"
+        );
+        assert_eq!(by_stack.network.mac_frames, by_flow.network.mac_frames, "{transport}");
+        assert_ne!(
+            format!("{:?}", by_stack.flows),
+            format!("{:?}", modern.flows),
+            "{transport}"
+        );
+        let padded = by_stack.flows[0].extra.iter().any(|(n, _)| *n == "padding_bytes");
+        assert_eq!(padded, transport == "tcp", "ns-2's TCP pads every write: {transport}");
+        if transport == "sctp" {
+            assert!(by_stack.flows[0].tx_segments < modern.flows[0].tx_segments / 2);
+        }
+    }
+}
+
+/// A flow's own choice wins over the stack.
+#[test]
+fn a_flow_preset_wins_over_the_stack() {
+    let a = sim(&study_d(Some("ns2"), "tcp", "tcp = { preset = \"modern\" }"), 1);
+    let b = sim(&study_d(None, "tcp", ""), 1);
+    assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
+}
+
+/// With a stack, keys of either TCP model may stay in the file (each stack uses its own);
+/// without one, a key of the other model is an error naming it.
+#[test]
+fn with_a_stack_keys_of_both_tcp_models_are_kept() {
+    let both = "tcp = { packet_size = \"128B\", mss = \"1000B\" }";
+    for stack in ["ns2", "modern"] {
+        tpsim_scenario::load(&study_d(Some(stack), "tcp", both), "<test>").unwrap_or_else(|e| panic!("{stack}: {e}"));
+    }
+    let e = tpsim_scenario::load(&study_d(None, "tcp", both), "<test>")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("flows[0].tcp.packet_size") && e.contains("does not apply"),
+        "{e}"
+    );
+    // ns-2's packet_size applies under the ns2 stack: 128-byte packets (168 B with headers).
+    let r = sim(&study_d(Some("ns2"), "tcp", both), 1);
+    assert!(r.flows[0].tx_segments > 450, "{:?}", r.flows[0]);
+}
+
+/// ns-2's one-way TCP agents cannot carry a two-way application: the error names the stack.
+#[test]
+fn the_ns2_stack_refuses_two_way_tcp() {
+    let text = study_d(Some("ns2"), "tcp", "").replace("kind = \"cbr\"", "kind = \"voip\"");
+    let e = tpsim_scenario::load(&text, "<test>").unwrap_err().to_string();
+    assert!(e.contains("simulation.stack") && e.contains("one-way"), "{e}");
+}

@@ -1,0 +1,220 @@
+//! SACK processing at the data sender (RFC 9260 §6.2.1): cumulative and Gap Ack Block
+//! acknowledgements, renege, miss indications and fast retransmit (§7.2.4), the window growth
+//! of §7.2.1/§7.2.2, rwnd, T3-rtx restarts (§6.3.2) and RTT measurement (§6.3.1).
+
+use super::{tsn_le, tsn_lt, SctpSocket, Sent};
+use tpsim_core::{SimDuration, SimTime};
+use tpsim_wire::sctp::{SackChunk, DATA_CHUNK_HEADER_LEN};
+
+impl SctpSocket {
+    /// RFC 9260 §6.2.1 (processing a received SACK), with the congestion control of §7.2 and
+    /// the T3-rtx rules of §6.3.2.
+    pub(super) fn on_sack(&mut self, now: SimTime, s: &SackChunk) {
+        let cum = s.cum_tsn_ack;
+        // §6.2.1 A: a Cumulative TSN Ack below the Cumulative TSN Ack Point is out of order:
+        // drop the SACK. One acknowledging a TSN not yet sent is dropped too.
+        if tsn_lt(cum, self.cum_ack_point) || !tsn_lt(cum, self.next_tsn) {
+            return;
+        }
+        let cum_advanced = cum != self.cum_ack_point;
+        let pi = self.primary;
+        let flight_before = self.paths[pi].flight_size;
+        let mut acked_bytes = 0u64;
+        let mut highest_new: Option<u32> = None;
+        let mut lowest_acked = false;
+        let lowest_outstanding = self.sent.iter().find(|x| !x.gap_acked).map(|x| x.chunk.tsn);
+        // Cumulative part.
+        while self.sent.front().is_some_and(|x| tsn_le(x.chunk.tsn, cum)) {
+            let x = self.sent.pop_front().expect("checked");
+            self.buffered_bytes -= x.chunk.len as u64;
+            self.n_marked -= x.marked as usize;
+            self.n_gap_acked -= x.gap_acked as usize;
+            if Some(x.chunk.tsn) == lowest_outstanding {
+                lowest_acked = true;
+            }
+            if !x.gap_acked {
+                acked_bytes += self.size(&x.chunk);
+                highest_new = Some(x.chunk.tsn);
+                self.on_chunk_acked(now, &x);
+            }
+        }
+        self.cum_ack_point = cum;
+        // Gap Ack Blocks (§6.2.1; §3.3.4 offsets from the Cumulative TSN Ack).
+        let in_gap = |tsn: u32| {
+            let off = tsn.wrapping_sub(cum);
+            s.gaps().iter().any(|g| off >= g.start as u32 && off <= g.end as u32)
+        };
+        let highest_reported = s
+            .gaps()
+            .iter()
+            .map(|g| cum.wrapping_add(g.end as u32))
+            .fold(cum, |a, b| if tsn_lt(a, b) { b } else { a });
+        let mut reneged = false;
+        debug_assert_eq!(self.n_gap_acked, self.sent.iter().filter(|x| x.gap_acked).count());
+        let gap_work = if s.gaps().is_empty() && self.n_gap_acked == 0 {
+            0
+        } else {
+            self.sent.len()
+        };
+        for k in 0..gap_work {
+            let x = self.sent[k];
+            let now_acked = in_gap(x.chunk.tsn);
+            if now_acked && !x.gap_acked {
+                acked_bytes += self.size(&x.chunk);
+                highest_new = Some(match highest_new {
+                    Some(h) if tsn_lt(x.chunk.tsn, h) => h,
+                    _ => x.chunk.tsn,
+                });
+                if Some(x.chunk.tsn) == lowest_outstanding {
+                    lowest_acked = true;
+                }
+                self.on_chunk_acked(now, &x);
+                let y = &mut self.sent[k];
+                y.gap_acked = true;
+                self.n_gap_acked += 1;
+                self.n_marked -= y.marked as usize;
+                y.marked = false;
+                y.in_flight = false;
+            } else if !now_acked && x.gap_acked {
+                // §6.2.1 C: reneged: count a miss indication, make sure T3-rtx runs (R4).
+                let y = &mut self.sent[k];
+                y.gap_acked = false;
+                self.n_gap_acked -= 1;
+                y.misses += 1;
+                reneged = true;
+            }
+        }
+        let any_new = acked_bytes > 0;
+        if any_new {
+            // §8.1, §8.2: an acknowledgement clears the error counters.
+            self.assoc_errors = 0;
+            let p = &mut self.paths[pi];
+            p.error_count = 0;
+            p.active = true;
+            // §7.2.1: the one packet in flight after a timeout is acknowledged.
+            p.one_packet_after_timeout = false;
+        }
+        // §7.2.4: miss indications, following HTNA: only TSNs below the highest TSN newly
+        // acknowledged, or (in Fast Recovery, with the Cumulative TSN Ack advancing) every TSN
+        // reported missing.
+        let in_fr = self.paths[pi].in_fast_recovery();
+        let limit = if in_fr && cum_advanced {
+            Some(highest_reported)
+        } else {
+            highest_new
+        };
+        let mut new_fr = 0u64;
+        if let Some(h) = limit {
+            for x in self.sent.iter_mut() {
+                if !tsn_lt(x.chunk.tsn, h) {
+                    break; // `sent` is in TSN order
+                }
+                if x.gap_acked {
+                    continue;
+                }
+                x.misses += 1;
+                if x.misses >= self.sctp.fast_rtx_threshold && !x.fast_rtx && !x.marked {
+                    // Step 1: mark for retransmission; step 5: not eligible again.
+                    x.marked = true;
+                    self.n_marked += 1;
+                    x.fast_rtx = true;
+                    if x.in_flight {
+                        x.in_flight = false;
+                        let sz = x.chunk.len as u64
+                            + if self.sctp.flight_counts_headers {
+                                DATA_CHUNK_HEADER_LEN as u64
+                            } else {
+                                0
+                            };
+                        self.paths[x.path].flight_size -= sz;
+                    }
+                    new_fr += 1;
+                }
+            }
+        }
+        // §7.2.1/§7.2.2: window growth from the bytes newly acknowledged.
+        let unit = self.cwnd_unit();
+        self.paths[pi].on_acked(
+            acked_bytes,
+            flight_before,
+            cum_advanced || !self.sctp.growth_needs_cum_advance,
+            unit,
+            self.sctp.slow_start_l as u64,
+        );
+        // §7.2.4: leave Fast Recovery once the exit point is acknowledged.
+        if let Some(x) = self.paths[pi].fast_recovery_exit {
+            if tsn_le(x, cum) {
+                self.paths[pi].fast_recovery_exit = None;
+            }
+        }
+        if new_fr > 0 {
+            self.sstats.fast_retransmits += 1;
+            self.sstats.fast_retransmit_chunks += new_fr;
+            let p = &mut self.paths[pi];
+            if !p.in_fast_recovery() {
+                // Steps 2 and 7: ssthresh/cwnd of §7.2.3, enter Fast Recovery up to the highest
+                // TSN outstanding.
+                p.on_congestion(false, unit);
+                p.fast_recovery_exit = Some(self.next_tsn.wrapping_sub(1));
+                // Step 3: one packet of the lowest marked chunks, now, whatever cwnd says.
+                self.fast_rtx_now = true;
+            }
+            // Karn (§6.3.1 C5): a retransmitted chunk is not timed.
+            self.cancel_rtt_timing_if_marked();
+        }
+        // §6.2.1 B: rwnd = a_rwnd − bytes still outstanding (D: marked chunks not counted).
+        self.rwnd = (s.a_rwnd as u64).saturating_sub(self.outstanding_user_bytes());
+        // §6.3.2 R2/R3/R4 and §7.2.2's partial_bytes_acked reset.
+        let outstanding = self.sent.iter().any(|x| !x.gap_acked);
+        let p = &mut self.paths[pi];
+        if !outstanding {
+            p.t3_rtx = None;
+            if self.sent.is_empty() {
+                p.partial_bytes_acked = 0;
+            }
+        } else if lowest_acked || (reneged && p.t3_rtx.is_none()) {
+            p.t3_rtx = Some(now + p.rtt.rto());
+        }
+    }
+
+    /// A chunk acknowledged for the first time: flight size, RTT measurement (§6.3.1 C4/C5).
+    pub(super) fn on_chunk_acked(&mut self, now: SimTime, x: &Sent) {
+        let sz = self.size(&x.chunk);
+        let p = &mut self.paths[x.path];
+        if x.in_flight {
+            p.flight_size -= sz;
+        }
+        if let Some((tsn, t0)) = p.rtt_timed {
+            if tsn == x.chunk.tsn {
+                p.rtt_timed = None;
+                if x.tx_count == 1 {
+                    let path = x.path;
+                    self.take_rtt_sample(path, now.saturating_since(t0));
+                }
+            }
+        }
+    }
+
+    pub(super) fn take_rtt_sample(&mut self, path: usize, r: SimDuration) {
+        self.paths[path].rtt.on_sample(r);
+    }
+
+    pub(super) fn cancel_rtt_timing_if_marked(&mut self) {
+        for p in 0..self.paths.len() {
+            if let Some((tsn, _)) = self.paths[p].rtt_timed {
+                if self.sent.iter().any(|x| x.chunk.tsn == tsn && x.marked) {
+                    self.paths[p].rtt_timed = None;
+                }
+            }
+        }
+    }
+
+    /// User bytes outstanding (neither acknowledged nor marked for retransmission).
+    pub(super) fn outstanding_user_bytes(&self) -> u64 {
+        self.sent
+            .iter()
+            .filter(|s| !s.gap_acked && !s.marked)
+            .map(|s| s.chunk.len as u64)
+            .sum()
+    }
+}

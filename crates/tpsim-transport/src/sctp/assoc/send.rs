@@ -1,0 +1,333 @@
+//! The data sender (RFC 9260 §6.1, §6.3.3, §6.10, §7.2): packet assembly and bundling up to the
+//! path MTU, the rules A–D of §6.1 (rwnd and zero-window probe, cwnd, retransmissions first,
+//! Max.Burst), fast retransmit's packet, T3-rtx expiry and back-off, one packet in flight after
+//! a timeout, idle decay, ns-2's send rule.
+
+use super::{SctpSocket, Sent};
+use crate::sctp::State;
+use crate::{L4Header, Segment};
+use tpsim_core::SimTime;
+use tpsim_wire::sctp::{
+    pad4, ControlChunk, DataFlags, SctpRepr, DATA_CHUNK_HEADER_LEN, MAX_DUP_TSNS, MAX_GAP_BLOCKS, SACK_CHUNK_LEN,
+    SCTP_COMMON_HEADER_LEN,
+};
+use tpsim_wire::IPV4_HEADER_LEN;
+
+impl SctpSocket {
+    /// RFC 9260 §6.3.3: T3-rtx expired.
+    pub(super) fn on_t3(&mut self, pi: usize) {
+        if !self.sent.iter().any(|x| x.path == pi && !x.gap_acked) {
+            return;
+        }
+        if self.state == State::CookieEchoed {
+            return; // T1-cookie guards DATA bundled with the COOKIE ECHO
+        }
+        self.sstats.timeouts += 1;
+        if self.count_error(pi) {
+            return;
+        }
+        let unit = self.cwnd_unit();
+        let p = &mut self.paths[pi];
+        // E1: ssthresh = max(cwnd/2, 4·PMDCS), cwnd = PMDCS (§7.2.3); Fast Recovery ends.
+        p.on_congestion(true, unit);
+        p.fast_recovery_exit = None;
+        // E2: back off the RTO.
+        p.rtt.back_off();
+        // §7.2.1: one packet in flight until acknowledged.
+        p.one_packet_after_timeout = true;
+        // E3: every outstanding chunk of this path is marked; the earliest that fit one packet
+        // go out at once (flight size is now 0 < cwnd), the rest as cwnd allows.
+        self.mark_all_for_retransmission(pi);
+        self.paths[pi].rtt_timed = None;
+    }
+
+    pub(super) fn mark_all_for_retransmission(&mut self, pi: usize) {
+        let headers = self.sctp.flight_counts_headers;
+        let mut freed = 0u64;
+        for x in self.sent.iter_mut().filter(|x| x.path == pi && !x.gap_acked) {
+            if x.in_flight {
+                x.in_flight = false;
+                self.paths[pi].flight_size -= x.chunk.len as u64 + if headers { 16 } else { 0 };
+            }
+            if !x.marked {
+                x.marked = true;
+                self.n_marked += 1;
+                // §6.2.1 D: the marked chunk's size returns to rwnd.
+                freed += x.chunk.len as u64;
+            }
+        }
+        self.rwnd += freed;
+    }
+
+    /// RFC 9260 §7.2.1: cwnd decay of idle paths, applied lazily.
+    pub(super) fn apply_idle_decay(&mut self, now: SimTime) {
+        let unit = self.cwnd_unit();
+        let above = self.sctp.idle_decay_above_units.map(|k| k as u64 * unit);
+        for p in &mut self.paths {
+            p.idle_decay(now, unit, above);
+        }
+    }
+
+    // ------------------------------------------------------------------ output
+
+    /// Starts a send opportunity (an input event): Max.Burst counts from here (RFC 9260 §6.1 D).
+    pub(super) fn begin_input(&mut self) {
+        self.burst = 0;
+        if self.ns2_used {
+            self.ns2_flag = false;
+            self.ns2_used = false;
+        }
+    }
+
+    /// The next packet to send, if any.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        // Nothing to send (the common last call): no packet is built.
+        let path = &self.paths[self.primary];
+        let window_open = path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0);
+        let burst_left = self.sctp.max_burst.is_none_or(|b| self.burst < b);
+        let data_waiting = self.may_send_data()
+            && (self.has_marked() && (window_open || self.fast_rtx_now)
+                || !self.unsent.is_empty() && window_open && burst_left);
+        if self.ctrl.is_empty() && !(self.sack_now && self.recv.is_some()) && !data_waiting {
+            return None;
+        }
+        // The packet is assembled in place in the segment (no copy of the chunks).
+        let mut seg = Segment {
+            header: L4Header::Sctp(Box::new(SctpRepr::new(
+                self.cfg.local_port,
+                self.cfg.remote_port,
+                self.peer_tag,
+            ))),
+            payload_len: 0,
+            ip_len: 0,
+            // A packet may carry pieces of several messages: they travel in the chunks.
+            message: None,
+            first_tx: now,
+            stream: None,
+        };
+        let L4Header::Sctp(ref mut boxed) = seg.header else {
+            unreachable!("built above")
+        };
+        let p: &mut SctpRepr = boxed;
+        // Bytes of chunks that fit the MTU (RFC 9260 §6.10: packets no larger than the PMTU).
+        let mut room = self.cfg.mtu.saturating_sub(IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN);
+        let mut alone = false;
+        if let Some(c) = self.ctrl.pop_front() {
+            p.verification_tag = c.tag;
+            p.control = Some(c.chunk);
+            room = room.saturating_sub(pad4(c.chunk.chunk_len()));
+            // INIT, INIT ACK, SHUTDOWN COMPLETE travel alone (§6.10); so do ABORTs and answers
+            // to out-of-the-blue packets (tags other than the peer's).
+            alone = c.chunk.must_be_alone()
+                || matches!(c.chunk, ControlChunk::Abort { .. })
+                || c.tag != self.peer_tag
+                || !self.has_tcb();
+        }
+        if !alone {
+            // RFC 9260 §5.1 D: DATA may ride with the first COOKIE ECHO, none after it until
+            // the COOKIE ACK.
+            let first_echo = matches!(p.control, Some(ControlChunk::CookieEcho(_)))
+                && self.init_retransmits == 0
+                && self.sent.is_empty();
+            let data_ok = self.may_send_data() || first_echo;
+            if self.sack_now && self.recv.is_some() {
+                let s = self.make_sack();
+                room = room.saturating_sub(s.chunk_len());
+                p.sack = Some(s);
+            } else if self.sack_pending && data_ok && self.recv.is_some() {
+                // A delayed SACK rides on outgoing DATA (§6.2): keep room for the largest one.
+                room = room.saturating_sub(SACK_CHUNK_LEN + 4 * (MAX_GAP_BLOCKS + MAX_DUP_TSNS) as u32);
+            }
+            if data_ok {
+                self.fill_data(now, p, room);
+            }
+            if p.sack.is_none() && self.sack_pending && !p.data.is_empty() {
+                p.sack = Some(self.make_sack());
+            }
+        }
+        if p.control.is_none() && p.sack.is_none() && p.data.is_empty() {
+            return None;
+        }
+        if !p.data.is_empty() {
+            self.stats.tx_segments += 1;
+        } else if p.sack.is_some() {
+            self.stats.ack_segments += 1;
+        } else {
+            self.sstats.control_packets += 1;
+        }
+        seg.payload_len = p.payload_len();
+        seg.ip_len = self.ip_len(p);
+        Some(seg)
+    }
+
+    /// Whether DATA may be sent in this state: the association is up (the first COOKIE ECHO,
+    /// RFC 9260 §5.1 D, is handled by the caller). SHUTDOWN-RECEIVED still sends what was queued
+    /// (§9.2).
+    pub(super) fn may_send_data(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established | State::ShutdownPending | State::ShutdownReceived
+        )
+    }
+
+    /// Puts DATA chunks into `p` within `room` bytes: Fast Retransmit first (§7.2.4 step 3),
+    /// then chunks marked for retransmission (§6.1 C), then new data (§6.1 A, B, D).
+    pub(super) fn fill_data(&mut self, now: SimTime, p: &mut SctpRepr, mut room: u32) {
+        let pi = self.primary;
+        let unit_flight_ok = |s: &SctpSocket| {
+            let path = &s.paths[pi];
+            // §6.1 B: only while the flight size is below cwnd (one packet may exceed it);
+            // §7.2.1: after a timeout, one packet in flight until acknowledged.
+            path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0)
+        };
+        let fast = std::mem::take(&mut self.fast_rtx_now);
+        let marked_any = self.has_marked();
+        let mut retransmitted_first = false;
+        if marked_any && (fast || unit_flight_ok(self)) {
+            let first_outstanding = self.sent.iter().find(|x| !x.gap_acked).map(|x| x.chunk.tsn);
+            for k in 0..self.sent.len() {
+                if p.data.is_full() {
+                    break;
+                }
+                let x = self.sent[k];
+                if !x.marked {
+                    continue;
+                }
+                let need = pad4(x.chunk.chunk_len());
+                if need > room {
+                    break;
+                }
+                room -= need;
+                if Some(x.chunk.tsn) == first_outstanding {
+                    retransmitted_first = true;
+                }
+                self.transmit_chunk(now, k, p);
+            }
+            if fast && retransmitted_first {
+                // §7.2.4 step 4: restart T3-rtx when retransmitting the first outstanding chunk.
+                let rto = self.paths[pi].rtt.rto();
+                self.paths[pi].t3_rtx = Some(now + rto);
+            }
+            if fast || !p.data.is_empty() && self.has_marked() {
+                // More marked chunks wait for cwnd, no new data before them (§6.1 C); the Fast
+                // Retransmit packet, sent regardless of cwnd, carries retransmissions only.
+                return;
+            }
+        }
+        if self.has_marked() {
+            return;
+        }
+        self.fill_new_data(now, p, room);
+    }
+
+    /// New DATA (RFC 9260 §6.1): within rwnd (A, with the one-chunk probe), cwnd (B), Max.Burst
+    /// (D), and ns-2's send rule in the `ns2` profile.
+    pub(super) fn fill_new_data(&mut self, now: SimTime, p: &mut SctpRepr, mut room: u32) {
+        let pi = self.primary;
+        if self.unsent.is_empty() || !p.data.is_empty() && p.data.is_full() {
+            return;
+        }
+        if self.sctp.ns2_send_rule && !self.ns2_flag && !self.nothing_outstanding() {
+            return;
+        }
+        if self.sctp.max_burst.is_some_and(|b| self.burst >= b) {
+            return;
+        }
+        let path = &self.paths[pi];
+        if p.data.is_empty()
+            && !(path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0))
+        {
+            return;
+        }
+        let mut added = 0;
+        while let Some(c) = self.unsent.front() {
+            if p.data.is_full() {
+                break;
+            }
+            let need = pad4(c.chunk_len());
+            if need > room {
+                break;
+            }
+            // §6.1 A: not beyond the peer's rwnd, except one chunk when nothing is in flight.
+            let over = c.len as u64 > self.rwnd;
+            if over {
+                let probe = added == 0 && self.paths[pi].flight_size == 0 && self.nothing_outstanding();
+                if !probe {
+                    break;
+                }
+                self.sstats.window_probes += 1;
+            }
+            room -= need;
+            let mut c = self.unsent.pop_front().expect("front");
+            c.tsn = self.next_tsn;
+            self.next_tsn = self.next_tsn.wrapping_add(1);
+            if c.flags.contains(DataFlags::BEGIN) {
+                self.cur_first_tx = now.0;
+                self.unsent_msgs -= 1;
+            }
+            c.payload.first_tx_ns = self.cur_first_tx;
+            self.sent.push_back(Sent {
+                chunk: c,
+                path: pi,
+                tx_count: 0,
+                gap_acked: false,
+                marked: false,
+                in_flight: false,
+                misses: 0,
+                fast_rtx: false,
+            });
+            let k = self.sent.len() - 1;
+            self.transmit_chunk(now, k, p);
+            // §6.3.1 C4: time one chunk per round trip.
+            let path = &mut self.paths[pi];
+            if path.rtt_timed.is_none() {
+                path.rtt_timed = Some((c.tsn, now));
+            }
+            path.hb_period_busy = true;
+            added += 1;
+            if over {
+                // The probe goes alone.
+                break;
+            }
+        }
+        if added > 0 {
+            self.burst += 1;
+            if self.sctp.ns2_send_rule && self.ns2_flag {
+                self.ns2_used = true;
+            }
+        }
+    }
+
+    /// Whether every chunk sent is acknowledged (cumulatively or by Gap Ack Blocks).
+    fn nothing_outstanding(&self) -> bool {
+        self.sent.iter().all(|x| x.gap_acked)
+    }
+
+    /// Sends `sent[k]` in `p`: flight size, rwnd (§6.1 B: rwnd minus the data), T3-rtx (§6.3.2
+    /// R1), retransmission bookkeeping.
+    pub(super) fn transmit_chunk(&mut self, now: SimTime, k: usize, p: &mut SctpRepr) {
+        let headers = self.sctp.flight_counts_headers;
+        let x = &mut self.sent[k];
+        let sz = x.chunk.len as u64 + if headers { DATA_CHUNK_HEADER_LEN as u64 } else { 0 };
+        if x.tx_count > 0 {
+            self.stats.retransmissions += 1;
+        }
+        x.tx_count += 1;
+        self.n_marked -= x.marked as usize;
+        x.marked = false;
+        x.misses = 0;
+        if !x.in_flight {
+            x.in_flight = true;
+            self.paths[x.path].flight_size += sz;
+        }
+        self.rwnd = self.rwnd.saturating_sub(x.chunk.len as u64);
+        let pushed = p.data.push(x.chunk);
+        debug_assert!(pushed);
+        let path = &mut self.paths[x.path];
+        path.last_data_tx = Some(now);
+        path.idle_decays = 0;
+        if path.t3_rtx.is_none() && self.state != State::CookieEchoed {
+            path.t3_rtx = Some(now + path.rtt.rto());
+        }
+    }
+}

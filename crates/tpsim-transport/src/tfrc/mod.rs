@@ -1,0 +1,365 @@
+//! TFRC, TCP-Friendly Rate Control (RFC 5348), as a sans-IO, message-preserving and
+//! unreliable transport over UDP.
+//!
+//! # Read these first
+//!
+//! * RFC 5348: the throughput equation (§3.1), the packet contents (§3.2), the sender (§4:
+//!   initialisation §4.2, feedback processing and the X_recv set §4.3, the no-feedback timer
+//!   §4.4, oscillation prevention §4.5, scheduling §4.6), the receiver's loss history (§5:
+//!   loss detection §5.1, loss events §5.2, loss intervals §5.3, the average loss interval
+//!   §5.4, history discounting §5.5) and the receiver (§6: feedback §6.1–§6.2, initialisation
+//!   and the first loss interval §6.3, §6.3.1).
+//! * RFC 4342 §8.3 and §8.5, whose encodings of X_recv and p the feedback header borrows
+//!   ([`tpsim_wire::tfrc`]).
+//! * ns-2.35's `tfrc.cc` / `tfrc-sink.cc` and `ns-default.tcl`, for [`TfrcConfig::ns2`].
+//!
+//! # Shape
+//!
+//! [`TfrcSocket`] has the method surface of every tpsim transport (see the crate docs). One
+//! end sends ([`Open::Active`](crate::tcp::Open::Active)) and the other receives
+//! ([`Open::Passive`](crate::tcp::Open::Passive)), as ns-2's Agent/TFRC and Agent/TFRCSink.
+//! Each [`Message`](crate::Message) travels in one data packet, never retransmitted; a
+//! message larger than the path allows is refused ([`SendError::TooLarge`]), and one that
+//! finds the send queue full too ([`SendError::QueueFull`]). Data packets leave at the
+//! allowed rate: [`TfrcSocket::poll_transmit`] returns one only when the inter-packet interval
+//! s/X (s/X_inst with oscillation prevention, §4.6) has passed since the previous one, and
+//! [`TfrcSocket::poll_timeout`] says when the next may go. The receiver delivers each new
+//! data packet's message at once (in arrival order; duplicates are dropped) and sends feedback
+//! once per RTT.
+//!
+//! The pieces are public for reuse (DCCP's CCID 3): [`equation`] (the throughput equation),
+//! [`loss::LossHistory`] (the receiver's loss-event rate) and [`rate::RateController`] (the
+//! sender's X).
+//!
+//! The segment size s of the equation (bytes, headers excluded, §3.1) is
+//! [`TfrcConfig::segment_size`], or else the mean size of the messages the sender accepted.
+//!
+//! # What `report()` gives
+//!
+//! * `stats`: `tx_segments` = packets sent (data at the sender, feedback at the receiver),
+//!   `ack_segments` = feedback packets, `rx_segments` = packets received, `retransmissions` 0.
+//! * `rtt_samples`/`rtt_sum_ns`: the sender's R_sample values (§4.3 step 1).
+//! * `congestion`: `x_bps` (the allowed rate X, bit/s; at the sender), `p` (the loss event
+//!   rate: as last reported at the sender, as computed at the receiver), `srtt_s` (R: the
+//!   sender's estimate, or at the receiver the last one a data packet carried).
+//! * `extra` (sender): `nofeedback_expiries`;
+//! * `rx_extra` (receiver): `x_recv_bps` (the receive rate X_recv it last reported, bit/s),
+//!   `loss_events`, `duplicate_packets`.
+//!
+//! # Not implemented
+//!
+//! Data flows one way per socket pair. The sender's "data-limited interval" of §4.3 is judged
+//! from the last time a message waited for the rate (see `sender.rs`). No ECN, no
+//! §4.6 early sending (packets leave exactly at their time), no receiver RTT measurement
+//! other than the sender's R carried in data packets (§6).
+
+pub mod equation;
+pub mod loss;
+pub mod rate;
+mod receiver;
+mod sender;
+
+#[cfg(test)]
+mod pair_tests;
+#[cfg(test)]
+mod tests;
+
+use crate::tcp::Open;
+use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats};
+use rate::{InitialWindow, RateConfig};
+use receiver::Receiver;
+use sender::Sender;
+use tpsim_core::SimTime;
+use tpsim_wire::tfrc::{NS2_TFRC_DATA_OVERHEAD, TFRC_DATA_HEADER_LEN};
+use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+
+/// Messages a bulk application keeps queued when the send queue has no limit
+/// ([`TfrcSocket::can_send`]): enough that the sender is never data-limited.
+pub const BULK_BACKLOG: usize = 4;
+
+/// Which set of defaults a [`TfrcConfig`] came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TfrcProfile {
+    /// RFC 5348's values.
+    #[default]
+    Rfc5348,
+    /// ns-2.35's Agent/TFRC and Agent/TFRCSink defaults.
+    Ns2,
+}
+
+/// TFRC parameters. `Default` is [`TfrcConfig::rfc5348`]; each field gives its value as
+/// "RFC 5348 / ns-2.35" with the source (ns-2.35: `ns-default.tcl` and `tfrc.cc`,
+/// `tfrc-sink.cc`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TfrcConfig {
+    /// The profile these values came from (informational).
+    pub profile: TfrcProfile,
+    /// The sender's rate computation: q 0.9 / 0.95 (`df_`), q2 0.9 / 0.95, b 1 / 1 (`bval_`),
+    /// t_mbi 64 s / 64 s, oscillation prevention off / on (`ca_ 1`), W_init
+    /// min(4s, max(2s, 4380)) / 4, 3 or 2 packets (`rate_init_option_ 2`), X before feedback
+    /// s bytes/s (§4.2) / 300 bytes/s (`InitRate_`).
+    pub rate: RateConfig,
+    /// Later packets that make a missing one lost: 3 (RFC 5348 §5.1) / 1 (TFRCSink `numPkts_`).
+    pub ndupack: u32,
+    /// History discounting (RFC 5348 §5.5): on / on (`discount_ 1`).
+    pub history_discounting: bool,
+    /// The segment size s, bytes; `None`: the mean size of the messages accepted. None / None
+    /// (ns-2 uses `packetSize_`, which tpsim's ns-2 scripts set to the message size).
+    pub segment_size: Option<u32>,
+    /// Send queue length, messages; `None`: unbounded. None / None (`maxqueue_` MAXSEQ).
+    pub send_queue: Option<usize>,
+    /// Send feedback at once when a new loss event raises p (RFC 5348 §6.1): on / on.
+    pub expedite_feedback: bool,
+}
+
+impl Default for TfrcConfig {
+    fn default() -> Self {
+        Self::rfc5348()
+    }
+}
+
+impl TfrcConfig {
+    /// RFC 5348's defaults.
+    pub fn rfc5348() -> Self {
+        TfrcConfig {
+            profile: TfrcProfile::Rfc5348,
+            rate: RateConfig::rfc5348(),
+            ndupack: loss::NDUPACK_RFC5348,
+            history_discounting: true,
+            segment_size: None,
+            send_queue: None,
+            expedite_feedback: true,
+        }
+    }
+
+    /// ns-2.35's Agent/TFRC and Agent/TFRCSink defaults (ns-default.tcl): `df_` 0.95 for both
+    /// RTT filters, `bval_` 1, `ca_` 1 (oscillation prevention), `rate_init_option_` 2
+    /// (RFC 3390 packet counts), `InitRate_` 300 bytes/s, `numPkts_` 1, `discount_` 1,
+    /// `maxqueue_` unbounded. Not modelled: ns-2's t_RTO (a TCP-style RTO in 100 ms ticks; here
+    /// 4R as in RFC 5348), its slow start (`ssmult_` 2 once per RTT, the same doubling) and
+    /// rate increase of one packet per RTT in congestion avoidance (here X follows the equation
+    /// at once).
+    pub fn ns2() -> Self {
+        TfrcConfig {
+            profile: TfrcProfile::Ns2,
+            rate: RateConfig {
+                q: 0.95,
+                q2: 0.95,
+                b: 1.0,
+                t_mbi_s: 64.0,
+                oscillation_prevention: true,
+                initial_window: InitialWindow::Ns2Packets,
+                initial_x: Some(300.0),
+            },
+            ndupack: 1,
+            history_discounting: true,
+            segment_size: None,
+            send_queue: None,
+            expedite_feedback: true,
+        }
+    }
+}
+
+/// The largest message TFRC carries in one packet on a path of `mtu` bytes: the MTU less the
+/// IPv4, UDP and TFRC data headers (`standard`) or ns-2's 32 bytes (`ns2`).
+pub fn max_message(sizes: SizeConvention, mtu: u32) -> u32 {
+    match sizes {
+        SizeConvention::Standard => mtu.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN + TFRC_DATA_HEADER_LEN),
+        SizeConvention::Ns2 => mtu.saturating_sub(NS2_TFRC_DATA_OVERHEAD),
+    }
+}
+
+#[derive(Debug)]
+enum Role {
+    Sender(Sender),
+    Receiver(Receiver),
+}
+
+/// One end of a TFRC flow: the sender ([`Open::Active`]) or the receiver ([`Open::Passive`]).
+#[derive(Debug)]
+pub struct TfrcSocket {
+    cfg: SocketConfig,
+    tfrc: TfrcConfig,
+    role: Role,
+    stats: TransportStats,
+}
+
+impl TfrcSocket {
+    /// A new endpoint: the sender for [`Open::Active`], the receiver for [`Open::Passive`].
+    /// The sender starts (§4.2) with the application's first message.
+    pub fn new(cfg: SocketConfig, tfrc: TfrcConfig, open: Open, _now: SimTime) -> Self {
+        let role = match open {
+            Open::Active => Role::Sender(Sender::new(&tfrc)),
+            Open::Passive => Role::Receiver(Receiver::new(&tfrc)),
+        };
+        TfrcSocket {
+            cfg,
+            tfrc,
+            role,
+            stats: TransportStats::default(),
+        }
+    }
+
+    /// Whether this is the sending end.
+    pub fn is_sender(&self) -> bool {
+        matches!(self.role, Role::Sender(_))
+    }
+
+    /// The TFRC parameters.
+    pub fn config(&self) -> &TfrcConfig {
+        &self.tfrc
+    }
+
+    /// The sender's rate state (`None` at the receiver and before the first message).
+    pub fn rate(&self) -> Option<&rate::RateController> {
+        match &self.role {
+            Role::Sender(s) => s.rate.as_ref(),
+            Role::Receiver(_) => None,
+        }
+    }
+
+    /// The receiver's loss history (`None` at the sender).
+    pub fn loss_history(&self) -> Option<&loss::LossHistory> {
+        match &self.role {
+            Role::Sender(_) => None,
+            Role::Receiver(r) => Some(&r.history),
+        }
+    }
+
+    /// Queues `msg` to go in one data packet.
+    ///
+    /// # Errors
+    /// [`SendError::TooLarge`] if it does not fit one packet ([`max_message`]),
+    /// [`SendError::QueueFull`] if the send queue is full, [`SendError::BufferFull`] at the
+    /// receiver, which sends no data.
+    pub fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError> {
+        let max = max_message(self.cfg.sizes, self.cfg.mtu);
+        if msg.len > max {
+            return Err(SendError::TooLarge { max });
+        }
+        match &mut self.role {
+            Role::Sender(s) => s.send(&self.tfrc, now, msg),
+            Role::Receiver(_) => Err(SendError::BufferFull),
+        }
+    }
+
+    /// Whether a bulk application should hand over a message of `len` bytes now: it fits a
+    /// packet and the queue holds fewer than its limit (or [`BULK_BACKLOG`] messages when it
+    /// has none). Always false at the receiver.
+    pub fn can_send(&self, len: u32) -> bool {
+        match &self.role {
+            Role::Sender(s) => {
+                len <= max_message(self.cfg.sizes, self.cfg.mtu)
+                    && s.queue.len() < self.tfrc.send_queue.unwrap_or(BULK_BACKLOG)
+            }
+            Role::Receiver(_) => false,
+        }
+    }
+
+    /// Processes a packet: feedback at the sender, data at the receiver; anything else is
+    /// counted and ignored.
+    pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
+        self.stats.rx_segments += 1;
+        let L4Header::Tfrc { tfrc, .. } = seg.header else {
+            return;
+        };
+        match &mut self.role {
+            Role::Sender(s) => s.on_feedback(&self.tfrc, now, tfrc),
+            Role::Receiver(r) => r.on_data(&self.tfrc, now, seg, tfrc),
+        }
+    }
+
+    /// Processes timer expiries (the sender's no-feedback timer, the receiver's feedback
+    /// timer); safe to call spuriously.
+    pub fn on_timeout(&mut self, now: SimTime) {
+        match &mut self.role {
+            Role::Sender(s) => s.on_timeout(&self.tfrc, now),
+            Role::Receiver(r) => r.on_timeout(&self.tfrc, now),
+        }
+    }
+
+    /// The next packet to send: a data packet once its sending time has come, or a feedback
+    /// packet.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        let seg = match &mut self.role {
+            Role::Sender(s) => s.poll_transmit(&self.cfg, &self.tfrc, now),
+            Role::Receiver(r) => r.poll_transmit(self.cfg.sizes),
+        }?;
+        self.stats.tx_segments += 1;
+        if seg.message.is_none() {
+            self.stats.ack_segments += 1;
+        }
+        Some(seg)
+    }
+
+    /// The next delivered message.
+    pub fn poll_event(&mut self) -> Option<TransportEvent> {
+        match &mut self.role {
+            Role::Sender(_) => None,
+            Role::Receiver(r) => r.events.pop_front(),
+        }
+    }
+
+    /// The next deadline: the next data packet's sending time (when one is queued) or the
+    /// no-feedback timer at the sender; the feedback timer at the receiver.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        match &self.role {
+            Role::Sender(s) => s.poll_timeout(),
+            Role::Receiver(r) => r.poll_timeout(),
+        }
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> TransportStats {
+        self.stats
+    }
+
+    /// Messages accepted and not yet sent.
+    pub fn buffered_messages(&self) -> u64 {
+        match &self.role {
+            Role::Sender(s) => s.queue.len() as u64,
+            Role::Receiver(_) => 0,
+        }
+    }
+
+    /// What the endpoint reports (see the module docs).
+    pub fn report(&self) -> TransportReport {
+        match &self.role {
+            Role::Sender(s) => {
+                let rc = s.rate.as_ref();
+                TransportReport {
+                    stats: self.stats,
+                    rtt_samples: s.rtt_samples,
+                    rtt_sum_ns: s.rtt_sum_ns,
+                    congestion: vec![
+                        ("x_bps", rc.map(|r| 8.0 * r.x())),
+                        ("p", rc.map(|r| r.p())),
+                        ("srtt_s", rc.and_then(|r| r.r())),
+                    ],
+                    extra: vec![(
+                        "nofeedback_expiries",
+                        Some(rc.map_or(0, |r| r.nofeedback_expiries()) as f64),
+                    )],
+                    ..TransportReport::default()
+                }
+            }
+            Role::Receiver(r) => {
+                let rtt = r.history.rtt_us();
+                TransportReport {
+                    stats: self.stats,
+                    congestion: vec![
+                        ("x_bps", None),
+                        ("p", Some(r.history.loss_event_rate())),
+                        ("srtt_s", (rtt > 0).then_some(rtt as f64 * 1e-6)),
+                    ],
+                    rx_extra: vec![
+                        ("x_recv_bps", r.last_x_recv.map(|x| 8.0 * x)),
+                        ("loss_events", Some(r.history.loss_events() as f64)),
+                        ("duplicate_packets", Some(r.duplicates as f64)),
+                    ],
+                    ..TransportReport::default()
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! The TFRC receiver (RFC 5348 §6): delivery, the loss history, and feedback once per RTT.
+//!
+//! The feedback timer runs only while data arrives: when it expires with no data received
+//! since the last feedback, no feedback goes (§6.2) and the timer stops; the next data packet
+//! restarts it at one R_m after the last feedback (at once if that time has passed). Until a
+//! data packet carries the sender's RTT estimate, every data packet is answered at once.
+
+use super::equation::p_for_x;
+use super::loss::{Arrival, LossHistory};
+use super::TfrcConfig;
+use crate::{L4Header, Segment, TransportEvent};
+use std::collections::VecDeque;
+use tpsim_core::{SimDuration, SimTime};
+use tpsim_wire::tfrc::{encode_p, TfrcRepr};
+use tpsim_wire::UdpRepr;
+
+#[derive(Debug)]
+pub(super) struct Receiver {
+    pub(super) history: LossHistory,
+    pub(super) events: VecDeque<TransportEvent>,
+    out: VecDeque<Segment>,
+    /// The most recent data packet: (its timestamp, when it arrived, its ports).
+    last_data: Option<(u32, SimTime, UdpRepr)>,
+    bytes_since_feedback: u64,
+    data_since_feedback: bool,
+    last_feedback: Option<SimTime>,
+    feedback_at: Option<SimTime>,
+    p_reported: f64,
+    pub(super) last_x_recv: Option<f64>,
+    s_sum: u64,
+    s_count: u64,
+    pub(super) duplicates: u64,
+}
+
+impl Receiver {
+    pub(super) fn new(cfg: &TfrcConfig) -> Self {
+        Receiver {
+            history: LossHistory::new(cfg.ndupack, cfg.history_discounting),
+            events: VecDeque::with_capacity(8),
+            out: VecDeque::with_capacity(2),
+            last_data: None,
+            bytes_since_feedback: 0,
+            data_since_feedback: false,
+            last_feedback: None,
+            feedback_at: None,
+            p_reported: 0.0,
+            last_x_recv: None,
+            s_sum: 0,
+            s_count: 0,
+            duplicates: 0,
+        }
+    }
+
+    /// R_m, the sender's most recent RTT estimate, if a data packet carried one.
+    fn r_m(&self) -> Option<SimDuration> {
+        let us = self.history.rtt_us();
+        (us > 0).then(|| SimDuration::from_micros(us as u64))
+    }
+
+    /// X_recv: bytes received since the last feedback over the time since then, but over at
+    /// least R_m, bytes/s (RFC 5348 §6.2: the rate over the last R_m; with RFC 4342 errata
+    /// 610/611, an interval shorter than one RTT would inflate it); 0 for the first feedback
+    /// (§6.3).
+    fn x_recv(&self, now: SimTime) -> f64 {
+        let Some(t) = self.last_feedback else {
+            return 0.0;
+        };
+        let elapsed = (now - t).as_secs_f64().max(self.r_m().map_or(0.0, |r| r.as_secs_f64()));
+        if elapsed > 0.0 {
+            self.bytes_since_feedback as f64 / elapsed
+        } else {
+            self.last_x_recv.unwrap_or(0.0)
+        }
+    }
+
+    /// RFC 5348 §6.1: a data packet.
+    pub(super) fn on_data(&mut self, cfg: &TfrcConfig, now: SimTime, seg: &Segment, h: TfrcRepr) {
+        let TfrcRepr::Data { seq, timestamp, rtt } = h else {
+            return;
+        };
+        let (new_loss_event, first_loss_event) = match self.history.on_packet(seq, timestamp, rtt) {
+            Arrival::New {
+                new_loss_event,
+                first_loss_event,
+            } => (new_loss_event, first_loss_event),
+            Arrival::Duplicate | Arrival::Stale => {
+                self.duplicates += 1;
+                return;
+            }
+        };
+        if let Some(message) = seg.message {
+            self.events.push_back(TransportEvent::Delivered {
+                message,
+                first_tx: seg.first_tx,
+            });
+        }
+        let udp = match seg.header {
+            L4Header::Tfrc { udp, .. } => UdpRepr {
+                src_port: udp.dst_port,
+                dst_port: udp.src_port,
+            },
+            _ => return,
+        };
+        self.bytes_since_feedback += seg.payload_len as u64;
+        self.s_sum += seg.payload_len.max(1) as u64;
+        self.s_count += 1;
+        self.last_data = Some((timestamp, now, udp));
+        self.data_since_feedback = true;
+        if first_loss_event {
+            // RFC 5348 §6.3.1: the first loss interval is the one the equation needs to give
+            // the receive rate measured before the loss.
+            let x = self.x_recv(now).max(self.last_x_recv.unwrap_or(0.0));
+            if let Some(r) = self.r_m() {
+                if x > 0.0 {
+                    let s = self.s_sum as f64 / self.s_count as f64;
+                    let p = p_for_x(s, r.as_secs_f64(), x, cfg.rate.b);
+                    self.history.seed_first_interval(1.0 / p);
+                }
+            }
+        }
+        let r_m = self.r_m();
+        if self.last_feedback.is_none() || r_m.is_none() {
+            // §6.3: the first data packet is answered at once (and so is every one until the
+            // sender's R is known).
+            self.send_feedback(now);
+        } else if new_loss_event && cfg.expedite_feedback && self.history.loss_event_rate() > self.p_reported {
+            // §6.1: p increased, so the feedback timer expires now.
+            self.send_feedback(now);
+        } else if self.feedback_at.is_none() {
+            let at = self.last_feedback.map_or(now, |t| t + r_m.unwrap_or(SimDuration::ZERO));
+            if at <= now {
+                self.send_feedback(now);
+            } else {
+                self.feedback_at = Some(at);
+            }
+        }
+    }
+
+    /// RFC 5348 §6.2: the feedback timer.
+    pub(super) fn on_timeout(&mut self, _cfg: &TfrcConfig, now: SimTime) {
+        if self.feedback_at.is_some_and(|t| t <= now) {
+            if self.data_since_feedback {
+                self.send_feedback(now);
+            } else {
+                self.feedback_at = None;
+            }
+        }
+    }
+
+    /// RFC 5348 §6.2: builds a feedback packet and restarts the timer after R_m.
+    fn send_feedback(&mut self, now: SimTime) {
+        let Some((ts, arrived, udp)) = self.last_data else {
+            return;
+        };
+        let x_recv = self.x_recv(now);
+        let p = self.history.loss_event_rate();
+        let t_delay = ((now - arrived).as_nanos() / 1000).min(u32::MAX as u64) as u32;
+        let tfrc = TfrcRepr::Feedback {
+            timestamp_echo: ts,
+            t_delay,
+            x_recv: x_recv.round().min(u32::MAX as f64) as u32,
+            p: encode_p(p),
+        };
+        self.out.push_back(Segment {
+            header: L4Header::Tfrc { udp, tfrc },
+            payload_len: 0,
+            ip_len: 0, // set in poll_transmit, which knows the size convention
+            message: None,
+            first_tx: now,
+            stream: None,
+        });
+        self.p_reported = p;
+        self.last_x_recv = Some(x_recv);
+        self.bytes_since_feedback = 0;
+        self.data_since_feedback = false;
+        self.last_feedback = Some(now);
+        self.feedback_at = self.r_m().map(|r| now + r);
+    }
+
+    pub(super) fn poll_transmit(&mut self, sizes: tpsim_wire::SizeConvention) -> Option<Segment> {
+        let mut seg = self.out.pop_front()?;
+        if let L4Header::Tfrc { tfrc, .. } = seg.header {
+            seg.ip_len = tfrc.ip_len(sizes, 0);
+        }
+        Some(seg)
+    }
+
+    pub(super) fn poll_timeout(&self) -> Option<SimTime> {
+        self.feedback_at
+    }
+}

@@ -1,0 +1,220 @@
+//! The TFRC sender (RFC 5348 §4): send queue, packet scheduling at the allowed rate, feedback
+//! processing and the no-feedback timer.
+//!
+//! The "data-limited interval" of RFC 5348 §4.3 step 3: the sender notes the last time a
+//! message had to wait for the rate (one was queued when the rate let a packet go, or arrived
+//! before its sending time). A feedback covers the data sent from the packet the previous
+//! feedback echoed to the one it echoes; the interval was data-limited if no message waited
+//! since the start of it.
+
+use super::rate::{FeedbackInfo, RateController};
+use super::TfrcConfig;
+use crate::{L4Header, Message, Segment, SendError, SocketConfig};
+use std::collections::VecDeque;
+use tpsim_core::{SimDuration, SimTime};
+use tpsim_wire::tfrc::{decode_p, TfrcRepr};
+use tpsim_wire::UdpRepr;
+
+/// The sender's clock in µs modulo 2^32, as data packets carry it.
+#[inline]
+pub(super) fn wire_us(t: SimTime) -> u32 {
+    (t.as_nanos() / 1000) as u32
+}
+
+#[derive(Debug)]
+pub(super) struct Sender {
+    /// Created when the first message arrives (RFC 5348 §4.2).
+    pub(super) rate: Option<RateController>,
+    pub(super) queue: VecDeque<Message>,
+    seq: u32,
+    /// Earliest time of the next data packet (RFC 5348 §4.6).
+    next_send: SimTime,
+    /// When the last data packet went.
+    last_send: Option<SimTime>,
+    nofeedback_at: Option<SimTime>,
+    /// Whether a data packet went since the no-feedback timer was set (§4.4).
+    sent_since_timer: bool,
+    /// The last time a message waited for the rate.
+    last_backlogged: Option<SimTime>,
+    /// The send time of the data packet the last feedback echoed.
+    last_echo: Option<SimTime>,
+    s_sum: u64,
+    s_count: u64,
+    pub(super) last_x_recv: Option<f64>,
+    pub(super) rtt_samples: u64,
+    pub(super) rtt_sum_ns: u64,
+}
+
+impl Sender {
+    pub(super) fn new(_cfg: &TfrcConfig) -> Self {
+        Sender {
+            rate: None,
+            queue: VecDeque::with_capacity(8),
+            seq: 0,
+            next_send: SimTime::ZERO,
+            last_send: None,
+            nofeedback_at: None,
+            sent_since_timer: false,
+            last_backlogged: None,
+            last_echo: None,
+            s_sum: 0,
+            s_count: 0,
+            last_x_recv: None,
+            rtt_samples: 0,
+            rtt_sum_ns: 0,
+        }
+    }
+
+    /// The segment size s, bytes (RFC 5348 §3.1, §4.1): configured, or the mean message size.
+    pub(super) fn s(&self, cfg: &TfrcConfig) -> f64 {
+        match cfg.segment_size {
+            Some(s) => s as f64,
+            None if self.s_count > 0 => self.s_sum as f64 / self.s_count as f64,
+            None => 1.0,
+        }
+    }
+
+    pub(super) fn send(&mut self, cfg: &TfrcConfig, now: SimTime, msg: Message) -> Result<(), SendError> {
+        if cfg.send_queue.is_some_and(|limit| self.queue.len() >= limit) {
+            return Err(SendError::QueueFull);
+        }
+        self.s_sum += msg.len.max(1) as u64;
+        self.s_count += 1;
+        self.queue.push_back(msg);
+        if self.rate.is_none() {
+            // RFC 5348 §4.2: X = one packet per second (or the configured initial rate), the
+            // no-feedback timer at 2 s (2s/X).
+            let s = self.s(cfg);
+            let rc = RateController::new(cfg.rate, s, now);
+            self.nofeedback_at = Some(now + rc.nofeedback_interval(s));
+            self.rate = Some(rc);
+            self.next_send = now;
+        }
+        if now < self.next_send {
+            self.last_backlogged = Some(now);
+        }
+        Ok(())
+    }
+
+    /// t_ipi = s/X_inst (RFC 5348 §4.6).
+    fn ipi(&self, cfg: &TfrcConfig) -> SimDuration {
+        let s = self.s(cfg);
+        let x = self.rate.as_ref().map_or(s, |r| r.x_inst(s));
+        SimDuration::from_secs_f64(s / x)
+    }
+
+    /// After X changed: the next packet goes t_ipi after the previous one at the new rate.
+    fn reschedule(&mut self, cfg: &TfrcConfig) {
+        if let Some(last) = self.last_send {
+            self.next_send = last + self.ipi(cfg);
+        }
+    }
+
+    pub(super) fn poll_transmit(&mut self, sock: &SocketConfig, cfg: &TfrcConfig, now: SimTime) -> Option<Segment> {
+        if now < self.next_send {
+            return None;
+        }
+        let msg = self.queue.pop_front()?;
+        let rtt_us = self
+            .rate
+            .as_ref()
+            .and_then(|r| r.r())
+            .map_or(0, |r| (r * 1e6).round().clamp(1.0, u32::MAX as f64) as u32);
+        let tfrc = TfrcRepr::Data {
+            seq: self.seq,
+            timestamp: wire_us(now),
+            rtt: rtt_us,
+        };
+        self.seq = self.seq.wrapping_add(1);
+        self.last_send = Some(now);
+        self.next_send = now + self.ipi(cfg);
+        self.sent_since_timer = true;
+        if !self.queue.is_empty() {
+            self.last_backlogged = Some(now);
+        }
+        Some(Segment {
+            header: L4Header::Tfrc {
+                udp: UdpRepr {
+                    src_port: sock.local_port,
+                    dst_port: sock.remote_port,
+                },
+                tfrc,
+            },
+            payload_len: msg.len,
+            ip_len: tfrc.ip_len(sock.sizes, msg.len),
+            message: Some(msg),
+            first_tx: now,
+            stream: None,
+        })
+    }
+
+    /// RFC 5348 §4.3: a feedback packet.
+    pub(super) fn on_feedback(&mut self, cfg: &TfrcConfig, now: SimTime, h: TfrcRepr) {
+        let TfrcRepr::Feedback {
+            timestamp_echo,
+            t_delay,
+            x_recv,
+            p,
+        } = h
+        else {
+            return;
+        };
+        let s = self.s(cfg);
+        let Some(rc) = self.rate.as_mut() else {
+            return;
+        };
+        // The echoed packet's age; a timestamp from the future is not ours.
+        let age_us = wire_us(now).wrapping_sub(timestamp_echo);
+        if (age_us as i32) < 0 {
+            return;
+        }
+        let echo_time = SimTime(now.as_nanos().saturating_sub(age_us as u64 * 1000));
+        // Feedback older than (or a copy of) the last one processed says nothing new.
+        if self.last_echo.is_some_and(|e| echo_time <= e) {
+            return;
+        }
+        let data_limited = match self.last_echo {
+            Some(start) => self.last_backlogged.is_none_or(|b| b < start),
+            None => false,
+        };
+        self.last_echo = Some(echo_time);
+        // Step 1: R_sample = (t_now − t_recvdata) − t_delay.
+        let r_sample_us = age_us.saturating_sub(t_delay).max(1);
+        self.rtt_samples += 1;
+        self.rtt_sum_ns += r_sample_us as u64 * 1000;
+        let x_recv = x_recv as f64;
+        self.last_x_recv = Some(x_recv);
+        let fb = FeedbackInfo {
+            r_sample_s: r_sample_us as f64 * 1e-6,
+            x_recv,
+            p: decode_p(p),
+        };
+        rc.on_feedback(now, s, fb, data_limited);
+        // Steps 2 and 4: restart the no-feedback timer after max(4R, 2s/X).
+        self.nofeedback_at = Some(now + rc.nofeedback_interval(s));
+        self.sent_since_timer = false;
+        self.reschedule(cfg);
+    }
+
+    /// RFC 5348 §4.4: the no-feedback timer.
+    pub(super) fn on_timeout(&mut self, cfg: &TfrcConfig, now: SimTime) {
+        let s = self.s(cfg);
+        let Some(rc) = self.rate.as_mut() else {
+            return;
+        };
+        if self.nofeedback_at.is_some_and(|t| t <= now) {
+            rc.on_nofeedback_timer(now, s, !self.sent_since_timer);
+            self.nofeedback_at = Some(now + rc.nofeedback_interval(s));
+            self.sent_since_timer = false;
+            self.reschedule(cfg);
+        }
+    }
+
+    pub(super) fn poll_timeout(&self) -> Option<SimTime> {
+        let send = (!self.queue.is_empty()).then_some(self.next_send);
+        match (send, self.nofeedback_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}

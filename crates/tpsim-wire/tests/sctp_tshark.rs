@@ -1,0 +1,204 @@
+//! tshark dissects tpsim's SCTP packets (RFC 9260 §3): one packet of each chunk type tpsim
+//! emits, plus two bundles, inside IPv4 in a pcap written by [`tpsim_wire::pcap`], read with
+//! the CRC32c checksum verified (RFC 9260 §6.8, Appendix A). Every chunk type must appear, every
+//! checksum be good and no packet be malformed. Skipped, with a message, when tshark is not
+//! installed (CI installs it).
+
+use std::net::Ipv4Addr;
+use std::process::Command;
+use tpsim_wire::pcap::{PcapWriter, LINKTYPE_IPV4};
+use tpsim_wire::sctp::{
+    chunk_type, ControlChunk, DataChunk, DataFlags, ErrorCause, InitChunk, Payload, SackChunk, StateCookie,
+};
+use tpsim_wire::{IpProtocol, Ipv4Repr, SctpRepr, IPV4_HEADER_LEN};
+
+/// Wireshark's `PROTO_CHECKSUM_E_GOOD` (epan/proto.h), the value of `sctp.checksum.status`.
+const CHECKSUM_GOOD: &str = "1";
+
+fn init() -> InitChunk {
+    InitChunk {
+        initiate_tag: 0x1234_5678,
+        a_rwnd: 65536,
+        outbound_streams: 4,
+        inbound_streams: 65535,
+        initial_tsn: 0x1234_5678,
+    }
+}
+
+fn data(tsn: u32, flags: DataFlags, len: u16) -> DataChunk {
+    DataChunk {
+        flags,
+        tsn,
+        stream_id: 1,
+        ssn: 7,
+        len,
+        msg_id: 0,
+        payload: Payload::default(),
+    }
+}
+
+/// The packets: each chunk type alone (DATA, INIT, INIT ACK, SACK with Gap Ack Blocks and
+/// duplicate TSNs, HEARTBEAT, HEARTBEAT ACK, ABORT with and without a cause, SHUTDOWN,
+/// SHUTDOWN ACK, SHUTDOWN COMPLETE, COOKIE ECHO, COOKIE ACK, ERROR), then COOKIE ECHO with
+/// DATA and SACK with two DATA chunks (one needing padding). The chunk types each holds.
+fn packets() -> Vec<(SctpRepr, Vec<u8>)> {
+    let tag = 0x0bad_cafe;
+    let mut cookie = StateCookie::default();
+    for (k, b) in cookie.0.iter_mut().enumerate() {
+        *b = k as u8 * 7 + 1;
+    }
+    let mut sack = SackChunk::new(1000, 60000);
+    assert!(sack.push_gap(2, 3) && sack.push_gap(5, 9));
+    assert!(sack.push_dup(998) && sack.push_dup(1000));
+    let control = |c: ControlChunk, t: u32| {
+        let mut p = SctpRepr::new(5000, 80, t);
+        p.control = Some(c);
+        p
+    };
+    let mut out = Vec::new();
+    let mut d = SctpRepr::new(5000, 80, tag);
+    assert!(d.data.push(data(1001, DataFlags::WHOLE, 100)));
+    out.push((d, vec![chunk_type::DATA]));
+    out.push((control(ControlChunk::Init(init()), 0), vec![chunk_type::INIT]));
+    out.push((
+        control(ControlChunk::InitAck(init(), cookie), tag),
+        vec![chunk_type::INIT_ACK],
+    ));
+    let mut s = SctpRepr::new(80, 5000, tag);
+    s.sack = Some(sack);
+    out.push((s, vec![chunk_type::SACK]));
+    let one = |c: ControlChunk, ty: u8| (control(c, tag), vec![ty]);
+    out.push(one(ControlChunk::Heartbeat(123_456_789), chunk_type::HEARTBEAT));
+    out.push(one(ControlChunk::HeartbeatAck(123_456_789), chunk_type::HEARTBEAT_ACK));
+    out.push(one(
+        ControlChunk::Abort {
+            t: false,
+            cause: Some(ErrorCause::USER_ABORT),
+        },
+        chunk_type::ABORT,
+    ));
+    out.push(one(ControlChunk::Abort { t: true, cause: None }, chunk_type::ABORT));
+    out.push(one(ControlChunk::Shutdown(1000), chunk_type::SHUTDOWN));
+    out.push(one(ControlChunk::ShutdownAck, chunk_type::SHUTDOWN_ACK));
+    out.push(one(
+        ControlChunk::ShutdownComplete { t: false },
+        chunk_type::SHUTDOWN_COMPLETE,
+    ));
+    out.push(one(ControlChunk::CookieEcho(cookie), chunk_type::COOKIE_ECHO));
+    out.push(one(ControlChunk::CookieAck, chunk_type::COOKIE_ACK));
+    out.push(one(ControlChunk::Error(ErrorCause::STALE_COOKIE), chunk_type::ERROR));
+    out.push(one(ControlChunk::Error(ErrorCause::INVALID_STREAM), chunk_type::ERROR));
+    // Bundles (RFC 9260 §6.10): COOKIE ECHO + DATA; SACK + DATA + DATA, the last padded.
+    let mut b = control(ControlChunk::CookieEcho(cookie), tag);
+    assert!(b.data.push(data(1002, DataFlags::BEGIN, 1000)));
+    out.push((b, vec![chunk_type::COOKIE_ECHO, chunk_type::DATA]));
+    let mut b = SctpRepr::new(80, 5000, tag);
+    b.sack = Some(sack);
+    assert!(b.data.push(data(1003, DataFlags::default(), 1000)));
+    assert!(b.data.push(data(1004, DataFlags::END.with(DataFlags::UNORDERED), 3)));
+    out.push((b, vec![chunk_type::SACK, chunk_type::DATA, chunk_type::DATA]));
+    out
+}
+
+/// The pcap: raw IPv4 (LINKTYPE_IPV4), one packet every millisecond.
+fn pcap(packets: &[(SctpRepr, Vec<u8>)]) -> Vec<u8> {
+    let mut w = PcapWriter::new(Vec::new(), LINKTYPE_IPV4).expect("in memory");
+    for (k, (p, _)) in packets.iter().enumerate() {
+        let len = (IPV4_HEADER_LEN + p.packet_len()) as usize;
+        let ip = Ipv4Repr {
+            src: Ipv4Addr::new(10, 0, 0, 1),
+            dst: Ipv4Addr::new(10, 0, 0, 2),
+            protocol: IpProtocol::Sctp,
+            ttl: 64,
+            ident: k as u16,
+            total_len: len as u16,
+        };
+        let mut b = vec![0u8; len];
+        ip.emit(&mut b);
+        p.emit(&mut b[IPV4_HEADER_LEN as usize..]);
+        // What tpsim writes parses back (the same CRC32c tshark checks).
+        assert_eq!(
+            SctpRepr::parse(&b[IPV4_HEADER_LEN as usize..]).map(|r| r.control),
+            Ok(p.control)
+        );
+        w.write_packet(k as u64 * 1_000_000, &b).expect("in memory");
+    }
+    w.finish().expect("in memory")
+}
+
+#[test]
+fn tshark_dissects_every_chunk_type_with_good_crc32c() {
+    if Command::new("tshark").arg("-v").output().is_err() {
+        eprintln!("tshark not installed: sctp_tshark skipped");
+        return;
+    }
+    let packets = packets();
+    let path = std::env::temp_dir().join(format!("tpsim_sctp_tshark_{}.pcap", std::process::id()));
+    std::fs::write(&path, pcap(&packets)).expect("temp file");
+    // `sctp.checksum` both selects the algorithm and turns its verification on (tshark 4.x;
+    // `tshark -G defaultprefs`: None, Adler 32, CRC 32c, Automatic).
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(&path)
+        .args(["-o", "sctp.checksum:CRC 32c", "-T", "fields", "-E", "separator=;"])
+        .args([
+            "-e",
+            "sctp.chunk_type",
+            "-e",
+            "sctp.checksum.status",
+            "-e",
+            "_ws.malformed",
+        ])
+        .args(["-e", "sctp.sack_gap_block_start", "-e", "sctp.sack_duplicate_tsn"])
+        .args(["-e", "_ws.expert.severity"])
+        .output()
+        .expect("tshark runs");
+    if std::env::var_os("TPSIM_KEEP_PCAP").is_none() {
+        let _ = std::fs::remove_file(&path);
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), packets.len(), "one line per packet:\n{stdout}");
+    let mut seen = Vec::new();
+    for (line, (p, types)) in lines.iter().zip(&packets) {
+        let f: Vec<&str> = line.split(';').collect();
+        assert_eq!(f.len(), 6, "{line}");
+        let got: Vec<u8> = f[0].split(',').map(|t| t.parse().expect("a chunk type")).collect();
+        assert_eq!(&got, types, "chunk types of {p:?}");
+        assert_eq!(f[1], CHECKSUM_GOOD, "checksum status of {p:?}: {line}");
+        assert!(f[2].is_empty(), "malformed: {p:?}: {line}");
+        // No error-level expert info (Wireshark's PI_ERROR is 0x800000).
+        for sev in f[5].split(',').filter(|s| !s.is_empty()) {
+            let sev: u32 = sev.parse().expect("a severity");
+            assert!(sev < 0x0080_0000, "expert error on {p:?}: {line}");
+        }
+        if p.sack.is_some() {
+            // Gap Ack Block starts 2 and 5, duplicate TSNs 998 and 1000 (RFC 9260 §3.3.4).
+            assert_eq!(f[3], "2,5", "{line}");
+            assert_eq!(f[4], "998,1000", "{line}");
+        }
+        seen.extend(got);
+    }
+    for ty in [
+        chunk_type::DATA,
+        chunk_type::INIT,
+        chunk_type::INIT_ACK,
+        chunk_type::SACK,
+        chunk_type::HEARTBEAT,
+        chunk_type::HEARTBEAT_ACK,
+        chunk_type::ABORT,
+        chunk_type::SHUTDOWN,
+        chunk_type::SHUTDOWN_ACK,
+        chunk_type::ERROR,
+        chunk_type::COOKIE_ECHO,
+        chunk_type::COOKIE_ACK,
+        chunk_type::SHUTDOWN_COMPLETE,
+    ] {
+        assert!(seen.contains(&ty), "chunk type {ty} not dissected");
+    }
+}
