@@ -117,3 +117,30 @@ fn study_d_over_ns2_profiles_matches_ns2() {
         }
     }
 }
+
+/// A bulk writer runs at TFRC's and DCCP's pace (their send queues take data while they have
+/// room); over UDP, which would take it all at once, it is refused.
+#[test]
+fn bulk_runs_over_tfrc_and_dccp_but_not_udp() {
+    for transport in ["tfrc", "dccp-ccid2", "dccp-ccid3"] {
+        let text = study_d(transport, "", "20ms").replace(
+            "kind = \"cbr\", size = \"128B\", interval = \"20ms\"",
+            "kind = \"bulk\", size = \"1000B\"",
+        );
+        let r = sim(&text, 1);
+        let f = &r.flows[0];
+        // 12 s (10 s and the drain) of at most 256 kbit/s carry at most 384 messages of 1,000
+        // bytes; the writer keeps the link busy.
+        assert!(f.rx_packets > 150 && f.rx_packets <= 384, "{transport}: {f:?}");
+        assert!(
+            f.tx_packets > f.rx_packets,
+            "{transport}: the writer stays ahead of the link"
+        );
+    }
+    let text = study_d("udp", "", "20ms").replace(
+        "kind = \"cbr\", size = \"128B\", interval = \"20ms\"",
+        "kind = \"bulk\", size = \"1000B\"",
+    );
+    let e = tpsim_scenario::load(&text, "<test>").unwrap_err().to_string();
+    assert!(e.contains("flows[0].transport") && e.contains("over udp"), "{e}");
+}

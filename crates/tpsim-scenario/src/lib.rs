@@ -978,11 +978,6 @@ impl Transport {
     pub fn is_dccp(self) -> bool {
         matches!(self, Transport::Dccp | Transport::DccpCcid2 | Transport::DccpCcid3)
     }
-    /// Whether it delivers every message (retransmits) and flow-controls its sender, so that
-    /// a bulk application can run over it: TCP and SCTP.
-    pub fn reliable(self) -> bool {
-        self.is_tcp() || self == Transport::Sctp
-    }
     /// Whether it is one of the TCP variants.
     pub fn is_tcp(self) -> bool {
         matches!(

@@ -678,10 +678,10 @@ fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(V
                     err(pa(name), format!("`{name}` does not apply to a bulk application"));
                 }
             }
-            if !f.transport.reliable() {
+            if f.transport == crate::Transport::Udp {
                 err(
                     p("transport"),
-                    format!("a bulk application needs a transport with flow control (tcp, sctp, ...); over {} use kind = \"cbr\"", f.transport.name()),
+                    "a bulk application needs a transport that paces its writer (tcp, sctp, tfrc, dccp); over udp use kind = \"cbr\"".into(),
                 );
             }
         }
