@@ -519,7 +519,11 @@ impl Collector {
                     .extra
                     .into_iter()
                     .chain(rx.rx_extra)
-                    .chain(d.info.send_queue.then_some(("send_queue_drops", Some(d.send_queue_drops as f64))))
+                    .chain(
+                        d.info
+                            .send_queue
+                            .then_some(("send_queue_drops", Some(d.send_queue_drops as f64))),
+                    )
                     .collect(),
             });
         }

@@ -6,38 +6,22 @@
 use crate::error::{Diagnostic, Locator, Seg};
 use crate::topology::Paths;
 use crate::{AppKind, Arrivals, Scenario};
-use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+use tpsim_wire::SizeConvention;
 
 fn k(s: &str) -> Seg {
     Seg::Key(s.to_string())
 }
 
 /// The largest message a message-preserving transport that does not fragment (UDP, TFRC,
-/// DCCP) carries in one packet over an IP MTU of `mtu` bytes; `None` for the others (TCP and
-/// SCTP cut messages into segments or chunks).
+/// DCCP) carries in one packet over an IP MTU of `mtu` bytes (the wire crate's sizes); `None`
+/// for the others (TCP and SCTP cut messages into segments or chunks).
 pub fn max_datagram_message(t: crate::Transport, sizes: SizeConvention, mtu: u32) -> Option<u32> {
-    use tpsim_wire::{dccp, tfrc};
-    let ns2 = sizes == SizeConvention::Ns2;
-    Some(match t {
-        crate::Transport::Udp => max_udp_message(sizes, mtu),
-        // UDP + TFRC's data header (tpsim_wire::tfrc); ns-2 counts 32 bytes.
-        crate::Transport::Tfrc if ns2 => mtu.saturating_sub(tfrc::NS2_TFRC_DATA_OVERHEAD),
-        crate::Transport::Tfrc => mtu.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN + tfrc::TFRC_DATA_HEADER_LEN),
-        // DataAck's generic header and acknowledgement subheader, and room for its options;
-        // ns-2.35's DataAck header counts 36 bytes.
-        t if t.is_dccp() && ns2 => mtu.saturating_sub(36 + dccp::MAX_DATA_OPTIONS_LEN),
-        t if t.is_dccp() => mtu.saturating_sub(
-            IPV4_HEADER_LEN + dccp::DCCP_GENERIC_HEADER_LEN + dccp::DCCP_ACK_SUBHEADER_LEN + dccp::MAX_DATA_OPTIONS_LEN,
-        ),
-        _ => return None,
-    })
-}
-
-/// The largest UDP message that fits an IP MTU of `mtu` bytes.
-pub fn max_udp_message(sizes: SizeConvention, mtu: u32) -> u32 {
-    match sizes {
-        SizeConvention::Standard => mtu.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN),
-        SizeConvention::Ns2 => mtu,
+    use tpsim_wire::{dccp, tfrc, udp};
+    match t {
+        crate::Transport::Udp => Some(udp::max_message(sizes, mtu)),
+        crate::Transport::Tfrc => Some(tfrc::max_message(sizes, mtu)),
+        t if t.is_dccp() => Some(dccp::max_message(sizes, mtu)),
+        _ => None,
     }
 }
 

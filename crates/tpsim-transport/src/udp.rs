@@ -8,7 +8,7 @@
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::SimTime;
-use tpsim_wire::{SizeConvention, UdpRepr, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+use tpsim_wire::UdpRepr;
 
 /// A UDP endpoint bound to (local port, remote port).
 #[derive(Debug)]
@@ -19,13 +19,7 @@ pub struct UdpSocket {
     stats: TransportStats,
 }
 
-/// The largest message UDP carries in one datagram on a path of `mtu` bytes.
-pub fn max_message(sizes: SizeConvention, mtu: u32) -> u32 {
-    match sizes {
-        SizeConvention::Standard => mtu.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN),
-        SizeConvention::Ns2 => mtu,
-    }
-}
+pub use tpsim_wire::udp::max_message;
 
 impl UdpSocket {
     /// A new endpoint.
@@ -110,6 +104,7 @@ impl UdpSocket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN, UDP_HEADER_LEN};
 
     fn sock(sizes: SizeConvention) -> UdpSocket {
         UdpSocket::new(SocketConfig {

@@ -24,6 +24,7 @@
 
 use crate::checksum;
 use crate::ip::Ipv4Repr;
+use crate::{SizeConvention, IPV4_HEADER_LEN};
 use std::fmt;
 
 /// Generic header length with 48-bit sequence numbers, bytes (RFC 4340 §5.1, X = 1).
@@ -39,6 +40,21 @@ pub const MAX_ACK_VECTOR_LEN: usize = 16;
 /// sizing the largest message: an Ack Vector of [`MAX_ACK_VECTOR_LEN`] bytes (18 with its type
 /// and length) and two Ack Ratio Change/Confirm options (5 each), padded to 4.
 pub const MAX_DATA_OPTIONS_LEN: u32 = 28;
+/// IP and DCCP header bytes of a DataAck without options as ns-2.35 counts them
+/// ([`DccpRepr::ns2_overhead`]).
+pub const NS2_DATAACK_OVERHEAD: u32 = 36;
+
+/// The largest message one Data (or DataAck) packet carries over an IP MTU of `mtu` bytes:
+/// the MTU less IPv4, the generic header, the acknowledgement subheader and
+/// [`MAX_DATA_OPTIONS_LEN`] (`standard`), or less ns-2.35's 36-byte DataAck header and the
+/// same option room (`ns2`).
+pub fn max_message(sizes: SizeConvention, mtu: u32) -> u32 {
+    match sizes {
+        SizeConvention::Standard => mtu
+            .saturating_sub(IPV4_HEADER_LEN + DCCP_GENERIC_HEADER_LEN + DCCP_ACK_SUBHEADER_LEN + MAX_DATA_OPTIONS_LEN),
+        SizeConvention::Ns2 => mtu.saturating_sub(NS2_DATAACK_OVERHEAD + MAX_DATA_OPTIONS_LEN),
+    }
+}
 /// Most Change/Confirm options one [`DccpRepr`] carries (tpsim negotiates CCID, Send Ack
 /// Vector and Ack Ratio, RFC 4340 §6).
 pub const MAX_FEATURE_OPTIONS: usize = 4;

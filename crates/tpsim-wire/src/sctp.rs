@@ -1060,14 +1060,8 @@ mod tests {
     }
 
     fn arb_data() -> impl Strategy<Value = DataChunk> {
-        (
-            any::<u32>(),
-            any::<u16>(),
-            any::<u16>(),
-            0u16..2000,
-            0u8..16,
-        )
-            .prop_map(|(tsn, stream_id, ssn, len, f)| DataChunk {
+        (any::<u32>(), any::<u16>(), any::<u16>(), 0u16..2000, 0u8..16).prop_map(|(tsn, stream_id, ssn, len, f)| {
+            DataChunk {
                 flags: DataFlags::from_bits(f),
                 tsn,
                 stream_id,
@@ -1075,7 +1069,8 @@ mod tests {
                 len,
                 msg_id: 0, // not on the wire, like the payload
                 payload: Payload::default(),
-            })
+            }
+        })
     }
 
     /// A cause of any code, with information where its code has some.

@@ -31,6 +31,15 @@ use crate::ip::Ipv4Repr;
 use crate::udp::{UdpRepr, UDP_HEADER_LEN};
 use crate::{SizeConvention, IPV4_HEADER_LEN};
 
+/// The largest message TFRC carries in one packet over an IP MTU of `mtu` bytes: the MTU less
+/// the IPv4, UDP and TFRC data headers (`standard`) or ns-2's 32 bytes (`ns2`).
+pub fn max_message(sizes: SizeConvention, mtu: u32) -> u32 {
+    match sizes {
+        SizeConvention::Standard => mtu.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN + TFRC_DATA_HEADER_LEN),
+        SizeConvention::Ns2 => mtu.saturating_sub(NS2_TFRC_DATA_OVERHEAD),
+    }
+}
+
 /// Length of the TFRC data header, bytes (tpsim's format, see the module docs).
 pub const TFRC_DATA_HEADER_LEN: u32 = 16;
 /// Length of the TFRC feedback header, bytes (tpsim's format, see the module docs).

@@ -2,6 +2,17 @@
 
 use crate::checksum;
 use crate::ip::Ipv4Repr;
+use crate::{SizeConvention, IPV4_HEADER_LEN};
+
+/// The largest message UDP carries in one datagram over an IP MTU of `mtu` bytes: the MTU less
+/// the IPv4 and UDP headers (`standard`), or the MTU itself (`ns2`: the message is the IP
+/// packet).
+pub fn max_message(sizes: SizeConvention, mtu: u32) -> u32 {
+    match sizes {
+        SizeConvention::Standard => mtu.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN),
+        SizeConvention::Ns2 => mtu,
+    }
+}
 
 /// UDP header length, bytes (RFC 768).
 pub const UDP_HEADER_LEN: u32 = 8;

@@ -5,14 +5,14 @@ use super::ackvec::{AckHistory, Arrival};
 use super::ccid2::Ccid2;
 use super::ccid3::{Ccid3Receiver, Ccid3Sender};
 use super::seqwin::{seq_add, seq_between, seq_lt, seq_sub, SeqWindow};
-use super::{Ccid, DccpConfig, DccpStats, State, MAX_DATA_OPTIONS_LEN};
+use super::{Ccid, DccpConfig, DccpStats, State};
 use crate::tcp::Open;
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::dccp::{
-    DccpOptions, DccpRepr, DccpType, FeatureOption, FeatureOptionKind, DCCP_ACK_SUBHEADER_LEN, DCCP_GENERIC_HEADER_LEN,
-    FEATURE_ACK_RATIO, FEATURE_CCID, FEATURE_SEND_ACK_VECTOR, RESET_CLOSED, RESET_NO_CONNECTION,
+    DccpOptions, DccpRepr, DccpType, FeatureOption, FeatureOptionKind, FEATURE_ACK_RATIO, FEATURE_CCID,
+    FEATURE_SEND_ACK_VECTOR, RESET_CLOSED, RESET_NO_CONNECTION,
 };
 use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN};
 
@@ -154,11 +154,7 @@ impl DccpSocket {
     /// The largest message one Data packet carries on a path of `mtu` bytes (see the module
     /// docs).
     pub fn max_message(sizes: SizeConvention, mtu: u32) -> u32 {
-        let fixed = DCCP_GENERIC_HEADER_LEN + DCCP_ACK_SUBHEADER_LEN + MAX_DATA_OPTIONS_LEN;
-        match sizes {
-            SizeConvention::Standard => mtu.saturating_sub(IPV4_HEADER_LEN + fixed),
-            SizeConvention::Ns2 => mtu.saturating_sub(36 + MAX_DATA_OPTIONS_LEN),
-        }
+        tpsim_wire::dccp::max_message(sizes, mtu)
     }
 
     /// Queues `msg` for one Data packet.

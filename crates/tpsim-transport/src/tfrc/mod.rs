@@ -70,8 +70,6 @@ use rate::{InitialWindow, RateConfig};
 use receiver::Receiver;
 use sender::Sender;
 use tpsim_core::SimTime;
-use tpsim_wire::tfrc::{NS2_TFRC_DATA_OVERHEAD, TFRC_DATA_HEADER_LEN};
-use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN, UDP_HEADER_LEN};
 
 /// Messages a bulk application keeps queued when the send queue has no limit
 /// ([`TfrcSocket::can_send`]): enough that the sender is never data-limited.
@@ -160,14 +158,7 @@ impl TfrcConfig {
     }
 }
 
-/// The largest message TFRC carries in one packet on a path of `mtu` bytes: the MTU less the
-/// IPv4, UDP and TFRC data headers (`standard`) or ns-2's 32 bytes (`ns2`).
-pub fn max_message(sizes: SizeConvention, mtu: u32) -> u32 {
-    match sizes {
-        SizeConvention::Standard => mtu.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN + TFRC_DATA_HEADER_LEN),
-        SizeConvention::Ns2 => mtu.saturating_sub(NS2_TFRC_DATA_OVERHEAD),
-    }
-}
+pub use tpsim_wire::tfrc::max_message;
 
 #[derive(Debug)]
 enum Role {
