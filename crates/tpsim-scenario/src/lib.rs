@@ -130,46 +130,34 @@ pub enum Stack {
 }
 
 impl Scenario {
+    /// `ns2` if the scenario's stack is ns-2's, else `modern`: the model of a flow that does
+    /// not choose its own.
+    fn by_stack<T>(&self, modern: T, ns2: T) -> T {
+        match self.simulation.stack.unwrap_or_default() {
+            Stack::Modern => modern,
+            Stack::Ns2 => ns2,
+        }
+    }
     /// The TCP model flow `f` runs: its explicit `tcp.preset`, else the scenario's stack.
     pub fn tcp_preset(&self, f: &Flow) -> TcpPreset {
-        f.tcp
-            .as_ref()
-            .and_then(|t| t.preset)
-            .unwrap_or(match self.simulation.stack.unwrap_or_default() {
-                Stack::Modern => TcpPreset::Modern,
-                Stack::Ns2 => TcpPreset::Ns2,
-            })
+        let own = f.tcp.as_ref().and_then(|o| o.preset);
+        own.unwrap_or_else(|| self.by_stack(TcpPreset::Modern, TcpPreset::Ns2))
     }
     /// The TFRC profile flow `f` runs: its explicit `tfrc.profile`, else the stack's.
     pub fn tfrc_profile(&self, f: &Flow) -> TfrcProfileName {
-        f.tfrc
-            .as_ref()
-            .and_then(|o| o.profile)
-            .unwrap_or(match self.simulation.stack.unwrap_or_default() {
-                Stack::Modern => TfrcProfileName::Rfc5348,
-                Stack::Ns2 => TfrcProfileName::Ns2,
-            })
+        let own = f.tfrc.as_ref().and_then(|o| o.profile);
+        own.unwrap_or_else(|| self.by_stack(TfrcProfileName::Rfc5348, TfrcProfileName::Ns2))
     }
     /// The DCCP profile flow `f` runs: its explicit `dccp.profile`, else the stack's.
     pub fn dccp_profile(&self, f: &Flow) -> DccpProfileName {
-        f.dccp
-            .as_ref()
-            .and_then(|o| o.profile)
-            .unwrap_or(match self.simulation.stack.unwrap_or_default() {
-                Stack::Modern => DccpProfileName::Rfc,
-                Stack::Ns2 => DccpProfileName::Ns2,
-            })
+        let own = f.dccp.as_ref().and_then(|o| o.profile);
+        own.unwrap_or_else(|| self.by_stack(DccpProfileName::Rfc, DccpProfileName::Ns2))
     }
-    /// The SCTP profile flow `f` runs: its explicit `sctp.profile`, else the scenario's stack's
-    /// (rfc9260 or ns2).
+    /// The SCTP profile flow `f` runs: its explicit `sctp.profile`, else the stack's (rfc9260
+    /// or ns2).
     pub fn sctp_profile(&self, f: &Flow) -> SctpProfileName {
-        f.sctp
-            .as_ref()
-            .and_then(|o| o.profile)
-            .unwrap_or(match self.simulation.stack.unwrap_or_default() {
-                Stack::Modern => SctpProfileName::Rfc9260,
-                Stack::Ns2 => SctpProfileName::Ns2,
-            })
+        let own = f.sctp.as_ref().and_then(|o| o.profile);
+        own.unwrap_or_else(|| self.by_stack(SctpProfileName::Rfc9260, SctpProfileName::Ns2))
     }
 }
 

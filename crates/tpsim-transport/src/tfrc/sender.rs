@@ -40,7 +40,6 @@ pub(super) struct Sender {
     last_echo: Option<SimTime>,
     s_sum: u64,
     s_count: u64,
-    pub(super) last_x_recv: Option<f64>,
     pub(super) rtt_samples: u64,
     pub(super) rtt_sum_ns: u64,
 }
@@ -59,7 +58,6 @@ impl Sender {
             last_echo: None,
             s_sum: 0,
             s_count: 0,
-            last_x_recv: None,
             rtt_samples: 0,
             rtt_sum_ns: 0,
         }
@@ -183,7 +181,6 @@ impl Sender {
         self.rtt_samples += 1;
         self.rtt_sum_ns += r_sample_us as u64 * 1000;
         let x_recv = x_recv as f64;
-        self.last_x_recv = Some(x_recv);
         let fb = FeedbackInfo {
             r_sample_s: r_sample_us as f64 * 1e-6,
             x_recv,
