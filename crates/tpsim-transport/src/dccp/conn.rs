@@ -566,9 +566,12 @@ impl DccpSocket {
     }
 
     fn on_data(&mut self, now: SimTime, h: &DccpRepr, seg: &Segment) {
+        // §8.5 Step 15: the data of a valid packet goes to the application, also in CLOSING
+        // (the peer sent it before it saw our Close; a two-way flow's other direction is not
+        // cut by this end's close).
         if !matches!(
             self.state,
-            State::Open | State::PartOpen | State::Respond | State::CloseReq
+            State::Open | State::PartOpen | State::Respond | State::CloseReq | State::Closing
         ) {
             self.dstats.data_not_delivered += 1;
             return;

@@ -90,7 +90,7 @@ impl Pair {
                 mtu: 1500,
             };
             // CCID 3 with ns-2's fixed s = 500 B and smaller messages crawls at s/t_mbi (the
-            // receive rate counts the real bytes: ns-2 quirk 5, ../shared/ns2/README.md), which
+            // receive rate counts the real bytes, an ns-2 quirk: docs/models.md), which
             // takes a run beyond any bound: s is the mean message size here.
             let dc = DccpConfig {
                 ccid3_s: None,
@@ -491,4 +491,30 @@ fn a_long_outage_is_recovered_through_sync_rfc4340_s7_5_4() {
     // Messages created after the outage (ids from 2600 on) arrive.
     let late = p.apps[1].got.iter().filter(|&&id| id >= 2600).count();
     assert!(late > 300, "{late} late messages delivered");
+}
+
+/// RFC 4340 §8.5 Step 15: the server's last Data packet, sent before the client's Close,
+/// arrives while the client is in CLOSING and is delivered (found by the property above: the
+/// client closes at 130 ms, the server's message of 118 ms arrives at 133 ms).
+#[test]
+fn data_arriving_in_closing_is_delivered_rfc4340_s8_5() {
+    let sc = Scenario {
+        ccid: Ccid::Ccid2,
+        profile: DccpProfile::Rfc,
+        latency_ms: 15,
+        msgs: [30, 13],
+        interval_ms: [4, 9],
+        len: 16,
+        loss: 0,
+        dup: 0,
+        reorder: 0,
+        seed: 0,
+        sizes: SizeConvention::Standard,
+        blackout: None,
+    };
+    let mut p = Pair::new(sc);
+    p.run();
+    p.check();
+    assert_eq!(p.apps[0].got.len(), 13);
+    assert_eq!(p.socks[0].dccp_stats().data_not_delivered, 0);
 }

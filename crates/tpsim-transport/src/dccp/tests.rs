@@ -571,7 +571,7 @@ fn send_queue_limit_and_largest_message() {
 
 #[test]
 fn sizes_standard_and_ns2_rfc4340_s5_and_ns2_dccp_types() {
-    // ns-2.35 (../shared/ns2/README.md): a 128-B message travels as a 160-B Data packet and
+    // ns-2.35 (measured with its Agent/DCCP): a 128-B message travels as a 160-B Data packet and
     // a 168-B DataAck (4 bytes of options).
     for (sizes, data, dataack) in [
         (SizeConvention::Ns2, 128 + 32, 128 + 36 + 4),

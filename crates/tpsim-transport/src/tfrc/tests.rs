@@ -20,7 +20,7 @@ const NEW: Arrival = Arrival::New {
 
 // ---- §3.1: the throughput equation ----
 
-/// RFC 5348 §3.1 against the table of ../shared/REFERENCES.md §2 (s = 1000 B, b = 1,
+/// RFC 5348 §3.1 against a table of f(p, R) computed independently of this code (s = 1000 B, b = 1,
 /// t_RTO = 4R; kbit/s to 0.1) and against the form f(p) = √(2p/3) + 12√(3p/8)(p + 32p³).
 #[test]
 fn equation_matches_the_reference_table_and_the_factored_form_3_1() {
