@@ -31,15 +31,15 @@ CASES = {
     "oversized UDP message": (mutate('size = "128B"', 'size = "1501B"'), "flows[0].app.size", "app = {", "does not fit the path MTU"),
     "malformed TOML": (mutate("[nodes]", "[nodes"), "", "[nodes", "malformed TOML"),
     "zero SYN attempts": (
-        mutate('interval = "20ms", start = "0.1s", stop = "10s" }', 'interval = "20ms", start = "0.1s", stop = "10s" }\ntcp = { syn_attempts = 0 }'),
+        mutate('tcp = { packet_size = "128B" }', 'tcp = { packet_size = "128B", syn_attempts = 0 }'),
         "flows[0].tcp.syn_attempts", "tcp = {", "at least 1 SYN",
     ),
     "zero delayed-ACK segments": (
-        mutate('interval = "20ms", start = "0.1s", stop = "10s" }', 'interval = "20ms", start = "0.1s", stop = "10s" }\ntcp = { delayed_ack_segments = 0 }'),
+        mutate('tcp = { packet_size = "128B" }', 'tcp = { packet_size = "128B", delayed_ack_segments = 0 }'),
         "flows[0].tcp.delayed_ack_segments", "tcp = {", "at least 1 segment",
     ),
     "zero SYN timeout": (
-        mutate('interval = "20ms", start = "0.1s", stop = "10s" }', 'interval = "20ms", start = "0.1s", stop = "10s" }\ntcp = { syn_rto = "0s" }'),
+        mutate('tcp = { packet_size = "128B" }', 'tcp = { packet_size = "128B", syn_rto = "0s" }'),
         "flows[0].tcp.syn_rto", "tcp = {", "greater than 0",
     ),
 }

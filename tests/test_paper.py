@@ -75,6 +75,10 @@ def studies(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+#: Study D's transport key: one transport for both directions' flows.
+DKEY = "flows.0.transport + flows.1.transport"
+
+
 def swept(study: str, key: str) -> list:
     """The values the study's scenario file sweeps ``key`` over (transports join the studies
     as they are built)."""
@@ -104,23 +108,29 @@ def test_every_default_figure_has_human_labels_with_units_and_a_numeric_x(studie
                 label, xs = expected_x[name]
                 assert f["xlabel"] == label and f["x_numeric"] and f["kind"] == "line", (what, f["xlabel"], f["kind"])
                 assert f["x_positions"] == xs, (what, f["x_positions"])
-            else:  # study D sweeps the transport: a category, drawn as dodged bars
-                assert f["xlabel"] == "transport" and not f["x_numeric"] and f["kind"] == "bar", what
-                assert f["x_values"] == swept("d", "flows.0.transport"), what
+            else:  # study D sweeps categories (stack and transport): dodged bars, one per transport
+                assert f["xlabel"] == "stack" and not f["x_numeric"] and f["kind"] == "bar", what
+                assert f["x_values"] == swept("d", "simulation.stack"), what
+                assert f["hue"] == [DKEY] and len(f["series"]) == len(swept("d", DKEY)), what
     # Study C: the main flow and the background flows are never averaged together.
     c = {f["name"]: f for f in figures(studies["c"])}
-    assert c["goodput_kbps"]["facets"] == ["main flows", "background flows"]
-    assert "roles never mixed" in c["goodput_kbps"]["aggregation"]
+    assert c["goodput_kbps-ns2"]["facets"] == ["main flows", "background flows"]
+    assert "roles never mixed" in c["goodput_kbps-ns2"]["aggregation"]
+    # Study C's 4 transports x 2 background settings fill a legend: each stack gets its own
+    # figures, titled with it.
+    for stack in ("ns2", "modern"):
+        assert f"stack = {stack}" in c[f"goodput_kbps-{stack}"]["title"], c[f"goodput_kbps-{stack}"]["title"]
+    assert "goodput_kbps" not in c
     # Two hue columns: one colour per transport, whatever the background.
-    g = c["goodput_kbps"]
+    g = c["goodput_kbps-modern"]
     assert g["hue"] == ["flows.0.transport", "background.flows"]
     colour = {}
     for name, col in zip(g["series"], g["colors"]):
         colour.setdefault(name.split(",")[0], set()).add(col)
     assert len(colour) == len(swept("c", "flows.0.transport")) and all(len(v) == 1 for v in colour.values()), g
     assert len({next(iter(v)) for v in colour.values()}) == len(colour)
-    assert "network-wide" in c["network-mac_frames"]["aggregation"]
-    assert c["delay_mean_s"]["ylabel"] in ("mean end-to-end delay (ms)", "mean end-to-end delay (s)")
+    assert "network-wide" in c["network-mac_frames-ns2"]["aggregation"]
+    assert c["delay_mean_s-ns2"]["ylabel"] in ("mean end-to-end delay (ms)", "mean end-to-end delay (s)")
     # Study A: 56 queues, a capped legend.
     q = {f["name"]: f for f in figures(studies["a"])}["timeseries-queue_packets"]
     assert len(q["series"]) < MAX_SERIES and "more in grey" in q["aggregation"]
@@ -224,14 +234,14 @@ def test_plot_options_and_did_you_mean(studies):
     assert p.returncode == 2
     assert "did you mean goodput_kbps" in p.stderr and "flow metrics:" in p.stderr and "network metrics:" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
-    p = cli("plot", str(d), "--metric", "delay_mean_s", "--x", "flows.0.transport", "--hue", "flow_direction", "--kind", "points",
+    p = cli("plot", str(d), "--metric", "delay_mean_s", "--x", DKEY, "--hue", "flow", "--kind", "points",
             "--format", "png,svg", "-o", str(d / "custom"))
     assert p.returncode == 0, p.stderr
     assert [Path(x).suffix for x in p.stdout.split()] == [".png", ".svg"]
     p = cli("plot", str(studies["c"]), "--metric", "pdr", "--x", "speed")
     assert p.returncode == 2 and "did you mean nodes.mobility.speed" in p.stderr and "swept keys:" in p.stderr, p.stderr
-    p = cli("plot", str(d), "--series", "goodput_kbps", "--point", "7")
-    n = len(swept("d", "flows.0.transport"))
+    n = len(swept("d", DKEY)) * len(swept("d", "simulation.stack"))
+    p = cli("plot", str(d), "--series", "goodput_kbps", "--point", str(n))
     assert p.returncode == 2 and f"it has points 0-{n - 1} and runs 0" in p.stderr, p.stderr
     p = cli("plot", str(d), "--metric", "pdr", "--facet", "nope")
     assert p.returncode == 2 and "--facet: no column 'nope'" in p.stderr
@@ -252,11 +262,11 @@ def test_report_is_rebuilt_from_stored_results(studies, tmp_path):
     assert "study-d-wired-voip" in text and "tpsim run " in text and 'id="toc"' in text
     assert len(figures(d)) == len(figures(studies["d"]))
     res = tpsim.Results.read(d)
-    assert res.param_keys == ["flows.0.transport"]
+    assert res.param_keys == [DKEY, "simulation.stack"]
     assert res.flows.equals(pl.read_parquet(studies["d"] / "flows.parquet"))
     assert res.summary().height == pl.read_csv(studies["d"] / "summary.csv").height
     assert res.base.name == "study-d-wired-voip" and [pt.params for pt in res.points] == [
-        {"flows.0.transport": t} for t in swept("d", "flows.0.transport")]
+        {DKEY: t, "simulation.stack": s} for t in swept("d", DKEY) for s in swept("d", "simulation.stack")]
     assert res.command.startswith("tpsim run ")
     p = cli("report", str(tmp_path / "nothing-here"))
     assert p.returncode == 2 and "not a directory" in p.stderr
@@ -382,7 +392,7 @@ def test_readme_python_example_runs_as_a_script(tmp_path):
     script.write_text(_readme_example())
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr
-    assert (tmp_path / "out-d" / "report.html").is_file() and (tmp_path / "out-d" / "figures" / "goodput_kbps.pdf").is_file()
+    assert (tmp_path / "out-d" / "report.html").is_file() and list((tmp_path / "out-d" / "figures").glob("goodput_kbps*.pdf"))
 
 
 def test_a_script_without_main_guard_gets_one_clear_error(tmp_path):
@@ -459,20 +469,21 @@ def test_titles_name_the_values_of_keys_held_fixed(studies):
     from tpsim.plot import metric_figure, plt
 
     res = tpsim.Results.read(studies["c"])
-    one = res.flows.filter((pl.col("background.flows") == 8) & (pl.col("flows.0.transport") == "udp"))
+    one = res.flows.filter((pl.col("background.flows") == 8) & (pl.col("flows.0.transport") == "udp")
+                           & (pl.col("simulation.stack") == "modern"))
     fig = metric_figure(one, "goodput_kbps", "nodes.mobility.speed", params=res.param_keys)
-    assert fig.tpsim.title == "Goodput vs node speed (background flows = 8, transport = udp)"
+    assert fig.tpsim.title == "Goodput vs node speed (background flows = 8, transport = udp, stack = modern)"
     assert fig.tpsim.hue == [] and fig.tpsim.facets == ["main flows", "background flows"]
     # Long legend entries in one column's width: the legend takes one column, inside, and is
     # capped (the lines past the cap are drawn in grey under one "other" entry).
     from tpsim.plot import MAX_SERIES
 
     fig = metric_figure(res.network, "mac_frames", "nodes.mobility.speed", params=res.param_keys)
-    n = 2 * len(swept("c", "flows.0.transport"))
+    n = 2 * len(swept("c", "flows.0.transport")) * len(swept("c", "simulation.stack"))
     assert len(fig.tpsim.series) == min(n, MAX_SERIES) and len(fig.legends) == 1
     if n > MAX_SERIES:
         assert f"other ({n - MAX_SERIES + 1})" in fig.tpsim.series
     assert fig.legends[0].get_window_extent(fig.canvas.get_renderer()).width <= fig.bbox.width
     plt.close("all")
     ts = {f["name"]: f for f in figures(studies["c"])}["timeseries-goodput_kbps"]
-    assert ts["title"].startswith("Goodput: node speed = 5 m/s, background flows = 0, transport = udp; run 0"), ts["title"]
+    assert ts["title"].startswith("Goodput: node speed = 5 m/s, background flows = 0, transport = udp, stack = ns2; run 0"), ts["title"]

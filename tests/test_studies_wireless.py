@@ -1,4 +1,4 @@
-"""Studies A and C end to end through the CLI (shortened), the ns-2 samples through the
+"""Studies A, C and E end to end through the CLI (shortened), the ns-2 samples through the
 importer with AODV, and AODV/OLSR packets in pcap decoded by tshark."""
 
 from __future__ import annotations
@@ -42,9 +42,10 @@ def run_study(tmp_path: Path, name: str, *args: str) -> tuple[pl.DataFrame, pl.D
 
 def test_study_a_reports_every_metric_for_every_point(tmp_path):
     flows, net = run_study(tmp_path, "study-a-sensor-interval.toml", "--set", "simulation.duration=25s")
-    assert net.height == 15  # 5 intervals x {udp, tcp, sctp}
+    assert net.height == 30  # 5 intervals x {udp, tcp, sctp} x {ns2, modern}
     assert set(net["sensors.transport"]) == {"udp", "tcp", "sctp"}
-    assert flows.height == 15 * 48
+    assert set(net["simulation.stack"]) == {"ns2", "modern"}
+    assert flows.height == 30 * 48
     for c in FLOW_COLUMNS:
         assert c in flows.columns, c
     for c in NETWORK_COLUMNS + ["energy_consumed_j_mean", "energy_consumed_j_total"]:
@@ -62,20 +63,41 @@ def test_study_a_reports_every_metric_for_every_point(tmp_path):
 
 def test_study_c_reports_every_metric_for_every_point(tmp_path):
     flows, net = run_study(tmp_path, "study-c-manet-speed.toml", "--set", "simulation.duration=60s")
-    assert net.height == 24  # 3 speeds x {0, 8} background flows x {udp, tcp, sctp, tfrc}
+    assert net.height == 48  # 3 speeds x {0, 8} background flows x {udp, tcp, sctp, tfrc} x 2 stacks
     main = flows.filter(pl.col("flow") == 0)
-    assert main.height == 24
+    assert main.height == 48
     for c in FLOW_COLUMNS:
         assert c in flows.columns
     for c in NETWORK_COLUMNS:
         assert c in net.columns, c
     # The background sweep adds 8 flows, drawn between nodes other than 0 and 49.
     bg = flows.filter(pl.col("background.flows") == 8)
-    assert bg.group_by("point").agg(pl.len())["len"].to_list() == [9] * 12
+    assert bg.group_by("point").agg(pl.len())["len"].to_list() == [9] * 24
     others = bg.filter(pl.col("flow") > 0)
     assert not set(others["src"]) & {0, 49} and not set(others["dst"]) & {0, 49}
     assert (main["tx_packets"] > 0).all() and (main["rx_packets"] > 0).all()
     assert (net["routing_packets"] > 0).all()
+
+def test_study_e_crosses_every_transport_case_with_every_window(tmp_path):
+    flows, net = run_study(tmp_path, "study-e-sctp-streams-window.toml", "--set", "simulation.duration=60s")
+    key = "flows.0.sctp.receive_buffer + flows.0.tcp.receive_window"
+    assert flows.height == net.height == 48  # 8 cases x 6 windows, one flow
+    cases = set(flows["case"])
+    assert {f"SCTP, {n} stream" + ("s" if n > 1 else "") for n in (1, 2, 3, 8, 16)} < cases
+    assert {"TCP NewReno", "TCP Tahoe", "TCP SACK"} < cases
+    assert set(flows[key]) == {"2KB", "4KB", "8KB", "16KB", "32KB", "64KB"}
+    assert set(flows["transport"]) == {"sctp", "tcp-newreno", "tcp-tahoe", "tcp-sack"}
+    assert (flows["rx_packets"] > 0).all()
+    # The linked key reaches both transports: one 1340-byte object in flight (2 KB) is
+    # slower than three (4 KB) in every case.
+    for case in cases:
+        g = dict(flows.filter(pl.col("case") == case).select(key, "goodput_kbps").rows())
+        assert g["2KB"] < 0.7 * g["4KB"], (case, g)
+    # Head-of-line blocking is an SCTP column.
+    sctp = flows.filter(pl.col("transport") == "sctp")
+    assert sctp["hol_blocking_mean_s"].null_count() == 0
+    assert flows.filter(pl.col("transport") != "sctp")["hol_blocking_mean_s"].null_count() == 18
+
 
 def test_ns2_samples_run_through_the_importer_with_aodv(tmp_path):
     if not NS2.is_dir():

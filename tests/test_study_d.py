@@ -1,4 +1,4 @@
-"""Study D over UDP end to end through the CLI, and exact delays through the API."""
+"""Study D end to end through the CLI, and exact delays through the API."""
 
 from __future__ import annotations
 
@@ -23,39 +23,49 @@ def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path):
     for name in ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]:
         assert (out / name).is_file(), name
     flows = pl.read_parquet(out / "flows.parquet")
-    # Five transports (the study's sweep) x 2 runs; voip is two-way: one row per direction.
-    transports = ["udp", "tcp", "sctp", "dccp-ccid2", "dccp-ccid3"]
-    assert flows.height == 5 * 2 * 2
-    assert flows.select("point", "flows.0.transport", "run", "flow", "direction").rows() == [
-        (p, t, r, 0, d) for p, t in enumerate(transports) for r in (0, 1) for d in ("fwd", "rev")
+    # Six transports x two stacks (the study's sweep) x 2 runs x 2 flows (one per direction).
+    key = "flows.0.transport + flows.1.transport"
+    transports = ["udp", "tcp", "sctp", "tfrc", "dccp-ccid2", "dccp-ccid3"]
+    assert flows.height == 6 * 2 * 2 * 2
+    assert flows.select("point", key, "simulation.stack", "run", "flow", "direction").rows() == [
+        (2 * i + j, t, stack, r, f, "fwd")
+        for i, t in enumerate(transports) for j, stack in enumerate(["ns2", "modern"]) for r in (0, 1) for f in (0, 1)
     ]
+    assert (flows["transport"] == flows[key]).all()
     for col in ["run", "seed", "flow", "src", "dst", "transport", "app", "tx_packets", "rx_packets", "pdr", "goodput_kbps", "delay_mean_s", "jitter_ipdv_s", "jitter_rfc3550_s"]:
         assert col in flows.columns, col
     assert pl.read_csv(out / "flows.csv").height == flows.height
     net = pl.read_parquet(out / "network.parquet")
-    assert net.height == 10 and "mac_frames" in net.columns and "drops_queue" in net.columns
+    assert net.height == 24 and "mac_frames" in net.columns and "drops_queue" in net.columns
     # 495 messages each way (0.1 s .. 9.98 s every 20 ms), all delivered; over UDP at exactly
     # 54 ms, over the other transports a little later (larger headers, packets that carry
     # several messages, pacing).
-    assert flows["tx_packets"].to_list() == [495] * 20
-    assert flows["rx_packets"].to_list() == [495] * 20
+    assert flows["tx_packets"].to_list() == [495] * 48
+    assert flows["rx_packets"].to_list() == [495] * 48
     udp = flows.filter(pl.col("transport") == "udp")
     assert all(abs(d - 0.054) < 1e-9 for d in udp["delay_mean_s"].to_list())
     for t in transports[1:]:
         rel = flows.filter(pl.col("transport") == t)
-        assert all(d > 0.054 for d in rel["delay_mean_s"].to_list()), t
+        assert all(d > 0.054 for d in rel["net_delay_mean_s"].to_list()), t
         assert all(r > 0.1 for r in rel["rtt_mean_s"].to_list()), t
+    # The stacks differ where ns-2's agents do: ns-2.35's Agent/SCTP bundles messages and sends
+    # only on a SACK (about 100 ms a packet, against 56 ms for RFC 9260's sender), and its TCP
+    # sink acknowledges every packet (no delayed ACKs).
+    by = {(r["transport"], r["simulation.stack"]): r for r in flows.filter(pl.col("flow") == 0).iter_rows(named=True)}
+    assert by[("sctp", "ns2")]["net_delay_mean_s"] > 0.09 > 0.06 > by[("sctp", "modern")]["net_delay_mean_s"]
+    assert by[("tcp", "ns2")]["ack_packets"] >= 495 > 4 * by[("tcp", "modern")]["ack_packets"]
     # SCTP's own columns appear, filled only on SCTP rows; a lossless link blocks nothing.
     sctp = flows.filter(pl.col("transport") == "sctp")
-    assert sctp["hol_blocking_mean_s"].to_list() == [0.0] * 4
-    assert sctp["streams_used"].to_list() == [1.0] * 4
-    assert flows.filter(pl.col("transport") != "sctp")["hol_blocking_mean_s"].null_count() == 16
+    assert sctp["hol_blocking_mean_s"].to_list() == [0.0] * 8
+    assert sctp["streams_used"].to_list() == [1.0] * 8
+    assert flows.filter(pl.col("transport") != "sctp")["hol_blocking_mean_s"].null_count() == 40
     ts = pl.read_parquet(out / "timeseries.parquet")
-    # TCP and SCTP: windows in bytes; DCCP CCID 2: in packets; CCID 3: the allowed rate and p.
+    # TCP and SCTP: windows in bytes (ns-2's TCP agents: in packets); DCCP CCID 2: in packets;
+    # TFRC and CCID 3: the allowed rate and p.
     assert set(ts["series"].unique()) == {"goodput_kbps", "delay_mean_s", "queue_packets", "cwnd_bytes", "ssthresh_bytes",
-                                          "srtt_s", "cwnd_packets", "x_bps", "p"}
+                                          "srtt_s", "cwnd_packets", "ssthresh_packets", "x_bps", "p"}
     summary = pl.read_csv(out / "summary.csv")
-    row = summary.filter((pl.col("metric") == "rx_packets") & (pl.col("direction") == "fwd") & (pl.col("point") == 1))
+    row = summary.filter((pl.col("metric") == "rx_packets") & (pl.col("flow") == 0) & (pl.col("point") == 1))
     assert row["n"].item() == 2 and row["mean"].item() == 495.0
 
 

@@ -221,3 +221,68 @@ def test_study_list_and_run(tmp_path):
     assert (tmp_path / "d" / "report.html").is_file() and (tmp_path / "d" / "flows.csv").is_file()
     p = cli("study", "nope", cwd=ROOT)
     assert p.returncode == 2 and "no study" in p.stderr
+
+
+LINKED = """
+[simulation]
+duration = "20s"
+drain = "1s"
+runs = 1
+[nodes]
+count = 2
+[[links]]
+nodes = [0, 1]
+rate = "10Mbps"
+delay = "50ms"
+queue = 200
+[[flows]]
+src = 0
+dst = 1
+transport = "tcp"
+app = { kind = "bulk", size = "1000B" }
+tcp = { receive_window = "64KB" }
+[[flows]]
+src = 0
+dst = 1
+transport = "sctp"
+app = { kind = "bulk", size = "1000B" }
+sctp = { receive_buffer = "64KB" }
+[sweep]
+"flows.0.tcp.receive_window + flows.1.sctp.receive_buffer" = ["4KB", "16KB"]
+"""
+
+
+def test_a_linked_sweep_key_gives_each_of_its_keys_every_value(tmp_path):
+    """One dimension, two keys: TCP's receive window and SCTP's a_rwnd both go from 4 KB to
+    16 KB, and both window-limited flows (RTT 100 ms on 10 Mbit/s) speed up about fourfold."""
+    key = "flows.0.tcp.receive_window + flows.1.sctp.receive_buffer"
+    res = tpsim.run(tpsim.Scenario(LINKED), jobs=1)
+    assert res.param_keys == [key]
+    g = {(r["flow"], r[key]): r["goodput_kbps"] for r in res.flows.iter_rows(named=True)}
+    for flow in (0, 1):
+        assert 3.0 < g[(flow, "16KB")] / g[(flow, "4KB")] < 6.0, g
+    # Each point's scenario has both keys set (sizes in bytes once resolved).
+    pts = tpsim.sweep.expand(tpsim.Scenario(LINKED))
+    assert [p.params for p in pts] == [{key: "4KB"}, {key: "16KB"}]
+    for p, want in zip(pts, ["4000B", "16000B"]):
+        flows = p.scenario.resolved["flows"]
+        assert (flows[0]["tcp"]["receive_window"], flows[1]["sctp"]["receive_buffer"]) == (want, want), flows
+
+
+@pytest.mark.parametrize(
+    "sweep, what",
+    [
+        ('"flows.0.tcp.receive_window + flows.1.sctp.bogus" = ["4KB"]', "unknown sweep key `flows.1.sctp.bogus`"),
+        ('"flows.0.tcp.receive_window + " = ["4KB"]', "expected dotted keys joined by `+`"),
+    ],
+)
+def test_a_bad_linked_key_names_its_bad_part(tmp_path, sweep, what):
+    text = LINKED.split("[sweep]")[0] + f"[sweep]\n{sweep}\n"
+    p = cli("validate", str(write(tmp_path, text)))
+    assert p.returncode == 2 and what in p.stderr, p.stderr
+
+
+def test_two_sweep_keys_that_set_one_value_are_refused(tmp_path):
+    text = LINKED + '"flows.0.tcp.receive_window" = ["8KB"]\n'
+    p = cli("run", str(write(tmp_path, text)), "-o", str(tmp_path / "o"))
+    assert p.returncode == 2 and "set the same value" in p.stderr, p.stderr

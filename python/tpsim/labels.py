@@ -199,6 +199,10 @@ _KEY_NAMES: list[tuple[str, str]] = [
     (r"links\.(\d+)\.delay", "link delay{link}"),
     (r"links\.(\d+)\.queue", "queue limit{link}"),
     (r"links\.(\d+)\.loss", "loss probability{link}"),
+    (r"flows\.(\d+)\.app\.streams", "streams{flow}"),
+    (r"flows\.(\d+)\.sctp\.receive_buffer", "receive window{flow}"),
+    (r"flows\.(\d+)\.tcp\.receive_window", "receive window{flow}"),
+    (r"simulation\.stack", "stack"),
     (r"radio\.data_rate", "data rate"),
     (r"radio\.tx_range", "transmission range"),
     (r"radio\.standard", "802.11 standard"),
@@ -211,12 +215,24 @@ _KEY_NAMES: list[tuple[str, str]] = [
 def key_name(key: str, flow_index: bool = False) -> str:
     """A swept key's short name: ``nodes.mobility.speed`` -> ``node speed``,
     ``flows.1.app.size`` -> ``message size (flow 1)`` (flow 0 is named only with
-    ``flow_index``); other keys: the last name, spaced."""
+    ``flow_index``); a linked key ``"a + b"``: its keys' distinct names without flow or link
+    numbers, joined by " / " (``flows.0.transport + flows.1.transport`` -> ``transport``);
+    other keys: the last name, spaced."""
+    if "+" in key:
+        # One setting given to several flows or keys: named without flow numbers.
+        names = [_key_name(k.strip(), False, False) for k in key.split("+")]
+        return " / ".join(dict.fromkeys(names))
+    return _key_name(key, flow_index, True)
+
+
+def _key_name(key: str, flow_index: bool, numbered: bool) -> str:
     for pat, name in _KEY_NAMES:
         m = re.fullmatch(pat, key)
         if m:
             idx = next((g for g in m.groups() if g and g.isdigit()), None)
             leaf = key.rsplit(".", 1)[-1].replace("_", " ")
+            if not numbered:
+                idx = None
             shown = idx is not None and (idx != "0" or flow_index)
             return name.format(flow=f" (flow {idx})" if shown else "",
                                link=f" (link {idx})" if idx not in (None, "0") else "", leaf=leaf)

@@ -47,7 +47,7 @@ PANEL_HEIGHT_IN = 2.4
 #: Resolution of PNG output (screens and the report).
 PNG_DPI = 200
 #: Series named in a legend; more are drawn in grey as "other".
-MAX_SERIES = 6
+MAX_SERIES = 8
 #: File formats :func:`save` writes.
 FORMATS = ("png", "svg", "pdf")
 

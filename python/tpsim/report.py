@@ -19,7 +19,7 @@ import polars as pl
 from .api import build_id
 from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
 from .metrics import HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
-from .plot import FigureInfo, default_layout, metric_figure, save, timeseries_figure, with_flow_direction
+from .plot import MAX_SERIES, FigureInfo, default_layout, metric_figure, save, timeseries_figure, with_flow_direction
 from .results import FLOW_KEYS, NETWORK_KEYS, Results, atomic_write_text, mean_ci
 
 #: Formats of the report's figures: PNG (embedded in the page) and vector PDF (for papers).
@@ -59,27 +59,55 @@ def unknown_metrics(df: pl.DataFrame, keys: list[str]) -> list[str]:
     return [c for c in df.columns if c not in known and df.schema[c].is_numeric() and _has_values(df, c)]
 
 
+#: The sweep key of the transport models (ns-2's agents or tpsim's RFC models).
+STACK_KEY = "simulation.stack"
+
+
+def stack_split(flows: pl.DataFrame, keys: list[str], x: str) -> list[Any]:
+    """The stacks to draw apart: when ``simulation.stack`` is swept and the other swept keys
+    (but x) already make more series than a legend names, each stack gets its own figures
+    (named ``METRIC-STACK``); otherwise ``[]`` and the stack is one more hue."""
+    if x == STACK_KEY or STACK_KEY not in keys or STACK_KEY not in flows.columns or flows[STACK_KEY].n_unique() < 2:
+        return []
+    others = [k for k in keys if k not in (x, STACK_KEY) and k in flows.columns]
+    series = flows.select(others).n_unique() if others else 1
+    if series * flows[STACK_KEY].n_unique() <= MAX_SERIES:
+        return []
+    return list(dict.fromkeys(flows[STACK_KEY].to_list()))
+
+
 def figure_plan(res: Results) -> list[tuple[str, Callable[[], Any]]]:
     """The report's figures as (file stem, function drawing it), in report order: the
-    headline flow metrics, the network metrics the scenario produces, the time series."""
-    flows = with_flow_direction(res.flows)
+    headline flow metrics, the network metrics the scenario produces (each once per stack
+    when :func:`stack_split` says so), the time series."""
+    all_flows = with_flow_direction(res.flows)
     keys = list(res.param_keys)
-    x, hues = default_layout(flows, keys)
+    x, hues = default_layout(all_flows, keys)
+    stacks = stack_split(all_flows, keys, x)
     plan: list[tuple[str, Callable[[], Any]]] = []
-    for m in HEADLINE_FLOW_METRICS:
-        if _has_values(flows, m):
-            plan.append((m, lambda m=m: metric_figure(flows, m, x, hues, params=keys)))
-    if keys and res.network.height:
-        net = res.network
-        net_x = x if x in net.columns else (keys[0] if keys else "run")
-        net_hues = [h for h in hues if h in net.columns]
-        for m in HEADLINE_NETWORK_METRICS:
-            # Only what the scenario produces: no routing figures for static routes, no
-            # energy figures without an energy model, no figures of drops that never happen.
-            if m not in net.columns or net[m].null_count() == net.height or not (net[m].fill_null(0) != 0).any():
-                if m != "mac_frames" or m not in net.columns:
-                    continue
-            plan.append((f"network-{m}", lambda m=m: metric_figure(net, m, net_x, net_hues, params=keys)))
+    for stack in stacks or [None]:
+        def only(df: pl.DataFrame, stack=stack) -> pl.DataFrame:
+            return df.filter(pl.col(STACK_KEY) == stack) if stack is not None else df
+
+        suffix = f"-{stack}" if stack is not None else ""
+        flows = only(all_flows)
+        # Within one stack's figures the stack is held fixed: the title names it.
+        fig_hues = [h for h in hues if stack is None or h != STACK_KEY]
+        for m in HEADLINE_FLOW_METRICS:
+            if _has_values(flows, m):
+                plan.append((m + suffix, lambda m=m, flows=flows: metric_figure(flows, m, x, fig_hues, params=keys)))
+        if keys and res.network.height:
+            net = only(res.network)
+            net_x = x if x in net.columns else (keys[0] if keys else "run")
+            net_hues = [h for h in fig_hues if h in net.columns]
+            for m in HEADLINE_NETWORK_METRICS:
+                # Only what the scenario produces: no routing figures for static routes, no
+                # energy figures without an energy model, no figures of drops that never happen.
+                if m not in net.columns or net[m].null_count() == net.height or not (net[m].fill_null(0) != 0).any():
+                    if m != "mac_frames" or m not in net.columns:
+                        continue
+                plan.append((f"network-{m}{suffix}",
+                             lambda m=m, net=net, net_x=net_x, net_hues=net_hues: metric_figure(net, m, net_x, net_hues, params=keys)))
     ts = res.timeseries
     if ts.height:
         for series in HEADLINE_SERIES:

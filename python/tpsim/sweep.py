@@ -5,8 +5,10 @@ command line (which adds a dimension or replaces the file's values of that key);
 ``--set key=value`` changes a key for every point (a key the sweep or a case also sets is an
 error: give it with ``--sweep`` instead). ``[[cases]]`` tables (:mod:`tpsim.cases`) are
 paired settings: every case runs with every point of the grid. Keys are dotted paths with
-array elements by index (``flows.0.app.interval``). Every point is validated before any run
-starts.
+array elements by index (``flows.0.app.interval``). A linked key, ``"a + b"``, is one
+dimension whose every value is given to each of the keys it joins (e.g. one receive window
+for SCTP's ``sctp.receive_buffer`` and TCP's ``tcp.receive_window``). Every point is
+validated before any run starts.
 
 Command-line values are TOML literals when they are one (``3``, ``0.5``, ``true``,
 ``"udp"``, ``["5m/s", "5m/s"]``, ``{ kind = "bulk" }``) and text otherwise (``10ms``); a list
@@ -159,13 +161,26 @@ def parse_sweep(items: Iterable[str]) -> list[tuple[str, list[Any]]]:
     return out
 
 
+def parts(key: str) -> list[str]:
+    """The keys a sweep key sets: ``"a + b"`` -> ``["a", "b"]``, ``"a"`` -> ``["a"]``."""
+    return [k.strip() for k in key.split("+")]
+
+
+def normal_key(key: str) -> str:
+    """A sweep key in its one written form (linked keys joined by ``" + "``)."""
+    return " + ".join(parts(key))
+
+
 def _apply(text: str, source: str, pairs: Sequence[tuple[str, Any]]) -> str:
     return _tpsim.apply_overrides(text, json.dumps([list(p) for p in pairs]), source, True)
 
 
 def _check_key(base: Scenario, key: str, origin: str) -> None:
-    if not _has_key(base, key):
-        raise _tpsim.ScenarioError(f"{origin}: unknown key `{key}`: no such key in this scenario")
+    for k in parts(key):
+        if not k:
+            raise _tpsim.ScenarioError(f"{origin}: `{key}`: expected dotted keys joined by `+`")
+        if not _has_key(base, k):
+            raise _tpsim.ScenarioError(f"{origin}: unknown key `{k}`: no such key in this scenario")
 
 
 def _has_key(base: Scenario, key: str) -> bool:
@@ -182,10 +197,15 @@ def _has_key(base: Scenario, key: str) -> bool:
 
 def overlaps(a: str, b: str) -> bool:
     """Whether two dotted keys set the same value: equal, or one inside the other
-    (``flows.0.app`` and ``flows.0.app.size``)."""
-    sa, sb = a.split("."), b.split(".")
-    n = min(len(sa), len(sb))
-    return sa[:n] == sb[:n]
+    (``flows.0.app`` and ``flows.0.app.size``); a linked key overlaps what any of its keys
+    overlaps."""
+    for pa in parts(a):
+        for pb in parts(b):
+            sa, sb = pa.split("."), pb.split(".")
+            n = min(len(sa), len(sb))
+            if sa[:n] == sb[:n]:
+                return True
+    return False
 
 
 def _sweep_lines(base: Scenario) -> dict[str, tuple[int, int]]:
@@ -200,7 +220,7 @@ def _sweep_lines(base: Scenario) -> dict[str, tuple[int, int]]:
     for b in blocks:
         if b.segs == ["sweep"]:
             for k in b.keys:
-                out[".".join(k.segs)] = (k.line, k.col)
+                out[normal_key(".".join(k.segs))] = (k.line, k.col)
     return out
 
 
@@ -253,7 +273,7 @@ def expand(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequenc
     """
     from .cases import scenario_error
 
-    file_sweep: dict[str, list[Any]] = dict(tomllib.loads(base.text).get("sweep", {}))
+    file_sweep: dict[str, list[Any]] = {normal_key(k): v for k, v in tomllib.loads(base.text).get("sweep", {}).items()}
     file_keys = set(file_sweep)
     lines = _sweep_lines(base) if file_sweep else {}
     cases = list(getattr(base, "cases", []) or [])
@@ -262,11 +282,15 @@ def expand(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequenc
     cli_keys = []
     for key, values in sweeps:
         _check_key(base, key, "--sweep")
+        key = normal_key(key)
         file_sweep[key] = list(values)
         cli_keys.append(key)
     for key, values in file_sweep.items():
         if not isinstance(values, list) or not values:
             raise _tpsim.ScenarioError(f"sweep key `{key}`: expected a non-empty list of values")
+        for other in file_sweep:
+            if other != key and overlaps(key, other):
+                raise _tpsim.ScenarioError(f"sweep keys `{key}` and `{other}` set the same value; sweep it once")
     for key, _ in sets:
         for sk in file_sweep:
             if overlaps(key, sk):
@@ -298,7 +322,7 @@ def expand(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequenc
         for combo in combos:
             i = len(points)
             params = ({"case": case.name} if case is not None else {}) | dict(zip(keys, combo))
-            pairs = list(sets) + (case.pairs if case is not None else []) + list(zip(keys, combo))
+            pairs = list(sets) + (case.pairs if case is not None else []) + [(k, v) for key, v in zip(keys, combo) for k in parts(key)]
             label = ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items())
             source = f"{base.source} [sweep point {i}: {label}]" if params else base.source
             try:

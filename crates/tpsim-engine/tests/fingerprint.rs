@@ -17,8 +17,19 @@ fn root() -> PathBuf {
 
 /// A shipped scenario file with `overrides` (dotted path, JSON value) applied.
 fn file(name: &str, overrides: &[(&str, serde_json::Value)]) -> String {
-    let path = root().join("scenarios").join(name);
-    let text = std::fs::read_to_string(&path).expect("scenario file");
+    override_file(&root().join("scenarios").join(name), name, overrides)
+}
+
+/// A scenario of `tests/fingerprint/` with `overrides` applied.
+fn own_with(name: &str, overrides: &[(&str, serde_json::Value)]) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fingerprint")
+        .join(format!("{name}.toml"));
+    override_file(&path, name, overrides)
+}
+
+fn override_file(path: &Path, name: &str, overrides: &[(&str, serde_json::Value)]) -> String {
+    let text = std::fs::read_to_string(path).expect("scenario file");
     let pairs: Vec<(String, serde_json::Value)> = overrides.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     tpsim_scenario::apply_overrides(&text, name, &pairs, true).expect("overrides apply")
 }
@@ -36,10 +47,10 @@ fn own(name: &str) -> String {
 fn scenarios() -> Vec<(&'static str, String)> {
     use serde_json::json;
     vec![
-        ("wired-udp", file("study-d-wired-voip.toml", &[])),
+        ("wired-udp", own("wired-voip")),
         (
             "wired-tcp",
-            file("study-d-wired-voip.toml", &[("flows.0.transport", json!("tcp"))]),
+            own_with("wired-voip", &[("flows.0.transport", json!("tcp"))]),
         ),
         ("wired-mesh", own("wired-mesh")),
         (
@@ -61,6 +72,7 @@ fn scenarios() -> Vec<(&'static str, String)> {
                     ("sensors.interval", json!("5s")),
                     ("sensors.transport", json!("tcp")),
                     ("simulation.duration", json!("30s")),
+                    ("simulation.stack", json!("modern")),
                 ],
             ),
         ),
@@ -73,6 +85,7 @@ fn scenarios() -> Vec<(&'static str, String)> {
                     ("background.flows", json!(8)),
                     ("flows.0.transport", json!("tcp")),
                     ("simulation.duration", json!("60s")),
+                    ("simulation.stack", json!("modern")),
                 ],
             ),
         ),

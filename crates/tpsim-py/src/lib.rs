@@ -102,6 +102,7 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 /// engine bug).
 #[pyfunction]
 #[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None, max_wall_s = None, progress = None))]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments, one per option
 fn run(
     py: Python<'_>,
     text: &str,
@@ -227,6 +228,10 @@ fn bundled_scenarios() -> Vec<(&'static str, &'static str)> {
         (
             "study-d-wired-voip.toml",
             include_str!("../../../scenarios/study-d-wired-voip.toml"),
+        ),
+        (
+            "study-e-sctp-streams-window.toml",
+            include_str!("../../../scenarios/study-e-sctp-streams-window.toml"),
         ),
     ]
 }

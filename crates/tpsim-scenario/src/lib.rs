@@ -68,7 +68,8 @@ pub struct Scenario {
     #[serde(default)]
     pub flows: Vec<Flow>,
     /// Parameter sweep: each key is the dotted path of a scenario key (array elements by
-    /// index, e.g. `"flows.0.app.interval"`), each value the list of values it takes. The
+    /// index, e.g. `"flows.0.app.interval"`), each value the list of values it takes; a
+    /// linked key `"a + b"` gives each value to both keys (one dimension). The
     /// sweep runs every combination (a grid), `simulation.runs` replications each. Expanded
     /// by the Python front end ([`apply_overrides`] per point); the engine never sees it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

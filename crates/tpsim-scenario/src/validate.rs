@@ -745,15 +745,23 @@ fn validate_flow_path(sc: &Scenario, i: usize, f: &crate::Flow, paths: &Paths, e
     }
 }
 
-/// `[sweep]`: every key names a value of this scenario, with a non-empty list of values.
+/// `[sweep]`: every key names a value of this scenario (a linked key `"a + b"` names several,
+/// each given every value), with a non-empty list of values.
 fn validate_sweep(sc: &Scenario, sweep: &toml::Table, err: &mut impl FnMut(Vec<Seg>, String)) {
     let mut plain = sc.clone();
     plain.sweep = None;
     let tree = serde_json::to_value(&plain).unwrap_or_default();
     for (key, values) in sweep {
         let path = vec![k("sweep"), k(key)];
-        if !path_exists(&tree, &crate::parse_path(key)) {
-            err(path.clone(), format!("unknown sweep key `{key}`: no such key in this scenario (write array elements by index, e.g. \"flows.0.app.interval\")"));
+        for part in key.split('+').map(str::trim) {
+            if part.is_empty() {
+                err(
+                    path.clone(),
+                    format!("sweep key `{key}`: expected dotted keys joined by `+`"),
+                );
+            } else if !path_exists(&tree, &crate::parse_path(part)) {
+                err(path.clone(), format!("unknown sweep key `{part}`: no such key in this scenario (write array elements by index, e.g. \"flows.0.app.interval\")"));
+            }
         }
         match values.as_array() {
             Some(a) if !a.is_empty() => {}
