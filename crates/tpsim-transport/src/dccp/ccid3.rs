@@ -42,6 +42,9 @@ pub struct Ccid3Sender {
     /// Nominal send time of the next packet (RFC 5348 §4.6).
     t_nom: SimTime,
     last_send: SimTime,
+    /// The last t_ipi computed, with the s and X_inst it came from: (s, X_inst, t_ipi); X
+    /// changes only with feedback and timers, so most packets reuse it.
+    ipi_memo: (f64, f64, SimDuration),
     wc: u8,
     wc_time: Option<SimTime>,
     sent: Vec<(u64, SimTime)>,
@@ -66,6 +69,7 @@ impl Ccid3Sender {
             oscillation_prevention,
             t_nom: SimTime::ZERO,
             last_send: SimTime::ZERO,
+            ipi_memo: (f64::NAN, f64::NAN, SimDuration::ZERO),
             wc: 0,
             wc_time: None,
             sent: vec![(u64::MAX, SimTime::ZERO); SENT_TIMES],
@@ -160,8 +164,10 @@ impl Ccid3Sender {
         self.sent[(seq as usize) & (SENT_TIMES - 1)] = (seq, now);
         // RFC 5348 §4.6: t_ipi = s/X after each packet.
         let x = self.rate_mut(now).x_inst(s);
-        let ipi = SimDuration::from_secs_f64(s / x);
-        self.t_nom = self.t_nom.max(now) + ipi;
+        if s != self.ipi_memo.0 || x != self.ipi_memo.1 {
+            self.ipi_memo = (s, x, SimDuration::from_secs_f64(s / x));
+        }
+        self.t_nom = self.t_nom.max(now) + self.ipi_memo.2;
         self.last_send = now;
         self.sent_since_timer = true;
         if self.nofeedback_at.is_none() {

@@ -331,7 +331,8 @@ impl DccpSocket {
 
     /// Processes a packet from the network.
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
-        let h = match seg.header {
+        // Borrowed, not copied out of the segment.
+        let h = match &seg.header {
             L4Header::Dccp(h) => h,
             _ => return,
         };
@@ -349,7 +350,7 @@ impl DccpSocket {
                     self.seqs.set_isr(h.seq);
                     self.have_isr = true;
                     self.hist.record(h.seq);
-                    self.negotiate_server(&h);
+                    self.negotiate_server(h);
                     self.state = State::Respond;
                     self.want_response = true;
                     // A handshake that never completes is dropped after `give_up_after` (the
@@ -380,7 +381,7 @@ impl DccpSocket {
                     self.have_isr = true;
                     self.hist.record(h.seq);
                     self.seqs.on_valid(t, h.seq, h.ack);
-                    self.negotiate_client(&h);
+                    self.negotiate_client(h);
                     self.start_cc();
                     self.request_at = None;
                     // §8.1.4: PARTOPEN, acknowledge the Response at once, retransmit the Ack
@@ -435,9 +436,9 @@ impl DccpSocket {
         // A gap in the peer's sequence numbers: its packets (Acks, for a sender) were lost.
         let gap = seq_lt(old_gsr, h.seq) && seq_sub(h.seq, old_gsr) > 1;
         if t.has_ack() {
-            self.on_ack_fields(now, &h, gap);
+            self.on_ack_fields(now, h, gap);
         }
-        self.on_features(&h);
+        self.on_features(h);
         match t {
             DccpType::Request if self.state == State::Respond => {
                 self.want_response = true;
@@ -490,7 +491,7 @@ impl DccpSocket {
             self.want_ack = true;
         }
         if t.carries_data() {
-            self.on_data(now, &h, seg);
+            self.on_data(now, h, seg);
         }
     }
 

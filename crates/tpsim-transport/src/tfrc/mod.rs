@@ -272,15 +272,12 @@ impl TfrcSocket {
     /// The next packet to send: a data packet once its sending time has come, or a feedback
     /// packet.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
-        let seg = match &mut self.role {
-            Role::Sender(s) => s.poll_transmit(&self.cfg, &self.tfrc, now),
-            Role::Receiver(r) => r.poll_transmit(self.cfg.sizes),
-        }?;
-        self.stats.tx_segments += 1;
-        if seg.message.is_none() {
-            self.stats.ack_segments += 1;
+        // The roles count what they send (the sender data, the receiver feedback), so that
+        // the segment is built in place, not copied out of an intermediate `Option`.
+        match &mut self.role {
+            Role::Sender(s) => s.poll_transmit(&self.cfg, &self.tfrc, now, &mut self.stats),
+            Role::Receiver(r) => r.poll_transmit(&self.cfg, &mut self.stats),
         }
-        Some(seg)
     }
 
     /// The next delivered message.

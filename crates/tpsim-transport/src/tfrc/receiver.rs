@@ -8,7 +8,7 @@
 use super::equation::p_for_x;
 use super::loss::{Arrival, LossHistory};
 use super::TfrcConfig;
-use crate::{L4Header, Segment, TransportEvent};
+use crate::{L4Header, Segment, SocketConfig, TransportEvent, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::tfrc::{encode_p, TfrcRepr};
@@ -18,7 +18,9 @@ use tpsim_wire::UdpRepr;
 pub(super) struct Receiver {
     pub(super) history: LossHistory,
     pub(super) events: VecDeque<TransportEvent>,
-    out: VecDeque<Segment>,
+    /// Feedback packets to send: (ports, header, when built); `poll_transmit` makes the
+    /// segment, so that no segment is copied through the queue.
+    out: VecDeque<(UdpRepr, TfrcRepr, SimTime)>,
     /// The most recent data packet: (its timestamp, when it arrived, its ports).
     last_data: Option<(u32, SimTime, UdpRepr)>,
     bytes_since_feedback: u64,
@@ -161,14 +163,7 @@ impl Receiver {
             x_recv: x_recv.round().min(u32::MAX as f64) as u32,
             p: encode_p(p),
         };
-        self.out.push_back(Segment {
-            header: L4Header::Tfrc { udp, tfrc },
-            payload_len: 0,
-            ip_len: 0, // set in poll_transmit, which knows the size convention
-            message: None,
-            first_tx: now,
-            stream: None,
-        });
+        self.out.push_back((udp, tfrc, now));
         self.p_reported = p;
         self.last_x_recv = Some(x_recv);
         self.bytes_since_feedback = 0;
@@ -177,12 +172,19 @@ impl Receiver {
         self.feedback_at = self.r_m().map(|r| now + r);
     }
 
-    pub(super) fn poll_transmit(&mut self, sizes: tpsim_wire::SizeConvention) -> Option<Segment> {
-        let mut seg = self.out.pop_front()?;
-        if let L4Header::Tfrc { tfrc, .. } = seg.header {
-            seg.ip_len = tfrc.ip_len(sizes, 0);
-        }
-        Some(seg)
+    /// The next feedback packet; counted in `stats`.
+    pub(super) fn poll_transmit(&mut self, sock: &SocketConfig, stats: &mut TransportStats) -> Option<Segment> {
+        let (udp, tfrc, at) = self.out.pop_front()?;
+        stats.tx_segments += 1;
+        stats.ack_segments += 1;
+        Some(Segment {
+            header: L4Header::Tfrc { udp, tfrc },
+            payload_len: 0,
+            ip_len: tfrc.ip_len(sock.sizes, 0),
+            message: None,
+            first_tx: at,
+            stream: None,
+        })
     }
 
     pub(super) fn poll_timeout(&self) -> Option<SimTime> {

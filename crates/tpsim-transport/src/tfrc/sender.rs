@@ -9,7 +9,7 @@
 
 use super::rate::{FeedbackInfo, RateController};
 use super::TfrcConfig;
-use crate::{L4Header, Message, Segment, SendError, SocketConfig};
+use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::tfrc::{decode_p, TfrcRepr};
@@ -40,6 +40,14 @@ pub(super) struct Sender {
     last_echo: Option<SimTime>,
     s_sum: u64,
     s_count: u64,
+    /// s_sum / s_count (1 before the first message), kept so that it is not divided out per
+    /// packet.
+    s_mean: f64,
+    /// R in µs as data packets carry it (0 before the first RTT estimate); R changes only
+    /// with feedback.
+    rtt_us: u32,
+    /// The last t_ipi computed, with the s and X_inst it came from: (s, X_inst, t_ipi).
+    ipi_memo: (f64, f64, SimDuration),
     pub(super) rtt_samples: u64,
     pub(super) rtt_sum_ns: u64,
 }
@@ -58,6 +66,9 @@ impl Sender {
             last_echo: None,
             s_sum: 0,
             s_count: 0,
+            s_mean: 1.0,
+            rtt_us: 0,
+            ipi_memo: (f64::NAN, f64::NAN, SimDuration::ZERO),
             rtt_samples: 0,
             rtt_sum_ns: 0,
         }
@@ -67,8 +78,7 @@ impl Sender {
     pub(super) fn s(&self, cfg: &TfrcConfig) -> f64 {
         match cfg.segment_size {
             Some(s) => s as f64,
-            None if self.s_count > 0 => self.s_sum as f64 / self.s_count as f64,
-            None => 1.0,
+            None => self.s_mean,
         }
     }
 
@@ -78,6 +88,7 @@ impl Sender {
         }
         self.s_sum += msg.len.max(1) as u64;
         self.s_count += 1;
+        self.s_mean = self.s_sum as f64 / self.s_count as f64;
         self.queue.push_back(msg);
         if self.rate.is_none() {
             // RFC 5348 §4.2: X = one packet per second (or the configured initial rate), the
@@ -94,11 +105,14 @@ impl Sender {
         Ok(())
     }
 
-    /// t_ipi = s/X_inst (RFC 5348 §4.6).
-    fn ipi(&self, cfg: &TfrcConfig) -> SimDuration {
+    /// t_ipi = s/X_inst (RFC 5348 §4.6), recomputed only when s or X_inst changed.
+    fn ipi(&mut self, cfg: &TfrcConfig) -> SimDuration {
         let s = self.s(cfg);
         let x = self.rate.as_ref().map_or(s, |r| r.x_inst(s));
-        SimDuration::from_secs_f64(s / x)
+        if s != self.ipi_memo.0 || x != self.ipi_memo.1 {
+            self.ipi_memo = (s, x, SimDuration::from_secs_f64(s / x));
+        }
+        self.ipi_memo.2
     }
 
     /// After X changed: the next packet goes t_ipi after the previous one at the new rate.
@@ -108,20 +122,23 @@ impl Sender {
         }
     }
 
-    pub(super) fn poll_transmit(&mut self, sock: &SocketConfig, cfg: &TfrcConfig, now: SimTime) -> Option<Segment> {
+    /// The next data packet, if its sending time has come; counted in `stats`.
+    pub(super) fn poll_transmit(
+        &mut self,
+        sock: &SocketConfig,
+        cfg: &TfrcConfig,
+        now: SimTime,
+        stats: &mut TransportStats,
+    ) -> Option<Segment> {
         if now < self.next_send {
             return None;
         }
         let msg = self.queue.pop_front()?;
-        let rtt_us = self
-            .rate
-            .as_ref()
-            .and_then(|r| r.r())
-            .map_or(0, |r| (r * 1e6).round().clamp(1.0, u32::MAX as f64) as u32);
+        stats.tx_segments += 1;
         let tfrc = TfrcRepr::Data {
             seq: self.seq,
             timestamp: wire_us(now),
-            rtt: rtt_us,
+            rtt: self.rtt_us,
         };
         self.seq = self.seq.wrapping_add(1);
         self.last_send = Some(now);
@@ -187,6 +204,9 @@ impl Sender {
             p: decode_p(p),
         };
         rc.on_feedback(now, s, fb, data_limited);
+        self.rtt_us = rc
+            .r()
+            .map_or(0, |r| (r * 1e6).round().clamp(1.0, u32::MAX as f64) as u32);
         // Steps 2 and 4: restart the no-feedback timer after max(4R, 2s/X).
         self.nofeedback_at = Some(now + rc.nofeedback_interval(s));
         self.sent_since_timer = false;
@@ -195,16 +215,17 @@ impl Sender {
 
     /// RFC 5348 §4.4: the no-feedback timer.
     pub(super) fn on_timeout(&mut self, cfg: &TfrcConfig, now: SimTime) {
+        if self.nofeedback_at.is_none_or(|t| t > now) {
+            return;
+        }
         let s = self.s(cfg);
         let Some(rc) = self.rate.as_mut() else {
             return;
         };
-        if self.nofeedback_at.is_some_and(|t| t <= now) {
-            rc.on_nofeedback_timer(now, s, !self.sent_since_timer);
-            self.nofeedback_at = Some(now + rc.nofeedback_interval(s));
-            self.sent_since_timer = false;
-            self.reschedule(cfg);
-        }
+        rc.on_nofeedback_timer(now, s, !self.sent_since_timer);
+        self.nofeedback_at = Some(now + rc.nofeedback_interval(s));
+        self.sent_since_timer = false;
+        self.reschedule(cfg);
     }
 
     pub(super) fn poll_timeout(&self) -> Option<SimTime> {
