@@ -62,8 +62,9 @@ def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path):
     ts = pl.read_parquet(out / "timeseries.parquet")
     # TCP and SCTP: windows in bytes (ns-2's TCP agents: in packets); DCCP CCID 2: in packets;
     # TFRC and CCID 3: the allowed rate and p.
-    assert set(ts["series"].unique()) == {"goodput_kbps", "delay_mean_s", "queue_packets", "cwnd_bytes", "ssthresh_bytes",
-                                          "srtt_s", "cwnd_packets", "ssthresh_packets", "x_bps", "p"}
+    assert set(ts["series"].unique()) == {"goodput_kbps", "delay_mean_s", "jitter_ipdv_s", "rx_bytes_cumulative",
+                                          "queue_packets", "cwnd_bytes", "ssthresh_bytes", "srtt_s", "cwnd_packets",
+                                          "ssthresh_packets", "x_bps", "p"}
     summary = pl.read_csv(out / "summary.csv")
     row = summary.filter((pl.col("metric") == "rx_packets") & (pl.col("flow") == 0) & (pl.col("point") == 1))
     assert row["n"].item() == 2 and row["mean"].item() == 495.0
@@ -156,3 +157,31 @@ def test_percentiles_are_nearest_rank_of_the_delays():
     # Neither is a whole number of ns: relative tolerance 1e-12.
     assert f["delay_mean_s"] == pytest.approx(0.01485, rel=1e-12, abs=0)
     assert f["jitter_ipdv_s"] == pytest.approx(0.115 / 19, rel=1e-12, abs=0)
+
+
+def test_study_d_report_has_the_studys_own_outputs(tmp_path):
+    """The original study's outputs: packets and bytes generated, sent and received, packet
+    sizes, and delay, jitter, throughput and cumulative bytes over time."""
+    import json
+
+    out = tmp_path / "d"
+    p = cli("study", "d", "--quick", "-o", str(out), "-q")
+    assert p.returncode == 0, p.stderr
+    names = {f["name"] for f in json.loads((out / "figures" / "figures.json").read_text())}
+    for series in ["goodput_kbps", "delay_mean_s", "jitter_ipdv_s", "rx_bytes_cumulative"]:
+        assert f"timeseries-{series}" in names, names
+    html = (out / "report.html").read_text(encoding="utf-8")
+    for column in ["messages sent", "bytes sent", "transport packets sent", "IP bytes sent", "smallest packet",
+                   "largest packet", "mean packet size", "messages delivered", "bytes delivered"]:
+        assert column in html, column
+    flows = pl.read_parquet(out / "flows.parquet")
+    # Every transport delivers every message (a lossless, uncongested link).
+    assert set(flows["transport"]) == {"udp", "tcp", "sctp", "tfrc", "dccp-ccid2", "dccp-ccid3"}
+    assert (flows["rx_packets"] == 495).all()
+    # UDP's packets are the 128-byte messages themselves (sizes = "ns2").
+    udp = flows.filter(pl.col("transport") == "udp")
+    assert udp.select("packet_size_min_b", "packet_size_max_b", "packet_size_mean_b").unique().rows() == [(128.0, 128.0, 128.0)]
+    assert (udp["tx_ip_bytes"] == 495 * 128).all()
+    ts = pl.read_parquet(out / "timeseries.parquet")
+    cum = ts.filter((pl.col("series") == "rx_bytes_cumulative") & (pl.col("point") == 0) & (pl.col("flow") == 0))
+    assert cum.sort("time_s")["value"].to_list()[-1] == 495 * 128

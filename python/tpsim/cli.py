@@ -251,9 +251,15 @@ def study(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
     set_: List[str] = typer.Option([], "--set", help="KEY=VALUE set for every point, e.g. --set simulation.duration=30s (repeatable)."),
     sweep: List[str] = typer.Option([], "--sweep", help="KEY=V1,V2,... replaces a swept key's values or adds a dimension (repeatable)."),
+    quick: bool = typer.Option(False, "--quick", help="A preview: one replication per point (same as --runs 1)."),
 ) -> None:
     """Run a reference study's scenario with its sweep and write its report."""
     from .studies import STUDIES, find
+
+    if quick:
+        if runs not in (None, 1):
+            _fail(f"error: --quick runs one replication per point; it cannot be combined with --runs {runs}")
+        runs = 1
 
     if list_ or name is None:
         for key, (f, desc) in STUDIES.items():

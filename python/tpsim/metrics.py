@@ -43,6 +43,10 @@ METRICS: dict[str, tuple[str, str]] = {
     "in_flight_segments": ("packets", "this direction's data packets not arrived with a copy still in the network at the end"),
     "padding_bytes": ("bytes", "ns-2 TCP agents only: bytes data packets carried beyond the application's (whole packets per write)"),
     "buffered_packets": ("messages", "messages accepted by the transport but not sent at the end"),
+    "tx_ip_bytes": ("bytes", "IP bytes of the data packets sent (tx_segments of them)"),
+    "packet_size_min_b": ("bytes", "smallest IP size of the data packets sent"),
+    "packet_size_max_b": ("bytes", "largest IP size of the data packets sent"),
+    "packet_size_mean_b": ("bytes", "tx_ip_bytes / tx_segments"),
     "send_queue_drops": ("messages", "messages sent that the transport dropped because its send queue was full (TFRC, DCCP)"),
     "x_recv_bps": ("bit/s", "TFRC receiver: the receive rate X_recv it last reported (RFC 5348 section 6.2)"),
     "loss_events": ("events", "TFRC receiver: loss events detected (RFC 5348 section 5.2)"),
@@ -131,7 +135,7 @@ HEADLINE_NETWORK_METRICS = [
 
 
 #: Time series (``timeseries.parquet``) that are not metric columns: series -> unit.
-SERIES_UNITS: dict[str, str] = {"queue_packets": "packets", **TCP_SERIES}
+SERIES_UNITS: dict[str, str] = {"queue_packets": "packets", "rx_bytes_cumulative": "bytes", **TCP_SERIES}
 
 #: Human names of metrics and series, for axis labels and tables (the unit is added from
 #: :data:`METRICS`; see :func:`tpsim.labels.metric_display`).
@@ -167,6 +171,11 @@ NAMES: dict[str, str] = {
     "in_flight_segments": "transport packets in flight at the end",
     "padding_bytes": "padding",
     "buffered_packets": "messages left in the send buffer",
+    "tx_ip_bytes": "IP bytes sent",
+    "packet_size_min_b": "smallest packet",
+    "packet_size_max_b": "largest packet",
+    "packet_size_mean_b": "mean packet size",
+    "rx_bytes_cumulative": "bytes delivered (cumulative)",
     "routing_packets": "routing packets",
     "normalized_routing_load": "normalized routing load",
     "mac_frames": "link-layer frames",

@@ -29,9 +29,12 @@ COLLAPSE_ROWS = 30
 #: Significant digits of the tables' values (all digits of values of 1000 and more).
 TABLE_DIGITS = 4
 #: Time series drawn for every report.
-HEADLINE_SERIES = ("goodput_kbps", "delay_mean_s", "queue_packets", "cwnd_bytes")
-#: Flow metrics of the report's tables.
-TABLE_FLOW_METRICS = HEADLINE_FLOW_METRICS + ["tx_packets", "rx_packets"]
+HEADLINE_SERIES = ("goodput_kbps", "delay_mean_s", "jitter_ipdv_s", "rx_bytes_cumulative", "queue_packets", "cwnd_bytes")
+#: Flow metrics of the report's tables: the headline ones, then what was generated (messages
+#: and bytes the application handed over), sent (transport packets, their IP bytes and sizes)
+#: and received.
+TABLE_FLOW_METRICS = HEADLINE_FLOW_METRICS + ["tx_packets", "tx_bytes", "tx_segments", "tx_ip_bytes", "packet_size_min_b",
+                                              "packet_size_max_b", "packet_size_mean_b", "rx_packets", "rx_bytes"]
 TABLE_NETWORK_METRICS = ["mac_frames", "mac_load", "routing_packets", "normalized_routing_load", "drops_queue",
                          "drops_link_error", "energy_consumed_j_mean", "jain_fairness"]
 

@@ -53,6 +53,10 @@ struct Dir {
     reports_floor: (TransportReport, TransportReport),
     /// Messages counted as sent that the transport dropped because its send queue was full.
     send_queue_drops: u64,
+    /// IP bytes of the data packets sent since the warm-up, and the smallest and largest.
+    tx_ip_bytes: u64,
+    tx_ip_min: u32,
+    tx_ip_max: u32,
 }
 
 /// [`Dir::last_drop`] of a packet none of whose copies was dropped.
@@ -75,6 +79,10 @@ struct Series {
     rx_bytes: Vec<Vec<u64>>,
     /// [dir][bin] (sum of delays ns, count).
     delay: Vec<Vec<(u128, u64)>>,
+    /// [dir][bin] (sum of |D(i-1, i)| ns between consecutive deliveries, count), and [dir]
+    /// the delay of the direction's latest delivery.
+    ipdv: Vec<Vec<(u128, u64)>>,
+    prev_delay: Vec<Option<u64>>,
     /// [dev][bin] ∫ waiting packets dt, packet·ns.
     q_area: Vec<Vec<f64>>,
     /// [dir] the sending transport's congestion state at each bin start: the series' names
@@ -161,6 +169,8 @@ impl Collector {
                     n_bins: end_run.0.div_ceil(bin).max(1) as usize,
                     rx_bytes: Vec::new(),
                     delay: Vec::new(),
+                    ipdv: Vec::new(),
+                    prev_delay: Vec::new(),
                     q_area: Vec::new(),
                     congestion: Vec::new(),
                     next_sample: SimTime::ZERO,
@@ -207,6 +217,8 @@ impl Collector {
         if let Some(sr) = &mut self.series {
             sr.rx_bytes.push(vec![0; sr.n_bins]);
             sr.delay.push(vec![(0, 0); sr.n_bins]);
+            sr.ipdv.push(vec![(0, 0); sr.n_bins]);
+            sr.prev_delay.push(None);
             sr.congestion.push((Vec::new(), Vec::new()));
         }
         self.dirs.push(Dir {
@@ -224,6 +236,9 @@ impl Collector {
             seq_floor: if self.warmup > SimTime::ZERO { u32::MAX } else { 0 },
             reports_floor: Default::default(),
             send_queue_drops: 0,
+            tx_ip_bytes: 0,
+            tx_ip_min: u32::MAX,
+            tx_ip_max: 0,
         });
         self.dirs.len() as u32 - 1
     }
@@ -266,14 +281,20 @@ impl Collector {
         }
     }
 
-    /// A segment carrying `dir`'s data was handed to IP: its number within the direction
-    /// (the packet's `seq`).
+    /// A segment carrying `dir`'s data was handed to IP as a packet of `ip_len` bytes: its
+    /// number within the direction (the packet's `seq`).
     #[inline]
-    pub fn segment_sent(&mut self, dir: u32) -> u32 {
+    pub fn segment_sent(&mut self, dir: u32, ip_len: u32) -> u32 {
         let d = &mut self.dirs[dir as usize];
         d.tx_segments += 1;
         d.last_drop.push(NO_DROP);
-        (d.tx_segments - 1) as u32
+        let seq = (d.tx_segments - 1) as u32;
+        if seq >= d.seq_floor {
+            d.tx_ip_bytes += ip_len as u64;
+            d.tx_ip_min = d.tx_ip_min.min(ip_len);
+            d.tx_ip_max = d.tx_ip_max.max(ip_len);
+        }
+        seq
     }
 
     /// Packet `seq` of `dir` (a copy of it) reached its destination with TTL `ttl` left; only
@@ -309,6 +330,12 @@ impl Collector {
             let c = &mut sr.delay[dir as usize][b];
             c.0 += delay as u128;
             c.1 += 1;
+            // RFC 3393's IPDV between this delivery and the direction's previous one.
+            if let Some(prev) = sr.prev_delay[dir as usize].replace(delay) {
+                let j = &mut sr.ipdv[dir as usize][b];
+                j.0 += delay.abs_diff(prev) as u128;
+                j.1 += 1;
+            }
         }
         if m.created < self.warmup {
             return;
@@ -511,6 +538,10 @@ impl Collector {
                 hops_mean: (d.rx_segments > 0).then(|| d.rx_hops as f64 / d.rx_segments as f64),
                 dropped_segments: fate.lost.iter().sum(),
                 in_flight_segments: fate.in_flight,
+                tx_ip_bytes: d.tx_ip_bytes,
+                packet_size_min_b: (tx_segments > 0).then_some(d.tx_ip_min as f64),
+                packet_size_max_b: (tx_segments > 0).then_some(d.tx_ip_max as f64),
+                packet_size_mean_b: (tx_segments > 0).then(|| d.tx_ip_bytes as f64 / tx_segments as f64),
                 // Sender buffers are first in, first out: the messages still buffered are the
                 // latest written, so those of the warm-up are the excess over the messages
                 // counted since.
@@ -608,6 +639,7 @@ impl Collector {
         };
         let bin_start = |b: usize| (b as u64 * sr.bin) as f64 * 1e-9;
         for (i, d) in self.dirs.iter().enumerate() {
+            let mut cumulative = 0u64;
             for b in 0..sr.n_bins {
                 let value = sr.rx_bytes[i][b] as f64 * 8.0 / 1000.0 / bin_len(b);
                 t.push(
@@ -629,6 +661,26 @@ impl Collector {
                     d.info.key.direction,
                     bin_start(b),
                     delay,
+                );
+                let (sum, cnt) = sr.ipdv[i][b];
+                t.push(
+                    "jitter_ipdv_s",
+                    Some(d.info.key.flow),
+                    None,
+                    None,
+                    d.info.key.direction,
+                    bin_start(b),
+                    (cnt > 0).then(|| sum as f64 / cnt as f64 * 1e-9),
+                );
+                cumulative += sr.rx_bytes[i][b];
+                t.push(
+                    "rx_bytes_cumulative",
+                    Some(d.info.key.flow),
+                    None,
+                    None,
+                    d.info.key.direction,
+                    bin_start(b),
+                    Some(cumulative as f64),
                 );
             }
         }

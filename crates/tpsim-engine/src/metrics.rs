@@ -194,6 +194,12 @@ pub struct FlowRow {
     /// `tx_segments = rx_segments + dropped_segments + in_flight_segments` exactly.
     pub in_flight_segments: u64,
     pub buffered_packets: u64,
+    /// IP bytes of the data packets sent (`tx_segments` of them, retransmissions included).
+    pub tx_ip_bytes: u64,
+    /// Smallest, largest and mean IP size of the data packets sent, bytes (`None` if none).
+    pub packet_size_min_b: Option<f64>,
+    pub packet_size_max_b: Option<f64>,
+    pub packet_size_mean_b: Option<f64>,
     /// Columns only this flow's transport has, (name, value): see
     /// [`tpsim_transport::TransportReport::extra`].
     pub extra: Vec<(&'static str, Option<f64>)>,

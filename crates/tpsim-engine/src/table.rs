@@ -125,7 +125,16 @@ impl RunResult {
         push_fields!(t, rows, F64, ack_overhead);
         push_fields!(t, rows, U64, tx_segments, rx_segments, rx_duplicate_segments);
         push_fields!(t, rows, F64, hops_mean);
-        push_fields!(t, rows, U64, dropped_segments, in_flight_segments, buffered_packets);
+        push_fields!(
+            t,
+            rows,
+            U64,
+            dropped_segments,
+            in_flight_segments,
+            buffered_packets,
+            tx_ip_bytes
+        );
+        push_fields!(t, rows, F64, packet_size_min_b, packet_size_max_b, packet_size_mean_b);
         // Transport-specific columns, in order of first appearance; empty for other flows.
         let mut extra: Vec<&'static str> = Vec::new();
         for (name, _) in rows.iter().flat_map(|r| r.extra.iter()) {

@@ -56,15 +56,39 @@ fn shared_link(flows: &[&str]) -> String {
 ///   = 4 463 805.795 312 51 ns ≈ 4.4638 ms.
 /// * Sorted D: 11 ×3, 17 ×3, 26 ×4 (n = 10). Nearest rank: p50 → rank ⌈5⌉ = 5 → 17 ms;
 ///   p95 → rank ⌈9.5⌉ = 10 → 26 ms.
+///
+/// With 1-s bins, every delivery falls in bin 0: its `jitter_ipdv_s` is the same 10 ms, and
+/// `rx_bytes_cumulative` is 10 · 125 = 1250 bytes in both bins. Sent packet sizes: flow 0's
+/// are all 125 B (1250 B in all), flow 1's 2000 B.
 #[test]
 fn jitter_ipdv_and_rfc3550_of_a_known_delay_pattern() {
     let r = sim(
         &shared_link(&[
             r#"{ kind = "cbr", size = "125B", interval = "10ms", start = "1ms", count = 10 }"#,
             r#"{ kind = "cbr", size = "2000B", interval = "30ms", count = 4 }"#,
-        ]),
+        ])
+        .replace("timeseries = false", "timeseries = true\nbin = \"1s\""),
         1,
     );
+    let series = |name: &str| -> Vec<Option<f64>> {
+        let t = &r.timeseries;
+        (0..t.series.len())
+            .filter(|&i| t.series[i] == name && t.flow[i] == Some(0))
+            .map(|i| t.value[i])
+            .collect()
+    };
+    assert_eq!(series("jitter_ipdv_s"), vec![Some(0.010), None]);
+    assert_eq!(series("rx_bytes_cumulative"), vec![Some(1250.0), Some(1250.0)]);
+    let sizes = |f: &tpsim_engine::FlowRow| {
+        (
+            f.tx_ip_bytes,
+            f.packet_size_min_b,
+            f.packet_size_max_b,
+            f.packet_size_mean_b,
+        )
+    };
+    assert_eq!(sizes(&r.flows[0]), (1250, Some(125.0), Some(125.0), Some(125.0)));
+    assert_eq!(sizes(&r.flows[1]), (8000, Some(2000.0), Some(2000.0), Some(2000.0)));
     let f = &r.flows[0];
     assert_eq!((f.tx_packets, f.rx_packets), (10, 10));
     assert_eq!(r.flows[1].rx_packets, 4);

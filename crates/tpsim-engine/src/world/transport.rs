@@ -113,7 +113,7 @@ impl World {
                 total_len: seg.ip_len.min(u16::MAX as u32) as u16,
             };
             let seq = if dir != NO_DIR {
-                self.metrics.segment_sent(dir)
+                self.metrics.segment_sent(dir, seg.ip_len)
             } else {
                 0
             };
