@@ -75,8 +75,10 @@ def studies(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-#: Study D's transport key: one transport for both directions' flows.
+#: Study D's transport key (one transport for both directions' flows) and size key.
 DKEY = "flows.0.transport + flows.1.transport"
+DSIZE = ("flows.0.app.size + flows.1.app.size + flows.0.tcp.packet_size + flows.1.tcp.packet_size + "
+         "flows.0.dccp.segment_size + flows.1.dccp.segment_size")
 
 
 def swept(study: str, key: str) -> list:
@@ -91,7 +93,8 @@ def figures(d: Path) -> list[dict]:
 
 
 def test_every_default_figure_has_human_labels_with_units_and_a_numeric_x(studies):
-    expected_x = {"a": ("reporting interval (s)", [1.0, 2.0, 5.0, 10.0, 20.0]), "c": ("node speed (m/s)", [5.0, 20.0])}
+    expected_x = {"a": ("reporting interval (s)", [1.0, 2.0, 5.0, 10.0, 20.0]), "c": ("node speed (m/s)", [5.0, 20.0]),
+                  "d": ("message size (B)", [64.0, 128.0, 256.0, 512.0])}
     for name, d in studies.items():
         figs = figures(d)
         assert len(figs) >= 8, name
@@ -104,13 +107,10 @@ def test_every_default_figure_has_human_labels_with_units_and_a_numeric_x(studie
             if f["kind"] == "timeseries":
                 assert f["xlabel"] == "time (s)", what
                 continue
-            if name in expected_x:
-                label, xs = expected_x[name]
-                assert f["xlabel"] == label and f["x_numeric"] and f["kind"] == "line", (what, f["xlabel"], f["kind"])
-                assert f["x_positions"] == xs, (what, f["x_positions"])
-            else:  # study D sweeps categories (stack and transport): dodged bars, one per transport
-                assert f["xlabel"] == "stack" and not f["x_numeric"] and f["kind"] == "bar", what
-                assert f["x_values"] == swept("d", "simulation.stack"), what
+            label, xs = expected_x[name]
+            assert f["xlabel"] == label and f["x_numeric"] and f["kind"] == "line", (what, f["xlabel"], f["kind"])
+            assert f["x_positions"] == xs, (what, f["x_positions"])
+            if name == "d":  # one line per transport, each stack apart
                 assert f["hue"] == [DKEY] and len(f["series"]) == len(swept("d", DKEY)), what
     # Study C: the main flow and the background flows are never averaged together.
     c = {f["name"]: f for f in figures(studies["c"])}
@@ -224,7 +224,7 @@ def test_plot_writes_a_pdf_with_embedded_truetype_fonts(studies, tmp_path):
         assert subtype in ("/TrueType", "/Type1") or (subtype == "/Type0" and desc and all(d == "/CIDFontType2" for d in desc)), fonts
         assert embedded, fonts
     # The report's figures are PDFs of the same kind.
-    for subtype, desc, embedded in _fonts(studies["d"] / "figures" / "goodput_kbps.pdf"):
+    for subtype, desc, embedded in _fonts(studies["d"] / "figures" / "goodput_kbps-ns2.pdf"):
         assert subtype != "/Type3" and "/Type3" not in desc and embedded
 
 
@@ -240,7 +240,7 @@ def test_plot_options_and_did_you_mean(studies):
     assert [Path(x).suffix for x in p.stdout.split()] == [".png", ".svg"]
     p = cli("plot", str(studies["c"]), "--metric", "pdr", "--x", "speed")
     assert p.returncode == 2 and "did you mean nodes.mobility.speed" in p.stderr and "swept keys:" in p.stderr, p.stderr
-    n = len(swept("d", DKEY)) * len(swept("d", "simulation.stack"))
+    n = len(swept("d", DKEY)) * len(swept("d", "simulation.stack")) * len(swept("d", DSIZE))
     p = cli("plot", str(d), "--series", "goodput_kbps", "--point", str(n))
     assert p.returncode == 2 and f"it has points 0-{n - 1} and runs 0" in p.stderr, p.stderr
     p = cli("plot", str(d), "--metric", "pdr", "--facet", "nope")
@@ -262,11 +262,12 @@ def test_report_is_rebuilt_from_stored_results(studies, tmp_path):
     assert "study-d-wired-voip" in text and "tpsim run " in text and 'id="toc"' in text
     assert len(figures(d)) == len(figures(studies["d"]))
     res = tpsim.Results.read(d)
-    assert res.param_keys == [DKEY, "simulation.stack"]
+    assert res.param_keys == [DKEY, "simulation.stack", DSIZE]
     assert res.flows.equals(pl.read_parquet(studies["d"] / "flows.parquet"))
     assert res.summary().height == pl.read_csv(studies["d"] / "summary.csv").height
     assert res.base.name == "study-d-wired-voip" and [pt.params for pt in res.points] == [
-        {DKEY: t, "simulation.stack": s} for t in swept("d", DKEY) for s in swept("d", "simulation.stack")]
+        {DKEY: t, "simulation.stack": s, DSIZE: z} for t in swept("d", DKEY) for s in swept("d", "simulation.stack")
+        for z in swept("d", DSIZE)]
     assert res.command.startswith("tpsim run ")
     p = cli("report", str(tmp_path / "nothing-here"))
     assert p.returncode == 2 and "not a directory" in p.stderr

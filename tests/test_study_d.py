@@ -23,20 +23,28 @@ def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path):
     for name in ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]:
         assert (out / name).is_file(), name
     flows = pl.read_parquet(out / "flows.parquet")
-    # Six transports x two stacks (the study's sweep) x 2 runs x 2 flows (one per direction).
+    # Six transports x two stacks x four sizes (the study's sweep) x 2 runs x 2 flows (one per
+    # direction); the study's own 128 B is checked here.
     key = "flows.0.transport + flows.1.transport"
+    size_key = [k for k in flows.columns if k.startswith("flows.0.app.size + ")][0]
     transports = ["udp", "tcp", "sctp", "tfrc", "dccp-ccid2", "dccp-ccid3"]
-    assert flows.height == 6 * 2 * 2 * 2
-    assert flows.select("point", key, "simulation.stack", "run", "flow", "direction").rows() == [
-        (2 * i + j, t, stack, r, f, "fwd")
-        for i, t in enumerate(transports) for j, stack in enumerate(["ns2", "modern"]) for r in (0, 1) for f in (0, 1)
+    sizes = ["64B", "128B", "256B", "512B"]
+    assert flows.height == 6 * 2 * 4 * 2 * 2
+    assert flows.select("point", key, "simulation.stack", size_key, "run", "flow", "direction").rows() == [
+        (8 * i + 4 * j + k, t, stack, size, r, f, "fwd")
+        for i, t in enumerate(transports) for j, stack in enumerate(["ns2", "modern"]) for k, size in enumerate(sizes)
+        for r in (0, 1) for f in (0, 1)
     ]
     assert (flows["transport"] == flows[key]).all()
+    # Every message is one packet of its size: UDP's packets are the messages (sizes = "ns2").
+    udp = flows.filter(pl.col("transport") == "udp")
+    assert udp["packet_size_mean_b"].to_list() == [float(int(v[:-1])) for v in udp[size_key].to_list()]
+    flows = flows.filter(pl.col(size_key) == "128B")
     for col in ["run", "seed", "flow", "src", "dst", "transport", "app", "tx_packets", "rx_packets", "pdr", "goodput_kbps", "delay_mean_s", "jitter_ipdv_s", "jitter_rfc3550_s"]:
         assert col in flows.columns, col
-    assert pl.read_csv(out / "flows.csv").height == flows.height
+    assert pl.read_csv(out / "flows.csv").height == 4 * flows.height
     net = pl.read_parquet(out / "network.parquet")
-    assert net.height == 24 and "mac_frames" in net.columns and "drops_queue" in net.columns
+    assert net.height == 96 and "mac_frames" in net.columns and "drops_queue" in net.columns
     # 495 messages each way (0.1 s .. 9.98 s every 20 ms), all delivered; over UDP at exactly
     # 54 ms, over the other transports a little later (larger headers, packets that carry
     # several messages, pacing).
@@ -66,7 +74,7 @@ def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path):
                                           "queue_packets", "cwnd_bytes", "ssthresh_bytes", "srtt_s", "cwnd_packets",
                                           "ssthresh_packets", "x_bps", "p"}
     summary = pl.read_csv(out / "summary.csv")
-    row = summary.filter((pl.col("metric") == "rx_packets") & (pl.col("flow") == 0) & (pl.col("point") == 1))
+    row = summary.filter((pl.col("metric") == "rx_packets") & (pl.col("flow") == 0) & (pl.col("point") == 5))
     assert row["n"].item() == 2 and row["mean"].item() == 495.0
 
 
@@ -174,14 +182,20 @@ def test_study_d_report_has_the_studys_own_outputs(tmp_path):
     for column in ["messages sent", "bytes sent", "transport packets sent", "IP bytes sent", "smallest packet",
                    "largest packet", "mean packet size", "messages delivered", "bytes delivered"]:
         assert column in html, column
+    # Delay and throughput against the packet size: the sweep's size is the figures' x.
+    figs = {f["name"]: f for f in json.loads((out / "figures" / "figures.json").read_text())}
+    for m in ["goodput_kbps", "delay_mean_s"]:
+        for stack in ["ns2", "modern"]:
+            f = figs[f"{m}-{stack}"]
+            assert f["xlabel"] == "message size (B)" and f["x_positions"] == [64.0, 128.0, 256.0, 512.0], f
     flows = pl.read_parquet(out / "flows.parquet")
     # Every transport delivers every message (a lossless, uncongested link).
     assert set(flows["transport"]) == {"udp", "tcp", "sctp", "tfrc", "dccp-ccid2", "dccp-ccid3"}
     assert (flows["rx_packets"] == 495).all()
-    # UDP's packets are the 128-byte messages themselves (sizes = "ns2").
-    udp = flows.filter(pl.col("transport") == "udp")
-    assert udp.select("packet_size_min_b", "packet_size_max_b", "packet_size_mean_b").unique().rows() == [(128.0, 128.0, 128.0)]
-    assert (udp["tx_ip_bytes"] == 495 * 128).all()
+    # UDP's packets are the messages themselves (sizes = "ns2"): point 0 sends 64 B ones.
+    udp = flows.filter((pl.col("transport") == "udp") & (pl.col("point") == 0))
+    assert udp.select("packet_size_min_b", "packet_size_max_b", "packet_size_mean_b").unique().rows() == [(64.0, 64.0, 64.0)]
+    assert (udp["tx_ip_bytes"] == 495 * 64).all()
     ts = pl.read_parquet(out / "timeseries.parquet")
     cum = ts.filter((pl.col("series") == "rx_bytes_cumulative") & (pl.col("point") == 0) & (pl.col("flow") == 0))
-    assert cum.sort("time_s")["value"].to_list()[-1] == 495 * 128
+    assert cum.sort("time_s")["value"].to_list()[-1] == 495 * 64

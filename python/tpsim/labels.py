@@ -215,13 +215,11 @@ _KEY_NAMES: list[tuple[str, str]] = [
 def key_name(key: str, flow_index: bool = False) -> str:
     """A swept key's short name: ``nodes.mobility.speed`` -> ``node speed``,
     ``flows.1.app.size`` -> ``message size (flow 1)`` (flow 0 is named only with
-    ``flow_index``); a linked key ``"a + b"``: its keys' distinct names without flow or link
-    numbers, joined by " / " (``flows.0.transport + flows.1.transport`` -> ``transport``);
-    other keys: the last name, spaced."""
+    ``flow_index``); a linked key ``"a + b + ..."``: the name of its first key, without flow
+    or link number (the others follow it: ``flows.0.app.size + flows.1.app.size +
+    flows.0.tcp.packet_size`` -> ``message size``); other keys: the last name, spaced."""
     if "+" in key:
-        # One setting given to several flows or keys: named without flow numbers.
-        names = [_key_name(k.strip(), False, False) for k in key.split("+")]
-        return " / ".join(dict.fromkeys(names))
+        return _key_name(key.split("+")[0].strip(), False, False)
     return _key_name(key, flow_index, True)
 
 

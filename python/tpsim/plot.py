@@ -410,7 +410,7 @@ def _draw_metric(df, data, metric, x, hues, facet, kind, connect, title, xlabel,
     x_name = key_name(x)
     t = title if title is not None else f"{_upper_first(disp.label.split(' (')[0])} vs {x_name}" + (f" ({', '.join(fixed)})" if fixed else "")
     if t:
-        fig.suptitle(_wrap(t, 60 if ncols == 1 else 120))
+        fig.suptitle(_wrap(t, 44 if ncols == 1 else 92))
     agg = _aggregation(data, metric, x, hues, facet, n_runs)
     capped = f" The {len(named)} series with the largest means are named; {len(order) - len(named)} more in grey." if len(named) < len(order) else ""
     caption = (f"{_upper_first(disp.label)} against {xl}"
