@@ -484,9 +484,9 @@ impl SctpSocket {
             }
             got_sack |= matches!(c, ControlChunk::CookieAck);
         }
-        if let Some(s) = p.sack {
+        if let Some(s) = &p.sack {
             if self.state != State::CookieWait && self.state != State::CookieEchoed {
-                self.on_sack(now, &s);
+                self.on_sack(now, s);
                 got_sack = true;
             }
         }

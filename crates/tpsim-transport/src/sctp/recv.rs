@@ -380,6 +380,9 @@ impl Receiver {
     /// last SACK (then forgotten).
     pub fn build_sack(&mut self, a_rwnd: u32) -> SackChunk {
         let mut s = SackChunk::new(self.cum as u32, a_rwnd);
+        if self.above.is_empty() && self.dups.is_empty() {
+            return s; // in sequence, no duplicates: the common SACK
+        }
         let mut run: Option<(u64, u64)> = None;
         for &t in self.above.keys() {
             match run {

@@ -78,10 +78,16 @@ impl SctpSocket {
             // The PPID holds the id's low 32 bits: the id is the one nearest the last delivered.
             let hint = self.rx_id_hint;
             let id = (hint & !0xffff_ffff) | m.msg_id as u64;
-            let id = [id.wrapping_sub(1 << 32), id, id.wrapping_add(1 << 32)]
-                .into_iter()
-                .min_by_key(|&c| c.abs_diff(hint))
-                .expect("three candidates");
+            // The next id (or the same) is the nearest at once: the other candidates are 2^32
+            // away from it.
+            let id = if id == hint || id == hint.wrapping_add(1) {
+                id
+            } else {
+                [id.wrapping_sub(1 << 32), id, id.wrapping_add(1 << 32)]
+                    .into_iter()
+                    .min_by_key(|&c| c.abs_diff(hint))
+                    .expect("three candidates")
+            };
             self.rx_id_hint = id;
             self.events.push_back(TransportEvent::Delivered {
                 message: Message {

@@ -22,7 +22,7 @@ impl SctpSocket {
         let mut acked_bytes = 0u64;
         let mut highest_new: Option<u32> = None;
         let mut lowest_acked = false;
-        let lowest_outstanding = self.sent.iter().find(|x| !x.gap_acked).map(|x| x.chunk.tsn);
+        let lowest_outstanding = self.first_outstanding();
         // Cumulative part.
         while self.sent.front().is_some_and(|x| tsn_le(x.chunk.tsn, cum)) {
             let x = self.sent.pop_front().expect("checked");
@@ -165,7 +165,7 @@ impl SctpSocket {
         // §6.2.1 B: rwnd = a_rwnd − bytes still outstanding (D: marked chunks not counted).
         self.rwnd = (s.a_rwnd as u64).saturating_sub(self.outstanding_user_bytes());
         // §6.3.2 R2/R3/R4 and §7.2.2's partial_bytes_acked reset.
-        let outstanding = self.sent.iter().any(|x| !x.gap_acked);
+        let outstanding = !self.nothing_outstanding();
         let p = &mut self.paths[pi];
         if !outstanding {
             p.t3_rtx = None;
@@ -178,6 +178,7 @@ impl SctpSocket {
     }
 
     /// A chunk acknowledged for the first time: flight size, RTT measurement (§6.3.1 C4/C5).
+    #[inline(always)]
     pub(super) fn on_chunk_acked(&mut self, now: SimTime, x: &Sent) {
         let sz = self.size(&x.chunk);
         let p = &mut self.paths[x.path];

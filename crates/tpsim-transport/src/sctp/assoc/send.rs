@@ -4,7 +4,7 @@
 //! a timeout, idle decay, ns-2's send rule.
 
 use super::{SctpSocket, Sent};
-use crate::sctp::State;
+use crate::sctp::{SctpBox, State};
 use crate::{L4Header, Segment};
 use tpsim_core::SimTime;
 use tpsim_wire::sctp::{
@@ -60,7 +60,17 @@ impl SctpSocket {
     }
 
     /// RFC 9260 §7.2.1: cwnd decay of idle paths, applied lazily.
+    #[inline]
     pub(super) fn apply_idle_decay(&mut self, now: SimTime) {
+        // Only a path that sent DATA and has nothing in flight can decay (`Path::idle_decay`):
+        // while data flows, nothing to compute.
+        if !self
+            .paths
+            .iter()
+            .any(|p| p.last_data_tx.is_some() && p.flight_size == 0)
+        {
+            return;
+        }
         let unit = self.cwnd_unit();
         let above = self.sctp.idle_decay_above_units.map(|k| k as u64 * unit);
         for p in &mut self.paths {
@@ -91,24 +101,9 @@ impl SctpSocket {
         if self.ctrl.is_empty() && !(self.sack_now && self.recv.is_some()) && !data_waiting {
             return None;
         }
-        // The packet is assembled in place in the segment (no copy of the chunks).
-        let mut seg = Segment {
-            header: L4Header::Sctp(Box::new(SctpRepr::new(
-                self.cfg.local_port,
-                self.cfg.remote_port,
-                self.peer_tag,
-            ))),
-            payload_len: 0,
-            ip_len: 0,
-            // A packet may carry pieces of several messages: they travel in the chunks.
-            message: None,
-            first_tx: now,
-            stream: None,
-        };
-        let L4Header::Sctp(ref mut boxed) = seg.header else {
-            unreachable!("built above")
-        };
-        let p: &mut SctpRepr = boxed;
+        // The packet is assembled in place in its box (a reused one: no allocation, no copy).
+        let mut boxed = SctpBox::empty(self.cfg.local_port, self.cfg.remote_port, self.peer_tag);
+        let p: &mut SctpRepr = &mut boxed;
         // Bytes of chunks that fit the MTU (RFC 9260 §6.10: packets no larger than the PMTU).
         let mut room = self.cfg.mtu.saturating_sub(IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN);
         let mut alone = false;
@@ -155,9 +150,17 @@ impl SctpSocket {
         } else {
             self.sstats.control_packets += 1;
         }
-        seg.payload_len = p.payload_len();
-        seg.ip_len = self.ip_len(p);
-        Some(seg)
+        let payload_len = p.payload_len();
+        let ip_len = self.ip_len(p);
+        Some(Segment {
+            header: L4Header::Sctp(boxed),
+            payload_len,
+            ip_len,
+            // A packet may carry pieces of several messages: they travel in the chunks.
+            message: None,
+            first_tx: now,
+            stream: None,
+        })
     }
 
     /// Whether DATA may be sent in this state: the association is up (the first COOKIE ECHO,
@@ -184,7 +187,7 @@ impl SctpSocket {
         let marked_any = self.has_marked();
         let mut retransmitted_first = false;
         if marked_any && (fast || unit_flight_ok(self)) {
-            let first_outstanding = self.sent.iter().find(|x| !x.gap_acked).map(|x| x.chunk.tsn);
+            let first_outstanding = self.first_outstanding();
             for k in 0..self.sent.len() {
                 if p.data.is_full() {
                     break;
@@ -299,8 +302,20 @@ impl SctpSocket {
     }
 
     /// Whether every chunk sent is acknowledged (cumulatively or by Gap Ack Blocks).
-    fn nothing_outstanding(&self) -> bool {
-        self.sent.iter().all(|x| x.gap_acked)
+    pub(super) fn nothing_outstanding(&self) -> bool {
+        debug_assert_eq!(self.n_gap_acked, self.sent.iter().filter(|x| x.gap_acked).count());
+        self.sent.len() == self.n_gap_acked
+    }
+
+    /// The TSN of the lowest chunk neither acknowledged nor passed by the Cumulative TSN Ack
+    /// (without Gap Ack Blocks held, the first chunk of `sent`).
+    pub(super) fn first_outstanding(&self) -> Option<u32> {
+        debug_assert_eq!(self.n_gap_acked, self.sent.iter().filter(|x| x.gap_acked).count());
+        if self.n_gap_acked == 0 {
+            self.sent.front().map(|x| x.chunk.tsn)
+        } else {
+            self.sent.iter().find(|x| !x.gap_acked).map(|x| x.chunk.tsn)
+        }
     }
 
     /// Sends `sent[k]` in `p`: flight size, rwnd (§6.1 B: rwnd minus the data), T3-rtx (§6.3.2
