@@ -455,7 +455,8 @@ impl SctpSocket {
     /// chunks in order). Packets of other protocols are counted and ignored.
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
         self.stats.rx_segments += 1;
-        let L4Header::Sctp(ref p) = seg.header else { return };
+        let L4Header::Sctp(ref boxed) = seg.header else { return };
+        let p: &SctpRepr = boxed;
         self.begin_input();
         self.apply_idle_decay(now);
         if let Some(ControlChunk::Init(i)) = p.control {

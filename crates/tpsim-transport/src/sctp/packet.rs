@@ -16,6 +16,8 @@ use tpsim_wire::SctpRepr;
 const POOL_MAX: usize = 64;
 
 thread_local! {
+    // The boxes themselves are what is reused: they are handed out whole.
+    #[allow(clippy::vec_box)]
     static POOL: RefCell<Vec<Box<SctpRepr>>> = const { RefCell::new(Vec::new()) };
 }
 

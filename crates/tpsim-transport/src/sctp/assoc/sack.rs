@@ -104,7 +104,7 @@ impl SctpSocket {
             highest_new
         };
         let mut new_fr = 0u64;
-        if let Some(h) = limit {
+        if let Some(h) = limit.filter(|_| !self.sent.is_empty()) {
             for x in self.sent.iter_mut() {
                 if !tsn_lt(x.chunk.tsn, h) {
                     break; // `sent` is in TSN order
@@ -212,6 +212,9 @@ impl SctpSocket {
 
     /// User bytes outstanding (neither acknowledged nor marked for retransmission).
     pub(super) fn outstanding_user_bytes(&self) -> u64 {
+        if self.sent.is_empty() {
+            return 0; // everything acknowledged: the common case of an in-order SACK
+        }
         self.sent
             .iter()
             .filter(|s| !s.gap_acked && !s.marked)
