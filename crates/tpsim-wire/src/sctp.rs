@@ -574,6 +574,16 @@ impl SctpRepr {
             + self.data.as_slice().iter().map(|d| pad4(d.chunk_len())).sum::<u32>()
     }
 
+    /// User data bytes carried and the length of the DATA chunks, each padded to 4, in one
+    /// pass: ([`payload_len`](Self::payload_len), the DATA part of
+    /// [`chunks_len`](Self::chunks_len)).
+    #[inline]
+    pub fn data_lens(&self) -> (u32, u32) {
+        self.data.as_slice().iter().fold((0, 0), |(user, padded), d| {
+            (user + d.len as u32, padded + pad4(d.chunk_len()))
+        })
+    }
+
     /// User data bytes carried.
     #[inline]
     pub fn payload_len(&self) -> u32 {

@@ -165,8 +165,7 @@ impl SctpSocket {
         } else {
             self.sstats.control_packets += 1;
         }
-        let payload_len = p.payload_len();
-        let ip_len = self.ip_len(p);
+        let (ip_len, payload_len) = self.lens(p);
         Some(Segment {
             header: L4Header::Sctp(boxed),
             payload_len,
