@@ -11,6 +11,7 @@ use tpsim_wire::sctp::{ControlChunk, DataFlags, ErrorCause, SackChunk, SctpRepr}
 
 impl SctpSocket {
     /// RFC 9260 §6.2: DATA chunks of a packet, and when to SACK them.
+    #[inline]
     pub(super) fn on_data(&mut self, now: SimTime, p: &SctpRepr) {
         if !matches!(
             self.state,
@@ -72,6 +73,7 @@ impl SctpSocket {
     }
 
     /// Moves complete messages to the application.
+    #[inline]
     pub(super) fn drain_ready(&mut self) {
         let Some(r) = self.recv.as_mut() else { return };
         while let Some(m) = r.pop_ready() {

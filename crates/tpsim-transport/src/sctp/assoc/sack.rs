@@ -9,6 +9,7 @@ use tpsim_wire::sctp::{SackChunk, DATA_CHUNK_HEADER_LEN};
 impl SctpSocket {
     /// RFC 9260 §6.2.1 (processing a received SACK), with the congestion control of §7.2 and
     /// the T3-rtx rules of §6.3.2.
+    #[inline]
     pub(super) fn on_sack(&mut self, now: SimTime, s: &SackChunk) {
         let cum = s.cum_tsn_ack;
         // §6.2.1 A: a Cumulative TSN Ack below the Cumulative TSN Ack Point is out of order:

@@ -105,13 +105,18 @@ impl SctpSocket {
     /// Whether [`build_packet`](Self::build_packet) would surely find nothing to send.
     #[inline]
     fn nothing_to_send(&self) -> bool {
+        if !self.ctrl.is_empty() || self.sack_now && self.recv.is_some() {
+            return false;
+        }
+        if !self.may_send_data() {
+            return true;
+        }
         let path = &self.paths[self.primary];
         let window_open = path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0);
         let burst_left = self.sctp.max_burst.is_none_or(|b| self.burst < b);
-        let data_waiting = self.may_send_data()
-            && (self.has_marked() && (window_open || self.fast_rtx_now)
-                || !self.unsent.is_empty() && window_open && burst_left);
-        self.ctrl.is_empty() && !(self.sack_now && self.recv.is_some()) && !data_waiting
+        let data_waiting = self.has_marked() && (window_open || self.fast_rtx_now)
+            || !self.unsent.is_empty() && window_open && burst_left;
+        !data_waiting
     }
 
     /// Assembles the next packet: a control chunk, a SACK, DATA chunks (RFC 9260 §6.10).
