@@ -24,7 +24,7 @@ pub mod tfrc;
 pub mod udp;
 
 use tpsim_core::{SimDuration, SimTime};
-use tpsim_wire::{IpProtocol, SctpRepr, SizeConvention, TcpRepr, UdpRepr};
+use tpsim_wire::{IpProtocol, SizeConvention, TcpRepr, UdpRepr};
 
 pub use dccp::{Ccid, DccpConfig, DccpProfile, DccpSocket};
 pub use ns2tcp::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant};
@@ -52,7 +52,7 @@ pub enum L4Header {
     /// A TCP segment (options included in the header).
     Tcp(TcpRepr),
     /// An SCTP packet: common header and a description of its chunks (RFC 9260 §3).
-    Sctp(Box<SctpRepr>),
+    Sctp(sctp::SctpBox),
     /// A TFRC packet (RFC 5348): a UDP header followed by a TFRC data or feedback header.
     Tfrc {
         /// The UDP header.

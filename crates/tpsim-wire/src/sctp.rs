@@ -178,6 +178,20 @@ pub struct DataChunk {
 }
 
 impl DataChunk {
+    /// A chunk of zeros (the `Default`), usable in constants.
+    pub const EMPTY: DataChunk = DataChunk {
+        flags: DataFlags(0),
+        tsn: 0,
+        stream_id: 0,
+        ssn: 0,
+        len: 0,
+        msg_id: 0,
+        payload: Payload {
+            created_ns: 0,
+            first_tx_ns: 0,
+        },
+    };
+
     /// The chunk's length field: header and user data, bytes.
     pub fn chunk_len(&self) -> u32 {
         DATA_CHUNK_HEADER_LEN + self.len as u32
@@ -414,14 +428,47 @@ impl ControlChunk {
     }
 }
 
-/// Up to [`MAX_DATA_CHUNKS`] DATA chunks, in the order they are sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// Up to [`MAX_DATA_CHUNKS`] DATA chunks, in the order they are sent. Equality, hashing and
+/// `Debug` look at the chunks held only (room beyond them may hold anything, so that a packet
+/// can be emptied with [`clear`](Self::clear) without rewriting its room).
+#[derive(Clone, Copy, Default)]
 pub struct DataChunks {
     n: u8,
     chunks: [DataChunk; MAX_DATA_CHUNKS],
 }
 
+impl PartialEq for DataChunks {
+    fn eq(&self, o: &DataChunks) -> bool {
+        self.as_slice() == o.as_slice()
+    }
+}
+
+impl Eq for DataChunks {}
+
+impl std::hash::Hash for DataChunks {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl fmt::Debug for DataChunks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
 impl DataChunks {
+    /// No chunks (the `Default`), usable in constants.
+    pub const EMPTY: DataChunks = DataChunks {
+        n: 0,
+        chunks: [DataChunk::EMPTY; MAX_DATA_CHUNKS],
+    };
+
+    /// Removes every chunk.
+    pub fn clear(&mut self) {
+        self.n = 0;
+    }
+
     /// Appends a chunk; false (nothing added) when full.
     pub fn push(&mut self, c: DataChunk) -> bool {
         if self.n as usize == MAX_DATA_CHUNKS {
@@ -494,25 +541,27 @@ impl fmt::Display for SctpParseError {
 
 impl SctpRepr {
     /// A packet with no chunks yet.
-    pub fn new(src_port: u16, dst_port: u16, verification_tag: u32) -> SctpRepr {
+    pub const fn new(src_port: u16, dst_port: u16, verification_tag: u32) -> SctpRepr {
         SctpRepr {
             src_port,
             dst_port,
             verification_tag,
             control: None,
             sack: None,
-            data: DataChunks::default(),
+            data: DataChunks::EMPTY,
         }
     }
 
     /// Bytes of chunks, each padded to 4 (RFC 9260 §3.2), without the common header.
+    #[inline]
     pub fn chunks_len(&self) -> u32 {
-        self.control.map_or(0, |c| pad4(c.chunk_len()))
-            + self.sack.map_or(0, |s| s.chunk_len())
+        self.control.as_ref().map_or(0, |c| pad4(c.chunk_len()))
+            + self.sack.as_ref().map_or(0, |s| s.chunk_len())
             + self.data.as_slice().iter().map(|d| pad4(d.chunk_len())).sum::<u32>()
     }
 
     /// The packet's length: common header and padded chunks, bytes.
+    #[inline]
     pub fn packet_len(&self) -> u32 {
         SCTP_COMMON_HEADER_LEN + self.chunks_len()
     }
@@ -520,12 +569,23 @@ impl SctpRepr {
     /// Bytes of chunks as ns-2.35's Agent/SCTP counts them ([`ControlChunk::ns2_chunk_len`];
     /// SACK and DATA chunks as on the wire, DATA padded to 4 as `sctp.cc` pads them).
     pub fn ns2_chunks_len(&self) -> u32 {
-        self.control.map_or(0, |c| pad4(c.ns2_chunk_len()))
-            + self.sack.map_or(0, |s| s.chunk_len())
+        self.control.as_ref().map_or(0, |c| pad4(c.ns2_chunk_len()))
+            + self.sack.as_ref().map_or(0, |s| s.chunk_len())
             + self.data.as_slice().iter().map(|d| pad4(d.chunk_len())).sum::<u32>()
     }
 
+    /// User data bytes carried and the length of the DATA chunks, each padded to 4, in one
+    /// pass: ([`payload_len`](Self::payload_len), the DATA part of
+    /// [`chunks_len`](Self::chunks_len)).
+    #[inline]
+    pub fn data_lens(&self) -> (u32, u32) {
+        self.data.as_slice().iter().fold((0, 0), |(user, padded), d| {
+            (user + d.len as u32, padded + pad4(d.chunk_len()))
+        })
+    }
+
     /// User data bytes carried.
+    #[inline]
     pub fn payload_len(&self) -> u32 {
         self.data.as_slice().iter().map(|d| d.len as u32).sum()
     }

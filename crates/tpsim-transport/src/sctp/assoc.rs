@@ -27,7 +27,7 @@ use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent,
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::sctp::{
-    ControlChunk, DataChunk, DataFlags, ErrorCause, Payload, SctpRepr, StateCookie, DATA_CHUNK_HEADER_LEN,
+    pad4, ControlChunk, DataChunk, DataFlags, ErrorCause, Payload, SctpRepr, StateCookie, DATA_CHUNK_HEADER_LEN,
     SCTP_COMMON_HEADER_LEN,
 };
 use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN};
@@ -316,12 +316,29 @@ impl SctpSocket {
                 0
             }
     }
-    fn ip_len(&self, p: &SctpRepr) -> u32 {
-        match self.cfg.sizes {
-            SizeConvention::Standard => IPV4_HEADER_LEN + p.packet_len(),
+    /// The IP length of `p` and the user data it carries, with one pass over its DATA chunks.
+    fn lens(&self, p: &SctpRepr) -> (u32, u32) {
+        let (user, data) = p.data_lens();
+        let sack = p.sack.as_ref().map_or(0, |s| s.chunk_len());
+        let ip_len = match self.cfg.sizes {
+            SizeConvention::Standard => {
+                IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN + p.control.as_ref().map_or(0, |c| pad4(c.chunk_len()))
+            }
             // ns-2.35 `SendPacket()`: chunks + SCTP_HDR_SIZE (12) + ipHeaderSize_ (20).
-            SizeConvention::Ns2 => IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN + p.ns2_chunks_len(),
-        }
+            SizeConvention::Ns2 => {
+                IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN + p.control.as_ref().map_or(0, |c| pad4(c.ns2_chunk_len()))
+            }
+        } + sack
+            + data;
+        debug_assert_eq!(
+            ip_len,
+            match self.cfg.sizes {
+                SizeConvention::Standard => IPV4_HEADER_LEN + p.packet_len(),
+                SizeConvention::Ns2 => IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN + p.ns2_chunks_len(),
+            }
+        );
+        debug_assert_eq!(user, p.payload_len());
+        (ip_len, user)
     }
 
     // ------------------------------------------------------------------ application input
@@ -362,22 +379,11 @@ impl SctpSocket {
             v
         };
         let frag = self.max_fragment();
-        let mut left = msg.len;
-        let mut first = true;
-        loop {
-            let len = left.min(frag);
-            left -= len;
-            let mut flags = DataFlags::default();
-            if first {
-                flags = flags.with(DataFlags::BEGIN);
-            }
-            if left == 0 {
-                flags = flags.with(DataFlags::END);
-            }
+        let chunk = |len: u32, mut flags: DataFlags| {
             if unordered {
                 flags = flags.with(DataFlags::UNORDERED);
             }
-            self.unsent.push_back(DataChunk {
+            DataChunk {
                 flags,
                 tsn: 0,
                 stream_id: stream,
@@ -388,10 +394,29 @@ impl SctpSocket {
                     created_ns: msg.created.0,
                     first_tx_ns: 0,
                 },
-            });
-            first = false;
-            if left == 0 {
-                break;
+            }
+        };
+        if msg.len <= frag {
+            // Not fragmented: one chunk, B and E.
+            self.unsent.push_back(chunk(msg.len, DataFlags::WHOLE));
+        } else {
+            let mut left = msg.len;
+            let mut first = true;
+            loop {
+                let len = left.min(frag);
+                left -= len;
+                let mut flags = DataFlags::default();
+                if first {
+                    flags = flags.with(DataFlags::BEGIN);
+                }
+                if left == 0 {
+                    flags = flags.with(DataFlags::END);
+                }
+                self.unsent.push_back(chunk(len, flags));
+                first = false;
+                if left == 0 {
+                    break;
+                }
             }
         }
         self.buffered_bytes += msg.len as u64;
@@ -455,7 +480,8 @@ impl SctpSocket {
     /// chunks in order). Packets of other protocols are counted and ignored.
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
         self.stats.rx_segments += 1;
-        let L4Header::Sctp(ref p) = seg.header else { return };
+        let L4Header::Sctp(ref boxed) = seg.header else { return };
+        let p: &SctpRepr = boxed;
         self.begin_input();
         self.apply_idle_decay(now);
         if let Some(ControlChunk::Init(i)) = p.control {
@@ -484,9 +510,9 @@ impl SctpSocket {
             }
             got_sack |= matches!(c, ControlChunk::CookieAck);
         }
-        if let Some(s) = p.sack {
+        if let Some(s) = &p.sack {
             if self.state != State::CookieWait && self.state != State::CookieEchoed {
-                self.on_sack(now, &s);
+                self.on_sack(now, s);
                 got_sack = true;
             }
         }

@@ -71,6 +71,7 @@
 //! chunks bundled with DATA (SHUTDOWN goes out once everything is acknowledged).
 
 mod assoc;
+mod packet;
 pub mod path;
 pub mod recv;
 
@@ -82,6 +83,7 @@ mod pair_tests;
 mod tests;
 
 pub use assoc::SctpSocket;
+pub use packet::SctpBox;
 pub use path::{Path, RtoEstimator};
 
 use std::fmt;

@@ -43,26 +43,17 @@ struct InStream {
 
 /// Head-of-line blocking times, in a log-linear histogram (about 1.6 % resolution) so that its
 /// memory stays fixed however many messages arrive.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct HolStats {
     zero: u64,
+    /// The buckets of the non-zero waits: allocated (64 · SUB counters) at the first one, so
+    /// that an association whose messages never wait costs no histogram.
     buckets: Vec<u64>,
     count: u64,
     sum_ns: u128,
 }
 
 const SUB: u32 = 64;
-
-impl Default for HolStats {
-    fn default() -> Self {
-        HolStats {
-            zero: 0,
-            buckets: vec![0; 64 * SUB as usize],
-            count: 0,
-            sum_ns: 0,
-        }
-    }
-}
 
 impl HolStats {
     fn bucket(ns: u64) -> usize {
@@ -88,6 +79,9 @@ impl HolStats {
         if d.0 == 0 {
             self.zero += 1;
         } else {
+            if self.buckets.is_empty() {
+                self.buckets = vec![0; 64 * SUB as usize];
+            }
             self.buckets[Self::bucket(d.0)] += 1;
         }
     }
@@ -212,8 +206,26 @@ impl Receiver {
     }
 
     /// RFC 9260 §6.2: takes one DATA chunk received at `now`.
+    #[inline]
     pub fn on_data(&mut self, now: SimTime, c: &DataChunk) -> Accept {
         let t = self.ext(c.tsn);
+        if t == self.cum + 1
+            && self.above.is_empty()
+            && c.flags.contains(DataFlags::WHOLE)
+            && (c.stream_id as usize) < self.streams.len()
+            && c.len as u64 <= self.free()
+        {
+            // In sequence, a whole message of an existing stream, with room: what the general
+            // path below does with it, without its checks (the common case, no map touched).
+            self.cum = t;
+            self.complete(now, c, c.len as u32);
+            return Accept::New;
+        }
+        self.on_data_general(now, c, t)
+    }
+
+    /// [`on_data`](Self::on_data) for any chunk; `t` is its extended TSN.
+    fn on_data_general(&mut self, now: SimTime, c: &DataChunk, t: u64) -> Accept {
         if t <= self.cum || self.above.contains_key(&t) {
             self.dups.push(c.tsn);
             return Accept::Duplicate;
@@ -316,6 +328,7 @@ impl Receiver {
 
     /// A message whose first fragment is `head` and whose user data totals `len` bytes is whole:
     /// delivered now if unordered (RFC 9260 §6.6), else in SSN order within its stream (§6.5).
+    #[inline]
     fn complete(&mut self, now: SimTime, head: &DataChunk, len: u32) {
         let ordered = !head.flags.contains(DataFlags::UNORDERED);
         let m = Complete {
@@ -380,6 +393,9 @@ impl Receiver {
     /// last SACK (then forgotten).
     pub fn build_sack(&mut self, a_rwnd: u32) -> SackChunk {
         let mut s = SackChunk::new(self.cum as u32, a_rwnd);
+        if self.above.is_empty() && self.dups.is_empty() {
+            return s; // in sequence, no duplicates: the common SACK
+        }
         let mut run: Option<(u64, u64)> = None;
         for &t in self.above.keys() {
             match run {

@@ -67,7 +67,7 @@ pub(super) fn from_peer() -> SctpRepr {
 }
 pub(super) fn seg(h: SctpRepr) -> Segment {
     Segment {
-        header: L4Header::Sctp(Box::new(h)),
+        header: L4Header::Sctp(SctpBox::new(h)),
         payload_len: h.payload_len(),
         ip_len: 20 + h.packet_len(),
         message: None,

@@ -291,7 +291,15 @@ impl SctpSocket {
 
     /// RFC 9260 §9.2: SHUTDOWN once everything is acknowledged (SHUTDOWN-PENDING), SHUTDOWN ACK
     /// likewise (SHUTDOWN-RECEIVED).
+    #[inline]
     pub(super) fn check_shutdown(&mut self, now: SimTime) {
+        // The common case, no shutdown under way, costs one comparison.
+        if matches!(self.state, State::ShutdownPending | State::ShutdownReceived) {
+            self.shutdown_when_idle(now);
+        }
+    }
+
+    fn shutdown_when_idle(&mut self, now: SimTime) {
         let idle = self.sent.is_empty() && self.unsent.is_empty();
         match self.state {
             State::ShutdownPending if idle => {

@@ -11,6 +11,7 @@ use tpsim_wire::sctp::{ControlChunk, DataFlags, ErrorCause, SackChunk, SctpRepr}
 
 impl SctpSocket {
     /// RFC 9260 §6.2: DATA chunks of a packet, and when to SACK them.
+    #[inline]
     pub(super) fn on_data(&mut self, now: SimTime, p: &SctpRepr) {
         if !matches!(
             self.state,
@@ -72,16 +73,23 @@ impl SctpSocket {
     }
 
     /// Moves complete messages to the application.
+    #[inline]
     pub(super) fn drain_ready(&mut self) {
         let Some(r) = self.recv.as_mut() else { return };
         while let Some(m) = r.pop_ready() {
             // The PPID holds the id's low 32 bits: the id is the one nearest the last delivered.
             let hint = self.rx_id_hint;
             let id = (hint & !0xffff_ffff) | m.msg_id as u64;
-            let id = [id.wrapping_sub(1 << 32), id, id.wrapping_add(1 << 32)]
-                .into_iter()
-                .min_by_key(|&c| c.abs_diff(hint))
-                .expect("three candidates");
+            // The next id (or the same) is the nearest at once: the other candidates are 2^32
+            // away from it.
+            let id = if id == hint || id == hint.wrapping_add(1) {
+                id
+            } else {
+                [id.wrapping_sub(1 << 32), id, id.wrapping_add(1 << 32)]
+                    .into_iter()
+                    .min_by_key(|&c| c.abs_diff(hint))
+                    .expect("three candidates")
+            };
             self.rx_id_hint = id;
             self.events.push_back(TransportEvent::Delivered {
                 message: Message {

@@ -9,6 +9,7 @@ use tpsim_wire::sctp::{SackChunk, DATA_CHUNK_HEADER_LEN};
 impl SctpSocket {
     /// RFC 9260 §6.2.1 (processing a received SACK), with the congestion control of §7.2 and
     /// the T3-rtx rules of §6.3.2.
+    #[inline]
     pub(super) fn on_sack(&mut self, now: SimTime, s: &SackChunk) {
         let cum = s.cum_tsn_ack;
         // §6.2.1 A: a Cumulative TSN Ack below the Cumulative TSN Ack Point is out of order:
@@ -22,7 +23,7 @@ impl SctpSocket {
         let mut acked_bytes = 0u64;
         let mut highest_new: Option<u32> = None;
         let mut lowest_acked = false;
-        let lowest_outstanding = self.sent.iter().find(|x| !x.gap_acked).map(|x| x.chunk.tsn);
+        let lowest_outstanding = self.first_outstanding();
         // Cumulative part.
         while self.sent.front().is_some_and(|x| tsn_le(x.chunk.tsn, cum)) {
             let x = self.sent.pop_front().expect("checked");
@@ -104,7 +105,7 @@ impl SctpSocket {
             highest_new
         };
         let mut new_fr = 0u64;
-        if let Some(h) = limit {
+        if let Some(h) = limit.filter(|_| !self.sent.is_empty()) {
             for x in self.sent.iter_mut() {
                 if !tsn_lt(x.chunk.tsn, h) {
                     break; // `sent` is in TSN order
@@ -165,7 +166,7 @@ impl SctpSocket {
         // §6.2.1 B: rwnd = a_rwnd − bytes still outstanding (D: marked chunks not counted).
         self.rwnd = (s.a_rwnd as u64).saturating_sub(self.outstanding_user_bytes());
         // §6.3.2 R2/R3/R4 and §7.2.2's partial_bytes_acked reset.
-        let outstanding = self.sent.iter().any(|x| !x.gap_acked);
+        let outstanding = !self.nothing_outstanding();
         let p = &mut self.paths[pi];
         if !outstanding {
             p.t3_rtx = None;
@@ -178,6 +179,7 @@ impl SctpSocket {
     }
 
     /// A chunk acknowledged for the first time: flight size, RTT measurement (§6.3.1 C4/C5).
+    #[inline(always)]
     pub(super) fn on_chunk_acked(&mut self, now: SimTime, x: &Sent) {
         let sz = self.size(&x.chunk);
         let p = &mut self.paths[x.path];
@@ -211,6 +213,9 @@ impl SctpSocket {
 
     /// User bytes outstanding (neither acknowledged nor marked for retransmission).
     pub(super) fn outstanding_user_bytes(&self) -> u64 {
+        if self.sent.is_empty() {
+            return 0; // everything acknowledged: the common case of an in-order SACK
+        }
         self.sent
             .iter()
             .filter(|s| !s.gap_acked && !s.marked)

@@ -4,11 +4,11 @@
 //! a timeout, idle decay, ns-2's send rule.
 
 use super::{SctpSocket, Sent};
-use crate::sctp::State;
+use crate::sctp::{SctpBox, State};
 use crate::{L4Header, Segment};
 use tpsim_core::SimTime;
 use tpsim_wire::sctp::{
-    pad4, ControlChunk, DataFlags, SctpRepr, DATA_CHUNK_HEADER_LEN, MAX_DUP_TSNS, MAX_GAP_BLOCKS, SACK_CHUNK_LEN,
+    pad4, ControlChunk, DataChunk, DataFlags, SctpRepr, MAX_DUP_TSNS, MAX_GAP_BLOCKS, SACK_CHUNK_LEN,
     SCTP_COMMON_HEADER_LEN,
 };
 use tpsim_wire::IPV4_HEADER_LEN;
@@ -60,7 +60,20 @@ impl SctpSocket {
     }
 
     /// RFC 9260 §7.2.1: cwnd decay of idle paths, applied lazily.
+    #[inline(always)]
     pub(super) fn apply_idle_decay(&mut self, now: SimTime) {
+        // Only a path that sent DATA and has nothing in flight can decay (`Path::idle_decay`):
+        // while data flows, nothing to compute.
+        if self
+            .paths
+            .iter()
+            .any(|p| p.last_data_tx.is_some() && p.flight_size == 0)
+        {
+            self.decay_idle_paths(now);
+        }
+    }
+
+    fn decay_idle_paths(&mut self, now: SimTime) {
         let unit = self.cwnd_unit();
         let above = self.sctp.idle_decay_above_units.map(|k| k as u64 * unit);
         for p in &mut self.paths {
@@ -80,35 +93,37 @@ impl SctpSocket {
     }
 
     /// The next packet to send, if any.
+    #[inline]
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
         // Nothing to send (the common last call): no packet is built.
+        if self.nothing_to_send() {
+            return None;
+        }
+        self.build_packet(now)
+    }
+
+    /// Whether [`build_packet`](Self::build_packet) would surely find nothing to send.
+    #[inline]
+    fn nothing_to_send(&self) -> bool {
+        if !self.ctrl.is_empty() || self.sack_now && self.recv.is_some() {
+            return false;
+        }
+        if !self.may_send_data() {
+            return true;
+        }
         let path = &self.paths[self.primary];
         let window_open = path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0);
         let burst_left = self.sctp.max_burst.is_none_or(|b| self.burst < b);
-        let data_waiting = self.may_send_data()
-            && (self.has_marked() && (window_open || self.fast_rtx_now)
-                || !self.unsent.is_empty() && window_open && burst_left);
-        if self.ctrl.is_empty() && !(self.sack_now && self.recv.is_some()) && !data_waiting {
-            return None;
-        }
-        // The packet is assembled in place in the segment (no copy of the chunks).
-        let mut seg = Segment {
-            header: L4Header::Sctp(Box::new(SctpRepr::new(
-                self.cfg.local_port,
-                self.cfg.remote_port,
-                self.peer_tag,
-            ))),
-            payload_len: 0,
-            ip_len: 0,
-            // A packet may carry pieces of several messages: they travel in the chunks.
-            message: None,
-            first_tx: now,
-            stream: None,
-        };
-        let L4Header::Sctp(ref mut boxed) = seg.header else {
-            unreachable!("built above")
-        };
-        let p: &mut SctpRepr = boxed;
+        let data_waiting = self.has_marked() && (window_open || self.fast_rtx_now)
+            || !self.unsent.is_empty() && window_open && burst_left;
+        !data_waiting
+    }
+
+    /// Assembles the next packet: a control chunk, a SACK, DATA chunks (RFC 9260 §6.10).
+    fn build_packet(&mut self, now: SimTime) -> Option<Segment> {
+        // The packet is assembled in place in its box (a reused one: no allocation, no copy).
+        let mut boxed = SctpBox::empty(self.cfg.local_port, self.cfg.remote_port, self.peer_tag);
+        let p: &mut SctpRepr = &mut boxed;
         // Bytes of chunks that fit the MTU (RFC 9260 §6.10: packets no larger than the PMTU).
         let mut room = self.cfg.mtu.saturating_sub(IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN);
         let mut alone = false;
@@ -155,9 +170,16 @@ impl SctpSocket {
         } else {
             self.sstats.control_packets += 1;
         }
-        seg.payload_len = p.payload_len();
-        seg.ip_len = self.ip_len(p);
-        Some(seg)
+        let (ip_len, payload_len) = self.lens(p);
+        Some(Segment {
+            header: L4Header::Sctp(boxed),
+            payload_len,
+            ip_len,
+            // A packet may carry pieces of several messages: they travel in the chunks.
+            message: None,
+            first_tx: now,
+            stream: None,
+        })
     }
 
     /// Whether DATA may be sent in this state: the association is up (the first COOKIE ECHO,
@@ -184,7 +206,7 @@ impl SctpSocket {
         let marked_any = self.has_marked();
         let mut retransmitted_first = false;
         if marked_any && (fast || unit_flight_ok(self)) {
-            let first_outstanding = self.sent.iter().find(|x| !x.gap_acked).map(|x| x.chunk.tsn);
+            let first_outstanding = self.first_outstanding();
             for k in 0..self.sent.len() {
                 if p.data.is_full() {
                     break;
@@ -266,18 +288,19 @@ impl SctpSocket {
                 self.unsent_msgs -= 1;
             }
             c.payload.first_tx_ns = self.cur_first_tx;
+            // Sent for the first time (what `transmit_chunk` does to a chunk of `sent`, without
+            // looking it up again).
             self.sent.push_back(Sent {
                 chunk: c,
                 path: pi,
-                tx_count: 0,
+                tx_count: 1,
                 gap_acked: false,
                 marked: false,
-                in_flight: false,
+                in_flight: true,
                 misses: 0,
                 fast_rtx: false,
             });
-            let k = self.sent.len() - 1;
-            self.transmit_chunk(now, k, p);
+            self.chunk_sent(now, pi, &c, true, p);
             // §6.3.1 C4: time one chunk per round trip.
             let path = &mut self.paths[pi];
             if path.rtt_timed.is_none() {
@@ -299,16 +322,26 @@ impl SctpSocket {
     }
 
     /// Whether every chunk sent is acknowledged (cumulatively or by Gap Ack Blocks).
-    fn nothing_outstanding(&self) -> bool {
-        self.sent.iter().all(|x| x.gap_acked)
+    pub(super) fn nothing_outstanding(&self) -> bool {
+        debug_assert_eq!(self.n_gap_acked, self.sent.iter().filter(|x| x.gap_acked).count());
+        self.sent.len() == self.n_gap_acked
+    }
+
+    /// The TSN of the lowest chunk neither acknowledged nor passed by the Cumulative TSN Ack
+    /// (without Gap Ack Blocks held, the first chunk of `sent`).
+    pub(super) fn first_outstanding(&self) -> Option<u32> {
+        debug_assert_eq!(self.n_gap_acked, self.sent.iter().filter(|x| x.gap_acked).count());
+        if self.n_gap_acked == 0 {
+            self.sent.front().map(|x| x.chunk.tsn)
+        } else {
+            self.sent.iter().find(|x| !x.gap_acked).map(|x| x.chunk.tsn)
+        }
     }
 
     /// Sends `sent[k]` in `p`: flight size, rwnd (§6.1 B: rwnd minus the data), T3-rtx (§6.3.2
     /// R1), retransmission bookkeeping.
     pub(super) fn transmit_chunk(&mut self, now: SimTime, k: usize, p: &mut SctpRepr) {
-        let headers = self.sctp.flight_counts_headers;
         let x = &mut self.sent[k];
-        let sz = x.chunk.len as u64 + if headers { DATA_CHUNK_HEADER_LEN as u64 } else { 0 };
         if x.tx_count > 0 {
             self.stats.retransmissions += 1;
         }
@@ -316,14 +349,23 @@ impl SctpSocket {
         self.n_marked -= x.marked as usize;
         x.marked = false;
         x.misses = 0;
-        if !x.in_flight {
-            x.in_flight = true;
-            self.paths[x.path].flight_size += sz;
+        let newly_in_flight = !x.in_flight;
+        x.in_flight = true;
+        let (chunk, pi) = (x.chunk, x.path);
+        self.chunk_sent(now, pi, &chunk, newly_in_flight, p);
+    }
+
+    /// A chunk goes into `p` towards path `pi`: its flight size (if it was not counted in
+    /// it), rwnd (§6.1 B), T3-rtx (§6.3.2 R1), the idle-decay clock.
+    #[inline]
+    fn chunk_sent(&mut self, now: SimTime, pi: usize, c: &DataChunk, newly_in_flight: bool, p: &mut SctpRepr) {
+        if newly_in_flight {
+            self.paths[pi].flight_size += self.size(c);
         }
-        self.rwnd = self.rwnd.saturating_sub(x.chunk.len as u64);
-        let pushed = p.data.push(x.chunk);
+        self.rwnd = self.rwnd.saturating_sub(c.len as u64);
+        let pushed = p.data.push(*c);
         debug_assert!(pushed);
-        let path = &mut self.paths[x.path];
+        let path = &mut self.paths[pi];
         path.last_data_tx = Some(now);
         path.idle_decays = 0;
         if path.t3_rtx.is_none() && self.state != State::CookieEchoed {
