@@ -241,6 +241,39 @@ def _role_table(res: Results, keys: list[str], metrics: list[str]) -> Optional[T
                  "(the values of the figures).", header, rows, [False] * (len(keys) + 1) + [True] * (1 + len(metrics)))
 
 
+def _averaged_table(res: Results, keys: list[str], metrics: list[str]) -> Optional[Table]:
+    """The metrics averaged over the figures' numeric x (study A's "averaged over the
+    intervals"), per combination of the other swept keys and role: each run's mean over the
+    x values and flow directions, then the mean and 95 % CI over the runs. ``None`` without a
+    numeric x or other swept keys."""
+    flows = with_flow_direction(res.flows)
+    if flows.height == 0 or not keys:
+        return None
+    x, _ = default_layout(flows, keys)
+    if x not in keys or not axis_for(_param_values(res, x)).numeric:
+        return None
+    others = [k for k in keys if k != x]
+    if not others:
+        return None
+    metrics = [m for m in metrics if _has_values(flows, m)]
+    group = [*others, "role"] if "role" in flows.columns else others
+    per_run = flows.group_by(group + ["run"], maintain_order=True).agg(*[pl.col(m).cast(pl.Float64).mean() for m in metrics])
+    disp = {m: metric_display(m, flows[m].drop_nulls().to_list()) for m in metrics}
+    rows = []
+    for key, g in per_run.group_by(group, maintain_order=True):
+        row = dict(zip(group, key))
+        cells = _param_cells(res, others, row) + ([str(row["role"])] if "role" in row else [])
+        for m in metrics:
+            vals = g[m].drop_nulls().to_list()
+            cells.append(_cell(*mean_ci(m, vals), disp[m].scale) if vals else "")
+        rows.append(cells)
+    header = _param_header(res, others, per_flow=True) + (["role"] if "role" in group else []) + [disp[m].label for m in metrics]
+    x_name = key_name(x)
+    return Table("table-averaged", f"Averaged over {x_name}",
+                 f"Each run's mean over every {x_name} and flow direction of one role, then the mean and [95 % CI] "
+                 "over the runs.", header, rows, [False] * (len(group)) + [True] * len(metrics))
+
+
 def _flow_table(res: Results, summary: pl.DataFrame, keys: list[str], metrics: list[str]) -> Optional[Table]:
     """Per point, flow and direction: mean and [95 % CI] over the runs (summary.csv)."""
     sub = summary.filter((pl.col("table") == "flows") & pl.col("metric").is_in(metrics)) if summary.height else summary
@@ -373,6 +406,7 @@ def render(res: Results, figs: list[Figure], command: Optional[str] = None) -> s
     runs = res.flows["run"].n_unique() if res.flows.height else 0
     tables = [t for t in (
         _role_table(res, keys, TABLE_FLOW_METRICS),
+        _averaged_table(res, keys, HEADLINE_FLOW_METRICS),
         _network_table(res, summary, keys, TABLE_NETWORK_METRICS + unknown_metrics(res.network, keys)),
         _flow_table(res, summary, keys, TABLE_FLOW_METRICS + unknown_metrics(res.flows, keys)),
         _points_table(res),
