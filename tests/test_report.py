@@ -22,7 +22,7 @@ def test_report_in_headless_chromium(tmp_path):
     f = tmp_path / "d.toml"
     f.write_text(scenario)
     out = tmp_path / "o"
-    p = cli("run", str(f), "-o", str(out), "--runs", "3", "--sweep", "flows.0.app.size=64B,128B")
+    p = cli("run", str(f), "-o", str(out), "--runs", "3", "--sweep", "links.0.delay=10ms,50ms")
     assert p.returncode == 0, p.stderr
     report = out / "report.html"
     text = report.read_text()

@@ -57,6 +57,12 @@ struct Dir {
     tx_ip_bytes: u64,
     tx_ip_min: u32,
     tx_ip_max: u32,
+    /// By packet `seq`: when the source transport sent it, ns.
+    sent_at: Vec<u64>,
+    /// Over the first arrivals of packets sent since the warm-up: the sum of (arrival − send)
+    /// ns, and the IP bytes of those that arrived by the application's stop.
+    rx_packet_delay_ns: u128,
+    rx_ip_bytes_window: u64,
 }
 
 /// [`Dir::last_drop`] of a packet none of whose copies was dropped.
@@ -239,6 +245,9 @@ impl Collector {
             tx_ip_bytes: 0,
             tx_ip_min: u32::MAX,
             tx_ip_max: 0,
+            sent_at: Vec::new(),
+            rx_packet_delay_ns: 0,
+            rx_ip_bytes_window: 0,
         });
         self.dirs.len() as u32 - 1
     }
@@ -281,13 +290,14 @@ impl Collector {
         }
     }
 
-    /// A segment carrying `dir`'s data was handed to IP as a packet of `ip_len` bytes: its
-    /// number within the direction (the packet's `seq`).
+    /// A segment carrying `dir`'s data was handed to IP at `now` as a packet of `ip_len`
+    /// bytes: its number within the direction (the packet's `seq`).
     #[inline]
-    pub fn segment_sent(&mut self, dir: u32, ip_len: u32) -> u32 {
+    pub fn segment_sent(&mut self, dir: u32, ip_len: u32, now: SimTime) -> u32 {
         let d = &mut self.dirs[dir as usize];
         d.tx_segments += 1;
         d.last_drop.push(NO_DROP);
+        d.sent_at.push(now.0);
         let seq = (d.tx_segments - 1) as u32;
         if seq >= d.seq_floor {
             d.tx_ip_bytes += ip_len as u64;
@@ -297,11 +307,11 @@ impl Collector {
         seq
     }
 
-    /// Packet `seq` of `dir` (a copy of it) reached its destination with TTL `ttl` left; only
-    /// its first arrival counts, later ones are duplicates; packets sent during the warm-up
-    /// are not counted.
+    /// Packet `seq` of `dir` (a copy of it, `ip_len` bytes) reached its destination at `now`
+    /// with TTL `ttl` left; only its first arrival counts, later ones are duplicates; packets
+    /// sent during the warm-up are not counted.
     #[inline]
-    pub fn segment_received(&mut self, dir: u32, seq: u32, ttl: u8) {
+    pub fn segment_received(&mut self, dir: u32, seq: u32, ttl: u8, ip_len: u32, now: SimTime) {
         let d = &mut self.dirs[dir as usize];
         if seq < d.seq_floor {
             return;
@@ -311,6 +321,10 @@ impl Collector {
             return;
         }
         d.rx_segments += 1;
+        d.rx_packet_delay_ns += now.0.saturating_sub(d.sent_at[seq as usize]) as u128;
+        if now <= d.info.stop {
+            d.rx_ip_bytes_window += ip_len as u64;
+        }
         // Every forwarding node decremented the TTL once (RFC 791 §3.2).
         d.rx_hops += (DEFAULT_TTL.saturating_sub(ttl) as u64) + 1;
     }
@@ -495,11 +509,12 @@ impl Collector {
             let pdr = frac(s.rx_packets, s.tx_packets);
             let done_at = d.done_at.unwrap_or(SimTime::NEVER);
             // The bytes delivered within the window over the window (docs/metrics.md).
-            let goodput = s.first_send.and_then(|t0| {
+            let window = s.first_send.and_then(|t0| {
                 let t1 = d.info.stop.min(end).min(done_at);
                 let active = t1.saturating_since(t0).as_secs_f64();
-                (active > 0.0).then(|| d.rx_bytes_window as f64 * 8.0 / 1000.0 / active)
+                (active > 0.0).then_some(active)
             });
+            let goodput = window.map(|w| d.rx_bytes_window as f64 * 8.0 / 1000.0 / w);
             s.delays_ns.sort_unstable();
             let have = s.rx_packets > 0;
             let mean = |sum: u128| have.then(|| sum as f64 / s.rx_packets as f64 / ns);
@@ -539,6 +554,9 @@ impl Collector {
                 dropped_segments: fate.lost.iter().sum(),
                 in_flight_segments: fate.in_flight,
                 tx_ip_bytes: d.tx_ip_bytes,
+                throughput_ip_kbps: window.map(|w| d.rx_ip_bytes_window as f64 * 8.0 / 1000.0 / w),
+                packet_delay_mean_s: (d.rx_segments > 0)
+                    .then(|| d.rx_packet_delay_ns as f64 / d.rx_segments as f64 / ns),
                 packet_size_min_b: (tx_segments > 0).then_some(d.tx_ip_min as f64),
                 packet_size_max_b: (tx_segments > 0).then_some(d.tx_ip_max as f64),
                 packet_size_mean_b: (tx_segments > 0).then(|| d.tx_ip_bytes as f64 / tx_segments as f64),

@@ -196,6 +196,11 @@ pub struct FlowRow {
     pub buffered_packets: u64,
     /// IP bytes of the data packets sent (`tx_segments` of them, retransmissions included).
     pub tx_ip_bytes: u64,
+    /// ns-2-style throughput: IP bytes of the data packets that arrived (first arrivals,
+    /// by the application's stop) over goodput's window, kbit/s.
+    pub throughput_ip_kbps: Option<f64>,
+    /// ns-2-style delay: mean over arrived data packets of arrival − that packet's own send, s.
+    pub packet_delay_mean_s: Option<f64>,
     /// Smallest, largest and mean IP size of the data packets sent, bytes (`None` if none).
     pub packet_size_min_b: Option<f64>,
     pub packet_size_max_b: Option<f64>,

@@ -135,6 +135,7 @@ impl RunResult {
             tx_ip_bytes
         );
         push_fields!(t, rows, F64, packet_size_min_b, packet_size_max_b, packet_size_mean_b);
+        push_fields!(t, rows, F64, throughput_ip_kbps, packet_delay_mean_s);
         // Transport-specific columns, in order of first appearance; empty for other flows.
         let mut extra: Vec<&'static str> = Vec::new();
         for (name, _) in rows.iter().flat_map(|r| r.extra.iter()) {

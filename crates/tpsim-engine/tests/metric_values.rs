@@ -88,6 +88,11 @@ fn jitter_ipdv_and_rfc3550_of_a_known_delay_pattern() {
         )
     };
     assert_eq!(sizes(&r.flows[0]), (1250, Some(125.0), Some(125.0), Some(125.0)));
+    // The ns-2-style variants: over UDP with ns-2 sizes a packet is its message, so the
+    // per-packet delay is the message delay and the IP-byte throughput the goodput.
+    let f0 = &r.flows[0];
+    close("packet_delay_mean_s", f0.packet_delay_mean_s.unwrap(), 0.0188);
+    assert_eq!(f0.throughput_ip_kbps, f0.goodput_kbps);
     assert_eq!(sizes(&r.flows[1]), (8000, Some(2000.0), Some(2000.0), Some(2000.0)));
     let f = &r.flows[0];
     assert_eq!((f.tx_packets, f.rx_packets), (10, 10));
@@ -329,4 +334,25 @@ fn energy_consumed_mean_over_three_nodes() {
         r.network.energy_consumed_j_total.unwrap(),
         3.7400832,
     );
+}
+
+/// The ns-2-style per-packet delay counts each packet from its own send: over TCP, a lost and
+/// retransmitted segment (the 6th packet of the data direction, `drop_forward = [5]`) delays
+/// the messages behind it (head-of-line), but no packet's own trip takes longer than an idle
+/// link's 165 · 8 / 10⁶ s + 10 ms = 11.32 ms plus a little queueing behind its neighbours.
+#[test]
+fn per_packet_delay_counts_from_each_packets_own_send() {
+    let text = "[simulation]\nduration = \"1s\"\ndrain = \"5s\"\nsizes = \"ns2\"\n[output]\ntimeseries = false\n\
+                [nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"1Mbps\"\ndelay = \"10ms\"\ndrop_forward = [5]\n\
+                [[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\n\
+                app = { kind = \"cbr\", size = \"125B\", interval = \"10ms\", count = 50 }\n\
+                tcp = { nagle = false }\n";
+    let r = sim(text, 1);
+    let f = &r.flows[0];
+    assert_eq!(f.rx_packets, 50);
+    assert!(f.retransmissions >= 1, "{f:?}");
+    let per_packet = f.packet_delay_mean_s.unwrap();
+    let per_message = f.delay_mean_s.unwrap();
+    assert!((0.01132 - 1e-9..0.0125).contains(&per_packet), "{per_packet}");
+    assert!(per_message > per_packet + 0.001, "{per_message} vs {per_packet}");
 }

@@ -113,7 +113,7 @@ impl World {
                 total_len: seg.ip_len.min(u16::MAX as u32) as u16,
             };
             let seq = if dir != NO_DIR {
-                self.metrics.segment_sent(dir, seg.ip_len)
+                self.metrics.segment_sent(dir, seg.ip_len, now)
             } else {
                 0
             };
@@ -158,7 +158,8 @@ impl World {
             return;
         };
         if p.dir != NO_DIR {
-            self.metrics.segment_received(p.dir, p.seq, p.ip.ttl);
+            self.metrics
+                .segment_received(p.dir, p.seq, p.ip.ttl, p.ip.total_len as u32, self.now);
         }
         // The segment is read in place, then this holder's reference released.
         self.sockets
