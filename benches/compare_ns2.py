@@ -46,6 +46,11 @@ probes it; ``--tcp ns2|modern`` forces one); otherwise TCP points run tpsim's mo
 NewReno set as close as it goes (MSS = packet size, initial window 2, ACK every segment,
 window 20 packets, minimum RTO 0.2 s, first SYN timeout 3 s) and are labelled so.
 
+TFRC (study C): ``Agent/TFRC`` (``SndrType_ 1``) → ``Agent/TFRCSink``, mirrored by tpsim's
+``tfrc = { profile = "ns2" }``. ns-2.35's AODV ignores MAC failures of TFRC packets (the ns-2
+README's quirk 2), so every TFRC point also has a ``+llfix`` variant whose ns-2 side runs with
+``llfix=1`` (TFRC's packets relabelled so that AODV handles them); tpsim's side is the same.
+
 Standard library only; the tpsim side runs in a child process of this same Python.
 """
 
@@ -96,6 +101,9 @@ A_INTERVALS = (1, 2, 5, 10, 20)
 C_SPEEDS = (5, 10, 20)
 C_BGS = (0, 8)
 TRANSPORTS = ("udp", "tcp")
+#: Study C also runs TFRC (tpsim ``tfrc = { profile = "ns2" }``), once against ns-2 as it is and
+#: once against ``llfix=1`` (key suffix ``+llfix``), where ns-2's AODV handles TFRC's MAC failures.
+C_TRANSPORTS = TRANSPORTS + ("tfrc",)
 
 #: ns-2 prints these to stdout, sometimes glued to a result line (C stdio and Tcl buffers
 #: interleave); they are removed before parsing.
@@ -119,7 +127,7 @@ class Point:
 
     key: str
     study: str  # "A" | "C" | "D"
-    transport: str  # "udp" | "tcp"
+    transport: str  # "udp" | "tcp" | "sctp" (study D) | "tfrc" (study C)
     sizes: str = "msg"  # ns-2 sizes= (study D's TCP: "msg" or "default")
     interval: float = 0.0  # study A
     speed: int = 0  # study C
@@ -128,6 +136,9 @@ class Point:
     #: tpsim side with ``[arp] preset = "ns2"`` (ns-2 resolves every unicast next hop with its
     #: ARPTable); False only for the diagnostic variant ``--no-arp`` (key suffix ``+noarp``).
     arp: bool = True
+    #: ns-2 side with ``llfix=1`` (study C over TFRC, key suffix ``+llfix``): ns-2's AODV then
+    #: reacts to MAC failures of TFRC packets (its README, quirk 2). tpsim's side is the same.
+    llfix: bool = False
 
     @property
     def script(self) -> str:
@@ -139,6 +150,8 @@ class Point:
             a.insert(0, f"interval={self.interval:g}")
         elif self.study == "C":
             a = [f"speed={self.speed}", f"transport={self.transport}", f"bg={self.bg}"]
+            if self.llfix:
+                a.append("llfix=1")
         if self.sizes != "msg":
             a.append(f"sizes={self.sizes}")
         if self.stop is not None:
@@ -157,7 +170,8 @@ class Point:
         v = "" if self.arp else " (diagnostic: tpsim without ARP)"
         if self.study == "A":
             return f"study A, 48 sensors → sink, 256 B every {self.interval:g} s over {t}{v}"
-        return f"study C, 50 nodes at {self.speed} m/s, CBR 0→49 over {t}, {self.bg} background flows{v}"
+        fix = ", ns-2 with llfix=1" if self.llfix else ""
+        return f"study C, 50 nodes at {self.speed} m/s, CBR 0→49 over {t}, {self.bg} background flows{fix}{v}"
 
 
 def all_points() -> List[Point]:
@@ -166,10 +180,13 @@ def all_points() -> List[Point]:
     for tr in TRANSPORTS:
         for i in A_INTERVALS:
             pts.append(Point(f"A-{tr}-I{i}", "A", tr, interval=float(i)))
-    for tr in TRANSPORTS:
+    for tr in C_TRANSPORTS:
         for bg in C_BGS:
             for v in C_SPEEDS:
                 pts.append(Point(f"C-{tr}-v{v}-bg{bg}", "C", tr, speed=v, bg=bg))
+    for bg in C_BGS:
+        for v in C_SPEEDS:
+            pts.append(Point(f"C-tfrc-v{v}-bg{bg}+llfix", "C", "tfrc", speed=v, bg=bg, llfix=True))
     return pts
 
 
@@ -313,7 +330,7 @@ def ns2_cache_path(cache: Path, ns2_dir: Path, point: Point, seed: int, kind: st
     blob = json.dumps({"script": Path(cmd[1]).name, "args": cmd[2:], "seed": seed,
                        "sources": sha256_files(ns2_sources(ns2_dir, point, seed, kind))}, sort_keys=True)
     key = hashlib.sha256(blob.encode()).hexdigest()[:16]
-    base = point.key.split("+")[0]
+    base = point.key.split("+")[0] + ("-llfix" if point.llfix else "")
     name = f"bg{point.bg}" if kind == "bg" else base + (f"-stop{point.stop:g}" if point.stop is not None else "")
     return cache / "ns2-results" / f"{point.study}-{name}-seed{seed}-{kind}-{key}.json"
 
@@ -430,6 +447,8 @@ def flows_toml(flows: Sequence[FlowSpec], transport: str, tcp_model: str, packet
             out.append(f"tcp = {tcp_table(tcp_model, packet_size or f.msg)}")
         elif transport == "sctp":
             out.append('sctp = { profile = "ns2" }')  # ns-2.35's Agent/SCTP and its send rule
+        elif transport == "tfrc":
+            out.append('tfrc = { profile = "ns2" }')  # ns-2.35's Agent/TFRC (SndrType_ 1) → TFRCSink
     return "\n".join(out) + "\n"
 
 
@@ -598,10 +617,12 @@ METRICS: List[Metric] = [
                       "window and leaves out drain deliveries)"),
     Metric("delay_ms", "mean delay ms", 3,
            definition="mean over received data packets, packet-weighted over flows: ns-2 `delay_ms` (agent send → "
-                      "sink agent; wired: first enqueue → arrival); tpsim `delay_mean_s` (UDP: per message = per packet) "
-                      "or, for TCP, `net_delay_mean_s` (first transmission → delivery, so a retransmitted packet "
-                      "counts its wait from the first copy, ns-2 from its own send: † marks these rows, comparable "
-                      "only where few packets are retransmitted; tpsim's tables have no per-packet transit time)"),
+                      "sink agent; wired: first enqueue → arrival); tpsim `delay_mean_s` (UDP: per message = per "
+                      "packet), for TFRC `net_delay_mean_s` (the packet's send → delivery: like ns-2, without the "
+                      "wait in the send queue), or, for TCP, `net_delay_mean_s` (first transmission → delivery, so a "
+                      "retransmitted packet counts its wait from the first copy, ns-2 from its own send: † marks "
+                      "these rows, comparable only where few packets are retransmitted; tpsim's tables have no "
+                      "per-packet transit time)"),
     Metric("routing", "routing packets", 0, studies="AC",
            definition="AODV packets sent or forwarded, every hop: ns-2 `routing_pkts` / `routing_packets`"),
     Metric("mac_frames", "MAC frames", 0, studies="AC",
@@ -681,7 +702,8 @@ def tpsim_measures(point: Point, rec: Dict[str, Any]) -> Dict[str, Any]:
     sent = sum(f["tx_segments"] for f in head)
     recv = sum(f["rx_segments"] for f in head)
     delivered = sum(f["rx_packets"] for f in head)
-    dkey = "net_delay_mean_s" if point.transport in ("tcp", "sctp") else "delay_mean_s"
+    # TFRC: from the packet's transmission as ns-2 (its agent's send), not from the send queue
+    dkey = "net_delay_mean_s" if point.transport in ("tcp", "sctp", "tfrc") else "delay_mean_s"
     num = sum(f[dkey] * f["rx_segments"] for f in head if f[dkey] is not None)
     den = sum(f["rx_segments"] for f in head if f[dkey] is not None)
     m: Dict[str, Any] = {
@@ -841,8 +863,10 @@ def summarise_point(point: Point, seeds: Sequence[int], ns_recs: Dict[int, Dict[
 
 
 def point_of(key: str) -> Point:
-    base = POINTS.get(key.split("+")[0]) or Point(key, key[0], "udp")
-    return without_arp(base) if key.endswith("+noarp") else base
+    noarp = key.endswith("+noarp")
+    k = key[:-len("+noarp")] if noarp else key
+    base = POINTS.get(k) or Point(k, k[0], "udp")
+    return without_arp(base) if noarp else base
 
 
 def render_point(s: Dict[str, Any]) -> str:

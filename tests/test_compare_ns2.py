@@ -142,15 +142,44 @@ def test_study_a_layout_is_the_shipped_files():
 
 
 def test_point_selection():
-    assert len(cmp.POINTS) == 4 + 10 + 12
+    assert len(cmp.POINTS) == 4 + 10 + 18 + 6
     assert [p.key for p in cmp.select_points(["D"], None, False)] == ["D-udp", "D-tcp-msg", "D-tcp-default", "D-sctp"]
     assert [p.key for p in cmp.select_points(["A", "C", "D"], ["C-*-v10-bg0"], False)] == ["C-udp-v10-bg0",
-                                                                                           "C-tcp-v10-bg0"]
+                                                                                           "C-tcp-v10-bg0",
+                                                                                           "C-tfrc-v10-bg0"]
     quick = cmp.select_points(["A", "C", "D"], None, True)
     assert [(p.study, p.stop) for p in quick] == [("A", 20.0), ("C", 60.0), ("D", None)]
     assert cmp.POINTS["A-tcp-I2"].ns2_args() == ["interval=2", "transport=tcp"]
     assert cmp.POINTS["D-tcp-default"].ns2_args() == ["transport=tcp", "sizes=default"]
     assert cmp.POINTS["C-udp-v20-bg8"].ns2_args() == ["speed=20", "transport=udp", "bg=8"]
+
+
+def test_study_c_tfrc_points_and_their_llfix_variant():
+    tfrc = [p.key for p in cmp.select_points(["C"], ["C-tfrc-*"], False)]
+    assert tfrc == [f"C-tfrc-v{v}-bg{bg}" for bg in (0, 8) for v in (5, 10, 20)] + \
+        [f"C-tfrc-v{v}-bg{bg}+llfix" for bg in (0, 8) for v in (5, 10, 20)]
+    plain, fixed = cmp.POINTS["C-tfrc-v10-bg0"], cmp.POINTS["C-tfrc-v10-bg0+llfix"]
+    assert not plain.llfix and fixed.llfix and fixed.transport == "tfrc" and (fixed.speed, fixed.bg) == (10, 0)
+    assert plain.ns2_args() == ["speed=10", "transport=tfrc", "bg=0"]
+    assert fixed.ns2_args() == ["speed=10", "transport=tfrc", "bg=0", "llfix=1"]
+    assert cmp.ns2_command(Path("."), fixed, 4, "traced")[-2:] == ["llfix=1", "seed=4"]
+    assert "llfix" not in " ".join(cmp.ns2_command(Path("."), plain, 4, "traced"))
+    # the variant names its ns-2 runs apart; the report finds it (and its --no-arp form) by key
+    if NS2_DIR is not None:
+        name = lambda p: cmp.ns2_cache_path(Path("/c"), NS2_DIR, p, 4, "traced").name  # noqa: E731
+        assert name(fixed).startswith("C-C-tfrc-v10-bg0-llfix-seed4-")
+        assert name(plain).startswith("C-C-tfrc-v10-bg0-seed4-")
+    assert cmp.point_of("C-tfrc-v10-bg0+llfix") == fixed
+    assert cmp.point_of("C-tfrc-v10-bg0+llfix+noarp") == cmp.without_arp(fixed)
+    assert "llfix=1" in fixed.title() and "llfix" not in plain.title()
+    # tpsim's side is the same for both: only the ns-2 side changes
+    model, _ = cmp.resolve_tcp_model("auto")
+    ta = cmp.scenario_text(plain, 4, Path("/n"), model).split("\n", 2)[2]
+    tb = cmp.scenario_text(fixed, 4, Path("/n"), model).split("\n", 2)[2]
+    assert ta.replace('"ns2-C-tfrc-v10-bg0"', "") == tb.replace('"ns2-C-tfrc-v10-bg0+llfix"', "")
+    flows = ta.split("[[flows]]")
+    assert len(flows) == 2 and 'transport = "tfrc"' in flows[1] and 'tfrc = { profile = "ns2" }' in flows[1]
+    assert "count = 613" in flows[1] and "src = 0" in flows[1] and "dst = 49" in flows[1]
 
 
 def _scen_dir() -> Path:
@@ -164,7 +193,7 @@ BG = [{"flow": 2, "src": 21, "dst": 12, "start": 1.1278419439344862},
 
 
 @pytest.mark.parametrize("key", ["D-udp", "D-tcp-msg", "D-tcp-default", "D-sctp", "A-udp-I1", "A-tcp-I20", "C-udp-v5-bg0",
-                                 "C-tcp-v20-bg8", "C-udp-v10-bg8"])
+                                 "C-tcp-v20-bg8", "C-udp-v10-bg8", "C-tfrc-v10-bg0", "C-tfrc-v20-bg8+llfix"])
 def test_every_mirrored_scenario_validates(key, tmp_path):
     point = cmp.POINTS[key]
     ns2_dir = _scen_dir() if point.study == "C" else Path("/nonexistent")
