@@ -127,7 +127,7 @@ class Point:
 
     key: str
     study: str  # "A" | "C" | "D"
-    transport: str  # "udp" | "tcp" | "sctp" (study D) | "tfrc" (study C)
+    transport: str  # ns-2's name: "udp" | "tcp" | "sctp", "dccp2", "dccp3" (study D) | "tfrc" (C, D)
     sizes: str = "msg"  # ns-2 sizes= (study D's TCP: "msg" or "default")
     interval: float = 0.0  # study A
     speed: int = 0  # study C
@@ -176,7 +176,8 @@ class Point:
 
 def all_points() -> List[Point]:
     pts = [Point("D-udp", "D", "udp"), Point("D-tcp-msg", "D", "tcp", "msg"),
-           Point("D-tcp-default", "D", "tcp", "default"), Point("D-sctp", "D", "sctp")]
+           Point("D-tcp-default", "D", "tcp", "default"), Point("D-sctp", "D", "sctp"),
+           Point("D-tfrc", "D", "tfrc"), Point("D-dccp2", "D", "dccp2"), Point("D-dccp3", "D", "dccp3")]
     for tr in TRANSPORTS:
         for i in A_INTERVALS:
             pts.append(Point(f"A-{tr}-I{i}", "A", tr, interval=float(i)))
@@ -442,13 +443,17 @@ def flows_toml(flows: Sequence[FlowSpec], transport: str, tcp_model: str, packet
     for f in flows:
         app = (f'{{ kind = "cbr", size = "{f.msg}B", interval = "{_ns(f.interval)}", start = "{_ns(f.start)}", '
                f'stop = "{_ns(f.stop)}", count = {f.count} }}')
-        out += ["", "[[flows]]", f"src = {f.src}", f"dst = {f.dst}", f'transport = "{transport}"', f"app = {app}"]
+        name = {"dccp2": "dccp-ccid2", "dccp3": "dccp-ccid3"}.get(transport, transport)
+        out += ["", "[[flows]]", f"src = {f.src}", f"dst = {f.dst}", f'transport = "{name}"', f"app = {app}"]
         if transport == "tcp":
             out.append(f"tcp = {tcp_table(tcp_model, packet_size or f.msg)}")
         elif transport == "sctp":
             out.append('sctp = { profile = "ns2" }')  # ns-2.35's Agent/SCTP and its send rule
         elif transport == "tfrc":
             out.append('tfrc = { profile = "ns2" }')  # ns-2.35's Agent/TFRC (SndrType_ 1) → TFRCSink
+        elif transport in ("dccp2", "dccp3"):
+            # ns-2.35's Agent/DCCP; the script sets CCID 3's packet size to the message size
+            out.append(f'dccp = {{ profile = "ns2", segment_size = "{f.msg}B" }}')
     return "\n".join(out) + "\n"
 
 
@@ -617,12 +622,9 @@ METRICS: List[Metric] = [
                       "window and leaves out drain deliveries)"),
     Metric("delay_ms", "mean delay ms", 3,
            definition="mean over received data packets, packet-weighted over flows: ns-2 `delay_ms` (agent send → "
-                      "sink agent; wired: first enqueue → arrival); tpsim `delay_mean_s` (UDP: per message = per "
-                      "packet), for TFRC `net_delay_mean_s` (the packet's send → delivery: like ns-2, without the "
-                      "wait in the send queue), or, for TCP, `net_delay_mean_s` (first transmission → delivery, so a "
-                      "retransmitted packet counts its wait from the first copy, ns-2 from its own send: † marks "
-                      "these rows, comparable only where few packets are retransmitted; tpsim's tables have no "
-                      "per-packet transit time)"),
+                      "sink agent; wired: first enqueue → arrival); tpsim `packet_delay_mean_s` (each data packet "
+                      "from its own send by the transport to its arrival, retransmissions from their own send, "
+                      "without the wait in a send queue or for earlier packets)"),
     Metric("routing", "routing packets", 0, studies="AC",
            definition="AODV packets sent or forwarded, every hop: ns-2 `routing_pkts` / `routing_packets`"),
     Metric("mac_frames", "MAC frames", 0, studies="AC",
@@ -702,8 +704,12 @@ def tpsim_measures(point: Point, rec: Dict[str, Any]) -> Dict[str, Any]:
     sent = sum(f["tx_segments"] for f in head)
     recv = sum(f["rx_segments"] for f in head)
     delivered = sum(f["rx_packets"] for f in head)
-    # TFRC: from the packet's transmission as ns-2 (its agent's send), not from the send queue
-    dkey = "net_delay_mean_s" if point.transport in ("tcp", "sctp", "tfrc") else "delay_mean_s"
+    # ns-2's delay: each packet from its own send by the agent (tpsim's ns-2-style column; in
+    # results of builds without it, from the message's first transmission)
+    if all("packet_delay_mean_s" in f for f in head):
+        dkey = "packet_delay_mean_s"
+    else:
+        dkey = "net_delay_mean_s" if point.transport != "udp" else "delay_mean_s"
     num = sum(f[dkey] * f["rx_segments"] for f in head if f[dkey] is not None)
     den = sum(f["rx_segments"] for f in head if f[dkey] is not None)
     m: Dict[str, Any] = {
@@ -884,7 +890,7 @@ def render_point(s: Dict[str, Any]) -> str:
             continue
         ci = f"[{fmt(r['low'], m.digits)}, {fmt(r['high'], m.digits)}] ({r['coverage']:.1%})" if r["n"] else "—"
         verdict = "yes" if r["ok"] else "**no**"
-        label = m.label + (" †" if (m.key == "delay_ms" and point.transport == "tcp") else "")
+        label = m.label
         rows.append([label, fmt(r["ns2_median"], m.digits), fmt(r["tpsim_median"], m.digits),
                      fmt(r["diff_median"], m.digits), fmt_rel(r["rel"]), ci,
                      "yes" if r["includes_zero"] else "no", "yes" if r["within_10"] else "no", verdict])

@@ -142,8 +142,9 @@ def test_study_a_layout_is_the_shipped_files():
 
 
 def test_point_selection():
-    assert len(cmp.POINTS) == 4 + 10 + 18 + 6
-    assert [p.key for p in cmp.select_points(["D"], None, False)] == ["D-udp", "D-tcp-msg", "D-tcp-default", "D-sctp"]
+    assert len(cmp.POINTS) == 7 + 10 + 18 + 6
+    assert [p.key for p in cmp.select_points(["D"], None, False)] == ["D-udp", "D-tcp-msg", "D-tcp-default", "D-sctp",
+                                                                       "D-tfrc", "D-dccp2", "D-dccp3"]
     assert [p.key for p in cmp.select_points(["A", "C", "D"], ["C-*-v10-bg0"], False)] == ["C-udp-v10-bg0",
                                                                                            "C-tcp-v10-bg0",
                                                                                            "C-tfrc-v10-bg0"]
@@ -152,6 +153,14 @@ def test_point_selection():
     assert cmp.POINTS["A-tcp-I2"].ns2_args() == ["interval=2", "transport=tcp"]
     assert cmp.POINTS["D-tcp-default"].ns2_args() == ["transport=tcp", "sizes=default"]
     assert cmp.POINTS["C-udp-v20-bg8"].ns2_args() == ["speed=20", "transport=udp", "bg=8"]
+    assert cmp.POINTS["D-dccp3"].ns2_args() == ["transport=dccp3"]
+
+
+def test_study_d_dccp_scenario_names_tpsims_transport_and_ns2_profile(tmp_path):
+    text = cmp.scenario_text(cmp.POINTS["D-dccp3"], 1, tmp_path, "ns2")
+    assert text.count('transport = "dccp-ccid3"') == 2
+    assert text.count('dccp = { profile = "ns2", segment_size = "128B" }') == 2
+    tpsim.Scenario(text)
 
 
 def test_study_c_tfrc_points_and_their_llfix_variant():
