@@ -1,4 +1,4 @@
-"""Studies A, C and E end to end through the CLI (shortened), the ns-2 samples through the
+"""Studies A, B, C and E end to end through the CLI (shortened), the ns-2 samples through the
 importer with AODV, and AODV/OLSR packets in pcap decoded by tshark."""
 
 from __future__ import annotations
@@ -168,3 +168,18 @@ def test_study_c_runs_with_setdests_speed_draw(tmp_path):
     flows = pl.read_parquet(out / "flows.parquet")
     assert set(flows["nodes.mobility.speed"]) == {'["0m/s", "5m/s"]', '["0m/s", "20m/s"]'}
     assert (flows["tx_packets"] > 0).all()
+
+
+def test_study_b_every_case_delivers(tmp_path):
+    """Study B shortened: TCP and SCTP with 1-5 streams each deliver data at 5 km/h (the
+    relays start on a connected grid; OLSR has routes after about 8 s)."""
+    out = tmp_path / "b"
+    p = cli("study", "b", "-o", str(out), "--quick", "-q", "--set", "simulation.duration=30s")
+    assert p.returncode == 0, p.stderr
+    flows = pl.read_parquet(out / "flows.parquet")
+    assert flows.height == 6 * 5
+    slow = flows.filter(pl.col("nodes.mobility.speed") == '["5km/h", "5km/h"]')
+    assert set(slow["case"]) == {"TCP"} | {f"SCTP, {n} stream" + ("s" if n > 1 else "") for n in range(1, 6)}
+    assert (slow["rx_packets"] > 0).all(), slow.select("case", "rx_packets")
+    sctp = flows.filter(pl.col("transport") == "sctp")
+    assert sctp["streams_used"].max() == 5
