@@ -92,7 +92,7 @@ END = "<!-- compare_ns2:end -->"
 SECTION_TITLE = "## tpsim and ns-2.35 side by side (report)"
 
 STUDIES = ("A", "C", "D")
-#: Default seeds: every point of A, C and D with 10 seeds takes about 17 minutes on a shared
+#: Default seeds: every point of A, C and D with 10 seeds takes about 40 minutes on a shared
 #: 2-core VM with nothing cached (ns-2 traced + untraced, tpsim), and 10 pairs give the
 #: median's order-statistic interval 97.9 % coverage (5 pairs: at most 93.8 %). Study C has
 #: movement files for seeds 1-10.
@@ -100,7 +100,7 @@ DEFAULT_SEEDS = "1-10"
 A_INTERVALS = (1, 2, 5, 10, 20)
 C_SPEEDS = (5, 10, 20)
 C_BGS = (0, 8)
-TRANSPORTS = ("udp", "tcp")
+TRANSPORTS = ("udp", "tcp", "sctp")
 #: Study C also runs TFRC (tpsim ``tfrc = { profile = "ns2" }``), once against ns-2 as it is and
 #: once against ``llfix=1`` (key suffix ``+llfix``), where ns-2's AODV handles TFRC's MAC failures.
 C_TRANSPORTS = TRANSPORTS + ("tfrc",)

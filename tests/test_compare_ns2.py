@@ -142,11 +142,12 @@ def test_study_a_layout_is_the_shipped_files():
 
 
 def test_point_selection():
-    assert len(cmp.POINTS) == 7 + 10 + 18 + 6
+    assert len(cmp.POINTS) == 7 + 15 + 24 + 6
     assert [p.key for p in cmp.select_points(["D"], None, False)] == ["D-udp", "D-tcp-msg", "D-tcp-default", "D-sctp",
                                                                        "D-tfrc", "D-dccp2", "D-dccp3"]
     assert [p.key for p in cmp.select_points(["A", "C", "D"], ["C-*-v10-bg0"], False)] == ["C-udp-v10-bg0",
                                                                                            "C-tcp-v10-bg0",
+                                                                                           "C-sctp-v10-bg0",
                                                                                            "C-tfrc-v10-bg0"]
     quick = cmp.select_points(["A", "C", "D"], None, True)
     assert [(p.study, p.stop) for p in quick] == [("A", 20.0), ("C", 60.0), ("D", None)]
