@@ -8,6 +8,9 @@ place, so a failure never leaves a half-written table):
 * ``summary.csv`` -- mean, standard deviation and 95% confidence interval of every metric
 * ``timeseries.parquet`` -- binned series in long format (``series, flow, link, node,
   direction, time_s, value``)
+* ``trace.parquet`` -- with ``[output] trace = true``: the per-packet event trace, one row per
+  send, forward, receive and drop (``point, run, seed, time_s, event, node, layer, kind,
+  flow, direction, packet, size_b, reason, duplicate``; docs/metrics.md)
 * ``scenario.resolved.json`` -- the scenario with every default filled in
 * ``tpsim.json`` -- what :meth:`Results.read` needs to rebuild figures and the report: the
   scenario as written, its source, the sweep points (with their cases), the ``--set`` values,
@@ -346,6 +349,8 @@ class Results:
         flows: one row per (run, flow, direction); metric columns as in docs/metrics.md.
         network: one row per run.
         timeseries: long format ``run, seed, series, flow, link, direction, time_s, value``.
+        trace: the per-packet event trace of runs with ``[output] trace = true``, one row per
+            packet event (columns in docs/metrics.md); empty if no run kept one.
         engine_seconds: wall time of each run's event loop, s (not part of the tables, which
             are deterministic).
     """
@@ -357,10 +362,12 @@ class Results:
         timeseries: pl.DataFrame,
         engine_seconds: list[float],
         param_keys: Optional[list[str]] = None,
+        trace: Optional[pl.DataFrame] = None,
     ):
         self.flows = flows
         self.network = network
         self.timeseries = timeseries
+        self.trace = trace if trace is not None else pl.DataFrame()
         self.engine_seconds = engine_seconds
         #: Swept keys (columns of every table, after ``point``); empty without a sweep.
         self.param_keys: list[str] = list(param_keys or [])
@@ -388,12 +395,12 @@ class Results:
     def from_runs(cls, runs: list[dict[str, Any]], param_keys: Optional[list[str]] = None) -> "Results":
         """Builds the tables from engine outputs; each dict has ``run``, ``seed``, optionally
         ``point`` and ``params`` (swept key -> value), and the engine's
-        ``flows``/``network``/``timeseries`` columns. Rows are sorted by (point, run, flow,
+        ``flows``/``network``/``timeseries`` columns (and ``trace`` if kept). Rows are sorted by (point, run, flow,
         direction) whatever order the runs come in, so the tables do not depend on how many
         workers produced them."""
         keys = list(param_keys or [])
         runs = sorted(runs, key=lambda r: (r.get("point", 0), r["run"]))
-        flows, nets, series = [], [], []
+        flows, nets, series, traces = [], [], [], []
         for r in runs:
             ident = {"point": r.get("point", 0), **{k: r.get("params", {}).get(k) for k in keys}, "run": r["run"], "seed": r["seed"]}
             n = len(r["flows"]["flow"])
@@ -401,10 +408,14 @@ class Results:
             nets.append(pl.DataFrame({**{k: [v] for k, v in ident.items()}, **{k: [v] for k, v in r["network"].items()}}, strict=False))
             m = len(r["timeseries"]["series"])
             series.append(pl.DataFrame({**{k: [v] * m for k, v in ident.items()}, **r["timeseries"]}, strict=False))
+            if r.get("trace") is not None:
+                m = len(r["trace"]["event"])
+                traces.append(_trace_frame({**{k: [v] * m for k, v in ident.items()}, **r["trace"]}, keys))
         flows_df = _normalize(pl.concat(flows, how="diagonal_relaxed"), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if flows else pl.DataFrame()
         net_df = _normalize(pl.concat(nets, how="vertical_relaxed"), keys).sort(["point", "run"], maintain_order=True) if nets else pl.DataFrame()
         ts_df = _normalize(pl.concat(series, how="vertical_relaxed"), keys) if series else pl.DataFrame()
-        return cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys)
+        trace_df = pl.concat(traces, how="vertical_relaxed") if traces else pl.DataFrame()
+        return cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys, trace_df)
 
     def summary(self) -> pl.DataFrame:
         """Mean, std and 95% CI of every metric over the runs of each sweep point (see
@@ -457,12 +468,17 @@ class Results:
             (d / "summary.csv", lambda p: summary.write_csv(p)),
             (d / "timeseries.parquet", lambda p: self.timeseries.write_parquet(p)),
         ]
+        if self.trace.width:
+            files.append((d / "trace.parquet", lambda p: self.trace.write_parquet(p)))
         if self.base is not None:
             resolved = json.dumps(self.resolved_scenario(), indent=2, sort_keys=True) + "\n"
             meta = json.dumps(self.meta(), indent=2) + "\n"
             files += [(d / "scenario.resolved.json", lambda p: p.write_text(resolved, encoding="utf-8")),
                       (d / "tpsim.json", lambda p: p.write_text(meta, encoding="utf-8"))]
         _atomic_many(files)
+        if not self.trace.width and (d / "trace.parquet").is_file():
+            # A trace of earlier results in this directory is not these results' trace.
+            (d / "trace.parquet").unlink()
         self.directory = d
         return d
 
@@ -486,7 +502,7 @@ class Results:
     @classmethod
     def read(cls, directory: Union[str, Path]) -> "Results":
         """The results stored in ``directory`` by ``tpsim run`` or :meth:`write`: the flows,
-        network, time-series and summary tables, the swept keys, and (from ``tpsim.json``
+        network, time-series, trace and summary tables, the swept keys, and (from ``tpsim.json``
         and ``scenario.resolved.json``) the scenario, its sweep points and the reproduce
         command.
 
@@ -502,11 +518,12 @@ class Results:
             flows = pl.read_parquet(d / "flows.parquet")
             network = pl.read_parquet(d / "network.parquet")
             ts = pl.read_parquet(d / "timeseries.parquet") if (d / "timeseries.parquet").is_file() else pl.DataFrame()
+            trace = pl.read_parquet(d / "trace.parquet") if (d / "trace.parquet").is_file() else pl.DataFrame()
         except (OSError, pl.exceptions.PolarsError) as e:
             raise ValueError(f"{d}: the tables cannot be read: {' '.join(str(e).split())}") from None
         cols = flows.columns if "point" in flows.columns else network.columns
         keys = cols[cols.index("point") + 1 : cols.index("run")] if "point" in cols and "run" in cols else []
-        res = cls(flows, network, ts, [], keys)
+        res = cls(flows, network, ts, [], keys, trace)
         res.directory = d
         meta: dict[str, Any] = {}
         try:
@@ -594,6 +611,25 @@ def add_roles(flows: pl.DataFrame, main_flows: dict[int, int], default_main: Opt
     df = df.with_columns(pl.Series("role", roles, dtype=pl.Utf8))
     cols = df.columns[:-1]
     return df.select(cols[:at] + ["role"] + cols[at:])
+
+
+#: Column types of the packet trace (``trace.parquet``), in column order after the run's
+#: identity (``point``, swept keys, ``run``, ``seed``).
+TRACE_SCHEMA = {
+    "time_s": pl.Float64, "event": pl.Utf8, "node": pl.UInt32, "layer": pl.Utf8, "kind": pl.Utf8,
+    "flow": pl.UInt32, "direction": pl.Utf8, "packet": pl.UInt32, "size_b": pl.UInt32, "reason": pl.Utf8,
+    "duplicate": pl.Boolean,
+}
+
+
+def _trace_frame(columns: dict[str, Any], param_keys: Iterable[str] = ()) -> pl.DataFrame:
+    """One run's packet trace (the engine's columns with the run's identity) with the fixed
+    types of :data:`TRACE_SCHEMA`, whatever the values (an empty or all-null column)."""
+    ident = ["point", *param_keys, "run", "seed"]
+    df = pl.DataFrame(columns, strict=False)
+    casts = [pl.col(k).cast(pl.UInt32 if k in ("point", "run") else pl.UInt64) if k in ("point", "run", "seed")
+             else pl.col(k) for k in ident]
+    return df.select(casts + [pl.col(k).cast(t) for k, t in TRACE_SCHEMA.items()])
 
 
 def _normalize(df: pl.DataFrame, param_keys: Iterable[str] = ()) -> pl.DataFrame:

@@ -309,16 +309,16 @@ impl Collector {
 
     /// Packet `seq` of `dir` (a copy of it, `ip_len` bytes) reached its destination at `now`
     /// with TTL `ttl` left; only its first arrival counts, later ones are duplicates; packets
-    /// sent during the warm-up are not counted.
+    /// sent during the warm-up are not counted. Returns whether it was a counted duplicate.
     #[inline]
-    pub fn segment_received(&mut self, dir: u32, seq: u32, ttl: u8, ip_len: u32, now: SimTime) {
+    pub fn segment_received(&mut self, dir: u32, seq: u32, ttl: u8, ip_len: u32, now: SimTime) -> bool {
         let d = &mut self.dirs[dir as usize];
         if seq < d.seq_floor {
-            return;
+            return false;
         }
         if !set_bit(&mut d.arrived, seq as u64) {
             d.rx_duplicates += 1;
-            return;
+            return true;
         }
         d.rx_segments += 1;
         d.rx_packet_delay_ns += now.0.saturating_sub(d.sent_at[seq as usize]) as u128;
@@ -327,6 +327,23 @@ impl Collector {
         }
         // Every forwarding node decremented the TTL once (RFC 791 §3.2).
         d.rx_hops += (DEFAULT_TTL.saturating_sub(ttl) as u64) + 1;
+        false
+    }
+
+    /// Whether an event at `now` of packet `seq` of direction `dir` (`NO_DIR`: a packet of no
+    /// direction) is counted, and so traced: a direction's packets sent from the warm-up on,
+    /// other packets' events from the warm-up on.
+    #[inline]
+    pub fn counted(&self, dir: u32, seq: u32, now: SimTime) -> bool {
+        match self.dirs.get(dir as usize) {
+            Some(d) => seq >= d.seq_floor,
+            None => now >= self.warmup,
+        }
+    }
+
+    /// The flows-table identity of direction `dir`.
+    pub fn key(&self, dir: u32) -> &FlowKey {
+        &self.dirs[dir as usize].info.key
     }
 
     /// Message `m` of `dir` reached its application at `now`; its first byte was first sent

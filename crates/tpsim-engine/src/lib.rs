@@ -22,6 +22,7 @@ pub mod mobility;
 pub mod net;
 pub mod packet;
 pub mod phyrx;
+pub mod pkttrace;
 pub mod priqueue;
 pub mod sockets;
 pub mod table;

@@ -22,6 +22,10 @@ const MESSAGE_BYTES: u64 = 24;
 /// Per row of the long time-series table, in the engine and in the Python tables built from
 /// it.
 const SERIES_ROW_BYTES: u64 = 300;
+/// Per message with the packet trace on: rows (a send, a receive and a few forwards of it and
+/// of its acknowledgement: 8) × bytes a row takes in the engine (31) and in the Python
+/// columns built from it (about 120).
+const TRACE_MESSAGE_BYTES: u64 = 8 * 160;
 /// The channel's table of every sender's receivers on a static channel (at most 2²¹ pairs of
 /// 16 bytes).
 const REACH_MAX_BYTES: u64 = (1 << 21) * 16;
@@ -111,6 +115,9 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
         msgs = msgs.saturating_add(per_flow.saturating_mul(b.flows as u64));
     }
     parts.push(("messages", msgs.saturating_mul(MESSAGE_BYTES)));
+    if sc.output.trace {
+        parts.push(("packet trace", msgs.saturating_mul(TRACE_MESSAGE_BYTES)));
+    }
     if sc.output.timeseries {
         let bins = end_ns.div_ceil(sc.output.bin.0.max(1)).max(1);
         let dirs = sc
@@ -165,6 +172,11 @@ mod tests {
         ));
         // 10^12 bins of (2 rows of the flow + 2 queue rows).
         assert_eq!(part(&fine, "time series"), Some(1_000_000_000_000 * 4 * 300));
+        assert_eq!(part(&small, "packet trace"), None);
+        let traced = est(&format!(
+            "[simulation]\nduration = \"10s\"\n[output]\ntrace = true\n{LINK}{CBR}"
+        ));
+        assert_eq!(part(&traced, "packet trace"), Some(1001 * TRACE_MESSAGE_BYTES));
     }
 
     #[test]

@@ -314,6 +314,9 @@ pub struct RunResult {
     pub flows: Vec<FlowRow>,
     pub network: NetworkRow,
     pub timeseries: SeriesTable,
+    /// The per-packet event trace (`[output] trace = true`; `None` otherwise), columns as in
+    /// [`crate::pkttrace::PacketTrace::table`].
+    pub trace: Option<crate::table::Table>,
     /// Wall-clock seconds spent in the event loop (not part of the deterministic tables).
     pub engine_seconds: f64,
 }

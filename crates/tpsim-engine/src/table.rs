@@ -15,6 +15,10 @@ pub enum Column {
     F64(Vec<Option<f64>>),
     /// Labels.
     Text(Vec<&'static str>),
+    /// Optional labels (`None`: not applicable to the row).
+    OptText(Vec<Option<&'static str>>),
+    /// Flags.
+    Bool(Vec<bool>),
 }
 
 impl Column {
@@ -25,6 +29,8 @@ impl Column {
             Column::OptU32(v) => v.len(),
             Column::F64(v) => v.len(),
             Column::Text(v) => v.len(),
+            Column::OptText(v) => v.len(),
+            Column::Bool(v) => v.len(),
         }
     }
 
@@ -40,6 +46,8 @@ impl Column {
             Column::OptU32(v) => v[i].map(|x| x.to_string()).unwrap_or_default(),
             Column::F64(v) => v[i].map(|x| format!("{x:?}")).unwrap_or_default(),
             Column::Text(v) => v[i].to_string(),
+            Column::OptText(v) => v[i].unwrap_or_default().to_string(),
+            Column::Bool(v) => v[i].to_string(),
         }
     }
 }
@@ -52,7 +60,7 @@ pub struct Table {
 }
 
 impl Table {
-    fn push(&mut self, name: impl Into<String>, col: Column) {
+    pub(crate) fn push(&mut self, name: impl Into<String>, col: Column) {
         debug_assert!(self.columns.first().is_none_or(|(_, c)| c.len() == col.len()));
         self.columns.push((name.into(), col));
     }
@@ -249,6 +257,7 @@ mod tests {
             ],
             network: NetworkRow::default(),
             timeseries: SeriesTable::default(),
+            trace: None,
             engine_seconds: 0.0,
         };
         let t = r.flows_table();

@@ -91,7 +91,8 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 /// Runs one replication of a scenario and returns its tables as plain columns.
 ///
 /// Returns a dict: `flows` (dict of equal-length lists, one entry per flow direction),
-/// `network` (dict of scalars), `timeseries` (dict of lists, long format) and
+/// `network` (dict of scalars), `timeseries` (dict of lists, long format), with
+/// `[output] trace = true` `trace` (dict of lists, one entry per packet event), and
 /// `engine_seconds` (wall time of the event loop, s). The GIL is released while the engine
 /// runs; between slices of events the run checks for signals (Ctrl-C raises
 /// `KeyboardInterrupt` within milliseconds) and for `max_wall_s`, and calls `progress(now_s,
@@ -251,10 +252,14 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table, scalar: bool) -> PyResult<Bound<
             (Column::OptU32(v), false) => d.set_item(name, v)?,
             (Column::F64(v), false) => d.set_item(name, v)?,
             (Column::Text(v), false) => d.set_item(name, v)?,
+            (Column::OptText(v), false) => d.set_item(name, v)?,
+            (Column::Bool(v), false) => d.set_item(name, v)?,
             (Column::U64(v), true) => d.set_item(name, v[0])?,
             (Column::OptU32(v), true) => d.set_item(name, v[0])?,
             (Column::F64(v), true) => d.set_item(name, v[0])?,
             (Column::Text(v), true) => d.set_item(name, v[0])?,
+            (Column::OptText(v), true) => d.set_item(name, v[0])?,
+            (Column::Bool(v), true) => d.set_item(name, v[0])?,
         }
     }
     Ok(d)
@@ -265,6 +270,9 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     out.set_item("flows", table_to_py(py, &r.flows_table(), false)?)?;
     out.set_item("network", table_to_py(py, &r.network_table(), true)?)?;
     out.set_item("timeseries", table_to_py(py, &r.series_table(), false)?)?;
+    if let Some(t) = &r.trace {
+        out.set_item("trace", table_to_py(py, t, false)?)?;
+    }
     out.set_item("engine_seconds", r.engine_seconds)?;
     Ok(out.into())
 }

@@ -208,6 +208,11 @@ pub struct Output {
     /// Default false.
     #[serde(default)]
     pub positions: bool,
+    /// Record a per-packet event trace (`trace.parquet`): one row per send, forward, receive
+    /// and drop of every packet, with time, node, layer, flow, packet number, size and drop
+    /// reason (docs/metrics.md). Default false.
+    #[serde(default)]
+    pub trace: bool,
 }
 
 impl Default for Output {
@@ -217,6 +222,7 @@ impl Default for Output {
             bin: default_bin(),
             pcap: false,
             positions: false,
+            trace: false,
         }
     }
 }

@@ -92,7 +92,7 @@ impl World {
                 None
             }
             Resolve::Drop(id) => {
-                self.drop_packet(id, DropReason::Arp);
+                self.drop_packet(node, id, DropReason::Arp);
                 None
             }
             Resolve::Fail(id) => {
@@ -154,7 +154,7 @@ impl World {
                     let priority = self.packets.get(packet).is_ctrl();
                     self.radio_enqueue(node, packet, priority);
                 }
-                ArpOutput::Drop { packet, broken: false } => self.drop_packet(packet, DropReason::Arp),
+                ArpOutput::Drop { packet, broken: false } => self.drop_packet(node, packet, DropReason::Arp),
                 ArpOutput::Drop { packet, broken: true } => self.arp_failed(node, packet),
             }
         }
@@ -172,7 +172,7 @@ impl World {
     /// unless AODV keeps it for a local repair.
     fn arp_failed(&mut self, node: u32, id: PacketId) {
         if let Some(id) = self.link_failed(node, id) {
-            self.drop_packet(id, DropReason::Arp);
+            self.drop_packet(node, id, DropReason::Arp);
         }
     }
 

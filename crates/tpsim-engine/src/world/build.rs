@@ -86,6 +86,7 @@ impl World {
                 .map(|e| EnergyModel::new(n, e.initial.0, e.powers(), e.death, metrics.bins())),
             metrics,
             pcap,
+            ptrace: sc.output.trace.then(crate::pkttrace::PacketTrace::default),
             mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
             routing: sc.radio.as_ref().map(|_| {
                 let moving = mobility.iter().any(|m| m.max_speed() > 0.0);

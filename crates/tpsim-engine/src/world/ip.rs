@@ -7,6 +7,7 @@ use super::World;
 use crate::metrics::DropReason;
 use crate::net::DeviceRef;
 use crate::packet::{Packet, PacketId, ARP_REQUEST, NO_CTRL, NO_DIR};
+use crate::pkttrace::{Layer, TraceEvent};
 use crate::wifi::{wifi_addr, wifi_node};
 use std::net::Ipv4Addr;
 use tpsim_transport::Segment;
@@ -55,7 +56,7 @@ impl World {
                 self.packets.get_mut(id).link_dst = link_dst;
                 self.device_enqueue(dev, id, false);
             }
-            None => self.drop_packet(id, DropReason::NoRoute),
+            None => self.drop_packet(node, id, DropReason::NoRoute),
         }
     }
 
@@ -76,8 +77,10 @@ impl World {
         };
         if ctrl != NO_CTRL {
             if ctrl >= ARP_REQUEST {
+                self.trace_receive(node, Layer::Link, id, false);
                 self.arp_input(node, id);
             } else {
+                self.trace_receive(node, Layer::Ip, id, false);
                 // Routing control messages go hop by hop: the protocol decides what to resend.
                 self.ctrl_input(node, id);
             }
@@ -87,6 +90,7 @@ impl World {
             // A broadcast data packet (beacon) is counted and not forwarded (no node has the
             // broadcast address, so the node's own addresses need not be looked at).
             self.metrics.broadcast_received();
+            self.trace_receive(node, Layer::Transport, id, false);
             self.packets.release(id);
             return;
         }
@@ -100,16 +104,19 @@ impl World {
         let p = self.packets.get_mut(id);
         p.ip.ttl = p.ip.ttl.saturating_sub(1);
         if p.ip.ttl == 0 {
-            self.drop_packet(id, DropReason::Ttl);
+            self.drop_packet(node, id, DropReason::Ttl);
         } else {
+            self.trace(TraceEvent::Forward, node, Layer::Ip, id, None);
             self.ip_output_from(node, id, prev_hop);
         }
     }
 
-    /// Drops packet `id` for `reason`: a data packet's drop goes to the metrics (a flow's
-    /// packet is lost if no copy of it arrives: `drops_<reason>`, `dropped_segments`), a routing
-    /// control packet counts in `routing_drops`, an ARP packet nowhere.
-    pub(super) fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
+    /// Node `node` drops packet `id` for `reason`: a data packet's drop goes to the metrics (a
+    /// flow's packet is lost if no copy of it arrives: `drops_<reason>`, `dropped_segments`), a
+    /// routing control packet counts in `routing_drops`, an ARP packet nowhere; every drop
+    /// goes to the packet trace.
+    pub(super) fn drop_packet(&mut self, node: u32, id: PacketId, reason: DropReason) {
+        self.trace(TraceEvent::Drop, node, Layer::of_drop(reason), id, Some(reason));
         let p = self.packets.get(id);
         if p.is_data() {
             self.metrics.dropped(p.dir, p.seq, reason);
@@ -153,14 +160,21 @@ impl World {
             first_tx: self.now,
             stream: None,
         };
-        self.packets.alloc(Packet {
+        let id = self.packets.alloc(Packet {
             ip,
             seg,
             dir: NO_DIR,
             seq: 0,
             link_dst,
             ctrl,
-        })
+        });
+        let layer = match ctrl {
+            NO_CTRL => Layer::Transport,
+            c if c >= ARP_REQUEST => Layer::Link,
+            _ => Layer::Ip,
+        };
+        self.trace(TraceEvent::Send, node, layer, id, None);
+        id
     }
 
     /// Node `node` broadcasts a beacon (a one-hop UDP datagram to port 9) and schedules the

@@ -18,7 +18,8 @@ impl World {
         }
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         if let Err(id) = d.queue.push(id) {
-            self.drop_packet(id, DropReason::Queue);
+            let node = self.net.node_of(self.links[dev as usize].iface);
+            self.drop_packet(node, id, DropReason::Queue);
         }
     }
 
@@ -48,7 +49,8 @@ impl World {
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         let next = d.queue.pop();
         if lost {
-            self.drop_packet(id, DropReason::LinkError);
+            let node = self.net.node_of(self.links[dev as usize].iface);
+            self.drop_packet(node, id, DropReason::LinkError);
         } else {
             self.queue.push(now + delay, Event::Arrive { dev: peer, pkt: id });
         }

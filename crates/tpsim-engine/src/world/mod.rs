@@ -34,10 +34,11 @@ use crate::apps::Apps;
 use crate::collect::{Collector, NetworkInputs};
 use crate::device::P2pDevice;
 use crate::energy::EnergyModel;
-use crate::metrics::{set_bit, RunResult};
+use crate::metrics::{set_bit, DropReason, RunResult};
 use crate::mobility::Mobility;
 use crate::net::Net;
-use crate::packet::{PacketArena, NO_DIR};
+use crate::packet::{PacketArena, PacketId, NO_DIR};
+use crate::pkttrace::{Layer, PacketTrace, TraceEvent};
 use crate::sockets::Sockets;
 use crate::trace::PcapTracer;
 use crate::wifi::{WifiChannel, WifiDevice, DEVICE_HOT_LINES};
@@ -154,6 +155,8 @@ pub struct World {
     apps: Apps,
     metrics: Collector,
     pcap: PcapTracer,
+    /// The per-packet event trace (`[output] trace = true`).
+    ptrace: Option<PacketTrace>,
     /// Radio energy accounts (scenarios with `[energy]`).
     energy: Option<EnergyModel>,
     /// Every node's movement as at t = 0, for the positions time series.
@@ -320,16 +323,46 @@ impl World {
             .as_mut()
             .map(|ms| move |t: f64| ms.iter_mut().map(|m| m.position(t)).collect::<Vec<_>>());
         let timeseries = self.metrics.series_table(&queues, self.energy.as_ref(), positions);
+        let metrics = &self.metrics;
+        let trace = self.ptrace.as_ref().map(|t| {
+            let keys: Vec<_> = (0..metrics.directions()).map(|d| metrics.key(d)).collect();
+            t.table(&keys)
+        });
         Ok(RunResult {
             flows,
             network,
             timeseries,
+            trace,
             engine_seconds,
         })
     }
 }
 
 impl World {
+    /// Records `event` of packet `id` at `node` in the packet trace, if one is kept and the
+    /// packet is counted (see [`crate::pkttrace`]): with the trace off, one branch.
+    #[inline]
+    fn trace(&mut self, event: TraceEvent, node: u32, layer: Layer, id: PacketId, reason: Option<DropReason>) {
+        if let Some(t) = &mut self.ptrace {
+            let p = self.packets.get(id);
+            if self.metrics.counted(p.dir, p.seq, self.now) {
+                t.record(self.now, event, node, layer, p, reason, false);
+            }
+        }
+    }
+
+    /// [`Self::trace`] of a receive at `layer` of `node`; `duplicate`: a data packet that
+    /// had arrived before.
+    #[inline]
+    fn trace_receive(&mut self, node: u32, layer: Layer, id: PacketId, duplicate: bool) {
+        if let Some(t) = &mut self.ptrace {
+            let p = self.packets.get(id);
+            if self.metrics.counted(p.dir, p.seq, self.now) {
+                t.record(self.now, TraceEvent::Receive, node, layer, p, None, duplicate);
+            }
+        }
+    }
+
     /// The warm-up ends: the collector snapshots every counter it will subtract.
     fn on_warmup(&mut self) {
         let energy_j = self.settle_energy(self.now);

@@ -53,12 +53,12 @@ impl World {
         let dev = self.radio_dev(node);
         let d = &mut self.radios[node as usize];
         if d.dead {
-            self.drop_packet(id, DropReason::Energy);
+            self.drop_packet(node, id, DropReason::Energy);
             return;
         }
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         if let Err(id) = d.queue.push(id, priority, now) {
-            self.drop_packet(id, DropReason::Queue);
+            self.drop_packet(node, id, DropReason::Queue);
             return;
         }
         self.serve_next(node);
@@ -88,7 +88,7 @@ impl World {
         if let Some(max) = self.wifi.as_ref().and_then(|ch| ch.params.queue_max_delay) {
             let deadline = tpsim_core::SimTime(now.0.saturating_sub(max.0));
             while let Some(id) = self.radios[node as usize].queue.pop_queued_before(deadline) {
-                self.drop_packet(id, DropReason::QueueTimeout);
+                self.drop_packet(node, id, DropReason::QueueTimeout);
             }
         }
         let d = &mut self.radios[node as usize];
@@ -131,7 +131,7 @@ impl World {
                 MacEvent::TxFailed { handle, .. } => {
                     self.radios[node as usize].in_service = None;
                     if let Some(id) = self.link_failed(node, PacketId(handle as u32)) {
-                        self.drop_packet(id, DropReason::MacRetry);
+                        self.drop_packet(node, id, DropReason::MacRetry);
                     }
                 }
             }
@@ -441,7 +441,7 @@ impl World {
             doomed.push(id);
         }
         for id in doomed {
-            self.drop_packet(id, DropReason::Energy);
+            self.drop_packet(node, id, DropReason::Energy);
         }
     }
 

@@ -288,7 +288,7 @@ impl World {
                 progressed = true;
                 match ev {
                     AodvEvent::Release { packet, next_hop } => self.forward_to(node, packet, next_hop),
-                    AodvEvent::Drop { packet, .. } => self.drop_packet(packet, DropReason::NoRoute),
+                    AodvEvent::Drop { packet, .. } => self.drop_packet(node, packet, DropReason::NoRoute),
                     AodvEvent::RouteFound { latency, .. } => rt.discovery_latency_s.push(latency.as_secs_f64()),
                     AodvEvent::DiscoveryFailed { .. } => rt.discoveries_failed += 1,
                     AodvEvent::LinkBroken { next_hop } => {
@@ -342,7 +342,7 @@ impl World {
     /// Sends data packet `id` from `node` to the neighbour with address `next_hop`.
     fn forward_to(&mut self, node: u32, id: PacketId, next_hop: Ipv4Addr) {
         let Some(hop) = wifi_node(next_hop) else {
-            self.drop_packet(id, DropReason::NoRoute);
+            self.drop_packet(node, id, DropReason::NoRoute);
             return;
         };
         if self.wifi.is_none() {
@@ -374,19 +374,19 @@ impl World {
                 match v[node as usize].route_output(now, prev_hop.map(wifi_addr), src, dst, id) {
                     RouteResult::Forward { next_hop, packet } => self.forward_to(node, packet, next_hop),
                     RouteResult::Buffered => {}
-                    RouteResult::Drop { packet, .. } => self.drop_packet(packet, DropReason::NoRoute),
+                    RouteResult::Drop { packet, .. } => self.drop_packet(node, packet, DropReason::NoRoute),
                 }
                 self.pump_routing(node);
             }
             Proto::Olsr(v) => match v[node as usize].lookup(dst) {
                 Some(next_hop) => self.forward_to(node, id, next_hop),
-                None => self.drop_packet(id, DropReason::NoRoute),
+                None => self.drop_packet(node, id, DropReason::NoRoute),
             },
             Proto::Oracle => {
                 let hop = wifi_node(dst).and_then(|d| self.oracle_next(node, d));
                 match hop {
                     Some(h) => self.forward_to(node, id, wifi_addr(h)),
-                    None => self.drop_packet(id, DropReason::NoRoute),
+                    None => self.drop_packet(node, id, DropReason::NoRoute),
                 }
             }
             Proto::Static => {}
@@ -528,7 +528,7 @@ impl World {
                 _ => Some(id),
             };
             if let Some(id) = back {
-                self.drop_packet(id, DropReason::LinkBreak);
+                self.drop_packet(node, id, DropReason::LinkBreak);
             }
         }
     }

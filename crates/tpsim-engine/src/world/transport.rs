@@ -6,6 +6,7 @@
 
 use super::{Event, World};
 use crate::packet::{Packet, PacketId, NO_CTRL, NO_DIR};
+use crate::pkttrace::{Layer, TraceEvent};
 use tpsim_transport::{Message, SendError, TransportEvent};
 use tpsim_wire::ip::DEFAULT_TTL;
 use tpsim_wire::Ipv4Repr;
@@ -125,6 +126,7 @@ impl World {
                 link_dst: 0,
                 ctrl: NO_CTRL,
             });
+            self.trace(TraceEvent::Send, a.node, Layer::Transport, id, None);
             self.ip_output(a.node, id);
         }
         while let Some(ev) = self.sockets.socket_mut(ep).poll_event() {
@@ -157,10 +159,11 @@ impl World {
             self.packets.release(id);
             return;
         };
-        if p.dir != NO_DIR {
-            self.metrics
+        let duplicate = p.dir != NO_DIR
+            && self
+                .metrics
                 .segment_received(p.dir, p.seq, p.ip.ttl, p.ip.total_len as u32, self.now);
-        }
+        self.trace_receive(node, Layer::Transport, id, duplicate);
         // The segment is read in place, then this holder's reference released.
         self.sockets
             .socket_mut(ep)
