@@ -23,6 +23,16 @@ pub mod tcp;
 pub mod tfrc;
 pub mod udp;
 
+/// Cases per property of the two-endpoint property tests: `PROPTEST_CASES` if set (a soak,
+/// scripts/soak.sh), else `default`.
+#[cfg(test)]
+pub(crate) fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::{IpProtocol, SizeConvention, TcpRepr, UdpRepr};
 

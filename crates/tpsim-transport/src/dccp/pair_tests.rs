@@ -415,15 +415,8 @@ fn scenario(ccid: Ccid) -> impl Strategy<Value = Scenario> {
         )
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(128)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::proptest_cases(128), ..ProptestConfig::default() })]
 
     #[test]
     fn ccid2_at_most_once_never_stalls_counters_and_ack_vectors_hold(sc in scenario(Ccid::Ccid2)) {

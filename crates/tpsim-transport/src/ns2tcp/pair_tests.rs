@@ -456,16 +456,9 @@ fn scenario_strategy(variant: Ns2Variant) -> impl Strategy<Value = Scenario> {
     })
 }
 
-fn soak_cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 proptest! {
     // 48 cases per variant keep `cargo test` fast; PROPTEST_CASES=5000 soaks.
-    #![proptest_config(ProptestConfig { cases: soak_cases(48), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::proptest_cases(48), ..ProptestConfig::default() })]
 
     /// Every message delivered exactly once, in order, under loss (≤ 30 %), duplication and
     /// reordering of data and ACKs: NewReno.

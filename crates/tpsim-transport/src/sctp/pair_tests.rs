@@ -381,13 +381,6 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
         })
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5000)
-}
-
 /// Random loss (< 30 %), duplication and reordering in both directions, blackouts, 1–16
 /// streams, ordered and unordered messages up to 4 MTU, one- and two-way: each message at most
 /// once, in order within its stream when ordered, all of them unless an end gave up, and an end
@@ -399,7 +392,7 @@ fn messages_arrive_once_in_order_or_the_association_is_abandoned() {
     use std::cell::Cell;
     let (completed, abandoned) = (Cell::new(0u64), Cell::new(0u64));
     let mut runner = TestRunner::new(ProptestConfig {
-        cases: cases(),
+        cases: crate::proptest_cases(5000),
         failure_persistence: None,
         ..ProptestConfig::default()
     });
@@ -417,7 +410,7 @@ fn messages_arrive_once_in_order_or_the_association_is_abandoned() {
         .unwrap();
     let (c, a) = (completed.get(), abandoned.get());
     eprintln!("sctp pair property: {c} cases completed, {a} abandoned");
-    if cases() >= 100 {
+    if crate::proptest_cases(5000) >= 100 {
         assert!(
             c > 0 && a > 0,
             "completed {c}, abandoned {a}: a branch is not exercised"
@@ -426,7 +419,7 @@ fn messages_arrive_once_in_order_or_the_association_is_abandoned() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::proptest_cases(5000), failure_persistence: None, ..ProptestConfig::default() })]
 
     /// A clean path: everything is always delivered and the association closes gracefully.
     #[test]

@@ -677,16 +677,9 @@ fn scenario_strategy(recovery: LossRecovery) -> impl Strategy<Value = Scenario> 
         )
 }
 
-fn soak_cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 proptest! {
     // 64 cases per flavour keep `cargo test` fast; PROPTEST_CASES=5000 soaks.
-    #![proptest_config(ProptestConfig { cases: soak_cases(64), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::proptest_cases(64), ..ProptestConfig::default() })]
 
     /// The byte-stream contract under loss (≤ 30 %), duplication and reordering of data and
     /// ACKs, both directions, NewReno.
@@ -918,7 +911,7 @@ fn sack_strategy(recovery: LossRecovery, congestion: CongestionAlgorithm) -> imp
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: soak_cases(64), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::proptest_cases(64), ..ProptestConfig::default() })]
 
     /// The byte-stream contract with RFC 6675 SACK recovery, under loss, duplication and
     /// reordering both ways; what the scoreboard marks SACKed the receiver holds.

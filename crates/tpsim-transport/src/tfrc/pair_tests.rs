@@ -499,7 +499,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::proptest_cases(64), ..ProptestConfig::default() })]
 
     /// Under random loss (both ways), reordering and duplication: every message is delivered
     /// at most once and only if sent; at every step sent = delivered + lost + in flight +
