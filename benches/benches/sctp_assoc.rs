@@ -4,24 +4,18 @@
 //! data packets handled per second by the two state machines together, the handshake included.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use tpsim_benches::socket_config;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_transport::tcp::Open;
-use tpsim_transport::{Message, SctpConfig, SctpSocket, SocketConfig, TransportEvent};
-use tpsim_wire::SizeConvention;
+use tpsim_transport::{Message, SctpConfig, SctpSocket, TransportEvent};
 
 const BYTES: u64 = 10_000_000;
 
 /// Runs the transfer; returns the DATA packets sent.
 fn transfer() -> u64 {
-    let cfg = |l, r| SocketConfig {
-        local_port: l,
-        remote_port: r,
-        sizes: SizeConvention::Standard,
-        mtu: 1500,
-    };
     let mut now = SimTime::ZERO;
-    let mut a = SctpSocket::new(cfg(1, 2), SctpConfig::rfc9260(), Open::Active, now);
-    let mut b = SctpSocket::new(cfg(2, 1), SctpConfig::rfc9260(), Open::Passive, now);
+    let mut a = SctpSocket::new(socket_config(1, 2), SctpConfig::rfc9260(), Open::Active, now);
+    let mut b = SctpSocket::new(socket_config(2, 1), SctpConfig::rfc9260(), Open::Passive, now);
     let len = a.max_fragment();
     let (mut written, mut received, mut id) = (0u64, 0u64, 0u64);
     while received < BYTES {

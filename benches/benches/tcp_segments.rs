@@ -3,23 +3,17 @@
 //! data segments handled per second by the two state machines together.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use tpsim_benches::socket_config;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_transport::tcp::Open;
-use tpsim_transport::{Message, SocketConfig, TcpConfig, TcpSocket};
-use tpsim_wire::SizeConvention;
+use tpsim_transport::{Message, TcpConfig, TcpSocket};
 
 const BYTES: u64 = 10_000_000;
 
 fn transfer() -> u64 {
-    let cfg = |l, r| SocketConfig {
-        local_port: l,
-        remote_port: r,
-        sizes: SizeConvention::Standard,
-        mtu: 1500,
-    };
     let mut now = SimTime::ZERO;
-    let mut a = TcpSocket::new(cfg(1, 2), TcpConfig::default(), Open::Active, now);
-    let mut b = TcpSocket::new(cfg(2, 1), TcpConfig::default(), Open::Passive, now);
+    let mut a = TcpSocket::new(socket_config(1, 2), TcpConfig::default(), Open::Active, now);
+    let mut b = TcpSocket::new(socket_config(2, 1), TcpConfig::default(), Open::Passive, now);
     let (mut written, mut id, mut segments) = (0u64, 0u64, 0u64);
     while b.bytes_received() < BYTES {
         while written < BYTES && a.can_send(1460) {

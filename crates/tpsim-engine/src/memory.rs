@@ -16,9 +16,9 @@ const RADIO_NODE_BYTES: u64 = 8 * 1024;
 const WIRED_NODE_BYTES: u64 = 256;
 /// One direction of a point-to-point link (queue, error model, counters).
 const LINK_DEVICE_BYTES: u64 = 2 * 1024;
-/// Per message sent: its delay record, delivery and packet bookkeeping (a TCP message may
-/// take several segments; 24 bytes covers a few).
-const MESSAGE_BYTES: u64 = 24;
+/// Per message sent: its delay record (8 bytes), delivery and per-packet bookkeeping (send
+/// time 8 bytes, drop reason 1, arrival bit; a TCP message may take several segments).
+const MESSAGE_BYTES: u64 = 32;
 /// Per row of the long time-series table, in the engine and in the Python tables built from
 /// it.
 const SERIES_ROW_BYTES: u64 = 300;
@@ -164,8 +164,8 @@ mod tests {
         let small = est(&format!("[simulation]\nduration = \"10s\"\n{LINK}{CBR}"));
         let long = est(&format!("[simulation]\nduration = \"1000000000s\"\n{LINK}{CBR}"));
         let part = |e: &MemoryEstimate, name| e.parts.iter().find(|(n, _)| *n == name).map(|p| p.1);
-        // 10 s / 10 ms + 1 messages of 24 bytes.
-        assert_eq!(part(&small, "messages"), Some(1001 * 24));
+        // 10 s / 10 ms + 1 messages of 32 bytes.
+        assert_eq!(part(&small, "messages"), Some(1001 * 32));
         assert!(long.total() > 1_000_000_000_000, "{long:?}");
         let fine = est(&format!(
             "[simulation]\nduration = \"1000s\"\n[output]\ntimeseries = true\nbin = \"1ns\"\n{LINK}{CBR}"

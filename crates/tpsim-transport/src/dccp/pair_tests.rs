@@ -433,21 +433,34 @@ proptest! {
     }
 }
 
+/// A CCID 2 connection (RFC profile, standard sizes) over a path without faults; the tests
+/// set the traffic and latency.
+fn loss_free_ccid2() -> Scenario {
+    Scenario {
+        ccid: Ccid::Ccid2,
+        profile: DccpProfile::Rfc,
+        latency_ms: 20,
+        msgs: [0, 0],
+        interval_ms: [1, 1],
+        len: 16,
+        loss: 0,
+        dup: 0,
+        reorder: 0,
+        seed: 0,
+        sizes: SizeConvention::Standard,
+        blackout: None,
+    }
+}
+
 #[test]
 fn a_loss_free_ccid2_bulk_transfer_delivers_everything_and_checks_vectors() {
     let sc = Scenario {
-        ccid: Ccid::Ccid2,
-        profile: DccpProfile::Rfc,
         latency_ms: 20,
         msgs: [2000, 0],
         interval_ms: [1, 1],
         len: 1000,
-        loss: 0,
-        dup: 0,
-        reorder: 0,
         seed: 1,
-        sizes: SizeConvention::Standard,
-        blackout: None,
+        ..loss_free_ccid2()
     };
     let mut p = Pair::new(sc);
     p.run();
@@ -463,18 +476,13 @@ fn a_long_outage_is_recovered_through_sync_rfc4340_s7_5_4() {
     // answers with Sync, the SyncAck moves its window, and delivery resumes.
     let ms = |x| SimTime::ZERO + SimDuration::from_millis(x);
     let sc = Scenario {
-        ccid: Ccid::Ccid2,
-        profile: DccpProfile::Rfc,
         latency_ms: 20,
         msgs: [3000, 0],
         interval_ms: [1, 1],
         len: 500,
-        loss: 0,
-        dup: 0,
-        reorder: 0,
         seed: 3,
-        sizes: SizeConvention::Standard,
         blackout: Some((ms(1500), ms(2500))),
+        ..loss_free_ccid2()
     };
     let mut p = Pair::new(sc);
     p.run();
@@ -492,18 +500,11 @@ fn a_long_outage_is_recovered_through_sync_rfc4340_s7_5_4() {
 #[test]
 fn data_arriving_in_closing_is_delivered_rfc4340_s8_5() {
     let sc = Scenario {
-        ccid: Ccid::Ccid2,
-        profile: DccpProfile::Rfc,
         latency_ms: 15,
         msgs: [30, 13],
         interval_ms: [4, 9],
         len: 16,
-        loss: 0,
-        dup: 0,
-        reorder: 0,
-        seed: 0,
-        sizes: SizeConvention::Standard,
-        blackout: None,
+        ..loss_free_ccid2()
     };
     let mut p = Pair::new(sc);
     p.run();
