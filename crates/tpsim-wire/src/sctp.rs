@@ -45,6 +45,10 @@ pub const MAX_DATA_CHUNKS: usize = 10;
 pub const MAX_GAP_BLOCKS: usize = 4;
 /// Duplicate TSNs a [`SackChunk`] can hold.
 pub const MAX_DUP_TSNS: usize = 4;
+/// IPv4 Address parameters an INIT or INIT ACK can hold (a multi-homed endpoint's addresses).
+pub const MAX_INIT_ADDRS: usize = 4;
+/// Length of an IPv4 Address parameter, bytes (RFC 9260 §3.3.2.1).
+pub const IPV4_ADDRESS_PARAM_LEN: u32 = 8;
 
 /// Chunk Type values (RFC 9260 §3.2), as the wire carries them.
 pub mod chunk_type {
@@ -78,6 +82,7 @@ pub mod chunk_type {
 /// Parameter types (RFC 9260 §3.3.2.1, §3.3.3.1, §3.3.5).
 const PARAM_HEARTBEAT_INFO: u16 = 1;
 const PARAM_STATE_COOKIE: u16 = 7;
+const PARAM_IPV4_ADDRESS: u16 = 5;
 /// The T bit of ABORT and SHUTDOWN COMPLETE (RFC 9260 §3.3.7, §3.3.13).
 const FLAG_T: u8 = 0x01;
 
@@ -211,6 +216,63 @@ pub struct InitChunk {
     pub inbound_streams: u16,
     /// Initial TSN.
     pub initial_tsn: u32,
+    /// The sender's IPv4 addresses, as IPv4 Address parameters (RFC 9260 §3.3.2.1): empty for
+    /// a single-homed sender (the packet's source address is then its only address, §5.1.2).
+    pub addresses: AddrList,
+}
+
+/// The IPv4 addresses of an INIT or INIT ACK, at most [`MAX_INIT_ADDRS`], in order.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct AddrList {
+    n: u8,
+    a: [u32; MAX_INIT_ADDRS],
+}
+
+impl AddrList {
+    /// The first [`MAX_INIT_ADDRS`] of `addrs`.
+    pub fn from_slice(addrs: &[std::net::Ipv4Addr]) -> AddrList {
+        let mut l = AddrList::default();
+        for &x in addrs.iter().take(MAX_INIT_ADDRS) {
+            l.push(x);
+        }
+        l
+    }
+
+    /// Appends `x`; false (and nothing added) when full.
+    pub fn push(&mut self, x: std::net::Ipv4Addr) -> bool {
+        if self.n as usize == MAX_INIT_ADDRS {
+            return false;
+        }
+        self.a[self.n as usize] = u32::from(x);
+        self.n += 1;
+        true
+    }
+
+    /// Number of addresses.
+    pub fn len(&self) -> usize {
+        self.n as usize
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The addresses, in order.
+    pub fn iter(&self) -> impl Iterator<Item = std::net::Ipv4Addr> + '_ {
+        self.a[..self.n as usize].iter().map(|&x| std::net::Ipv4Addr::from(x))
+    }
+
+    /// Bytes of their IPv4 Address parameters.
+    pub fn params_len(&self) -> u32 {
+        self.n as u32 * IPV4_ADDRESS_PARAM_LEN
+    }
+}
+
+impl fmt::Debug for AddrList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 /// The State Cookie parameter's value (RFC 9260 §3.3.3.1): opaque to the wire; the
@@ -391,8 +453,8 @@ impl ControlChunk {
     /// The chunk's length field (padding not counted), bytes.
     pub fn chunk_len(&self) -> u32 {
         match self {
-            ControlChunk::Init(_) => INIT_CHUNK_LEN,
-            ControlChunk::InitAck(..) => INIT_CHUNK_LEN + 4 + STATE_COOKIE_LEN as u32,
+            ControlChunk::Init(i) => INIT_CHUNK_LEN + i.addresses.params_len(),
+            ControlChunk::InitAck(i, _) => INIT_CHUNK_LEN + i.addresses.params_len() + 4 + STATE_COOKIE_LEN as u32,
             ControlChunk::CookieEcho(_) => CHUNK_HEADER_LEN + STATE_COOKIE_LEN as u32,
             ControlChunk::Heartbeat(_) | ControlChunk::HeartbeatAck(_) => HEARTBEAT_CHUNK_LEN,
             ControlChunk::Abort { cause, .. } => CHUNK_HEADER_LEN + cause.map_or(0, |e| e.cause_len()),
@@ -753,12 +815,46 @@ fn parse_control(ty: u8, flags: u8, c: &[u8]) -> Result<ControlChunk, SctpParseE
         }
         Ok(e)
     };
-    let init = |c: &[u8]| InitChunk {
-        initiate_tag: get32(&c[4..]),
-        a_rwnd: get32(&c[8..]),
-        outbound_streams: get16(&c[12..]),
-        inbound_streams: get16(&c[14..]),
-        initial_tsn: get32(&c[16..]),
+    // The fixed part, then the parameters (RFC 9260 §3.2.1: type, length, value padded to 4):
+    // IPv4 Address parameters and, in INIT ACK, the State Cookie.
+    let init = |c: &[u8], ack: bool| -> Result<(InitChunk, Option<StateCookie>), SctpParseError> {
+        if clen < INIT_CHUNK_LEN as usize {
+            return Err(SctpParseError::Malformed);
+        }
+        let mut i = InitChunk {
+            initiate_tag: get32(&c[4..]),
+            a_rwnd: get32(&c[8..]),
+            outbound_streams: get16(&c[12..]),
+            inbound_streams: get16(&c[14..]),
+            initial_tsn: get32(&c[16..]),
+            addresses: AddrList::default(),
+        };
+        let mut cookie = None;
+        let mut o = INIT_CHUNK_LEN as usize;
+        while o < clen {
+            if clen - o < 4 {
+                return Err(SctpParseError::Malformed);
+            }
+            let (ty, len) = (get16(&c[o..]), get16(&c[o + 2..]) as usize);
+            if len < 4 || o + len > clen {
+                return Err(SctpParseError::Malformed);
+            }
+            match ty {
+                PARAM_IPV4_ADDRESS if len == IPV4_ADDRESS_PARAM_LEN as usize => {
+                    if !i.addresses.push(std::net::Ipv4Addr::from(get32(&c[o + 4..]))) {
+                        return Err(SctpParseError::Unsupported);
+                    }
+                }
+                PARAM_STATE_COOKIE if ack && len == 4 + STATE_COOKIE_LEN && cookie.is_none() => {
+                    let mut k = StateCookie::default();
+                    k.0.copy_from_slice(&c[o + 4..o + len]);
+                    cookie = Some(k);
+                }
+                _ => return Err(SctpParseError::Unsupported),
+            }
+            o += pad4(len as u32) as usize;
+        }
+        Ok((i, cookie))
     };
     let cookie = |v: &[u8]| {
         let mut k = StateCookie::default();
@@ -766,27 +862,11 @@ fn parse_control(ty: u8, flags: u8, c: &[u8]) -> Result<ControlChunk, SctpParseE
         k
     };
     Ok(match ty {
-        chunk_type::INIT => {
-            if clen != INIT_CHUNK_LEN as usize {
-                return Err(if clen < INIT_CHUNK_LEN as usize {
-                    SctpParseError::Malformed
-                } else {
-                    SctpParseError::Unsupported
-                });
-            }
-            ControlChunk::Init(init(c))
-        }
-        chunk_type::INIT_ACK => {
-            let want = INIT_CHUNK_LEN as usize + 4 + STATE_COOKIE_LEN;
-            if clen < INIT_CHUNK_LEN as usize {
-                return Err(SctpParseError::Malformed);
-            }
-            if clen != want || get16(&c[20..]) != PARAM_STATE_COOKIE || get16(&c[22..]) as usize != 4 + STATE_COOKIE_LEN
-            {
-                return Err(SctpParseError::Unsupported);
-            }
-            ControlChunk::InitAck(init(c), cookie(&c[24..]))
-        }
+        chunk_type::INIT => ControlChunk::Init(init(c, false)?.0),
+        chunk_type::INIT_ACK => match init(c, true)? {
+            (i, Some(k)) => ControlChunk::InitAck(i, k),
+            (_, None) => return Err(SctpParseError::Unsupported),
+        },
         chunk_type::COOKIE_ECHO => {
             if clen != CHUNK_HEADER_LEN as usize + STATE_COOKIE_LEN {
                 return Err(SctpParseError::Unsupported);
@@ -848,6 +928,15 @@ fn emit_control(c: &ControlChunk, b: &mut [u8]) -> usize {
         put16(&mut b[12..], i.outbound_streams);
         put16(&mut b[14..], i.inbound_streams);
         put32(&mut b[16..], i.initial_tsn);
+        // RFC 9260 §3.3.2.1: one IPv4 Address parameter per address.
+        let mut o = INIT_CHUNK_LEN as usize;
+        for a in i.addresses.iter() {
+            put16(&mut b[o..], PARAM_IPV4_ADDRESS);
+            put16(&mut b[o + 2..], IPV4_ADDRESS_PARAM_LEN as u16);
+            put32(&mut b[o + 4..], u32::from(a));
+            o += IPV4_ADDRESS_PARAM_LEN as usize;
+        }
+        o
     };
     let cause = |b: &mut [u8], e: ErrorCause| {
         put16(&mut b[4..], e.code);
@@ -863,10 +952,10 @@ fn emit_control(c: &ControlChunk, b: &mut [u8]) -> usize {
         }
         ControlChunk::InitAck(i, k) => {
             chunk_header(b, chunk_type::INIT_ACK, 0, len);
-            init(b, i);
-            put16(&mut b[20..], PARAM_STATE_COOKIE);
-            put16(&mut b[22..], 4 + STATE_COOKIE_LEN as u16);
-            b[24..24 + STATE_COOKIE_LEN].copy_from_slice(&k.0);
+            let o = init(b, i);
+            put16(&mut b[o..], PARAM_STATE_COOKIE);
+            put16(&mut b[o + 2..], 4 + STATE_COOKIE_LEN as u16);
+            b[o + 4..o + 4 + STATE_COOKIE_LEN].copy_from_slice(&k.0);
         }
         ControlChunk::CookieEcho(k) => {
             chunk_header(b, chunk_type::COOKIE_ECHO, 0, len);
@@ -989,6 +1078,7 @@ mod tests {
                 outbound_streams: 10,
                 inbound_streams: 65535,
                 initial_tsn: 0x0102_0304,
+                addresses: AddrList::default(),
             })),
             ..SctpRepr::new(1, 2, 0)
         };
@@ -998,6 +1088,32 @@ mod tests {
         assert_eq!(&b[16..20], &[1, 2, 3, 4]);
         assert_eq!(&b[20..24], &65536u32.to_be_bytes());
         assert_eq!(&b[24..28], &[0, 10, 0xff, 0xff]);
+    }
+
+    #[test]
+    fn init_address_parameters_follow_rfc9260_3_3_2_1() {
+        let mut i = InitChunk {
+            initiate_tag: 1,
+            ..InitChunk::default()
+        };
+        assert!(i.addresses.push("10.0.0.1".parse().unwrap()));
+        assert!(i.addresses.push("10.0.2.1".parse().unwrap()));
+        let r = SctpRepr {
+            control: Some(ControlChunk::InitAck(i, StateCookie([3; STATE_COOKIE_LEN]))),
+            ..SctpRepr::new(1, 2, 0)
+        };
+        let b = roundtrip(&r);
+        // Chunk: 20 fixed + 2 x 8 (addresses) + 4 + 32 (cookie) = 72 bytes.
+        assert_eq!(&b[12..16], &[2, 0, 0, 72]);
+        assert_eq!(&b[32..40], &[0, 5, 0, 8, 10, 0, 0, 1]);
+        assert_eq!(&b[40..48], &[0, 5, 0, 8, 10, 0, 2, 1]);
+        assert_eq!(&b[48..52], &[0, 7, 0, 36]);
+        let mut full = AddrList::default();
+        for k in 0..MAX_INIT_ADDRS as u8 {
+            assert!(full.push(std::net::Ipv4Addr::new(10, 0, k, 1)));
+        }
+        assert!(!full.push(std::net::Ipv4Addr::new(10, 9, 9, 9)), "bounded");
+        assert_eq!(full.len(), MAX_INIT_ADDRS);
     }
 
     #[test]
@@ -1023,8 +1139,15 @@ mod tests {
             outbound_streams: 2,
             inbound_streams: 3,
             initial_tsn: 4,
+            addresses: AddrList::default(),
         };
+        let mut multi = i;
+        for a in ["10.0.0.1", "10.0.2.1", "10.1.0.9"] {
+            assert!(multi.addresses.push(a.parse().unwrap()));
+        }
         let all = [
+            ControlChunk::Init(multi),
+            ControlChunk::InitAck(multi, k),
             ControlChunk::Init(i),
             ControlChunk::InitAck(i, k),
             ControlChunk::CookieEcho(k),
@@ -1044,7 +1167,7 @@ mod tests {
             ControlChunk::Error(ErrorCause::PROTOCOL_VIOLATION),
         ];
         // RFC 9260 §3.3.10.1/§3.3.10.3: those two causes are 8 bytes (code, length, 32 bits).
-        let lens = [20, 56, 36, 4, 16, 16, 4, 8, 8, 4, 4, 12, 12, 8];
+        let lens = [44, 80, 20, 56, 36, 4, 16, 16, 4, 8, 8, 4, 4, 12, 12, 8];
         for (c, len) in all.iter().zip(lens) {
             assert_eq!(c.chunk_len(), len, "{c:?}");
             roundtrip(&SctpRepr {
@@ -1113,7 +1236,7 @@ mod tests {
     fn repr_stays_small() {
         assert!(std::mem::size_of::<DataChunk>() <= 32);
         assert!(
-            std::mem::size_of::<SctpRepr>() <= 448,
+            std::mem::size_of::<SctpRepr>() <= 456,
             "{}",
             std::mem::size_of::<SctpRepr>()
         );
@@ -1156,8 +1279,10 @@ mod tests {
         ) {
             let mut r = SctpRepr::new(7, 8, tag);
             r.control = ctl.map(|(k, x, y)| {
+                let n = (y % (MAX_INIT_ADDRS as u64 + 1)) as usize;
+                let addrs: Vec<std::net::Ipv4Addr> = (0..n as u32).map(|j| (x ^ j).into()).collect();
                 let i = InitChunk { initiate_tag: x, a_rwnd: x ^ 1, outbound_streams: 1,
-                    inbound_streams: 2, initial_tsn: x.rotate_left(3) };
+                    inbound_streams: 2, initial_tsn: x.rotate_left(3), addresses: AddrList::from_slice(&addrs) };
                 let ck = StateCookie([y as u8; STATE_COOKIE_LEN]);
                 match k {
                     0 => ControlChunk::Init(i), 1 => ControlChunk::InitAck(i, ck),

@@ -1,14 +1,15 @@
 //! tshark dissects tpsim's SCTP packets (RFC 9260 §3): one packet of each chunk type tpsim
-//! emits, plus two bundles, inside IPv4 in a pcap written by [`tpsim_wire::pcap`], read with
-//! the CRC32c checksum verified (RFC 9260 §6.8, Appendix A). Every chunk type must appear, every
-//! checksum be good and no packet be malformed. Skipped, with a message, when tshark is not
-//! installed (CI installs it).
+//! emits, an INIT and an INIT ACK listing two IPv4 addresses, plus two bundles, inside IPv4 in
+//! a pcap written by [`tpsim_wire::pcap`], read with the CRC32c checksum verified (RFC 9260
+//! §6.8, Appendix A). Every chunk type must appear, every checksum be good, every address be
+//! dissected and no packet be malformed. Skipped, with a message, when tshark is not installed
+//! (CI installs it).
 
 use std::net::Ipv4Addr;
 use std::process::Command;
 use tpsim_wire::pcap::{PcapWriter, LINKTYPE_IPV4};
 use tpsim_wire::sctp::{
-    chunk_type, ControlChunk, DataChunk, DataFlags, ErrorCause, InitChunk, Payload, SackChunk, StateCookie,
+    chunk_type, AddrList, ControlChunk, DataChunk, DataFlags, ErrorCause, InitChunk, Payload, SackChunk, StateCookie,
 };
 use tpsim_wire::{IpProtocol, Ipv4Repr, SctpRepr, IPV4_HEADER_LEN};
 
@@ -22,8 +23,12 @@ fn init() -> InitChunk {
         outbound_streams: 4,
         inbound_streams: 65535,
         initial_tsn: 0x1234_5678,
+        addresses: AddrList::default(),
     }
 }
+
+/// The addresses of the multi-homed INIT and INIT ACK (RFC 9260 §3.3.2.1).
+const ADDRS: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 2, 1)];
 
 fn data(tsn: u32, flags: DataFlags, len: u16) -> DataChunk {
     DataChunk {
@@ -62,6 +67,17 @@ fn packets() -> Vec<(SctpRepr, Vec<u8>)> {
     out.push((control(ControlChunk::Init(init()), 0), vec![chunk_type::INIT]));
     out.push((
         control(ControlChunk::InitAck(init(), cookie), tag),
+        vec![chunk_type::INIT_ACK],
+    ));
+    // A multi-homed endpoint's INIT and INIT ACK: IPv4 Address parameters (the INIT ACK's
+    // before its State Cookie).
+    let multi = InitChunk {
+        addresses: AddrList::from_slice(&ADDRS),
+        ..init()
+    };
+    out.push((control(ControlChunk::Init(multi), 0), vec![chunk_type::INIT]));
+    out.push((
+        control(ControlChunk::InitAck(multi, cookie), tag),
         vec![chunk_type::INIT_ACK],
     ));
     let mut s = SctpRepr::new(80, 5000, tag);
@@ -150,7 +166,7 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
             "_ws.malformed",
         ])
         .args(["-e", "sctp.sack_gap_block_start", "-e", "sctp.sack_duplicate_tsn"])
-        .args(["-e", "_ws.expert.severity"])
+        .args(["-e", "_ws.expert.severity", "-e", "sctp.parameter_ipv4_address"])
         .output()
         .expect("tshark runs");
     if std::env::var_os("TPSIM_KEEP_PCAP").is_none() {
@@ -165,9 +181,10 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), packets.len(), "one line per packet:\n{stdout}");
     let mut seen = Vec::new();
+    let mut multi_homed = 0;
     for (line, (p, types)) in lines.iter().zip(&packets) {
         let f: Vec<&str> = line.split(';').collect();
-        assert_eq!(f.len(), 6, "{line}");
+        assert_eq!(f.len(), 7, "{line}");
         let got: Vec<u8> = f[0].split(',').map(|t| t.parse().expect("a chunk type")).collect();
         assert_eq!(&got, types, "chunk types of {p:?}");
         assert_eq!(f[1], CHECKSUM_GOOD, "checksum status of {p:?}: {line}");
@@ -181,6 +198,15 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
             // Gap Ack Block starts 2 and 5, duplicate TSNs 998 and 1000 (RFC 9260 §3.3.4).
             assert_eq!(f[3], "2,5", "{line}");
             assert_eq!(f[4], "998,1000", "{line}");
+        }
+        let addrs = match p.control {
+            Some(ControlChunk::Init(i)) | Some(ControlChunk::InitAck(i, _)) => i.addresses,
+            _ => AddrList::default(),
+        };
+        let want: Vec<String> = addrs.iter().map(|a| a.to_string()).collect();
+        assert_eq!(f[6], want.join(","), "IPv4 Address parameters of {p:?}: {line}");
+        if !addrs.is_empty() {
+            multi_homed += 1;
         }
         seen.extend(got);
     }
@@ -201,4 +227,5 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
     ] {
         assert!(seen.contains(&ty), "chunk type {ty} not dissected");
     }
+    assert_eq!(multi_homed, 2, "the multi-address INIT and INIT ACK");
 }
