@@ -167,6 +167,10 @@ pub struct Segment {
     pub message: Option<Message>,
     /// When the message's first byte was first transmitted (for `net_delay_mean_s`).
     pub first_tx: SimTime,
+    /// The peer address: on a segment a transport emits, the one it goes to (`None`: the
+    /// address the endpoint was connected to); on a segment the network delivers, the one it
+    /// came from (`None` if unknown). Only multi-homed SCTP endpoints (RFC 9260 §6.4) choose.
+    pub addr: Option<std::net::Ipv4Addr>,
     /// For byte-stream transports (TCP): the application bytes this segment carries, as
     /// offsets in the stream (0 = first application byte, SYN/FIN not counted). The engine
     /// uses it to know when each message's first byte is first sent.

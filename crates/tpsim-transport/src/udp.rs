@@ -66,6 +66,7 @@ impl UdpSocket {
         let msg = self.tx.pop_front()?;
         self.stats.tx_segments += 1;
         Some(Segment {
+            addr: None,
             header: L4Header::Udp(UdpRepr {
                 src_port: self.cfg.local_port,
                 dst_port: self.cfg.remote_port,

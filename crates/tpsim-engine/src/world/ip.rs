@@ -150,6 +150,7 @@ impl World {
             ident: 0,
         };
         let seg = Segment {
+            addr: None,
             header: tpsim_transport::L4Header::Udp(tpsim_wire::UdpRepr {
                 src_port: port,
                 dst_port: port,

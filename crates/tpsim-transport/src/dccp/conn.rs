@@ -941,6 +941,7 @@ impl DccpSocket {
             SizeConvention::Ns2 => r.ns2_overhead() + payload,
         };
         Segment {
+            addr: None,
             header: L4Header::Dccp(r),
             payload_len: payload,
             ip_len,

@@ -275,6 +275,7 @@ fn an_out_of_window_packet_gets_a_sync_and_syncack_resynchronises_rfc4340_s7_5_4
         options: Default::default(),
     };
     let data = |h: DccpRepr, id| Segment {
+        addr: None,
         header: L4Header::Dccp(h),
         payload_len: 100,
         ip_len: 140,
@@ -365,6 +366,7 @@ fn ack_ratio_changes_are_confirmed_rfc4341_s6_1_2() {
     h.options = opts;
     h.seq = seq_add(h.seq, 1);
     let seg = Segment {
+        addr: None,
         header: L4Header::Dccp(h),
         payload_len: 100,
         ip_len: 200,

@@ -993,6 +993,7 @@ impl Sender {
         let seg = if is_syn {
             repr.flags = TcpFlags::SYN;
             Segment {
+                addr: None,
                 header: L4Header::Tcp(repr),
                 payload_len: 0,
                 ip_len: ns2.header_size,
@@ -1015,6 +1016,7 @@ impl Sender {
             };
             self.padding_bytes += ns2.packet_size as u64 - carried;
             Segment {
+                addr: None,
                 header: L4Header::Tcp(repr),
                 payload_len: ns2.packet_size,
                 ip_len: ns2.packet_size + ns2.header_size,
@@ -1360,6 +1362,7 @@ impl Sink {
             sack,
         };
         io.out.push_back(Segment {
+            addr: None,
             header: L4Header::Tcp(repr),
             payload_len: 0,
             ip_len: ns2.ack_size + 8 * sack.len() as u32,

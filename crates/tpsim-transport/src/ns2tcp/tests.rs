@@ -123,6 +123,7 @@ fn ack_of(ns2: &Ns2TcpConfig, seg: &Segment) -> i64 {
 /// An ACK of packet `n`, as a sink sends it.
 fn ack_segment(ns2: &Ns2TcpConfig, n: i64) -> Segment {
     Segment {
+        addr: None,
         header: L4Header::Tcp(TcpRepr {
             src_port: REMOTE,
             dst_port: LOCAL,
@@ -147,6 +148,7 @@ fn ack_segment(ns2: &Ns2TcpConfig, n: i64) -> Segment {
 fn data_segment(ns2: &Ns2TcpConfig, n: i64, ends: Option<Message>, first_tx: SimTime) -> Segment {
     let syn = ns2.syn && n == 0;
     Segment {
+        addr: None,
         header: L4Header::Tcp(TcpRepr {
             src_port: LOCAL,
             dst_port: REMOTE,

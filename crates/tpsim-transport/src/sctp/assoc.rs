@@ -12,10 +12,12 @@
 //! The methods are split by responsibility: this file holds the state, the application and
 //! network entry points and the getters; `handshake` the set-up, tear-down and fault
 //! management (§5, §8, §9); `send` the data sender (§6.1, §6.3.3, §6.10, §7.2); `sack` SACK
-//! processing (§6.2.1, §7.2.4); `inbound` the data receiver (§6.2).
+//! processing (§6.2.1, §7.2.4); `inbound` the data receiver (§6.2); `multihome` the peer's
+//! addresses, path verification, heartbeats and failover (§5.4, §6.4, §8.2, §8.3).
 
 mod handshake;
 mod inbound;
+mod multihome;
 mod sack;
 mod send;
 
@@ -25,10 +27,11 @@ use super::{CwndUnit, SctpConfig, SctpStats, State};
 use crate::tcp::Open;
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats};
 use std::collections::VecDeque;
+use std::net::Ipv4Addr;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::sctp::{
-    pad4, ControlChunk, DataChunk, DataFlags, ErrorCause, Payload, SctpRepr, StateCookie, DATA_CHUNK_HEADER_LEN,
-    SCTP_COMMON_HEADER_LEN,
+    pad4, AddrList, ControlChunk, DataChunk, DataFlags, ErrorCause, Payload, SctpRepr, StateCookie,
+    DATA_CHUNK_HEADER_LEN, SCTP_COMMON_HEADER_LEN,
 };
 use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN};
 
@@ -65,6 +68,8 @@ struct Sent {
 struct Ctrl {
     chunk: ControlChunk,
     tag: u32,
+    /// The path (peer address) it goes to.
+    path: usize,
 }
 
 /// What the State Cookie holds (RFC 9260 §5.1.3): enough of the TCB to build the
@@ -163,8 +168,32 @@ pub struct SctpSocket {
     cum_ack_point: u32,
     /// The peer's receive window as we estimate it (RFC 9260 §6.2.1), bytes.
     rwnd: u64,
+    /// One path per peer address (RFC 9260 §6.4); path 0 is the address the association was
+    /// opened with (the active end's choice, the passive end's INIT source).
     paths: Vec<Path>,
+    /// The primary path (RFC 9260 §6.4: the scenario's choice, path 0 by default).
     primary: usize,
+    /// Where new DATA goes: the primary while it is active, else an active alternate (§6.4.1).
+    data_path: usize,
+    /// The path the packet being processed came from (replies go back there, §6.4).
+    rx_path: usize,
+    /// Its source address, as the network told it.
+    rx_addr: Option<Ipv4Addr>,
+    /// The path of the last packet with DATA received (its SACK goes back there, §6.4).
+    sack_path: usize,
+    /// Our own addresses, announced in INIT / INIT ACK when there are several (§5.1.2).
+    local_addrs: AddrList,
+    /// The peer's addresses from its INIT (passive end), until the COOKIE ECHO builds the
+    /// TCB (kept here rather than in the State Cookie; no packet differs).
+    init_peer_addrs: AddrList,
+    /// The primary address the scenario chose, applied once the peer's addresses are known.
+    primary_addr: Option<Ipv4Addr>,
+    /// Times new DATA moved from the primary to an alternate (§6.4.1).
+    failovers: u64,
+    /// When new DATA first sent to an alternate after the last failover was acknowledged.
+    failover_acked_at: Option<SimTime>,
+    /// xorshift state of the HEARTBEAT jitter (§8.3).
+    hb_rng: u64,
     /// Association error counter (RFC 9260 §8.1).
     assoc_errors: u32,
     /// Send the Fast Retransmit packet now, ignoring cwnd (RFC 9260 §7.2.4 step 3).
@@ -247,6 +276,16 @@ impl SctpSocket {
             rwnd: 0,
             paths: Vec::with_capacity(1),
             primary: 0,
+            data_path: 0,
+            rx_path: 0,
+            rx_addr: None,
+            sack_path: 0,
+            local_addrs: AddrList::default(),
+            init_peer_addrs: AddrList::default(),
+            primary_addr: None,
+            failovers: 0,
+            failover_acked_at: None,
+            hb_rng: (my_tag as u64) << 32 | 0x9e37_79b9,
             assoc_errors: 0,
             fast_rtx_now: false,
             burst: 0,
@@ -457,6 +496,7 @@ impl SctpSocket {
                     cause: Some(ErrorCause::USER_ABORT),
                 },
                 tag: self.peer_tag,
+                path: self.data_path,
             });
         }
         self.enter_closed();
@@ -482,6 +522,8 @@ impl SctpSocket {
         self.stats.rx_segments += 1;
         let L4Header::Sctp(ref boxed) = seg.header else { return };
         let p: &SctpRepr = boxed;
+        self.rx_addr = seg.addr;
+        self.rx_path = self.path_of(seg.addr);
         self.begin_input();
         self.apply_idle_decay(now);
         if let Some(ControlChunk::Init(i)) = p.control {

@@ -184,6 +184,9 @@ pub struct SctpConfig {
     /// HB.interval (RFC 9260 §8.3); `None`: no heartbeats. 30 s / 30 s / 30 s
     /// (`heartbeatInterval_`).
     pub hb_interval: Option<SimDuration>,
+    /// Whether the HEARTBEAT period's RTO is jittered by ±50 % (RFC 9260 §8.3), else the period
+    /// is exactly HB.interval + RTO: true / true / false.
+    pub hb_jitter: bool,
     /// Valid.Cookie.Life (RFC 9260 §16): 60 s.
     pub valid_cookie_life: SimDuration,
     /// Outbound streams requested in INIT/INIT ACK (the OS field): 1 (ns-2 `numOutStreams_`).
@@ -255,6 +258,7 @@ impl SctpConfig {
             assoc_max_retrans: 10,
             max_init_retransmits: 8,
             hb_interval: Some(SimDuration::from_secs(30)),
+            hb_jitter: true,
             valid_cookie_life: SimDuration::from_secs(60),
             streams: 1,
             max_inbound_streams: u16::MAX,
@@ -303,6 +307,7 @@ impl SctpConfig {
             initial_cwnd_floor_bytes: 4380,
             flight_counts_headers: true,
             ns2_send_rule: true,
+            hb_jitter: false,
             idle_decay_above_units: Some(2),
             growth_needs_cum_advance: true,
             ..SctpConfig::rfc9260()

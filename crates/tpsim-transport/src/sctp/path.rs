@@ -2,9 +2,10 @@
 //! congestion variables and the error counter of one peer transport address.
 //!
 //! Everything a congestion controller needs lives here, never association-wide (RFC 9260 §7.2:
-//! "an SCTP endpoint ... MUST maintain cwnd, ssthresh and partial_bytes_acked per destination
-//! address"), so that multi-homing only adds paths. tpsim has one path per association for now.
+//! cwnd, ssthresh and partial_bytes_acked are kept per destination address), so that a
+//! multi-homed association simply has several paths, one per peer address.
 
+use std::net::Ipv4Addr;
 use tpsim_core::{SimDuration, SimTime};
 
 /// RTO computation of RFC 9260 §6.3.1 (rules C1–C7) with the back-off of §6.3.3 E2.
@@ -116,6 +117,13 @@ impl RtoEstimator {
 /// One destination transport address of the peer.
 #[derive(Clone, Debug)]
 pub struct Path {
+    /// The peer address (`None`: the one the endpoint was connected to, not told).
+    pub addr: Option<Ipv4Addr>,
+    /// Whether the address is CONFIRMED (RFC 9260 §5.4): only HEARTBEATs go to an unconfirmed
+    /// one.
+    pub confirmed: bool,
+    /// User bytes of DATA chunks sent to this address, retransmissions included.
+    pub data_bytes_sent: u64,
     /// Congestion window, bytes (RFC 9260 §7.2).
     pub cwnd: u64,
     /// Slow-start threshold, bytes.
@@ -158,6 +166,9 @@ impl Path {
     /// A path with the initial window `cwnd` and `ssthresh`.
     pub fn new(rtt: RtoEstimator, cwnd: u64, ssthresh: u64) -> Path {
         Path {
+            addr: None,
+            confirmed: true,
+            data_bytes_sent: 0,
             cwnd,
             ssthresh,
             partial_bytes_acked: 0,

@@ -67,6 +67,7 @@ pub(super) fn from_peer() -> SctpRepr {
 }
 pub(super) fn seg(h: SctpRepr) -> Segment {
     Segment {
+        addr: None,
         header: L4Header::Sctp(SctpBox::new(h)),
         payload_len: h.payload_len(),
         ip_len: 20 + h.packet_len(),
@@ -96,6 +97,7 @@ pub(super) fn peer_init() -> InitChunk {
         outbound_streams: 10,
         inbound_streams: 10,
         initial_tsn: PEER_TAG,
+        addresses: Default::default(),
     }
 }
 /// A DATA chunk from the peer.
@@ -185,6 +187,7 @@ fn init_and_t1_init_backoff_until_max_init_retransmits() {
             outbound_streams: 4,
             inbound_streams: 65535,
             initial_tsn: TAG,
+            addresses: Default::default(),
         }))
     );
     let mut at = 0;
@@ -745,12 +748,14 @@ fn association_max_retrans() {
     assert_eq!(s.sctp_stats().timeouts, 11);
 }
 
-/// RFC 9260 §8.3: an idle path gets a HEARTBEAT after HB.interval + RTO; the HEARTBEAT ACK is
-/// an RTT measurement and clears the error counter; an unanswered one counts as an error.
+/// RFC 9260 §8.3: an idle path gets a HEARTBEAT after HB.interval + RTO (jitter off); the
+/// HEARTBEAT ACK is an RTT measurement and clears the error counter; an unanswered one counts
+/// as an error and backs off the RTO.
 #[test]
 fn heartbeat() {
     let c = SctpConfig {
         hb_interval: Some(SimDuration::from_secs(30)),
+        hb_jitter: false,
         ..cfg(SctpProfile::Rfc9260)
     };
     let mut s = established(c, 1500);
@@ -778,8 +783,10 @@ fn heartbeat() {
     s.on_timeout(at3);
     assert!(matches!(out(&mut s, at3)[0].control, Some(ControlChunk::Heartbeat(_))));
     let at4 = s.poll_timeout().unwrap();
+    let rto = s.rto();
     s.on_timeout(at4);
     assert_eq!(s.association_errors(), 1, "unanswered HEARTBEAT");
+    assert_eq!(s.rto(), SimDuration(2 * rto.0), "RTO backed off");
     // A HEARTBEAT from the peer is answered.
     feed(
         &mut s,
@@ -790,6 +797,49 @@ fn heartbeat() {
         },
     );
     assert_eq!(out(&mut s, at4)[0].control, Some(ControlChunk::HeartbeatAck(42)));
+}
+
+/// RFC 9260 §8.3: with jitter the HEARTBEAT period is HB.interval + RTO·(1 ± 0.5): every period
+/// within the bounds, not all equal, and the same for the same verification tag.
+#[test]
+fn heartbeat_period_is_jittered_within_half_an_rto() {
+    let periods = || {
+        let c = SctpConfig {
+            hb_interval: Some(SimDuration::from_secs(30)),
+            hb_jitter: true,
+            ..cfg(SctpProfile::Rfc9260)
+        };
+        let mut s = established(c, 1500);
+        let mut got = Vec::new();
+        for _ in 0..10 {
+            // The HEARTBEAT goes out and is answered at once; its check one RTO later sets the
+            // next period.
+            let at = s.poll_timeout().unwrap();
+            s.on_timeout(at);
+            let hb = out(&mut s, at);
+            let Some(ControlChunk::Heartbeat(info)) = hb[0].control else {
+                panic!("a HEARTBEAT: {hb:?}")
+            };
+            let ack = SctpRepr {
+                control: Some(ControlChunk::HeartbeatAck(info)),
+                ..from_peer()
+            };
+            feed(&mut s, at, ack);
+            let check = s.poll_timeout().unwrap();
+            s.on_timeout(check);
+            assert!(out(&mut s, check).is_empty());
+            got.push(s.poll_timeout().unwrap().saturating_since(check));
+        }
+        (got, s.rto())
+    };
+    let (a, rto) = periods();
+    let (lo, hi) = (30_000_000_000 + rto.0 / 2, 30_000_000_000 + 3 * rto.0 / 2);
+    assert!(
+        a.iter().all(|d| d.0 >= lo && d.0 <= hi),
+        "{a:?} outside [{lo}, {hi}] ns"
+    );
+    assert!(a.iter().any(|d| *d != a[0]), "jittered: {a:?}");
+    assert_eq!(periods().0, a, "same tag, same periods");
 }
 
 /// RFC 9260 §7.2.1/§7.2.2 against RFC 4960's: a SACK that acknowledges new data by a Gap Ack

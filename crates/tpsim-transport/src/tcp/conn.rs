@@ -957,6 +957,7 @@ impl TcpSocket {
                 let repr = self.rst_pending.take()?;
                 self.stats.tx_segments += 1;
                 return Some(Segment {
+                    addr: None,
                     header: L4Header::Tcp(repr),
                     payload_len: 0,
                     ip_len: self.cfg.sizes.tcp_ip_len(0, repr.header_len()),
@@ -1311,6 +1312,7 @@ impl TcpSocket {
             self.sack_hist.dsack = None; // RFC 2883 §4 (2): reported at most once
         }
         Segment {
+            addr: None,
             header: L4Header::Tcp(repr),
             payload_len: len,
             ip_len: self.cfg.sizes.tcp_ip_len(len, repr.header_len()),

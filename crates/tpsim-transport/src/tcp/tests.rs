@@ -94,6 +94,7 @@ fn with_window(mut r: TcpRepr, window: u16) -> TcpRepr {
 /// Feeds `repr` carrying `len` payload bytes to `s` at `at`.
 fn feed(s: &mut TcpSocket, at: SimTime, repr: TcpRepr, len: u32) {
     let seg = Segment {
+        addr: None,
         header: L4Header::Tcp(repr),
         payload_len: len,
         ip_len: 40 + len,

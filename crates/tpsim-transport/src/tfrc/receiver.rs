@@ -178,6 +178,7 @@ impl Receiver {
         stats.tx_segments += 1;
         stats.ack_segments += 1;
         Some(Segment {
+            addr: None,
             header: L4Header::Tfrc { udp, tfrc },
             payload_len: 0,
             ip_len: tfrc.ip_len(sock.sizes, 0),

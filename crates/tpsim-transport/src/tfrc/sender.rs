@@ -148,6 +148,7 @@ impl Sender {
             self.last_backlogged = Some(now);
         }
         Some(Segment {
+            addr: None,
             header: L4Header::Tfrc {
                 udp: UdpRepr {
                     src_port: sock.local_port,

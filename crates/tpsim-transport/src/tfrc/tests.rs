@@ -482,6 +482,7 @@ fn data(seq: u32, ts_s: f64, rtt_s: f64, len: u32) -> Segment {
         rtt: (rtt_s * 1e6).round() as u32,
     };
     Segment {
+        addr: None,
         header: L4Header::Tfrc {
             udp: tpsim_wire::UdpRepr {
                 src_port: 2,
@@ -656,6 +657,7 @@ fn sender_takes_rtt_sample_from_echo_and_t_delay_4_3() {
     s.send(t(0.0), m(1, 1000)).unwrap();
     s.poll_transmit(t(0.0)).unwrap();
     let fbk = Segment {
+        addr: None,
         header: L4Header::Tfrc {
             udp: tpsim_wire::UdpRepr {
                 src_port: 2,

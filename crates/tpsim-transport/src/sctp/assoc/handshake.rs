@@ -7,7 +7,7 @@ use crate::sctp::recv::Receiver;
 use crate::sctp::State;
 use crate::tcp::Open;
 use crate::TransportEvent;
-use tpsim_core::{SimDuration, SimTime};
+use tpsim_core::SimTime;
 use tpsim_wire::sctp::{ControlChunk, ErrorCause, InitChunk, SackChunk, SctpRepr, StateCookie};
 
 impl SctpSocket {
@@ -21,6 +21,12 @@ impl SctpSocket {
         if self.open == Open::Active {
             return;
         }
+        // RFC 9260 §5.1.2: the INIT's source and its address parameters are the peer's.
+        if self.paths[0].addr.is_none() {
+            self.paths[0].addr = self.rx_addr;
+        }
+        self.rx_path = 0;
+        self.init_peer_addrs = i.addresses;
         let cookie = Cookie {
             peer_tag: i.initiate_tag,
             peer_initial_tsn: i.initial_tsn,
@@ -37,10 +43,12 @@ impl SctpSocket {
             outbound_streams: self.sctp.streams.max(1),
             inbound_streams: self.sctp.max_inbound_streams,
             initial_tsn: self.next_tsn,
+            addresses: self.local_addrs,
         };
         self.ctrl.push_back(Ctrl {
             chunk: ControlChunk::InitAck(ack, cookie.encode(self.sctp.cookie_secret)),
             tag: i.initiate_tag,
+            path: self.rx_path,
         });
     }
 
@@ -54,6 +62,7 @@ impl SctpSocket {
             Some(ControlChunk::ShutdownAck) => self.ctrl.push_back(Ctrl {
                 chunk: ControlChunk::ShutdownComplete { t: true },
                 tag: p.verification_tag,
+                path: self.rx_path,
             }),
             Some(ControlChunk::InitAck(..)) | Some(ControlChunk::CookieAck) | Some(ControlChunk::Error(_)) => {}
             _ if self.open == Open::Active && !self.finished => {}
@@ -61,6 +70,7 @@ impl SctpSocket {
             _ => self.ctrl.push_back(Ctrl {
                 chunk: ControlChunk::Abort { t: true, cause: None },
                 tag: p.verification_tag,
+                path: self.rx_path,
             }),
         }
     }
@@ -87,14 +97,20 @@ impl SctpSocket {
             self.ctrl.push_back(Ctrl {
                 chunk: ControlChunk::Error(ErrorCause::stale_cookie(staleness_us)),
                 tag: c.peer_tag,
+                path: self.rx_path,
             });
             return;
         }
         self.peer_tag = c.peer_tag;
         self.setup_tcb(c.peer_initial_tsn, c.peer_a_rwnd, c.peer_os, c.peer_mis);
+        // RFC 9260 §5.4 (2): the address the INIT ACK went to (path 0) is CONFIRMED, the
+        // others the INIT listed are not.
+        let init_src = self.paths[0].addr;
+        self.add_peer_addresses(self.init_peer_addrs, init_src);
         self.ctrl.push_back(Ctrl {
             chunk: ControlChunk::CookieAck,
             tag: self.peer_tag,
+            path: self.rx_path,
         });
         self.established(now);
         if let Some(s) = p.sack {
@@ -125,10 +141,7 @@ impl SctpSocket {
         self.state = State::Established;
         self.t1 = None;
         self.events.push_back(TransportEvent::Connected);
-        if let Some(iv) = self.sctp.hb_interval {
-            let rto = self.paths[self.primary].rtt.rto();
-            self.paths[self.primary].hb_at = Some(now + iv + rto);
-        }
+        self.start_heartbeats(now);
         if self.sctp.ns2_send_rule {
             self.ns2_flag = true;
             self.ns2_used = true;
@@ -157,6 +170,9 @@ impl SctpSocket {
                 }
                 self.peer_tag = i.initiate_tag;
                 self.setup_tcb(i.initial_tsn, i.a_rwnd, i.outbound_streams, i.inbound_streams);
+                // RFC 9260 §5.1.2, §5.4 (1): the peer's addresses; the one we opened the
+                // association to is CONFIRMED, the others are not.
+                self.add_peer_addresses(i.addresses, self.rx_addr);
                 self.cookie = Some(k);
                 self.state = State::CookieEchoed;
                 self.init_retransmits = 0;
@@ -172,6 +188,7 @@ impl SctpSocket {
                         self.ctrl.push_back(Ctrl {
                             chunk: ControlChunk::CookieAck,
                             tag: self.peer_tag,
+                            path: self.rx_path,
                         });
                     }
                 }
@@ -200,19 +217,12 @@ impl SctpSocket {
                 self.ctrl.push_back(Ctrl {
                     chunk: ControlChunk::HeartbeatAck(info),
                     tag: self.peer_tag,
+                    path: self.rx_path,
                 });
                 true
             }
             ControlChunk::HeartbeatAck(info) => {
-                // RFC 9260 §8.3: an RTT measurement; clears the error counters (§8.1, §8.2).
-                let path = self.primary;
-                if self.paths[path].hb_outstanding == Some(info) {
-                    self.paths[path].hb_outstanding = None;
-                    self.take_rtt_sample(path, SimDuration(now.0.saturating_sub(info)));
-                    self.paths[path].error_count = 0;
-                    self.paths[path].active = true;
-                    self.assoc_errors = 0;
-                }
+                self.on_heartbeat_ack(now, info);
                 true
             }
             ControlChunk::Abort { .. } => {
@@ -232,6 +242,7 @@ impl SctpSocket {
                     self.ctrl.push_back(Ctrl {
                         chunk: ControlChunk::ShutdownComplete { t: false },
                         tag: self.peer_tag,
+                        path: self.data_path,
                     });
                     self.enter_closed();
                 }
@@ -319,6 +330,7 @@ impl SctpSocket {
         self.ctrl.push_back(Ctrl {
             chunk: ControlChunk::Shutdown(cum),
             tag: self.peer_tag,
+            path: self.data_path,
         });
         self.t2 = Some(now + self.paths[self.primary].rtt.rto());
     }
@@ -328,6 +340,7 @@ impl SctpSocket {
         self.ctrl.push_back(Ctrl {
             chunk: ControlChunk::ShutdownAck,
             tag: self.peer_tag,
+            path: self.data_path,
         });
         self.t2 = Some(now + self.paths[self.primary].rtt.rto());
     }
@@ -341,8 +354,10 @@ impl SctpSocket {
                 inbound_streams: self.sctp.max_inbound_streams,
                 // RFC 9260 §3.3.2: the Initial TSN MAY equal the Initiate Tag.
                 initial_tsn: self.my_tag,
+                addresses: self.local_addrs,
             }),
             tag: 0,
+            path: 0,
         });
     }
 
@@ -351,6 +366,7 @@ impl SctpSocket {
             self.ctrl.push_back(Ctrl {
                 chunk: ControlChunk::CookieEcho(k),
                 tag: self.peer_tag,
+                path: self.data_path,
             });
         }
     }
@@ -394,6 +410,7 @@ impl SctpSocket {
             self.ctrl.push_back(Ctrl {
                 chunk: ControlChunk::Abort { t: false, cause: None },
                 tag: self.peer_tag,
+                path: self.data_path,
             });
         }
         self.enter_closed();
@@ -433,7 +450,7 @@ impl SctpSocket {
         if !matches!(self.state, State::ShutdownSent | State::ShutdownAckSent) {
             return;
         }
-        if self.count_error(pi) {
+        if self.count_error(pi, true) {
             return;
         }
         self.paths[pi].rtt.back_off();
@@ -445,13 +462,20 @@ impl SctpSocket {
         }
     }
 
-    /// RFC 9260 §8.1/§8.2: one more error; true if the association was given up.
-    pub(super) fn count_error(&mut self, pi: usize) -> bool {
+    /// RFC 9260 §8.1/§8.2: one more error on path `pi`, and on the association if `assoc`
+    /// (not for the probes of an unconfirmed address, §5.4); true if the association was given
+    /// up.
+    pub(super) fn count_error(&mut self, pi: usize, assoc: bool) -> bool {
         let p = &mut self.paths[pi];
         p.error_count += 1;
-        if p.error_count > self.sctp.path_max_retrans {
-            // §8.2: the address becomes inactive (with one path it is still used).
+        if p.error_count > self.sctp.path_max_retrans && p.active {
+            // §8.2: the address becomes inactive; new DATA moves to an alternate (§6.4.1; a
+            // single-homed association goes on using its only path).
             p.active = false;
+            self.choose_data_path();
+        }
+        if !assoc {
+            return false;
         }
         self.assoc_errors += 1;
         if self.assoc_errors > self.sctp.assoc_max_retrans {
@@ -461,7 +485,7 @@ impl SctpSocket {
         false
     }
 
-    /// RFC 9260 §8.3: heartbeat timer of path `pi`.
+    /// RFC 9260 §8.3, §5.4: heartbeat timer of path `pi`.
     pub(super) fn on_heartbeat_timer(&mut self, now: SimTime, pi: usize) {
         let Some(iv) = self.sctp.hb_interval else { return };
         if !matches!(
@@ -470,26 +494,44 @@ impl SctpSocket {
         ) {
             return;
         }
+        let confirmed = self.paths[pi].confirmed;
         if self.paths[pi].hb_outstanding.take().is_some() {
-            // Not acknowledged within an RTO: an error (§8.3, §8.1, §8.2).
-            if self.count_error(pi) {
+            // Not acknowledged within an RTO: an error (§8.3, §8.1, §8.2; for an unconfirmed
+            // address the path's counter only, §5.4) and the RTO backed off (§8.3).
+            if self.count_error(pi, confirmed) {
                 return;
             }
+            self.paths[pi].rtt.back_off();
         }
-        let p = &mut self.paths[pi];
+        let p = &self.paths[pi];
+        if !confirmed && p.active {
+            // §5.4: an active unconfirmed address is probed once per RTO.
+            self.send_heartbeat(now, pi);
+            return;
+        }
         if !p.hb_period_busy {
             // Idle destination: HEARTBEAT; checked one RTO later.
-            p.hb_outstanding = Some(now.0);
-            p.hb_period_busy = true;
-            p.hb_at = Some(now + p.rtt.rto());
-            self.sstats.heartbeats += 1;
-            self.ctrl.push_back(Ctrl {
-                chunk: ControlChunk::Heartbeat(now.0),
-                tag: self.peer_tag,
-            });
+            self.send_heartbeat(now, pi);
         } else {
-            p.hb_period_busy = false;
-            p.hb_at = Some(now + iv + p.rtt.rto());
+            self.paths[pi].hb_period_busy = false;
+            let period = self.hb_period(pi, iv);
+            self.paths[pi].hb_at = Some(now + period);
         }
+    }
+
+    /// A HEARTBEAT to path `pi` (its information: the path and the send time), checked one RTO
+    /// later.
+    fn send_heartbeat(&mut self, now: SimTime, pi: usize) {
+        let info = Self::hb_info(pi, now);
+        let p = &mut self.paths[pi];
+        p.hb_outstanding = Some(info);
+        p.hb_period_busy = true;
+        p.hb_at = Some(now + p.rtt.rto());
+        self.sstats.heartbeats += 1;
+        self.ctrl.push_back(Ctrl {
+            chunk: ControlChunk::Heartbeat(info),
+            tag: self.peer_tag,
+            path: pi,
+        });
     }
 }

@@ -40,6 +40,7 @@ impl SctpSocket {
             self.ctrl.push_back(Ctrl {
                 chunk: ControlChunk::Error(ErrorCause::invalid_stream(sid)),
                 tag: self.peer_tag,
+                path: self.rx_path,
             });
         }
         self.drain_ready();

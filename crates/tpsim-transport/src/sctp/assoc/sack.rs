@@ -2,6 +2,7 @@
 //! acknowledgements, renege, miss indications and fast retransmit (§7.2.4), the window growth
 //! of §7.2.1/§7.2.2, rwnd, T3-rtx restarts (§6.3.2) and RTT measurement (§6.3.1).
 
+use super::multihome::MAX_PATHS;
 use super::{tsn_le, tsn_lt, SctpSocket, Sent};
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::sctp::{SackChunk, DATA_CHUNK_HEADER_LEN};
@@ -18,12 +19,26 @@ impl SctpSocket {
             return;
         }
         let cum_advanced = cum != self.cum_ack_point;
-        let pi = self.primary;
-        let flight_before = self.paths[pi].flight_size;
+        let n_paths = self.paths.len();
+        // Per path (RFC 9260 §7.2: the window arithmetic is per destination): flight size
+        // before the SACK, bytes newly acknowledged.
+        let mut flight_before = [0u64; MAX_PATHS];
+        for (k, p) in self.paths.iter().enumerate() {
+            flight_before[k] = p.flight_size;
+        }
+        let mut acked = [0u64; MAX_PATHS];
         let mut acked_bytes = 0u64;
         let mut highest_new: Option<u32> = None;
         let mut lowest_acked = false;
         let lowest_outstanding = self.first_outstanding();
+        // §6.3.2 R3 per address of a multi-homed peer: the earliest outstanding TSN of each path.
+        let mut lowest_per_path = [None::<u32>; MAX_PATHS];
+        if n_paths > 1 {
+            for x in self.sent.iter().filter(|x| !x.gap_acked) {
+                lowest_per_path[x.path].get_or_insert(x.chunk.tsn);
+            }
+        }
+        let mut lowest_acked_per_path = [false; MAX_PATHS];
         // Cumulative part.
         while self.sent.front().is_some_and(|x| tsn_le(x.chunk.tsn, cum)) {
             let x = self.sent.pop_front().expect("checked");
@@ -33,7 +48,11 @@ impl SctpSocket {
             if Some(x.chunk.tsn) == lowest_outstanding {
                 lowest_acked = true;
             }
+            if lowest_per_path[x.path] == Some(x.chunk.tsn) {
+                lowest_acked_per_path[x.path] = true;
+            }
             if !x.gap_acked {
+                acked[x.path] += self.size(&x.chunk);
                 acked_bytes += self.size(&x.chunk);
                 highest_new = Some(x.chunk.tsn);
                 self.on_chunk_acked(now, &x);
@@ -61,6 +80,7 @@ impl SctpSocket {
             let x = self.sent[k];
             let now_acked = in_gap(x.chunk.tsn);
             if now_acked && !x.gap_acked {
+                acked[x.path] += self.size(&x.chunk);
                 acked_bytes += self.size(&x.chunk);
                 highest_new = Some(match highest_new {
                     Some(h) if tsn_lt(x.chunk.tsn, h) => h,
@@ -68,6 +88,9 @@ impl SctpSocket {
                 });
                 if Some(x.chunk.tsn) == lowest_outstanding {
                     lowest_acked = true;
+                }
+                if lowest_per_path[x.path] == Some(x.chunk.tsn) {
+                    lowest_acked_per_path[x.path] = true;
                 }
                 self.on_chunk_acked(now, &x);
                 let y = &mut self.sent[k];
@@ -87,24 +110,34 @@ impl SctpSocket {
         }
         let any_new = acked_bytes > 0;
         if any_new {
-            // §8.1, §8.2: an acknowledgement clears the error counters.
+            // §8.1, §8.2: an acknowledgement clears the association's error counter and that
+            // of the address the data was sent to, which becomes active again.
             self.assoc_errors = 0;
-            let p = &mut self.paths[pi];
-            p.error_count = 0;
-            p.active = true;
-            // §7.2.1: the one packet in flight after a timeout is acknowledged.
-            p.one_packet_after_timeout = false;
+            let mut reactivated = false;
+            for (k, p) in self.paths.iter_mut().enumerate() {
+                if acked[k] > 0 {
+                    reactivated |= !p.active;
+                    p.error_count = 0;
+                    p.active = true;
+                    // §7.2.1: the one packet in flight after a timeout is acknowledged.
+                    p.one_packet_after_timeout = false;
+                }
+            }
+            if reactivated {
+                self.choose_data_path();
+            }
         }
         // §7.2.4: miss indications, following HTNA: only TSNs below the highest TSN newly
         // acknowledged, or (in Fast Recovery, with the Cumulative TSN Ack advancing) every TSN
         // reported missing.
-        let in_fr = self.paths[pi].in_fast_recovery();
+        let in_fr = self.paths.iter().any(|p| p.in_fast_recovery());
         let limit = if in_fr && cum_advanced {
             Some(highest_reported)
         } else {
             highest_new
         };
         let mut new_fr = 0u64;
+        let mut fr_paths = [false; MAX_PATHS];
         if let Some(h) = limit.filter(|_| !self.sent.is_empty()) {
             for x in self.sent.iter_mut() {
                 if !tsn_lt(x.chunk.tsn, h) {
@@ -119,6 +152,7 @@ impl SctpSocket {
                     x.marked = true;
                     self.n_marked += 1;
                     x.fast_rtx = true;
+                    fr_paths[x.path] = true;
                     if x.in_flight {
                         x.in_flight = false;
                         let sz = x.chunk.len as u64
@@ -133,32 +167,30 @@ impl SctpSocket {
                 }
             }
         }
-        // §7.2.1/§7.2.2: window growth from the bytes newly acknowledged.
+        // §7.2.1/§7.2.2: window growth from the bytes newly acknowledged, per path.
         let unit = self.cwnd_unit();
-        self.paths[pi].on_acked(
-            acked_bytes,
-            flight_before,
-            cum_advanced || !self.sctp.growth_needs_cum_advance,
-            unit,
-            self.sctp.slow_start_l as u64,
-        );
-        // §7.2.4: leave Fast Recovery once the exit point is acknowledged.
-        if let Some(x) = self.paths[pi].fast_recovery_exit {
-            if tsn_le(x, cum) {
-                self.paths[pi].fast_recovery_exit = None;
+        let counts = cum_advanced || !self.sctp.growth_needs_cum_advance;
+        let l = self.sctp.slow_start_l as u64;
+        for (k, p) in self.paths.iter_mut().enumerate() {
+            p.on_acked(acked[k], flight_before[k], counts, unit, l);
+            // §7.2.4: leave Fast Recovery once the exit point is acknowledged.
+            if p.fast_recovery_exit.is_some_and(|x| tsn_le(x, cum)) {
+                p.fast_recovery_exit = None;
             }
         }
         if new_fr > 0 {
             self.sstats.fast_retransmits += 1;
             self.sstats.fast_retransmit_chunks += new_fr;
-            let p = &mut self.paths[pi];
-            if !p.in_fast_recovery() {
-                // Steps 2 and 7: ssthresh/cwnd of §7.2.3, enter Fast Recovery up to the highest
-                // TSN outstanding.
-                p.on_congestion(false, unit);
-                p.fast_recovery_exit = Some(self.next_tsn.wrapping_sub(1));
-                // Step 3: one packet of the lowest marked chunks, now, whatever cwnd says.
-                self.fast_rtx_now = true;
+            let highest = self.next_tsn.wrapping_sub(1);
+            for (k, p) in self.paths.iter_mut().enumerate() {
+                if fr_paths[k] && !p.in_fast_recovery() {
+                    // Steps 2 and 7: ssthresh/cwnd of §7.2.3, enter Fast Recovery up to the
+                    // highest TSN outstanding.
+                    p.on_congestion(false, unit);
+                    p.fast_recovery_exit = Some(highest);
+                    // Step 3: one packet of the lowest marked chunks, now, whatever cwnd says.
+                    self.fast_rtx_now = true;
+                }
             }
             // Karn (§6.3.1 C5): a retransmitted chunk is not timed.
             self.cancel_rtt_timing_if_marked();
@@ -166,15 +198,34 @@ impl SctpSocket {
         // §6.2.1 B: rwnd = a_rwnd − bytes still outstanding (D: marked chunks not counted).
         self.rwnd = (s.a_rwnd as u64).saturating_sub(self.outstanding_user_bytes());
         // §6.3.2 R2/R3/R4 and §7.2.2's partial_bytes_acked reset.
-        let outstanding = !self.nothing_outstanding();
-        let p = &mut self.paths[pi];
-        if !outstanding {
-            p.t3_rtx = None;
-            if self.sent.is_empty() {
-                p.partial_bytes_acked = 0;
+        if n_paths == 1 {
+            let outstanding = !self.nothing_outstanding();
+            let p = &mut self.paths[0];
+            if !outstanding {
+                p.t3_rtx = None;
+                if self.sent.is_empty() {
+                    p.partial_bytes_acked = 0;
+                }
+            } else if lowest_acked || (reneged && p.t3_rtx.is_none()) {
+                p.t3_rtx = Some(now + p.rtt.rto());
             }
-        } else if lowest_acked || (reneged && p.t3_rtx.is_none()) {
-            p.t3_rtx = Some(now + p.rtt.rto());
+        } else {
+            // Per address: R2 when nothing sent to it is outstanding, R3 when its earliest
+            // outstanding TSN was acknowledged.
+            let mut outstanding = [false; MAX_PATHS];
+            for x in self.sent.iter().filter(|x| !x.gap_acked) {
+                outstanding[x.path] = true;
+            }
+            for (k, p) in self.paths.iter_mut().enumerate() {
+                if !outstanding[k] {
+                    p.t3_rtx = None;
+                    if p.flight_size == 0 {
+                        p.partial_bytes_acked = 0;
+                    }
+                } else if lowest_acked_per_path[k] || (reneged && p.t3_rtx.is_none()) {
+                    p.t3_rtx = Some(now + p.rtt.rto());
+                }
+            }
         }
     }
 
@@ -182,6 +233,14 @@ impl SctpSocket {
     #[inline(always)]
     pub(super) fn on_chunk_acked(&mut self, now: SimTime, x: &Sent) {
         let sz = self.size(&x.chunk);
+        // The first new DATA sent to an alternate after a failover is acknowledged.
+        if self.data_path != self.primary
+            && x.path == self.data_path
+            && x.tx_count == 1
+            && self.failover_acked_at.is_none()
+        {
+            self.failover_acked_at = Some(now);
+        }
         let p = &mut self.paths[x.path];
         if x.in_flight {
             p.flight_size -= sz;

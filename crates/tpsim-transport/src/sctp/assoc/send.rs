@@ -23,7 +23,7 @@ impl SctpSocket {
             return; // T1-cookie guards DATA bundled with the COOKIE ECHO
         }
         self.sstats.timeouts += 1;
-        if self.count_error(pi) {
+        if self.count_error(pi, true) {
             return;
         }
         let unit = self.cwnd_unit();
@@ -39,6 +39,12 @@ impl SctpSocket {
         // go out at once (flight size is now 0 < cwnd), the rest as cwnd allows.
         self.mark_all_for_retransmission(pi);
         self.paths[pi].rtt_timed = None;
+        // §6.4: a multi-homed peer: the chunks that timed out go to another active address.
+        if let Some(alt) = self.alternate_for(pi) {
+            for x in self.sent.iter_mut().filter(|x| x.path == pi && x.marked) {
+                x.path = alt;
+            }
+        }
     }
 
     pub(super) fn mark_all_for_retransmission(&mut self, pi: usize) {
@@ -111,12 +117,43 @@ impl SctpSocket {
         if !self.may_send_data() {
             return true;
         }
-        let path = &self.paths[self.primary];
-        let window_open = path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0);
         let burst_left = self.sctp.max_burst.is_none_or(|b| self.burst < b);
-        let data_waiting = self.has_marked() && (window_open || self.fast_rtx_now)
-            || !self.unsent.is_empty() && window_open && burst_left;
+        let data_waiting = self.has_marked() && (self.fast_rtx_now || self.window_open(self.rtx_path()))
+            || !self.unsent.is_empty() && burst_left && self.window_open(self.data_path);
         !data_waiting
+    }
+
+    /// §6.1 B: whether path `pi` may take DATA now: its flight size below cwnd (one packet may
+    /// exceed it), and after a timeout only one packet in flight until acknowledged (§7.2.1).
+    #[inline]
+    fn window_open(&self, pi: usize) -> bool {
+        let path = &self.paths[pi];
+        path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0)
+    }
+
+    /// The path of the first chunk marked for retransmission (retransmissions go first, §6.1 C).
+    #[inline]
+    fn rtx_path(&self) -> usize {
+        if self.paths.len() == 1 {
+            return 0;
+        }
+        self.sent.iter().find(|x| x.marked).map_or(self.data_path, |x| x.path)
+    }
+
+    /// Where a packet without a control chunk goes: a SACK that must go now to its reply
+    /// address, else retransmissions to their path, else new DATA to the data path.
+    #[inline]
+    fn packet_dest(&self) -> usize {
+        if self.paths.len() == 1 {
+            return 0;
+        }
+        if self.sack_now && self.recv.is_some() {
+            self.sack_dest()
+        } else if self.has_marked() {
+            self.rtx_path()
+        } else {
+            self.data_path
+        }
     }
 
     /// Assembles the next packet: a control chunk, a SACK, DATA chunks (RFC 9260 §6.10).
@@ -127,7 +164,9 @@ impl SctpSocket {
         // Bytes of chunks that fit the MTU (RFC 9260 §6.10: packets no larger than the PMTU).
         let mut room = self.cfg.mtu.saturating_sub(IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN);
         let mut alone = false;
+        let mut dest = None;
         if let Some(c) = self.ctrl.pop_front() {
+            dest = Some(c.path);
             p.verification_tag = c.tag;
             p.control = Some(c.chunk);
             room = room.saturating_sub(pad4(c.chunk.chunk_len()));
@@ -145,18 +184,21 @@ impl SctpSocket {
                 && self.init_retransmits == 0
                 && self.sent.is_empty();
             let data_ok = self.may_send_data() || first_echo;
-            if self.sack_now && self.recv.is_some() {
+            let d = *dest.get_or_insert_with(|| self.packet_dest());
+            // §5.4: nothing but HEARTBEATs goes to an unconfirmed address.
+            let sack_ok = self.recv.is_some() && self.paths[d].confirmed;
+            if self.sack_now && sack_ok {
                 let s = self.make_sack();
                 room = room.saturating_sub(s.chunk_len());
                 p.sack = Some(s);
-            } else if self.sack_pending && data_ok && self.recv.is_some() {
+            } else if self.sack_pending && data_ok && sack_ok {
                 // A delayed SACK rides on outgoing DATA (§6.2): keep room for the largest one.
                 room = room.saturating_sub(SACK_CHUNK_LEN + 4 * (MAX_GAP_BLOCKS + MAX_DUP_TSNS) as u32);
             }
             if data_ok {
-                self.fill_data(now, p, room);
+                self.fill_data(now, p, room, d);
             }
-            if p.sack.is_none() && self.sack_pending && !p.data.is_empty() {
+            if p.sack.is_none() && self.sack_pending && sack_ok && !p.data.is_empty() {
                 p.sack = Some(self.make_sack());
             }
         }
@@ -171,7 +213,12 @@ impl SctpSocket {
             self.sstats.control_packets += 1;
         }
         let (ip_len, payload_len) = self.lens(p);
+        let d = dest.unwrap_or(0);
+        if !p.data.is_empty() {
+            self.paths[d].data_bytes_sent += payload_len as u64;
+        }
         Some(Segment {
+            addr: self.paths[d].addr,
             header: L4Header::Sctp(boxed),
             payload_len,
             ip_len,
@@ -192,17 +239,21 @@ impl SctpSocket {
         )
     }
 
-    /// Puts DATA chunks into `p` within `room` bytes: Fast Retransmit first (§7.2.4 step 3),
-    /// then chunks marked for retransmission (§6.1 C), then new data (§6.1 A, B, D).
-    pub(super) fn fill_data(&mut self, now: SimTime, p: &mut SctpRepr, mut room: u32) {
-        let pi = self.primary;
+    /// Puts DATA chunks for path `pi` into `p` within `room` bytes: Fast Retransmit first
+    /// (§7.2.4 step 3), then chunks marked for retransmission (§6.1 C), then new data (§6.1 A,
+    /// B, D) if `pi` is the data path.
+    pub(super) fn fill_data(&mut self, now: SimTime, p: &mut SctpRepr, mut room: u32, pi: usize) {
         let unit_flight_ok = |s: &SctpSocket| {
             let path = &s.paths[pi];
             // §6.1 B: only while the flight size is below cwnd (one packet may exceed it);
             // §7.2.1: after a timeout, one packet in flight until acknowledged.
             path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0)
         };
-        let fast = std::mem::take(&mut self.fast_rtx_now);
+        // The Fast Retransmit packet is the one that goes to the marked chunks' path.
+        let fast = self.fast_rtx_now && (self.paths.len() == 1 || self.rtx_path() == pi);
+        if fast {
+            self.fast_rtx_now = false;
+        }
         let marked_any = self.has_marked();
         let mut retransmitted_first = false;
         if marked_any && (fast || unit_flight_ok(self)) {
@@ -212,7 +263,7 @@ impl SctpSocket {
                     break;
                 }
                 let x = self.sent[k];
-                if !x.marked {
+                if !x.marked || x.path != pi {
                     continue;
                 }
                 let need = pad4(x.chunk.chunk_len());
@@ -236,7 +287,7 @@ impl SctpSocket {
                 return;
             }
         }
-        if self.has_marked() {
+        if self.has_marked() || pi != self.data_path {
             return;
         }
         self.fill_new_data(now, p, room);
@@ -245,7 +296,7 @@ impl SctpSocket {
     /// New DATA (RFC 9260 §6.1): within rwnd (A, with the one-chunk probe), cwnd (B), Max.Burst
     /// (D), and ns-2's send rule in the `ns2` profile.
     pub(super) fn fill_new_data(&mut self, now: SimTime, p: &mut SctpRepr, mut room: u32) {
-        let pi = self.primary;
+        let pi = self.data_path;
         if self.unsent.is_empty() || !p.data.is_empty() && p.data.is_full() {
             return;
         }
