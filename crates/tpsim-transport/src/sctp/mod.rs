@@ -78,6 +78,8 @@ pub mod recv;
 #[cfg(test)]
 mod conformance;
 #[cfg(test)]
+mod conformance_mh;
+#[cfg(test)]
 mod pair_tests;
 #[cfg(test)]
 mod tests;

@@ -487,7 +487,6 @@ impl SctpSocket {
 
     /// RFC 9260 §8.3, §5.4: heartbeat timer of path `pi`.
     pub(super) fn on_heartbeat_timer(&mut self, now: SimTime, pi: usize) {
-        let Some(iv) = self.sctp.hb_interval else { return };
         if !matches!(
             self.state,
             State::Established | State::ShutdownPending | State::ShutdownReceived
@@ -503,13 +502,14 @@ impl SctpSocket {
             }
             self.paths[pi].rtt.back_off();
         }
-        let p = &self.paths[pi];
-        if !confirmed && p.active {
-            // §5.4: an active unconfirmed address is probed once per RTO.
+        if !confirmed && self.paths[pi].active {
+            // §5.4: an active unconfirmed address is probed once per RTO (whether or not idle
+            // destinations are heartbeated).
             self.send_heartbeat(now, pi);
             return;
         }
-        if !p.hb_period_busy {
+        let Some(iv) = self.sctp.hb_interval else { return };
+        if !self.paths[pi].hb_period_busy {
             // Idle destination: HEARTBEAT; checked one RTO later.
             self.send_heartbeat(now, pi);
         } else {

@@ -56,6 +56,8 @@ impl SctpSocket {
         }
         self.packets_unacked += 1;
         self.sack_pending = true;
+        // §6.4: the SACK goes back to the address this DATA came from.
+        self.sack_path = self.rx_path;
         // RFC 9260 §6.2: SACK at once on duplicates without new data, on a gap (or when one is
         // filled), for the I bit, when a chunk was dropped for lack of room; otherwise at least
         // every second packet or within the delayed-SACK time.

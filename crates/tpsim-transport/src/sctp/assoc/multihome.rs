@@ -77,7 +77,7 @@ impl SctpSocket {
             .and_then(|a| self.paths.iter().position(|p| p.addr == Some(a)))
         {
             self.primary = k;
-            self.data_path = k;
+            self.choose_data_path();
         }
     }
 
@@ -166,16 +166,16 @@ impl SctpSocket {
     }
 
     /// RFC 9260 §5.4, §8.3: the HEARTBEAT timers start with the association: every confirmed
-    /// path is heartbeated when idle, every unconfirmed one probed at once.
+    /// path is heartbeated when idle (with HB.interval set), every unconfirmed one probed at
+    /// once.
     pub(super) fn start_heartbeats(&mut self, now: SimTime) {
-        let Some(iv) = self.sctp.hb_interval else { return };
+        let iv = self.sctp.hb_interval;
         for k in 0..self.paths.len() {
-            let t = if self.paths[k].confirmed {
-                now + self.hb_period(k, iv)
+            self.paths[k].hb_at = if !self.paths[k].confirmed {
+                Some(now)
             } else {
-                now
+                iv.map(|iv| now + self.hb_period(k, iv))
             };
-            self.paths[k].hb_at = Some(t);
         }
     }
 
@@ -200,11 +200,8 @@ impl SctpSocket {
         p.active = true;
         if !p.confirmed {
             p.confirmed = true;
-            // Verified: from now on heartbeated like any path.
-            if let Some(iv) = self.sctp.hb_interval {
-                let period = self.hb_period(pi, iv);
-                self.paths[pi].hb_at = Some(now + period);
-            }
+            // Verified: from now on heartbeated like any path (if idle paths are).
+            self.paths[pi].hb_at = self.sctp.hb_interval.map(|iv| now + self.hb_period(pi, iv));
         }
         self.assoc_errors = 0;
         self.choose_data_path();
