@@ -112,6 +112,15 @@ impl Net {
             .unwrap_or(Ipv4Addr::UNSPECIFIED)
     }
 
+    /// Every address of `node`, in interface order.
+    pub fn addrs(&self, node: u32) -> Vec<Ipv4Addr> {
+        self.nodes[node as usize]
+            .addrs
+            .iter()
+            .map(|&a| Ipv4Addr::from(a))
+            .collect()
+    }
+
     /// Whether `dst` is one of `node`'s addresses.
     #[inline]
     pub fn is_local(&self, node: u32, dst: Ipv4Addr) -> bool {

@@ -1129,6 +1129,15 @@ pub struct SctpOptions {
     /// Send buffer: user data accepted and not yet acknowledged. Default "128KiB".
     #[serde(default)]
     pub send_buffer: Option<Bytes>,
+    /// Multi-homing (RFC 9260 §6.4): both ends use every address of their node (its link
+    /// interfaces in `links` order, then its radio), announced in INIT and INIT ACK, each peer
+    /// address reached over its own static route. Default false (one address each).
+    #[serde(default)]
+    pub multihoming: Option<bool>,
+    /// With `multihoming`: which of the destination node's addresses (0 = its first) the source
+    /// opens the association to, its primary path. Default 0.
+    #[serde(default)]
+    pub primary: Option<u32>,
 }
 
 /// An SCTP profile's name in scenarios.

@@ -400,6 +400,19 @@ fn validate_flow(
     }
     if let Some(o) = &f.sctp {
         validate_sctp_options(i, o, err);
+        // The destination's addresses: one per link it ends, then its radio.
+        let n_addrs = sc.links.iter().filter(|l| l.nodes.contains(&f.dst)).count() + sc.radio.is_some() as usize;
+        if let Some(got) = o.primary.filter(|&j| j as usize >= n_addrs) {
+            err(
+                vec![k("flows"), Seg::Index(i), k("sctp"), k("primary")],
+                format!(
+                    "expected the index of one of node {}'s {n_addrs} addresses (0..{}), got {got}",
+                    f.dst,
+                    n_addrs.saturating_sub(1),
+                    got = got
+                ),
+            );
+        }
     }
     let at = |t: &str, key: &str| vec![k("flows"), Seg::Index(i), k(t), k(key)];
     for (t, queue, size) in [

@@ -149,7 +149,12 @@ impl World {
         dur: SimTime,
     ) {
         let sizes = sc.simulation.sizes.convention();
-        let remote_b = self.net.primary_addr(f.dst);
+        let sctp = f.sctp.as_ref().filter(|_| f.transport == Transport::Sctp);
+        let multihomed = sctp.and_then(|o| o.multihoming).unwrap_or(false);
+        let remote_b = match sctp.and_then(|o| o.primary).filter(|_| multihomed) {
+            Some(k) => self.net.addrs(f.dst)[k as usize],
+            None => self.net.primary_addr(f.dst),
+        };
         let local_a = self.source_addr(f.src, remote_b);
         let (port_a, port_b) = (49152u16.wrapping_add(fi as u16), 1024u16.wrapping_add(fi as u16));
         let two_way = f.app.kind == AppKind::Voip;
@@ -165,8 +170,12 @@ impl World {
             };
             make_socket(sc, f, cfg, open, start)
         };
-        let sock_a = mk(port_a, port_b, min_mtu(sc, paths, f.src, f.dst), Open::Active);
-        let sock_b = mk(port_b, port_a, min_mtu(sc, paths, f.dst, f.src), Open::Passive);
+        let mut sock_a = mk(port_a, port_b, min_mtu(sc, paths, f.src, f.dst), Open::Active);
+        let mut sock_b = mk(port_b, port_a, min_mtu(sc, paths, f.dst, f.src), Open::Passive);
+        if let (true, Socket::Sctp(a), Socket::Sctp(b)) = (multihomed, &mut sock_a, &mut sock_b) {
+            a.set_addresses(&self.net.addrs(f.src), Some(remote_b), None);
+            b.set_addresses(&self.net.addrs(f.dst), None, None);
+        }
         let (byte_stream, connect) = (sock_a.byte_stream(), sock_a.connection_oriented());
         let at = |node, local, remote, tx_dir| Addressing {
             node,

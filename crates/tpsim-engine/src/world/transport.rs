@@ -97,7 +97,7 @@ impl World {
     fn pump_once(&mut self, ep: u32) {
         let now = self.now;
         let a = self.sockets.addressing(ep);
-        while let Some(seg) = self.sockets.socket_mut(ep).poll_transmit(now) {
+        while let Some(mut seg) = self.sockets.socket_mut(ep).poll_transmit(now) {
             // Application bytes: a datagram's message, a stream's bytes, a packet of an ns-2
             // agent (SYNs, FINs and pure ACKs carry none).
             let carries_data = seg.payload_len > 0;
@@ -105,9 +105,16 @@ impl World {
             if dir != NO_DIR {
                 self.sockets.note_transmit(dir, &seg, now);
             }
+            // A multi-homed SCTP endpoint chooses the peer address; the source address is then
+            // that of the route's interface (RFC 1122 §3.3.4.3). The receiver is told the source.
+            let (src, dst) = match seg.addr {
+                Some(d) if d != a.remote => (self.source_addr(a.node, d), d),
+                _ => (a.local, a.remote),
+            };
+            seg.addr = Some(src);
             let ip = Ipv4Repr {
-                src: a.local,
-                dst: a.remote,
+                src,
+                dst,
                 protocol: seg.header.protocol(),
                 ttl: DEFAULT_TTL,
                 ident: self.net.next_ident(a.node),

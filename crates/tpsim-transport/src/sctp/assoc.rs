@@ -718,6 +718,32 @@ impl SctpSocket {
         self.unsent_msgs
     }
 
+    /// The `extra` columns: `fast_retransmit_chunks`; a multi-homed endpoint adds `failovers`,
+    /// `failover_acked_at_s` (when new DATA first sent to an alternate after the last
+    /// failover was acknowledged, s) and `path<k>_data_bytes` (user bytes of DATA sent to peer
+    /// address k, retransmissions included).
+    fn report_extra(&self) -> Vec<(&'static str, Option<f64>)> {
+        const PATH_BYTES: [&str; multihome::MAX_PATHS] = [
+            "path0_data_bytes",
+            "path1_data_bytes",
+            "path2_data_bytes",
+            "path3_data_bytes",
+            "path4_data_bytes",
+        ];
+        let mut v = vec![(
+            "fast_retransmit_chunks",
+            Some(self.sstats.fast_retransmit_chunks as f64),
+        )];
+        if self.paths.len() > 1 {
+            v.push(("failovers", Some(self.failovers as f64)));
+            v.push(("failover_acked_at_s", self.failover_acked_at.map(|t| t.as_secs_f64())));
+            for (k, p) in self.paths.iter().enumerate() {
+                v.push((PATH_BYTES[k], Some(p.data_bytes_sent as f64)));
+            }
+        }
+        v
+    }
+
     /// What the endpoint reports to the metrics. Both ends report their own sending (segments,
     /// retransmissions, RTT, timeouts, congestion state of the primary path) and receiving
     /// (head-of-line blocking of the messages they received: the sink's figures are the flow's).
@@ -741,10 +767,7 @@ impl SctpSocket {
                 ),
                 ("srtt_s", p.rtt.srtt().map(|d| d.as_secs_f64())),
             ],
-            extra: vec![(
-                "fast_retransmit_chunks",
-                Some(self.sstats.fast_retransmit_chunks as f64),
-            )],
+            extra: self.report_extra(),
             rx_extra: vec![
                 ("hol_blocking_mean_s", hol.and_then(|h| h.mean_s())),
                 ("hol_blocking_p95_s", hol.and_then(|h| h.quantile_s(0.95))),
