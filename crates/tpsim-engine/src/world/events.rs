@@ -188,15 +188,18 @@ impl World {
         self.faults.as_ref().map_or(0, |f| f.link_epoch[link as usize])
     }
 
-    /// Why a packet that reaches device `dev` after propagating since epoch `epoch` is lost,
-    /// if it is: the link went down meanwhile, or the receiving end is down.
+    /// Why and where a packet that reaches device `dev` after propagating since epoch
+    /// `epoch` is lost, if it is: the link went down meanwhile (lost on the link: counted at
+    /// the sending end), or the receiving end is down (counted there).
     #[inline]
-    pub(super) fn arrival_lost(&self, dev: u32, epoch: u32) -> Option<DropReason> {
+    pub(super) fn arrival_lost(&self, dev: u32, epoch: u32) -> Option<(DropReason, u32)> {
         let f = self.faults.as_ref()?;
         if f.link_epoch[self.links[dev as usize].link as usize] != epoch {
-            return Some(DropReason::LinkDown);
+            let sender = self.net.node_of(self.links[(dev ^ 1) as usize].iface);
+            return Some((DropReason::LinkDown, sender));
         }
-        self.link_dev_down(dev)
+        let node = self.net.node_of(self.links[dev as usize].iface);
+        self.link_dev_down(dev).map(|r| (r, node))
     }
 
     /// Why node `node` cannot send now, if it is down.

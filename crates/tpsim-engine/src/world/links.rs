@@ -80,11 +80,11 @@ impl World {
     /// A packet that started propagating in the link's epoch `epoch` (see `events.rs`)
     /// reaches the end of the link at device `dev`.
     pub(super) fn on_arrive(&mut self, dev: u32, id: PacketId, epoch: u32) {
-        let node = self.net.node_of(self.links[dev as usize].iface);
-        if let Some(reason) = self.arrival_lost(dev, epoch) {
-            self.drop_packet(node, id, reason);
+        if let Some((reason, at)) = self.arrival_lost(dev, epoch) {
+            self.drop_packet(at, id, reason);
             return;
         }
+        let node = self.net.node_of(self.links[dev as usize].iface);
         self.ip_input(node, id, None);
     }
 
