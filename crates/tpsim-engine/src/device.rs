@@ -116,4 +116,7 @@ pub struct P2pDevice {
     pub pcap: Option<u32>,
     /// Queue-length integral bookkeeping: last time the length changed.
     pub q_changed: SimTime,
+    /// Generation of the transmission on the wire: a fault event that takes the packet off
+    /// the wire bumps it, so that the pending end of that transmission is skipped.
+    pub tx_gen: u32,
 }

@@ -121,6 +121,15 @@ impl EnergyModel {
         };
     }
 
+    /// Node `i`'s radio is switched off at `now` (a fault event): it stops transmitting and
+    /// sensing; it draws idle power until it senses or sends again.
+    pub fn radio_idle(&mut self, i: usize, now: SimTime) {
+        self.settle(i, now);
+        let e = &mut self.nodes[i];
+        e.tx = false;
+        e.sensing = 0;
+    }
+
     /// When node `i` runs out at its current power (`None`: never, or death disabled).
     pub fn death_time(&self, i: usize) -> Option<SimTime> {
         let e = &self.nodes[i];

@@ -25,10 +25,18 @@ pub enum DropReason {
     /// Dropped by ARP: its next hop's address did not resolve, or more packets waited for it
     /// than the cache holds (scenarios with `[arp]`).
     Arp = 8,
+    /// Handed to, queued at, on the wire of or propagating on a point-to-point link that is
+    /// down (`[[events]]` `link_down`).
+    LinkDown = 9,
+    /// Handed to, queued at or being sent by an interface that is down, or arriving at one
+    /// (`interface_down`).
+    InterfaceDown = 10,
+    /// Sent by, queued at or arriving at a node that is down (`node_down`).
+    NodeDown = 11,
 }
 
 /// Number of drop reasons.
-pub const N_DROP_REASONS: usize = 9;
+pub const N_DROP_REASONS: usize = 12;
 
 impl DropReason {
     /// All reasons, in column order.
@@ -42,6 +50,9 @@ impl DropReason {
         DropReason::LinkError,
         DropReason::QueueTimeout,
         DropReason::Arp,
+        DropReason::LinkDown,
+        DropReason::InterfaceDown,
+        DropReason::NodeDown,
     ];
     /// The column name (`drops_<reason>`).
     pub fn column(self) -> &'static str {
@@ -55,6 +66,9 @@ impl DropReason {
             DropReason::LinkError => "drops_link_error",
             DropReason::QueueTimeout => "drops_queue_timeout",
             DropReason::Arp => "drops_arp",
+            DropReason::LinkDown => "drops_link_down",
+            DropReason::InterfaceDown => "drops_interface_down",
+            DropReason::NodeDown => "drops_node_down",
         }
     }
 }

@@ -53,7 +53,13 @@ impl Layer {
     /// The layer that drops a packet for `reason`.
     pub fn of_drop(reason: DropReason) -> Layer {
         match reason {
-            DropReason::Queue | DropReason::LinkError | DropReason::QueueTimeout | DropReason::Arp => Layer::Link,
+            DropReason::Queue
+            | DropReason::LinkError
+            | DropReason::QueueTimeout
+            | DropReason::Arp
+            | DropReason::LinkDown
+            | DropReason::InterfaceDown
+            | DropReason::NodeDown => Layer::Link,
             DropReason::MacRetry | DropReason::Energy => Layer::Mac,
             DropReason::LinkBreak | DropReason::NoRoute | DropReason::Ttl => Layer::Ip,
         }

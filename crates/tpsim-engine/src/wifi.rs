@@ -400,6 +400,20 @@ impl RadioState {
         self.lower(flags::REST);
     }
 
+    /// The radio is switched off by a fault event (hand its held transitions to the DCF
+    /// first): like [`Self::set_dead`], and it forgets the reception, the signals it senses
+    /// and its own transmission.
+    pub fn switch_off(&mut self) {
+        self.sensed = 0;
+        self.held_rx_errors = 0;
+        self.flags = flags::DEAD;
+    }
+
+    /// The radio is switched on again: it senses the signals that start from now on.
+    pub fn switch_on(&mut self) {
+        self.lower(flags::DEAD);
+    }
+
     /// Whether the device is at rest (see `flags::REST`).
     #[inline]
     pub fn rest(&self) -> bool {
@@ -786,6 +800,20 @@ impl WifiChannel {
             (false, false) => self.radios[node as usize].on_tx_end(),
             (true, true) => self.sinr_radios[node as usize].on_tx_start(),
             (true, false) => self.sinr_radios[node as usize].on_tx_end(),
+        }
+    }
+
+    /// `node`'s radio is switched off (`on` false) or on again by a fault event: see
+    /// [`RadioState::switch_off`].
+    pub fn switch(&mut self, node: u32, on: bool) {
+        let r = &mut self.radios[node as usize];
+        if on {
+            r.switch_on();
+        } else {
+            r.switch_off();
+            if let Some(s) = self.sinr_radios.get_mut(node as usize) {
+                s.switch_off();
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 //! Property test: on random wired topologies with random loss, queue limits and traffic,
-//! every packet is accounted for exactly once (the conservation of docs/metrics.md, both levels).
+//! every packet is accounted for exactly once (the conservation of docs/metrics.md, both levels),
+//! also with random fault events (`[[events]]`) of every kind at random times.
 
 use proptest::prelude::*;
 use tpsim_engine::{run, DropReason, RunOptions};
@@ -43,6 +44,90 @@ fn scenario(
         t += &format!("[[flows]]\nsrc = {s}\ndst = {d}\ntransport = \"{tr}\"\napp = {app}\n");
     }
     t
+}
+
+/// `[[events]]` tables for random draws `(kind, target, at_ms, value)` on a scenario with
+/// `n` nodes and `links` (each a pair of nodes); `radio`: interface events name the radio
+/// rather than a link end. Times are below `max_ms`.
+fn events(draws: &[(u8, u32, u32, u32)], n: u32, links: &[(u32, u32)], radio: bool, max_ms: u32) -> String {
+    let mut t = String::new();
+    for &(kind, target, at_ms, v) in draws {
+        let at = at_ms % max_ms;
+        let link = (!links.is_empty()).then(|| target % links.len() as u32);
+        let body = match (kind % 7, link) {
+            (0, Some(l)) => format!("kind = \"link_down\"\nlink = {l}"),
+            (1, Some(l)) => format!("kind = \"link_up\"\nlink = {l}"),
+            (k @ (2 | 3), _) => {
+                let dir = if k == 2 { "down" } else { "up" };
+                match link {
+                    Some(l) if !radio => {
+                        let (a, b) = links[l as usize];
+                        let node = if v % 2 == 0 { a } else { b };
+                        format!("kind = \"interface_{dir}\"\nnode = {node}\nlink = {l}")
+                    }
+                    _ => format!("kind = \"interface_{dir}\"\nnode = {}\nradio = true", target % n),
+                }
+            }
+            (6, Some(l)) => {
+                let change = match v % 3 {
+                    0 => format!("rate = \"{}kbps\"", 64 + v % 2000),
+                    1 => format!("delay = \"{}ms\"", v % 200),
+                    _ => format!("loss = {}", (v % 11) as f64 / 10.0),
+                };
+                format!("kind = \"link_change\"\nlink = {l}\n{change}")
+            }
+            (k, _) => {
+                let dir = if k % 2 == 0 { "down" } else { "up" };
+                format!("kind = \"node_{dir}\"\nnode = {}", target % n)
+            }
+        };
+        t += &format!("[[events]]\nat = \"{at}ms\"\n{body}\n");
+    }
+    t
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    /// The wired conservation property with random fault events of every kind.
+    #[test]
+    fn every_packet_is_accounted_for_across_fault_events(
+        n in 3u32..7,
+        extra in proptest::collection::vec((0u32..7, 0u32..7, 64u32..2000, 1u32..20, 0.0f64..0.3), 0..4),
+        flows in proptest::collection::vec((0u32..7, 0u32..7, 1u32..40, any::<bool>(), any::<bool>(), any::<u8>()), 1..5),
+        draws in proptest::collection::vec((any::<u8>(), any::<u32>(), any::<u32>(), any::<u32>()), 1..10),
+        drain_ms in 0u32..200,
+        seed in 0u64..1000,
+    ) {
+        let mut links: Vec<(u32, u32, u32, u32, f64)> = (0..n - 1).map(|i| (i, i + 1, 500, 5, 0.05)).collect();
+        links.extend(extra.into_iter().map(|(a, b, r, q, l)| (a % n, b % n, r, q, l)).filter(|l| l.0 != l.1));
+        let flows: Vec<_> = flows.into_iter().map(|(s, d, iv, p, v, t)| (s % n, d % n, iv, p, v, t)).filter(|f| f.0 != f.1).collect();
+        prop_assume!(!flows.is_empty());
+        let ends: Vec<(u32, u32)> = links.iter().map(|l| (l.0, l.1)).collect();
+        let text = scenario(n, &links, &flows, drain_ms, 0) + &events(&draws, n, &ends, false, 3000);
+        let sc = load(&text, "<prop>").map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let r = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
+        let mut dropped = 0;
+        for f in &r.flows {
+            prop_assert_eq!(f.tx_segments, f.rx_segments + f.dropped_segments + f.in_flight_segments, "transport level, flow {} {}\n{}", f.key.flow, f.key.direction, text);
+            if f.key.transport == "udp" {
+                prop_assert_eq!(f.tx_packets, f.rx_packets + f.dropped_segments + f.in_flight_segments + f.buffered_packets, "message level\n{}", text);
+            } else {
+                prop_assert!(f.rx_packets + f.buffered_packets <= f.tx_packets, "message level (tcp)");
+            }
+            dropped += f.dropped_segments;
+        }
+        let by_reason: u64 = DropReason::ALL.iter().map(|&d| r.network.drops[d as usize]).sum();
+        prop_assert!(by_reason >= dropped, "every drop has exactly one reason");
+        if r.flows.iter().all(|f| f.key.transport == "udp") {
+            prop_assert_eq!(by_reason, dropped, "every drop has exactly one reason");
+        }
+        // Static routes are not recomputed: a down link drops, it never makes a route vanish.
+        prop_assert_eq!(r.network.drops[DropReason::NoRoute as usize], 0);
+        // Same scenario and seed, same results.
+        let again = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
+        prop_assert_eq!(&again.flows, &r.flows);
+        prop_assert_eq!(&again.network, &r.network);
+    }
 }
 
 proptest! {
@@ -178,5 +263,42 @@ proptest! {
         if r.flows.iter().all(|f| f.key.transport == "udp") {
             prop_assert_eq!(by_reason, dropped);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    /// The wireless conservation property with radios and nodes going down and up at random
+    /// times (with the energy model, ARP and both routing protocols in the mix).
+    #[test]
+    fn wireless_flows_account_for_every_packet_across_fault_events(
+        n in 4u32..10,
+        moving in any::<bool>(),
+        olsr in any::<bool>(),
+        arp in any::<bool>(),
+        energy in proptest::option::of(2.0f64..15.0),
+        flows in proptest::collection::vec((0u32..10, 0u32..10, 5u32..60, any::<bool>()), 1..4),
+        draws in proptest::collection::vec((any::<u8>(), any::<u32>(), any::<u32>(), any::<u32>()), 1..8),
+        drain_ms in 0u32..500,
+        seed in 0u64..1000,
+    ) {
+        let flows: Vec<_> = flows.into_iter().map(|(s, d, iv, t)| (s % n, d % n, iv, t)).filter(|f| f.0 != f.1).collect();
+        prop_assume!(!flows.is_empty());
+        let text = wireless(n, moving, olsr, arp, energy, &flows, drain_ms, 0) + &events(&draws, n, &[], true, 12000);
+        let sc = load(&text, "<prop>").map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let r = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
+        for f in &r.flows {
+            prop_assert_eq!(
+                f.tx_segments,
+                f.rx_segments + f.dropped_segments + f.in_flight_segments,
+                "flow {} {}: {:?}\n{}", f.key.flow, f.key.direction, f, text
+            );
+            if f.key.transport == "udp" {
+                prop_assert_eq!(f.tx_packets, f.rx_packets + f.dropped_segments + f.in_flight_segments + f.buffered_packets, "message level: {:?}\n{}", f, text);
+            }
+        }
+        let again = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
+        prop_assert_eq!(&again.flows, &r.flows);
+        prop_assert_eq!(&again.network, &r.network);
     }
 }

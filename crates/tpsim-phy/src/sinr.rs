@@ -610,6 +610,14 @@ impl SinrRadio {
     pub fn on_tx_end(&mut self) {
         self.transmitting = false;
     }
+
+    /// The radio is switched off: it forgets the reception and every signal on the air (the
+    /// caller reports none of their ends to it any more); its random stream goes on.
+    pub fn switch_off(&mut self) {
+        self.rx = None;
+        self.signals.clear();
+        self.transmitting = false;
+    }
 }
 
 #[cfg(test)]

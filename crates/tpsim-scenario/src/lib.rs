@@ -12,6 +12,7 @@
 //! studies used it (queue limit 50 packets) and the standards otherwise (MTU 1500 bytes).
 
 pub mod error;
+pub mod events;
 pub mod import;
 pub mod ns2;
 pub mod topology;
@@ -22,6 +23,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use error::{Diagnostic, Locator, ScenarioError, Seg};
+pub use events::{FaultEvent, FaultKind};
 pub use units::{Angle, Bytes, Duration, Hertz, Joules, Meters, Rate, Speed, Watts};
 
 /// A whole scenario file.
@@ -67,6 +69,9 @@ pub struct Scenario {
     /// Traffic: each flow is one transport association between two nodes.
     #[serde(default)]
     pub flows: Vec<Flow>,
+    /// Timed fault events: links, interfaces or nodes going down and up, link changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<FaultEvent>,
     /// Parameter sweep: each key is the dotted path of a scenario key (array elements by
     /// index, e.g. `"flows.0.app.interval"`), each value the list of values it takes; a
     /// linked key `"a + b"` gives each value to both keys (one dimension). The

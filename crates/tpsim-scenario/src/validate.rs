@@ -66,6 +66,7 @@ pub fn validate(sc: &Scenario, loc: &Locator) -> Vec<Diagnostic> {
     for (i, f) in sc.flows.iter().enumerate() {
         validate_flow(sc, i, f, paths.as_ref(), &mut err);
     }
+    crate::events::validate_events(sc, &mut err);
     if let Some(sweep) = &sc.sweep {
         validate_sweep(sc, sweep, &mut err);
     }

@@ -98,6 +98,7 @@ impl World {
                 .filter(|_| sc.radio.is_some())
                 .map(|a| super::ArpState::new(a, n, |i| stream(opts, OwnerKind::Node, i, Module::Arp))),
             beacons: None,
+            faults: None,
         };
         if warmup > SimTime::ZERO {
             // Queued first, so it runs before every other event of its instant.
@@ -108,6 +109,7 @@ impl World {
         for (fi, f) in all_flows.iter().enumerate() {
             world.add_flow(sc, opts, &paths, fi as u32, f, dur);
         }
+        world.schedule_faults(sc);
         Ok(world)
     }
 
@@ -445,6 +447,7 @@ fn build_links(
                 tx_count: 0,
                 pcap: trace,
                 q_changed: SimTime::ZERO,
+                tx_gen: 0,
             });
         }
     }

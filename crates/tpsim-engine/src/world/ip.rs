@@ -44,6 +44,10 @@ impl World {
 
     /// [`Self::ip_output`] for a packet received from neighbour `prev_hop` (radio forwarding).
     fn ip_output_from(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
+        if let Some(reason) = self.node_down(node) {
+            self.drop_packet(node, id, reason);
+            return;
+        }
         let dst = self.packets.get(id).ip.dst;
         if self.routing.as_ref().is_some_and(|r| r.dynamic()) && wifi_node(dst).is_some() {
             self.route_dynamic(node, id, prev_hop);

@@ -10,6 +10,11 @@ use tpsim_core::SimDuration;
 impl World {
     /// Queues `id` at link device `dev`, or starts sending it if the wire is free.
     pub(super) fn link_enqueue(&mut self, dev: u32, id: PacketId) {
+        if let Some(reason) = self.link_dev_down(dev) {
+            let node = self.net.node_of(self.links[dev as usize].iface);
+            self.drop_packet(node, id, reason);
+            return;
+        }
         let now = self.now;
         let d = &mut self.links[dev as usize];
         if d.on_wire.is_none() {
@@ -34,33 +39,51 @@ impl World {
         if let Some(t) = d.pcap {
             self.pcap.write(t, now, p);
         }
-        self.queue.push(now + tx, Event::TxEnd { dev });
+        let gen = d.tx_gen;
+        self.queue.push(now + tx, Event::TxEnd { dev, gen });
     }
 
-    /// Link device `dev` finished serializing its packet.
-    pub(super) fn on_tx_end(&mut self, dev: u32) {
+    /// Link device `dev` finished serializing its packet (unless a fault event took that
+    /// packet off the wire: generation `gen` is then stale).
+    pub(super) fn on_tx_end(&mut self, dev: u32, gen: u32) {
         let now = self.now;
         let d = &mut self.links[dev as usize];
+        if gen != d.tx_gen {
+            return;
+        }
         let id = d.on_wire.take().expect("TxEnd without a packet on the wire");
         let idx = d.tx_count;
         d.tx_count += 1;
         let lost = d.errors.lose(idx);
-        let (peer, delay) = (d.peer, d.delay);
+        let (peer, delay, link) = (d.peer, d.delay, d.link);
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         let next = d.queue.pop();
         if lost {
             let node = self.net.node_of(self.links[dev as usize].iface);
             self.drop_packet(node, id, DropReason::LinkError);
         } else {
-            self.queue.push(now + delay, Event::Arrive { dev: peer, pkt: id });
+            let epoch = self.link_epoch(link);
+            self.queue.push(
+                now + delay,
+                Event::Arrive {
+                    dev: peer,
+                    pkt: id,
+                    epoch,
+                },
+            );
         }
         if let Some(n) = next {
             self.start_tx(dev, n);
         }
     }
 
-    /// A packet reaches the end of the link at device `dev`.
-    pub(super) fn on_arrive(&mut self, dev: u32, id: PacketId) {
+    /// A packet that started propagating in the link's epoch `epoch` (see `events.rs`)
+    /// reaches the end of the link at device `dev`.
+    pub(super) fn on_arrive(&mut self, dev: u32, id: PacketId, epoch: u32) {
+        if let Some((reason, at)) = self.arrival_lost(dev, epoch) {
+            self.drop_packet(at, id, reason);
+            return;
+        }
         let node = self.net.node_of(self.links[dev as usize].iface);
         self.ip_input(node, id, None);
     }

@@ -15,6 +15,7 @@
 //! | point-to-point links | [`P2pDevice`] (`device.rs`) | `links.rs` |
 //! | 802.11 devices and the channel | [`WifiDevice`], [`WifiChannel`] (`wifi.rs`) | `radio.rs` |
 //! | energy | [`EnergyModel`] (`energy.rs`) | `energy.rs` |
+//! | fault events (`[[events]]`) | `Faults` | `events.rs` |
 //! | ad hoc routing, ARP | `RoutingState`, `ArpState` | `routing.rs`, `arp.rs` |
 //! | metrics | [`Collector`] (`collect.rs`) | every glue file reports to it |
 //!
@@ -24,6 +25,7 @@
 mod arp;
 mod build;
 mod energy;
+mod events;
 mod ip;
 mod links;
 mod radio;
@@ -54,9 +56,16 @@ enum Event {
     /// A traffic generator produces its next message.
     AppSend { gen: u32 },
     /// Point-to-point device `dev` finished serializing the packet on its wire.
-    TxEnd { dev: u32 },
-    /// A packet reaches the receiving point-to-point device `dev` (after propagation).
-    Arrive { dev: u32, pkt: crate::packet::PacketId },
+    /// Point-to-point device `dev` finished serializing the packet on its wire (skipped if
+    /// `gen` is stale: a fault event took the packet off).
+    TxEnd { dev: u32, gen: u32 },
+    /// A packet reaches the receiving point-to-point device `dev` (after propagation), having
+    /// left in the link's fault epoch `epoch`.
+    Arrive {
+        dev: u32,
+        pkt: crate::packet::PacketId,
+        epoch: u32,
+    },
     /// A transport endpoint's deadline (skipped if `gen` is stale).
     SocketTimer { ep: u32, gen: u32 },
     /// A connection-oriented endpoint opens (TCP active open: its SYN goes out).
@@ -82,6 +91,8 @@ enum Event {
     Beacon { node: u32 },
     /// The warm-up ends: counting starts (`[simulation] warmup`).
     Warmup,
+    /// The scenario's fault event `i` (`[[events]]`).
+    Fault { i: u32 },
 }
 
 /// One pending deadline per node for a per-node protocol (routing, ARP), with a generation
@@ -166,6 +177,8 @@ pub struct World {
     /// Address resolution on the radios (scenarios with `[arp]`).
     arp: Option<ArpState>,
     beacons: Option<Beacons>,
+    /// What the scenario's fault events have taken down (scenarios with `[[events]]`).
+    faults: Option<events::Faults>,
 }
 
 /// Per-run options that are not part of the scenario.
@@ -203,8 +216,8 @@ impl World {
             self.begin_event(t);
             match ev {
                 Event::AppSend { gen } => self.on_app_send(gen),
-                Event::TxEnd { dev } => self.on_tx_end(dev),
-                Event::Arrive { dev, pkt } => self.on_arrive(dev, pkt),
+                Event::TxEnd { dev, gen } => self.on_tx_end(dev, gen),
+                Event::Arrive { dev, pkt, epoch } => self.on_arrive(dev, pkt, epoch),
                 Event::SocketTimer { ep, gen } => self.on_socket_timer(ep, gen),
                 Event::Open { ep } => self.pump(ep),
                 Event::MacTimer { node, gen } => self.on_mac_timer(node, gen),
@@ -216,6 +229,7 @@ impl World {
                 Event::Beacon { node } => self.on_beacon(node),
                 Event::EnergyDeath { node, gen } => self.on_energy_death(node, gen),
                 Event::Warmup => self.on_warmup(),
+                Event::Fault { i } => self.on_fault(i),
             }
         }
         self.now = self.end_run;

@@ -53,7 +53,8 @@ impl World {
         let dev = self.radio_dev(node);
         let d = &mut self.radios[node as usize];
         if d.dead {
-            self.drop_packet(node, id, DropReason::Energy);
+            let reason = self.radio_off_reason(node);
+            self.drop_packet(node, id, reason);
             return;
         }
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
@@ -171,7 +172,8 @@ impl World {
     /// `node`'s radio finished sending air frame `frame`.
     pub(super) fn on_air_tx_end(&mut self, node: u32, frame: u32) {
         let t = self.now;
-        if let Some(d) = self.radios.get_mut(node as usize) {
+        // A radio switched off by a fault event while sending has forgotten the frame.
+        if let Some(d) = self.radios.get_mut(node as usize).filter(|d| d.on_air == Some(frame)) {
             d.on_air = None;
             if !self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
                 sync_medium(&mut self.wifi, d);
@@ -298,7 +300,11 @@ impl World {
         }
         loop {
             if ends {
-                self.on_signal_end(frame, r.node);
+                if self.faults.is_some() && self.signal_predates_radio(frame, r.node, k) {
+                    self.air_frame_done(frame);
+                } else {
+                    self.on_signal_end(frame, r.node);
+                }
             } else {
                 self.on_signal_start(frame, r);
             }
@@ -442,6 +448,40 @@ impl World {
         }
         for id in doomed {
             self.drop_packet(node, id, DropReason::Energy);
+        }
+    }
+
+    /// `node`'s radio is switched off (`on` false) or on again by a fault event. Either way
+    /// its DCF starts over ([`tpsim_mac::Dcf::power_cycle`]) and its pending MAC deadline is
+    /// dropped. Switched off, it senses nothing, a frame it is sending is cut short, and the
+    /// packet in service and the queued ones are dropped for `reason`.
+    pub(super) fn radio_power(&mut self, node: u32, on: bool, reason: DropReason) {
+        let now = self.now;
+        let dev = self.radio_dev(node);
+        let d = &mut self.radios[node as usize];
+        // The failed receptions held at the radio count in the DCF's statistics.
+        sync_medium(&mut self.wifi, d);
+        d.dcf.power_cycle(now);
+        d.timer_gen = d.timer_gen.wrapping_add(1);
+        d.timer_at = tpsim_core::SimTime::NEVER;
+        d.dead = !on;
+        let Some(ch) = &mut self.wifi else { return };
+        ch.switch(node, on);
+        if on {
+            self.pump_mac(node);
+            return;
+        }
+        if let Some(slot) = d.on_air.take() {
+            ch.frames[slot as usize].cut = true;
+        }
+        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
+        let mut doomed: Vec<PacketId> = d.in_service.take().into_iter().collect();
+        while let Some(id) = d.queue.pop() {
+            doomed.push(id);
+        }
+        self.energy_change(node, |e, now| e.radio_idle(node as usize, now));
+        for id in doomed {
+            self.drop_packet(node, id, reason);
         }
     }
 

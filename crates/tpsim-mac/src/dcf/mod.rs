@@ -630,6 +630,35 @@ impl Dcf {
         }
     }
 
+    /// The station is switched off and on again at `now` (an interface that goes down or
+    /// comes back up): the MSDU in service, the exchange, the backoff, a frame scheduled or on
+    /// the air, the NAV and the pending events are forgotten; the contention window and the
+    /// station retry counts start over (§10.3.3), and the medium counts as idle since `now`.
+    /// Kept: the counters, the sequence numbers, the duplicate cache, the rate control state
+    /// and the random stream. The engine takes the MSDU in service back itself.
+    pub fn power_cycle(&mut self, now: SimTime) {
+        self.cca_busy = false;
+        self.eifs_pending = false;
+        self.backoff_pending = false;
+        self.immediate_access = false;
+        self.uses_rts = false;
+        self.cw = self.cfg.timing.cw_min;
+        self.backoff_slots = 0;
+        self.cca_idle_since = now;
+        self.nav_until = now;
+        self.exchange_end = now;
+        self.backoff_start = now;
+        self.exchange = Exchange::Idle;
+        self.next_tx_at = SimTime::NEVER;
+        self.tx_in_flight = None;
+        self.msdu = None;
+        self.rts_nav = None;
+        self.events.clear();
+        self.data_attempts = 0;
+        self.ssrc = 0;
+        self.slrc = 0;
+    }
+
     /// The timer: the CTS or ACK timeout, or the end of the backoff. Safe to call early or
     /// repeatedly.
     pub fn on_timeout(&mut self, now: SimTime) {
