@@ -25,8 +25,10 @@
 //! `poll_timeout`.
 //!
 //! Every congestion variable (cwnd, ssthresh, partial_bytes_acked, flight size, RTO/SRTT/RTTVAR,
-//! the error counter, Fast Recovery) lives in a per-destination [`Path`]; the association has one
-//! path for now (no multi-homing).
+//! the error counter, Fast Recovery) lives in a per-destination [`Path`]. A socket told its
+//! addresses ([`SctpSocket::set_addresses`]) is multi-homed (RFC 9260 §6.4): one path per peer
+//! address, each [`Segment`](crate::Segment) naming the peer address it goes to or came from
+//! (`addr`); see `assoc/multihome.rs`.
 //!
 //! Sizes: the PMDCS (RFC 9260 §1.3: the largest DATA chunk, its 16-byte header included, that
 //! fits the path MTU) is MTU − 20 − 12 = 1468 bytes over IPv4; messages longer than PMDCS − 16
@@ -64,11 +66,11 @@
 //!
 //! # Not implemented
 //!
-//! Multi-homing and path failover (§6.4, §8.2 beyond the counter), PMTU discovery, the
-//! extensions (PR-SCTP, I-DATA, stream reset, ECN, ASCONF), association restart and the
-//! collision cases of §5.2 (an unexpected INIT is ignored), the Cookie Preservative, the
-//! HEARTBEAT jitter (deterministic runs: the period is exactly HB.interval + RTO), and SHUTDOWN
-//! chunks bundled with DATA (SHUTDOWN goes out once everything is acknowledged).
+//! PMTU discovery, the extensions (I-DATA, stream reset, ECN, ASCONF), the potentially-failed
+//! state of RFC 7829, association restart and the collision cases of §5.2 (an unexpected INIT
+//! is ignored), the Cookie Preservative, and SHUTDOWN chunks bundled with DATA (SHUTDOWN goes
+//! out once everything is acknowledged). The HEARTBEAT jitter draws from a generator seeded by
+//! the verification tag, so runs repeat.
 
 mod assoc;
 mod packet;
