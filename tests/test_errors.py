@@ -38,6 +38,14 @@ CASES = {
         mutate('tcp = { packet_size = "128B" }', 'tcp = { packet_size = "128B", delayed_ack_segments = 0 }'),
         "flows[0].tcp.delayed_ack_segments", "tcp = {", "at least 1 segment",
     ),
+    "fault event on a missing link": (
+        BASE + '\n[[events]]\nat = "5s"\nkind = "link_down"\nlink = 7\n',
+        "events[0].link", "link = 7", "link index 7 out of range",
+    ),
+    "fault event with an unknown kind": (
+        BASE + '\n[[events]]\nat = "5s"\nkind = "link_flap"\nlink = 0\n',
+        "events[0].kind", 'kind = "link_flap"', "unknown variant",
+    ),
     "zero SYN timeout": (
         mutate('tcp = { packet_size = "128B" }', 'tcp = { packet_size = "128B", syn_rto = "0s" }'),
         "flows[0].tcp.syn_rto", "tcp = {", "greater than 0",

@@ -9,7 +9,7 @@
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use tpsim_engine::{run, RunOptions};
+use tpsim_engine::{run, DropReason, RunOptions};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -92,6 +92,8 @@ fn scenarios() -> Vec<(&'static str, String)> {
         ("olsr-manet", own("olsr-manet")),
         ("arp-aodv", own("arp-aodv")),
         ("energy-death", own("energy-death")),
+        ("faults-wired", own("faults-wired")),
+        ("faults-radio", own("faults-radio")),
     ]
 }
 
@@ -116,6 +118,13 @@ fn fingerprint(text: &str, name: &str) -> String {
         "study-c-point" | "olsr-manet" => n.routing_packets > 0 && n.mac_frames > 0,
         "arp-aodv" => n.arp_requests > 0 && n.routing_packets > 0,
         "energy-death" => n.dead_nodes > 0,
+        "faults-wired" => [DropReason::LinkDown, DropReason::InterfaceDown, DropReason::NodeDown]
+            .iter()
+            .all(|&d| n.drops[d as usize] > 0),
+        "faults-radio" => {
+            n.routing_packets > 0
+                && n.drops[DropReason::InterfaceDown as usize] + n.drops[DropReason::NodeDown as usize] > 0
+        }
         "study-a-point" => n.energy_consumed_j_total.is_some(),
         _ => true,
     };

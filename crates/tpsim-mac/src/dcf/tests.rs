@@ -1041,3 +1041,33 @@ fn held_back_carrier_sense_is_the_same_as_reported() {
     assert_eq!(a.poll_timeout(), b.poll_timeout());
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
 }
+
+// ------------------------------------------------------------ switched off and on
+
+#[test]
+fn a_power_cycle_forgets_the_exchange_and_keeps_counters_and_sequence_numbers() {
+    // A station waiting for the Ack of its first DATA frame is switched off: nothing is
+    // pending any more, and it accepts a new MSDU, which waits DIFS from the power cycle and
+    // carries the next sequence number (§10.3.2.14: numbering goes on).
+    let mut s = station(cfg());
+    s.send(t(0), msdu(PEER, 7));
+    fire(&mut s, t(50));
+    let f = tx(&mut s, t(50));
+    assert_eq!(f.seq, 0);
+    assert!(s.poll_timeout().is_some(), "the ACK timeout is pending");
+    let sent = s.stats().data_sent;
+    s.power_cycle(t(5000));
+    assert!(s.ready());
+    assert_eq!(
+        (s.poll_timeout(), s.poll_event(), s.cw()),
+        (None, None, cfg().timing.cw_min)
+    );
+    no_tx(&mut s, t(5000));
+    assert_eq!(s.stats().data_sent, sent);
+    // No TxFailed for the forgotten MSDU.
+    assert!(events(&mut s).is_empty());
+    s.send(t(5000), msdu(PEER, 8));
+    fire(&mut s, t(5050));
+    let g = tx(&mut s, t(5050));
+    assert_eq!((g.handle, g.seq, g.retry), (8, 1, false));
+}
