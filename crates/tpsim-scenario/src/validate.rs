@@ -308,19 +308,13 @@ fn validate_energy(sc: &Scenario, e: &crate::Energy, err: &mut impl FnMut(Vec<Se
     }
 }
 
-/// `[radio]` in its scenario: placement, no wired links, per-node ranges.
+/// `[radio]` in its scenario: placement, per-node ranges.
 fn validate_radio_table(sc: &Scenario, radio: &crate::Radio, err: &mut impl FnMut(Vec<Seg>, String)) {
     let n = sc.nodes.count;
     if sc.nodes.placement.is_none() {
         err(
             vec![k("radio")],
             "a scenario with a radio needs `nodes.placement` (where the nodes stand)".into(),
-        );
-    }
-    if !sc.links.is_empty() {
-        err(
-            vec![k("radio")],
-            "wired links and a radio in one scenario are not supported yet".into(),
         );
     }
     validate_radio(radio, err);

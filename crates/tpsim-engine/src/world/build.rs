@@ -153,8 +153,11 @@ impl World {
         let sizes = sc.simulation.sizes.convention();
         let sctp = f.sctp.as_ref().filter(|_| f.transport == Transport::Sctp);
         let multihomed = sctp.and_then(|o| o.multihoming).unwrap_or(false);
+        // The destination's address: the scenario's choice for a multi-homed association; else
+        // its first (a link's, if it has one), or its radio's when no links join the two nodes.
         let remote_b = match sctp.and_then(|o| o.primary).filter(|_| multihomed) {
             Some(k) => self.net.addrs(f.dst)[k as usize],
+            None if self.wifi.is_some() && !paths.reachable(f.src, f.dst) => crate::wifi::wifi_addr(f.dst),
             None => self.net.primary_addr(f.dst),
         };
         let local_a = self.source_addr(f.src, remote_b);
