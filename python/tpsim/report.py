@@ -125,6 +125,19 @@ def figure_plan(res: Results) -> list[tuple[str, Callable[[], Any]]]:
                 run = int(have.filter(pl.col("point") == point)["run"].min())
                 plan.append((f"timeseries-{series}",
                              lambda s=series, p=point, r=run: timeseries_figure(ts, s, run=r, point=p, flows=res.flows)))
+        # Multi-homed associations: goodput per receiving address, one line per (direction, path).
+        paths = ts.filter(pl.col("series").str.starts_with("goodput_path"))
+        if paths.height:
+            per_path = paths.with_columns(
+                pl.concat_str([pl.col("direction"), pl.lit(", path "),
+                               pl.col("series").str.extract(r"goodput_path(\d+)_kbps")]).alias("direction"),
+                pl.lit("goodput_kbps").alias("series"))
+            point = int(per_path["point"].min())
+            run = int(per_path.filter(pl.col("point") == point)["run"].min())
+            plan.append(("timeseries-goodput-per-path",
+                         lambda p=point, r=run: timeseries_figure(
+                             per_path, "goodput_kbps", run=r, point=p, flows=res.flows,
+                             title=f"Goodput per path (the receiver's address); run {r}")))
     return plan
 
 

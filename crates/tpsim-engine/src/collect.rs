@@ -24,7 +24,19 @@ pub struct DirInfo {
     /// Whether its transport drops messages at a bounded send queue (TFRC, DCCP): then the
     /// row has a `send_queue_drops` column.
     pub send_queue: bool,
+    /// Addresses of the receiving node whose data bytes are counted apart in the time series
+    /// (`goodput_path<k>_kbps`, a multi-homed association); 0 for none.
+    pub paths: usize,
 }
+
+/// Names of the per-path goodput series, by the receiving node's address index.
+pub const PATH_GOODPUT_SERIES: [&str; 5] = [
+    "goodput_path0_kbps",
+    "goodput_path1_kbps",
+    "goodput_path2_kbps",
+    "goodput_path3_kbps",
+    "goodput_path4_kbps",
+];
 
 struct Dir {
     info: DirInfo,
@@ -83,6 +95,9 @@ struct Series {
     n_bins: usize,
     /// [dir][bin] bytes delivered.
     rx_bytes: Vec<Vec<u64>>,
+    /// [dir][path][bin] data bytes that arrived (first copies) at the receiver's address
+    /// `path`, for directions with [`DirInfo::paths`].
+    path_rx: Vec<Vec<Vec<u64>>>,
     /// [dir][bin] (sum of delays ns, count).
     delay: Vec<Vec<(u128, u64)>>,
     /// [dir][bin] (sum of |D(i-1, i)| ns between consecutive deliveries, count), and [dir]
@@ -174,6 +189,7 @@ impl Collector {
                     bin,
                     n_bins: end_run.0.div_ceil(bin).max(1) as usize,
                     rx_bytes: Vec::new(),
+                    path_rx: Vec::new(),
                     delay: Vec::new(),
                     ipdv: Vec::new(),
                     prev_delay: Vec::new(),
@@ -222,6 +238,8 @@ impl Collector {
     pub fn add_direction(&mut self, info: DirInfo) -> u32 {
         if let Some(sr) = &mut self.series {
             sr.rx_bytes.push(vec![0; sr.n_bins]);
+            let paths = info.paths.min(PATH_GOODPUT_SERIES.len());
+            sr.path_rx.push(vec![vec![0; sr.n_bins]; paths]);
             sr.delay.push(vec![(0, 0); sr.n_bins]);
             sr.ipdv.push(vec![(0, 0); sr.n_bins]);
             sr.prev_delay.push(None);
@@ -328,6 +346,22 @@ impl Collector {
         // Every forwarding node decremented the TTL once (RFC 791 §3.2).
         d.rx_hops += (DEFAULT_TTL.saturating_sub(ttl) as u64) + 1;
         false
+    }
+
+    /// Data bytes `payload` of direction `dir` arrived for the first time at the receiver's
+    /// address `path` (directions with [`DirInfo::paths`]; others ignore it).
+    pub fn path_received(&mut self, dir: u32, path: usize, payload: u32, now: SimTime) {
+        let Some(sr) = &mut self.series else { return };
+        if let Some(bins) = sr.path_rx[dir as usize].get_mut(path) {
+            let b = ((now.0 / sr.bin) as usize).min(sr.n_bins - 1);
+            bins[b] += payload as u64;
+        }
+    }
+
+    /// Whether direction `dir` counts its data per receiving address.
+    #[inline]
+    pub fn tracks_paths(&self, dir: u32) -> bool {
+        self.dirs[dir as usize].info.paths > 0
     }
 
     /// Whether an event at `now` of packet `seq` of direction `dir` (`NO_DIR`: a packet of no
@@ -707,6 +741,17 @@ impl Collector {
                     bin_start(b),
                     (cnt > 0).then(|| sum as f64 / cnt as f64 * 1e-9),
                 );
+                for (k, bins) in sr.path_rx[i].iter().enumerate() {
+                    t.push(
+                        PATH_GOODPUT_SERIES[k],
+                        Some(d.info.key.flow),
+                        None,
+                        None,
+                        d.info.key.direction,
+                        bin_start(b),
+                        Some(bins[b] as f64 * 8.0 / 1000.0 / bin_len(b)),
+                    );
+                }
                 cumulative += sr.rx_bytes[i][b];
                 t.push(
                     "rx_bytes_cumulative",

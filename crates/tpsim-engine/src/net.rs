@@ -121,6 +121,15 @@ impl Net {
             .collect()
     }
 
+    /// The index of `addr` among `node`'s addresses (interface order).
+    #[inline]
+    pub fn addr_index(&self, node: u32, addr: Ipv4Addr) -> Option<usize> {
+        self.nodes[node as usize]
+            .addrs
+            .iter()
+            .position(|&a| a == u32::from(addr))
+    }
+
     /// Whether `dst` is one of `node`'s addresses.
     #[inline]
     pub fn is_local(&self, node: u32, dst: Ipv4Addr) -> bool {

@@ -228,6 +228,7 @@ impl World {
                 stop,
                 total: f.app.bytes.filter(|_| f.app.kind == AppKind::Bulk).map(|b| b.0),
                 send_queue: f.transport == Transport::Tfrc || f.transport.is_dccp(),
+                paths: if multihomed { self.net.addrs(dst).len() } else { 0 },
             });
             self.sockets.add_direction(dir, byte_stream);
             let rng = stream(opts, OwnerKind::Flow, fi as u64, module);

@@ -170,6 +170,12 @@ impl World {
             && self
                 .metrics
                 .segment_received(p.dir, p.seq, p.ip.ttl, p.ip.total_len as u32, self.now);
+        if p.dir != NO_DIR && !duplicate && self.metrics.tracks_paths(p.dir) {
+            // A multi-homed association: which of this node's addresses the data came to.
+            let (dir, payload, dst) = (p.dir, p.seg.payload_len, p.ip.dst);
+            let k = self.net.addr_index(node, dst).unwrap_or(0);
+            self.metrics.path_received(dir, k, payload, self.now);
+        }
         self.trace_receive(node, Layer::Transport, id, duplicate);
         // The segment is read in place, then this holder's reference released.
         self.sockets
