@@ -77,6 +77,7 @@ fn check_failover(scenario: &str, primary_router: u64, alt_router: Option<u64>) 
         + 2.0 * rtt;
     let acked = extra(f, "failover_acked_at_s").expect("new DATA acknowledged on the alternate");
     let took = acked - FAULT_S;
+    assert_eq!(extra(f, "failover_time_s"), Some(took));
     assert!(took > 0.0 && took <= bound, "failover after {took} s, bound {bound} s");
     // Nothing lost: every message the transport accepted arrived, once (while the primary
     // times out the send buffer fills and the application's writes are refused, not counted).

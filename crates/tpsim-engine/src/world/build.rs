@@ -99,6 +99,23 @@ impl World {
                 .map(|a| super::ArpState::new(a, n, |i| stream(opts, OwnerKind::Node, i, Module::Arp))),
             beacons: None,
             faults: None,
+            down_times: {
+                let mut t: Vec<SimTime> = sc
+                    .events
+                    .iter()
+                    .filter(|e| {
+                        matches!(
+                            e.kind,
+                            tpsim_scenario::FaultKind::LinkDown
+                                | tpsim_scenario::FaultKind::InterfaceDown
+                                | tpsim_scenario::FaultKind::NodeDown
+                        )
+                    })
+                    .map(|e| SimTime(e.at.0))
+                    .collect();
+                t.sort();
+                t
+            },
         };
         if warmup > SimTime::ZERO {
             // Queued first, so it runs before every other event of its instant.

@@ -179,6 +179,9 @@ pub struct World {
     beacons: Option<Beacons>,
     /// What the scenario's fault events have taken down (scenarios with `[[events]]`).
     faults: Option<events::Faults>,
+    /// When links, interfaces or nodes went down (`[[events]]`), in order: the faults a
+    /// failover's time is measured from.
+    down_times: Vec<SimTime>,
 }
 
 /// Per-run options that are not part of the scenario.
@@ -326,7 +329,23 @@ impl World {
                 )
             })
             .collect();
-        let flows = metrics.flow_rows(&alive, |dir| ends[dir as usize].clone());
+        let mut flows = metrics.flow_rows(&alive, |dir| ends[dir as usize].clone());
+        // A multi-homed SCTP sender's time to failover: from the last fault before the first new
+        // DATA acknowledged on the alternate (docs/metrics.md).
+        for f in &mut flows {
+            let acked = f.extra.iter().find(|(n, _)| *n == "failover_acked_at_s").map(|e| e.1);
+            if let Some(acked) = acked {
+                let fault = acked.and_then(|t| {
+                    self.down_times
+                        .iter()
+                        .map(|d| d.as_secs_f64())
+                        .filter(|&d| d <= t)
+                        .next_back()
+                        .map(|d| t - d)
+                });
+                f.extra.push(("failover_time_s", fault));
+            }
+        }
         self.settle_energy(end);
         let inputs = self.network_inputs();
         let network = self.metrics.network_row(&flows, inputs, self.energy.as_ref());
