@@ -1,13 +1,16 @@
 //! SCTP packets (RFC 9260 §3): the common header, the chunks an association uses (DATA,
 //! INIT, INIT ACK, SACK, HEARTBEAT, HEARTBEAT ACK, ABORT, SHUTDOWN, SHUTDOWN ACK, ERROR,
-//! COOKIE ECHO, COOKIE ACK, SHUTDOWN COMPLETE) and the CRC32c checksum (RFC 9260 Appendix A).
+//! COOKIE ECHO, COOKIE ACK, SHUTDOWN COMPLETE, and PR-SCTP's FORWARD TSN, RFC 3758 §3.2) and the
+//! CRC32c checksum (RFC 9260 Appendix A).
 //!
 //! # A packet is a fixed-size value
 //!
 //! tpsim moves segments as `Copy` values, so [`SctpRepr`] describes a packet with bounded
 //! room: at most one control chunk (first, as RFC 9260 §6.10 wants control chunks ahead of
 //! DATA), at most one SACK, and at most [`MAX_DATA_CHUNKS`] DATA chunks, in that order. A SACK
-//! reports at most [`MAX_GAP_BLOCKS`] Gap Ack Blocks and [`MAX_DUP_TSNS`] duplicate TSNs. An
+//! reports at most [`MAX_GAP_BLOCKS`] Gap Ack Blocks and [`MAX_DUP_TSNS`] duplicate TSNs, a
+//! FORWARD TSN at most [`MAX_FWD_TSN_STREAMS`] Stream/Sequence pairs; INIT and INIT ACK carry
+//! no optional parameter but Forward-TSN-Supported (RFC 3758 §3.1). An
 //! association that uses these types bundles within these bounds (and within the path MTU);
 //! [`SctpRepr::parse`] refuses a real packet that does not fit them
 //! ([`SctpParseError::Unsupported`]).
@@ -20,6 +23,12 @@
 //! 4 bytes (RFC 9260 §3.2) and the CRC32c.
 
 use std::fmt;
+
+mod forward_tsn;
+pub use forward_tsn::{
+    ForwardTsnChunk, SkippedStream, FORWARD_TSN_CHUNK_LEN, FORWARD_TSN_SUPPORTED_LEN, MAX_FWD_TSN_STREAMS,
+    PARAM_FORWARD_TSN_SUPPORTED,
+};
 
 /// Common header length, bytes (RFC 9260 §3.1).
 pub const SCTP_COMMON_HEADER_LEN: u32 = 12;
@@ -74,6 +83,8 @@ pub mod chunk_type {
     pub const COOKIE_ACK: u8 = 11;
     /// Shutdown Complete (SHUTDOWN COMPLETE).
     pub const SHUTDOWN_COMPLETE: u8 = 14;
+    /// Forward Cumulative TSN (FORWARD TSN, RFC 3758 §3.2).
+    pub const FORWARD_TSN: u8 = 192;
 }
 /// Parameter types (RFC 9260 §3.3.2.1, §3.3.3.1, §3.3.5).
 const PARAM_HEARTBEAT_INFO: u16 = 1;
@@ -211,6 +222,20 @@ pub struct InitChunk {
     pub inbound_streams: u16,
     /// Initial TSN.
     pub initial_tsn: u32,
+    /// Carries the Forward-TSN-Supported parameter (RFC 3758 §3.1): the sender supports PR-SCTP.
+    pub forward_tsn: bool,
+}
+
+impl InitChunk {
+    /// Bytes of the optional parameters tpsim writes after the fixed part (and, in INIT ACK,
+    /// the State Cookie): the Forward-TSN-Supported parameter (RFC 3758 §3.1).
+    pub fn params_len(&self) -> u32 {
+        if self.forward_tsn {
+            FORWARD_TSN_SUPPORTED_LEN
+        } else {
+            0
+        }
+    }
 }
 
 /// The State Cookie parameter's value (RFC 9260 §3.3.3.1): opaque to the wire; the
@@ -385,19 +410,22 @@ pub enum ControlChunk {
     },
     /// ERROR (RFC 9260 §3.3.10) with one cause.
     Error(ErrorCause),
+    /// FORWARD TSN (RFC 3758 §3.2).
+    ForwardTsn(ForwardTsnChunk),
 }
 
 impl ControlChunk {
     /// The chunk's length field (padding not counted), bytes.
     pub fn chunk_len(&self) -> u32 {
         match self {
-            ControlChunk::Init(_) => INIT_CHUNK_LEN,
-            ControlChunk::InitAck(..) => INIT_CHUNK_LEN + 4 + STATE_COOKIE_LEN as u32,
+            ControlChunk::Init(i) => INIT_CHUNK_LEN + i.params_len(),
+            ControlChunk::InitAck(i, _) => INIT_CHUNK_LEN + 4 + STATE_COOKIE_LEN as u32 + i.params_len(),
             ControlChunk::CookieEcho(_) => CHUNK_HEADER_LEN + STATE_COOKIE_LEN as u32,
             ControlChunk::Heartbeat(_) | ControlChunk::HeartbeatAck(_) => HEARTBEAT_CHUNK_LEN,
             ControlChunk::Abort { cause, .. } => CHUNK_HEADER_LEN + cause.map_or(0, |e| e.cause_len()),
             ControlChunk::Shutdown(_) => CHUNK_HEADER_LEN + 4,
             ControlChunk::Error(e) => CHUNK_HEADER_LEN + e.cause_len(),
+            ControlChunk::ForwardTsn(f) => f.chunk_len(),
             ControlChunk::CookieAck | ControlChunk::ShutdownAck | ControlChunk::ShutdownComplete { .. } => {
                 CHUNK_HEADER_LEN
             }
@@ -408,12 +436,14 @@ impl ControlChunk {
     /// `sctp.cc`): INIT and INIT ACK are 24 bytes (the fixed part and an empty
     /// unreliable-streams parameter, no State Cookie), COOKIE ECHO is a bare 4-byte header (ns-2
     /// implements no cookie), HEARTBEAT and HEARTBEAT ACK are 24 bytes (a double timestamp and a
-    /// pointer on a 64-bit host); the others as on the wire.
+    /// pointer on a 64-bit host), FORWARD TSN is 8 bytes (`SCTP_CHUNK_FORWARD_TSN_LENGTH`: no
+    /// Stream/Sequence pairs); the others as on the wire.
     pub fn ns2_chunk_len(&self) -> u32 {
         match self {
             ControlChunk::Init(_) | ControlChunk::InitAck(..) => INIT_CHUNK_LEN + 4,
             ControlChunk::CookieEcho(_) => CHUNK_HEADER_LEN,
             ControlChunk::Heartbeat(_) | ControlChunk::HeartbeatAck(_) => 24,
+            ControlChunk::ForwardTsn(_) => FORWARD_TSN_CHUNK_LEN,
             _ => self.chunk_len(),
         }
     }
@@ -759,6 +789,7 @@ fn parse_control(ty: u8, flags: u8, c: &[u8]) -> Result<ControlChunk, SctpParseE
         outbound_streams: get16(&c[12..]),
         inbound_streams: get16(&c[14..]),
         initial_tsn: get32(&c[16..]),
+        forward_tsn: false,
     };
     let cookie = |v: &[u8]| {
         let mut k = StateCookie::default();
@@ -767,26 +798,25 @@ fn parse_control(ty: u8, flags: u8, c: &[u8]) -> Result<ControlChunk, SctpParseE
     };
     Ok(match ty {
         chunk_type::INIT => {
-            if clen != INIT_CHUNK_LEN as usize {
-                return Err(if clen < INIT_CHUNK_LEN as usize {
-                    SctpParseError::Malformed
-                } else {
-                    SctpParseError::Unsupported
-                });
+            if clen < INIT_CHUNK_LEN as usize {
+                return Err(SctpParseError::Malformed);
             }
-            ControlChunk::Init(init(c))
+            let forward_tsn = forward_tsn::parse_forward_tsn_param(&c[INIT_CHUNK_LEN as usize..])?;
+            ControlChunk::Init(InitChunk { forward_tsn, ..init(c) })
         }
         chunk_type::INIT_ACK => {
             let want = INIT_CHUNK_LEN as usize + 4 + STATE_COOKIE_LEN;
             if clen < INIT_CHUNK_LEN as usize {
                 return Err(SctpParseError::Malformed);
             }
-            if clen != want || get16(&c[20..]) != PARAM_STATE_COOKIE || get16(&c[22..]) as usize != 4 + STATE_COOKIE_LEN
+            if clen < want || get16(&c[20..]) != PARAM_STATE_COOKIE || get16(&c[22..]) as usize != 4 + STATE_COOKIE_LEN
             {
                 return Err(SctpParseError::Unsupported);
             }
-            ControlChunk::InitAck(init(c), cookie(&c[24..]))
+            let forward_tsn = forward_tsn::parse_forward_tsn_param(&c[want..])?;
+            ControlChunk::InitAck(InitChunk { forward_tsn, ..init(c) }, cookie(&c[24..want]))
         }
+        chunk_type::FORWARD_TSN => ControlChunk::ForwardTsn(ForwardTsnChunk::parse(c)?),
         chunk_type::COOKIE_ECHO => {
             if clen != CHUNK_HEADER_LEN as usize + STATE_COOKIE_LEN {
                 return Err(SctpParseError::Unsupported);
@@ -860,6 +890,9 @@ fn emit_control(c: &ControlChunk, b: &mut [u8]) -> usize {
         ControlChunk::Init(i) => {
             chunk_header(b, chunk_type::INIT, 0, len);
             init(b, i);
+            if i.forward_tsn {
+                forward_tsn::emit_forward_tsn_param(&mut b[INIT_CHUNK_LEN as usize..]);
+            }
         }
         ControlChunk::InitAck(i, k) => {
             chunk_header(b, chunk_type::INIT_ACK, 0, len);
@@ -867,6 +900,13 @@ fn emit_control(c: &ControlChunk, b: &mut [u8]) -> usize {
             put16(&mut b[20..], PARAM_STATE_COOKIE);
             put16(&mut b[22..], 4 + STATE_COOKIE_LEN as u16);
             b[24..24 + STATE_COOKIE_LEN].copy_from_slice(&k.0);
+            if i.forward_tsn {
+                forward_tsn::emit_forward_tsn_param(&mut b[24 + STATE_COOKIE_LEN..]);
+            }
+        }
+        ControlChunk::ForwardTsn(f) => {
+            chunk_header(b, chunk_type::FORWARD_TSN, 0, len);
+            f.emit_value(&mut b[4..]);
         }
         ControlChunk::CookieEcho(k) => {
             chunk_header(b, chunk_type::COOKIE_ECHO, 0, len);
@@ -989,6 +1029,7 @@ mod tests {
                 outbound_streams: 10,
                 inbound_streams: 65535,
                 initial_tsn: 0x0102_0304,
+                forward_tsn: false,
             })),
             ..SctpRepr::new(1, 2, 0)
         };
@@ -1023,7 +1064,10 @@ mod tests {
             outbound_streams: 2,
             inbound_streams: 3,
             initial_tsn: 4,
+            forward_tsn: false,
         };
+        let mut f = ForwardTsnChunk::new(17);
+        assert!(f.push(3, 9));
         let all = [
             ControlChunk::Init(i),
             ControlChunk::InitAck(i, k),
@@ -1042,9 +1086,11 @@ mod tests {
             ControlChunk::Error(ErrorCause::invalid_stream(5)),
             ControlChunk::Error(ErrorCause::stale_cookie(1000)),
             ControlChunk::Error(ErrorCause::PROTOCOL_VIOLATION),
+            ControlChunk::Init(InitChunk { forward_tsn: true, ..i }),
+            ControlChunk::ForwardTsn(f),
         ];
         // RFC 9260 §3.3.10.1/§3.3.10.3: those two causes are 8 bytes (code, length, 32 bits).
-        let lens = [20, 56, 36, 4, 16, 16, 4, 8, 8, 4, 4, 12, 12, 8];
+        let lens = [20, 56, 36, 4, 16, 16, 4, 8, 8, 4, 4, 12, 12, 8, 24, 12];
         for (c, len) in all.iter().zip(lens) {
             assert_eq!(c.chunk_len(), len, "{c:?}");
             roundtrip(&SctpRepr {
@@ -1148,7 +1194,7 @@ mod tests {
         #[test]
         fn arbitrary_packets_round_trip(
             tag in any::<u32>(),
-            ctl in proptest::option::of((0usize..12, any::<u32>(), any::<u64>())),
+            ctl in proptest::option::of((0usize..13, any::<u32>(), any::<u64>())),
             sack in proptest::option::of((any::<u32>(), any::<u32>(),
                 proptest::collection::vec((any::<u16>(), any::<u16>()), 0..=MAX_GAP_BLOCKS),
                 proptest::collection::vec(any::<u32>(), 0..=MAX_DUP_TSNS))),
@@ -1157,7 +1203,7 @@ mod tests {
             let mut r = SctpRepr::new(7, 8, tag);
             r.control = ctl.map(|(k, x, y)| {
                 let i = InitChunk { initiate_tag: x, a_rwnd: x ^ 1, outbound_streams: 1,
-                    inbound_streams: 2, initial_tsn: x.rotate_left(3) };
+                    inbound_streams: 2, initial_tsn: x.rotate_left(3), forward_tsn: y & 4 == 4 };
                 let ck = StateCookie([y as u8; STATE_COOKIE_LEN]);
                 match k {
                     0 => ControlChunk::Init(i), 1 => ControlChunk::InitAck(i, ck),
@@ -1166,7 +1212,12 @@ mod tests {
                     6 => ControlChunk::Abort { t: y & 1 == 1, cause: (y & 2 == 2).then_some(cause(x)) },
                     7 => ControlChunk::Shutdown(x), 8 => ControlChunk::ShutdownAck,
                     9 => ControlChunk::ShutdownComplete { t: y & 1 == 1 },
-                    _ => ControlChunk::Error(cause(x)),
+                    10 => ControlChunk::Error(cause(x)),
+                    _ => {
+                        let mut f = ForwardTsnChunk::new(x);
+                        for k in 0..(y % (MAX_FWD_TSN_STREAMS as u64 + 1)) as u16 { f.push(k, x as u16 ^ k); }
+                        ControlChunk::ForwardTsn(f)
+                    }
                 }
             });
             r.sack = sack.map(|(c, w, g, d)| {

@@ -1,14 +1,16 @@
 //! tshark dissects tpsim's SCTP packets (RFC 9260 §3): one packet of each chunk type tpsim
 //! emits, plus two bundles, inside IPv4 in a pcap written by [`tpsim_wire::pcap`], read with
 //! the CRC32c checksum verified (RFC 9260 §6.8, Appendix A). Every chunk type must appear, every
-//! checksum be good and no packet be malformed. Skipped, with a message, when tshark is not
+//! checksum be good and no packet be malformed. PR-SCTP (RFC 3758): a FORWARD TSN with
+//! Stream/Sequence pairs, and INIT and INIT ACK with the Forward-TSN-Supported parameter. Skipped, with a message, when tshark is not
 //! installed (CI installs it).
 
 use std::net::Ipv4Addr;
 use std::process::Command;
 use tpsim_wire::pcap::{PcapWriter, LINKTYPE_IPV4};
 use tpsim_wire::sctp::{
-    chunk_type, ControlChunk, DataChunk, DataFlags, ErrorCause, InitChunk, Payload, SackChunk, StateCookie,
+    chunk_type, ControlChunk, DataChunk, DataFlags, ErrorCause, ForwardTsnChunk, InitChunk, Payload, SackChunk,
+    StateCookie, PARAM_FORWARD_TSN_SUPPORTED,
 };
 use tpsim_wire::{IpProtocol, Ipv4Repr, SctpRepr, IPV4_HEADER_LEN};
 
@@ -22,7 +24,16 @@ fn init() -> InitChunk {
         outbound_streams: 4,
         inbound_streams: 65535,
         initial_tsn: 0x1234_5678,
+        forward_tsn: false,
     }
+}
+
+/// The FORWARD TSN of the packets: New Cumulative TSN 4242, streams 3 and 9 skipped up to SSN
+/// 17 and 2.
+fn forward_tsn() -> ForwardTsnChunk {
+    let mut f = ForwardTsnChunk::new(4242);
+    assert!(f.push(3, 17) && f.push(9, 2));
+    f
 }
 
 fn data(tsn: u32, flags: DataFlags, len: u16) -> DataChunk {
@@ -97,6 +108,22 @@ fn packets() -> Vec<(SctpRepr, Vec<u8>)> {
     assert!(b.data.push(data(1003, DataFlags::default(), 1000)));
     assert!(b.data.push(data(1004, DataFlags::END.with(DataFlags::UNORDERED), 3)));
     out.push((b, vec![chunk_type::SACK, chunk_type::DATA, chunk_type::DATA]));
+    // PR-SCTP (RFC 3758 §3.1, §3.2): INIT and INIT ACK with Forward-TSN-Supported; FORWARD TSN
+    // alone and bundled ahead of SACK and DATA (§3.5 F2).
+    let pr = InitChunk {
+        forward_tsn: true,
+        ..init()
+    };
+    out.push((control(ControlChunk::Init(pr), 0), vec![chunk_type::INIT]));
+    out.push((
+        control(ControlChunk::InitAck(pr, cookie), tag),
+        vec![chunk_type::INIT_ACK],
+    ));
+    out.push(one(ControlChunk::ForwardTsn(forward_tsn()), chunk_type::FORWARD_TSN));
+    let mut b = control(ControlChunk::ForwardTsn(forward_tsn()), tag);
+    b.sack = Some(sack);
+    assert!(b.data.push(data(4243, DataFlags::WHOLE, 10)));
+    out.push((b, vec![chunk_type::FORWARD_TSN, chunk_type::SACK, chunk_type::DATA]));
     out
 }
 
@@ -151,6 +178,8 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
         ])
         .args(["-e", "sctp.sack_gap_block_start", "-e", "sctp.sack_duplicate_tsn"])
         .args(["-e", "_ws.expert.severity"])
+        .args(["-e", "sctp.parameter_type", "-e", "sctp.forward_tsn_tsn"])
+        .args(["-e", "sctp.forward_tsn_sid", "-e", "sctp.forward_tsn_ssn"])
         .output()
         .expect("tshark runs");
     if std::env::var_os("TPSIM_KEEP_PCAP").is_none() {
@@ -167,7 +196,7 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
     let mut seen = Vec::new();
     for (line, (p, types)) in lines.iter().zip(&packets) {
         let f: Vec<&str> = line.split(';').collect();
-        assert_eq!(f.len(), 6, "{line}");
+        assert_eq!(f.len(), 10, "{line}");
         let got: Vec<u8> = f[0].split(',').map(|t| t.parse().expect("a chunk type")).collect();
         assert_eq!(&got, types, "chunk types of {p:?}");
         assert_eq!(f[1], CHECKSUM_GOOD, "checksum status of {p:?}: {line}");
@@ -181,6 +210,26 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
             // Gap Ack Block starts 2 and 5, duplicate TSNs 998 and 1000 (RFC 9260 §3.3.4).
             assert_eq!(f[3], "2,5", "{line}");
             assert_eq!(f[4], "998,1000", "{line}");
+        }
+        // RFC 3758 §3.1: the parameter is there exactly when the INIT or INIT ACK says so (an
+        // INIT ACK's parameters also list its State Cookie, type 7).
+        let params: Vec<u16> = f[6]
+            .split(',')
+            .filter(|t| !t.is_empty())
+            .map(|t| u16::from_str_radix(t.trim_start_matches("0x"), 16).expect("a parameter type"))
+            .collect();
+        let announced = match p.control {
+            Some(ControlChunk::Init(i)) | Some(ControlChunk::InitAck(i, _)) => i.forward_tsn,
+            _ => false,
+        };
+        assert_eq!(
+            params.contains(&PARAM_FORWARD_TSN_SUPPORTED),
+            announced,
+            "{p:?}: {line}"
+        );
+        if let Some(ControlChunk::ForwardTsn(_)) = p.control {
+            // RFC 3758 §3.2: New Cumulative TSN, then the Stream/Sequence pairs.
+            assert_eq!((f[7], f[8], f[9]), ("4242", "3,9", "17,2"), "{line}");
         }
         seen.extend(got);
     }
@@ -198,6 +247,7 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
         chunk_type::COOKIE_ECHO,
         chunk_type::COOKIE_ACK,
         chunk_type::SHUTDOWN_COMPLETE,
+        chunk_type::FORWARD_TSN,
     ] {
         assert!(seen.contains(&ty), "chunk type {ty} not dissected");
     }
