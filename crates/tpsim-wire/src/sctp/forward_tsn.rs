@@ -70,7 +70,7 @@ impl ForwardTsnChunk {
     /// Parses a whole chunk `c` (header included).
     pub(super) fn parse(c: &[u8]) -> Result<ForwardTsnChunk, SctpParseError> {
         let head = FORWARD_TSN_CHUNK_LEN as usize;
-        if c.len() < head || (c.len() - head) % 4 != 0 {
+        if c.len() < head || !(c.len() - head).is_multiple_of(4) {
             return Err(SctpParseError::Malformed);
         }
         if (c.len() - head) / 4 > MAX_FWD_TSN_STREAMS {
