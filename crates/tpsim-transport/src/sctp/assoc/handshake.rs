@@ -30,6 +30,7 @@ impl SctpSocket {
             my_tag: self.my_tag,
             my_initial_tsn: self.next_tsn,
             created_ms: (now.0 / 1_000_000) as u32,
+            peer_forward_tsn: i.forward_tsn,
         };
         let ack = InitChunk {
             initiate_tag: self.my_tag,
@@ -37,6 +38,8 @@ impl SctpSocket {
             outbound_streams: self.sctp.streams.max(1),
             inbound_streams: self.sctp.max_inbound_streams,
             initial_tsn: self.next_tsn,
+            // RFC 3758 §3.3.2: announced when configured, whatever the INIT said.
+            forward_tsn: self.sctp.pr_sctp,
         };
         self.ctrl.push_back(Ctrl {
             chunk: ControlChunk::InitAck(ack, cookie.encode(self.sctp.cookie_secret)),
@@ -92,6 +95,8 @@ impl SctpSocket {
         }
         self.peer_tag = c.peer_tag;
         self.setup_tcb(c.peer_initial_tsn, c.peer_a_rwnd, c.peer_os, c.peer_mis);
+        // RFC 3758 §3.3: PR-SCTP only if both ends announced it.
+        self.pr = self.sctp.pr_sctp && c.peer_forward_tsn;
         self.ctrl.push_back(Ctrl {
             chunk: ControlChunk::CookieAck,
             tag: self.peer_tag,
@@ -157,6 +162,8 @@ impl SctpSocket {
                 }
                 self.peer_tag = i.initiate_tag;
                 self.setup_tcb(i.initial_tsn, i.a_rwnd, i.outbound_streams, i.inbound_streams);
+                // RFC 3758 §3.3: PR-SCTP only if both ends announced it.
+                self.pr = self.sctp.pr_sctp && i.forward_tsn;
                 self.cookie = Some(k);
                 self.state = State::CookieEchoed;
                 self.init_retransmits = 0;
@@ -223,6 +230,10 @@ impl SctpSocket {
             }
             ControlChunk::Shutdown(cum) => {
                 self.on_shutdown(now, cum);
+                true
+            }
+            ControlChunk::ForwardTsn(f) => {
+                self.on_forward_tsn(now, &f);
                 true
             }
             ControlChunk::ShutdownAck => {
@@ -341,6 +352,8 @@ impl SctpSocket {
                 inbound_streams: self.sctp.max_inbound_streams,
                 // RFC 9260 §3.3.2: the Initial TSN MAY equal the Initiate Tag.
                 initial_tsn: self.my_tag,
+                // RFC 3758 §3.3.1.
+                forward_tsn: self.sctp.pr_sctp,
             }),
             tag: 0,
         });
@@ -377,6 +390,7 @@ impl SctpSocket {
         self.sent.clear();
         self.n_marked = 0;
         self.n_gap_acked = 0;
+        self.n_abandoned = 0;
         self.buffered_bytes = 0;
         if had {
             // Messages already complete stay readable.

@@ -30,10 +30,12 @@ impl SctpSocket {
             self.buffered_bytes -= x.chunk.len as u64;
             self.n_marked -= x.marked as usize;
             self.n_gap_acked -= x.gap_acked as usize;
+            self.n_abandoned -= x.abandoned as usize;
             if Some(x.chunk.tsn) == lowest_outstanding {
                 lowest_acked = true;
             }
-            if !x.gap_acked {
+            // RFC 3758 §3.5 A2: an abandoned chunk credits nothing.
+            if !x.gap_acked && !x.abandoned {
                 acked_bytes += self.size(&x.chunk);
                 highest_new = Some(x.chunk.tsn);
                 self.on_chunk_acked(now, &x);
@@ -59,6 +61,9 @@ impl SctpSocket {
         };
         for k in 0..gap_work {
             let x = self.sent[k];
+            if x.abandoned {
+                continue; // finally acknowledged already (RFC 3758 §3.5 A2)
+            }
             let now_acked = in_gap(x.chunk.tsn);
             if now_acked && !x.gap_acked {
                 acked_bytes += self.size(&x.chunk);
@@ -86,14 +91,16 @@ impl SctpSocket {
             }
         }
         let any_new = acked_bytes > 0;
-        if any_new {
+        if any_new || cum_advanced {
             // §8.1, §8.2: an acknowledgement clears the error counters.
             self.assoc_errors = 0;
             let p = &mut self.paths[pi];
             p.error_count = 0;
             p.active = true;
-            // §7.2.1: the one packet in flight after a timeout is acknowledged.
-            p.one_packet_after_timeout = false;
+            if any_new {
+                // §7.2.1: the one packet in flight after a timeout is acknowledged.
+                p.one_packet_after_timeout = false;
+            }
         }
         // §7.2.4: miss indications, following HTNA: only TSNs below the highest TSN newly
         // acknowledged, or (in Fast Recovery, with the Cumulative TSN Ack advancing) every TSN
@@ -110,7 +117,7 @@ impl SctpSocket {
                 if !tsn_lt(x.chunk.tsn, h) {
                     break; // `sent` is in TSN order
                 }
-                if x.gap_acked {
+                if x.gap_acked || x.abandoned {
                     continue;
                 }
                 x.misses += 1;
@@ -162,6 +169,9 @@ impl SctpSocket {
             }
             // Karn (§6.3.1 C5): a retransmitted chunk is not timed.
             self.cancel_rtt_timing_if_marked();
+            // RFC 3758 §4.1 TR4, RFC 7496 §3.1: a marked chunk whose policy says so is
+            // abandoned instead; the congestion response above stays (§3.5 F5).
+            self.abandon_marked_due(now);
         }
         // §6.2.1 B: rwnd = a_rwnd − bytes still outstanding (D: marked chunks not counted).
         self.rwnd = (s.a_rwnd as u64).saturating_sub(self.outstanding_user_bytes());
@@ -176,6 +186,8 @@ impl SctpSocket {
         } else if lowest_acked || (reneged && p.t3_rtx.is_none()) {
             p.t3_rtx = Some(now + p.rtt.rto());
         }
+        // RFC 3758 §3.5 C1–C5.
+        self.forward_tsn_rules(now, true);
     }
 
     /// A chunk acknowledged for the first time: flight size, RTT measurement (§6.3.1 C4/C5).
@@ -218,7 +230,7 @@ impl SctpSocket {
         }
         self.sent
             .iter()
-            .filter(|s| !s.gap_acked && !s.marked)
+            .filter(|s| !s.gap_acked && !s.marked && !s.abandoned)
             .map(|s| s.chunk.len as u64)
             .sum()
     }

@@ -1,0 +1,1 @@
+//! PR-SCTP conformance cases (RFC 3758).

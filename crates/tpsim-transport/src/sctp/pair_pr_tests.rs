@@ -1,0 +1,1 @@
+//! PR-SCTP pair property tests.
