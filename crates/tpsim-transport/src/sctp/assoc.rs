@@ -189,7 +189,7 @@ pub struct SctpSocket {
     last_fwd: Option<(u32, SimTime)>,
     /// Ids (low 32 bits) of the messages abandoned, for the tests.
     #[cfg(test)]
-    abandoned_ids: Vec<u32>,
+    pub(super) abandoned_ids: Vec<u32>,
     /// Next TSN to assign.
     next_tsn: u32,
     /// Cumulative TSN Ack Point: the highest TSN acknowledged cumulatively.
