@@ -520,9 +520,9 @@ fn pr14_two_ends_skip_an_abandoned_message() {
     }
     for _ in 0..2 {
         deliver(&mut a, &mut b, now, false);
-        now = now + SimDuration::from_millis(10);
+        now += SimDuration::from_millis(10);
         deliver(&mut b, &mut a, now, false);
-        now = now + SimDuration::from_millis(10);
+        now += SimDuration::from_millis(10);
     }
     assert!(a.pr_negotiated() && b.pr_negotiated());
     give_pr(
@@ -537,7 +537,7 @@ fn pr14_two_ends_skip_an_abandoned_message() {
     deliver(&mut a, &mut b, now, true);
     give_pr(&mut a, now, 1, 100, 0, false, PrPolicy::Reliable);
     deliver(&mut a, &mut b, now, false);
-    now = now + SimDuration::from_millis(10);
+    now += SimDuration::from_millis(10);
     deliver(&mut b, &mut a, now, false);
     assert!(delivered_ids(&mut b).is_empty(), "message 1 waits for message 0");
     // T3-rtx: message 0 is past its lifetime; the FORWARD TSN reaches the receiver.

@@ -106,12 +106,13 @@ fn run_cases(sc: impl Strategy<Value = Scenario>) -> (u64, u64) {
 /// the module docs; messages are abandoned in some cases (else the property would be vacuous).
 #[test]
 fn timed_messages_never_sent_after_their_lifetime() {
-    let (abandoned, delivered) = run_cases(arb_pr_scenario(Just(PrPolicy::Lifetime(
-        SimDuration::from_millis(200),
-    ))));
+    let (abandoned, delivered) = run_cases(arb_pr_scenario(Just(PrPolicy::Lifetime(SimDuration::from_millis(200)))));
     eprintln!("sctp PR-SCTP lifetime property: {abandoned} messages abandoned, {delivered} delivered");
     if crate::proptest_cases(1000) >= 100 {
-        assert!(abandoned > 0 && delivered > 0, "abandoned {abandoned}, delivered {delivered}");
+        assert!(
+            abandoned > 0 && delivered > 0,
+            "abandoned {abandoned}, delivered {delivered}"
+        );
     }
 }
 
@@ -122,7 +123,9 @@ fn limited_retransmissions_never_exceeded() {
     let (abandoned, delivered) = run_cases(arb_pr_scenario((0u32..=2).prop_map(PrPolicy::Retransmissions)));
     eprintln!("sctp PR-SCTP retransmissions property: {abandoned} messages abandoned, {delivered} delivered");
     if crate::proptest_cases(1000) >= 100 {
-        assert!(abandoned > 0 && delivered > 0, "abandoned {abandoned}, delivered {delivered}");
+        assert!(
+            abandoned > 0 && delivered > 0,
+            "abandoned {abandoned}, delivered {delivered}"
+        );
     }
 }
-

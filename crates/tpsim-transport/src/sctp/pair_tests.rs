@@ -141,7 +141,10 @@ impl Pair {
     /// Messages of end `i` that its peer received or that `i` abandoned.
     pub(super) fn settled(&self, i: usize) -> usize {
         let got = &self.apps[1 - i].got;
-        let abandoned = self.socks[i].abandoned_ids.iter().filter(|&&id| !got.contains(&(id as u64)));
+        let abandoned = self.socks[i]
+            .abandoned_ids
+            .iter()
+            .filter(|&&id| !got.contains(&(id as u64)));
         got.len() + abandoned.count()
     }
 

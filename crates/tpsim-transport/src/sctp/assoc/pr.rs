@@ -174,7 +174,7 @@ impl SctpSocket {
         for x in &self.sent {
             let c = &x.chunk;
             let passed = tsn_le(c.tsn, adv);
-            if !passed && !(x.abandoned && c.tsn == adv.wrapping_add(1)) {
+            if !(passed || x.abandoned && c.tsn == adv.wrapping_add(1)) {
                 break;
             }
             if !c.flags.contains(DataFlags::UNORDERED) && !streams[..n].contains(&c.stream_id) {
