@@ -550,3 +550,29 @@ fn pr14_two_ends_skip_an_abandoned_message() {
     assert_eq!(a.cum_ack_point(), a.advanced_peer_ack_point());
     assert_eq!(a.report().extra[1], ("abandoned_messages", Some(1.0)));
 }
+
+/// Shutdown after the last message is dropped (RFC 3758 §4.1, RFC 9260 §9.2): once a timed message waiting for the window expires and everything sent is acknowledged, SHUTDOWN goes out at once.
+#[test]
+fn pr15_shutdown_follows_when_the_last_message_is_dropped() {
+    let mut s = established_pr(pr_cfg(), true);
+    give(&mut s, t(300), 0, 3, 1452);
+    give_pr(
+        &mut s,
+        t(300),
+        3,
+        100,
+        0,
+        false,
+        PrPolicy::Lifetime(SimDuration::from_millis(100)),
+    );
+    assert_eq!(out(&mut s, t(300)).len(), 3);
+    s.close(t(300));
+    assert_eq!(s.state(), State::ShutdownPending);
+    feed(&mut s, t(450), sack_pkt(tsn(2), &[], 65536));
+    let p = out(&mut s, t(450));
+    assert!(data_of(&p).is_empty());
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].control, Some(ControlChunk::Shutdown(ptsn(0).wrapping_sub(1))));
+    assert_eq!(s.state(), State::ShutdownSent);
+    assert_eq!(s.sctp_stats().abandoned_messages, 1);
+}

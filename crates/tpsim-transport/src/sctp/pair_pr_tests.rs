@@ -8,7 +8,8 @@
 //! * every message is delivered exactly once or abandoned by its sender; none twice; a message
 //!   both abandoned and delivered had been sent whole first (its acknowledgement was lost);
 //!   ordered messages arrive in order within their stream;
-//! * the association ends cleanly: both ends closed, neither gave up, every message settled
+//! * the association ends cleanly, without heartbeats (so that a state with no timer running
+//!   would stall and fail): both ends closed, neither gave up, every message settled
 //!   (delivered or abandoned). An end may close on an ABORT: a late packet that reaches its
 //!   peer after that one closed draws an ABORT (RFC 9260 §8.4), harmless by then.
 //!
@@ -71,6 +72,7 @@ fn arb_pr_scenario(pr: impl Strategy<Value = PrPolicy> + Clone + 'static) -> imp
                     sizes: SizeConvention::Standard,
                     blackout: None,
                     pr_sctp: true,
+                    heartbeats: false,
                 })
         })
 }

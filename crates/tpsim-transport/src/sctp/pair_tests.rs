@@ -54,6 +54,9 @@ pub(super) struct Scenario {
     pub(super) blackout: Option<(SimTime, SimDuration)>,
     /// Both ends announce PR-SCTP (RFC 3758).
     pub(super) pr_sctp: bool,
+    /// HEARTBEATs on (the profile's interval); off, an association left with no timer
+    /// running stalls, and the run fails.
+    pub(super) heartbeats: bool,
 }
 
 struct Flight {
@@ -109,6 +112,9 @@ impl Pair {
         let sctp = SctpConfig {
             streams: sc.streams,
             pr_sctp: sc.pr_sctp,
+            hb_interval: SctpConfig::for_profile(sc.profile)
+                .hb_interval
+                .filter(|_| sc.heartbeats),
             ..SctpConfig::for_profile(sc.profile)
         };
         Pair {
@@ -466,6 +472,7 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     },
                     blackout,
                     pr_sctp: false,
+                    heartbeats: true,
                 })
         })
 }
@@ -556,6 +563,7 @@ fn lossy_two_way_multi_stream_transfer() {
         sizes: SizeConvention::Standard,
         blackout: None,
         pr_sctp: false,
+        heartbeats: true,
     };
     let mut p = Pair::new(sc);
     p.run().unwrap();

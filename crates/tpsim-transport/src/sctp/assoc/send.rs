@@ -111,7 +111,13 @@ impl SctpSocket {
         if self.nothing_to_send() {
             return None;
         }
-        self.build_packet(now)
+        let seg = self.build_packet(now);
+        if seg.is_none() && !self.ctrl.is_empty() {
+            // Data abandoned while the packet was assembled queued a FORWARD TSN or SHUTDOWN
+            // (RFC 3758 §3.5, RFC 9260 §9.2): it goes now.
+            return self.build_packet(now);
+        }
+        seg
     }
 
     /// Whether [`build_packet`](Self::build_packet) would surely find nothing to send.
@@ -287,7 +293,7 @@ impl SctpSocket {
             return;
         }
         let mut added = 0;
-        let mut abandoned_sent = false;
+        let (mut abandoned_sent, mut abandoned_unsent) = (false, false);
         loop {
             if p.data.is_full() {
                 break;
@@ -296,6 +302,7 @@ impl SctpSocket {
             let (gone, with_tsns) = self.abandon_unsent_front(now);
             if gone {
                 abandoned_sent |= with_tsns;
+                abandoned_unsent |= !with_tsns;
                 continue;
             }
             let Some(q) = self.unsent.front() else { break };
@@ -361,6 +368,10 @@ impl SctpSocket {
         }
         if abandoned_sent {
             self.forward_tsn_rules(now, false);
+        }
+        if abandoned_unsent {
+            // The last message waiting may be gone: SHUTDOWN may be due (RFC 9260 §9.2).
+            self.check_shutdown(now);
         }
         if added > 0 {
             self.burst += 1;
