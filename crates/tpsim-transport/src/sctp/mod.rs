@@ -22,7 +22,8 @@
 //! # Shape
 //!
 //! [`SctpSocket`] offers the surface every tpsim transport has (see the crate docs), plus
-//! [`SctpSocket::send_on`] to choose a message's stream and whether it is unordered. Inputs are
+//! [`SctpSocket::send_on`] to choose a message's stream and whether it is unordered, and
+//! [`SctpSocket::send_pr`] to give it a PR-SCTP policy as well. Inputs are
 //! `send`/`close`/`abort` (application), `on_segment` and `on_timeout` (network, timers);
 //! outputs are polled: `poll_transmit` (one packet a call), `poll_event` (a
 //! [`Delivered`](crate::TransportEvent::Delivered) per complete message, `Connected`, `Closed`),
@@ -80,16 +81,17 @@
 //! * [`PrPolicy::Retransmissions`] (RFC 7496 §3.1): abandoned when a chunk of it would be
 //!   retransmitted more than n times (0: never retransmitted).
 //!
-//! The sender decides when a chunk would go out (first transmission, retransmission) and when
-//! T3-rtx or fast retransmit marks it. All fragments of a message are abandoned together (A3);
-//! fragments not yet sent get their TSNs then, so that the FORWARD TSN covers the whole message.
-//! Abandoned chunks leave the flight size without crediting cwnd (A2), the
+//! The policy is checked whenever a chunk would go out (first transmission, retransmission) and
+//! when T3-rtx or fast retransmit marks it (whose congestion response stays, F5). All fragments
+//! of a message are abandoned together (A3); fragments not yet sent get their TSNs then, so that
+//! the FORWARD TSN covers the whole message. Abandoned chunks leave the flight size without
+//! crediting cwnd (A2), the
 //! Advanced.Peer.Ack.Point passes them (C1, C2), and a FORWARD TSN with the highest SSN skipped
 //! per stream (C4, at most [`MAX_FWD_TSN_STREAMS`](tpsim_wire::sctp::MAX_FWD_TSN_STREAMS)
 //! streams; the point stops before a message on a further stream) goes out at once, bundled
-//! ahead of DATA, with T3-rtx running (C5). It is sent again when T3-rtx expires (A5) and on a
-//! SACK still below the point (C3), but not twice with the same New Cumulative TSN within one
-//! SRTT. The receiver (§3.6) moves its Cumulative TSN, drops fragments of messages that can no
+//! ahead of DATA, with T3-rtx running (C5). It is sent again when T3-rtx expires (A5; an expiry
+//! that guards only a FORWARD TSN is a timeout like any other) and on a SACK still below the
+//! point (C3), but not twice with the same New Cumulative TSN within one SRTT. The receiver (§3.6) moves its Cumulative TSN, drops fragments of messages that can no
 //! longer complete, delivers the messages of a stream up to the SSN skipped and then those that
 //! follow in order, and SACKs at once. A message is thus delivered whole exactly once or not at
 //! all; the sender may count as abandoned a message that did arrive whole (its SACK was lost).
@@ -97,12 +99,13 @@
 //! # Not implemented
 //!
 //! Multi-homing and path failover (§6.4, §8.2 beyond the counter), PMTU discovery, the
-//! extensions I-DATA, stream reset, ECN, ASCONF, RFC 7496's priority policy, the ERROR a
-//! FORWARD TSN from a peer that did not negotiate PR-SCTP deserves (RFC 3758 §3.3.1: it is
-//! ignored), association restart and the
-//! collision cases of §5.2 (an unexpected INIT is ignored), the Cookie Preservative, the
-//! HEARTBEAT jitter (deterministic runs: the period is exactly HB.interval + RTO), and SHUTDOWN
-//! chunks bundled with DATA (SHUTDOWN goes out once everything is acknowledged).
+//! extensions I-DATA, stream reset, ECN, ASCONF, RFC 7496's priority policy, the ERROR that a
+//! FORWARD TSN deserves when this end did not announce PR-SCTP (RFC 3758 §3.3.1: it is ignored),
+//! PR-SCTP's notifications to the application (an abandoned message is only counted),
+//! association restart and the collision cases of §5.2 (an unexpected INIT is ignored), the
+//! Cookie Preservative, the HEARTBEAT jitter (deterministic runs: the period is exactly
+//! HB.interval + RTO), and SHUTDOWN chunks bundled with DATA (SHUTDOWN goes out once everything
+//! is acknowledged).
 
 mod assoc;
 mod packet;

@@ -299,11 +299,13 @@ impl SctpSocket {
                 break;
             }
             // RFC 3758 §4.1 TR3/TR4: a message past its lifetime is not sent.
-            let (gone, with_tsns) = self.abandon_unsent_front(now);
-            if gone {
-                abandoned_sent |= with_tsns;
-                abandoned_unsent |= !with_tsns;
-                continue;
+            if self.pr {
+                let (gone, with_tsns) = self.abandon_unsent_front(now);
+                if gone {
+                    abandoned_sent |= with_tsns;
+                    abandoned_unsent |= !with_tsns;
+                    continue;
+                }
             }
             let Some(q) = self.unsent.front() else { break };
             let c = &q.chunk;
