@@ -18,6 +18,8 @@
 mod handshake;
 mod inbound;
 mod pr;
+
+use pr::PrLimit;
 mod sack;
 mod send;
 
@@ -64,7 +66,7 @@ struct Sent {
     /// kept until the Cumulative TSN Ack passes it.
     abandoned: bool,
     /// Its message's PR-SCTP policy.
-    pr: PrPolicy,
+    pr: PrLimit,
 }
 
 /// A DATA chunk waiting for its first transmission (TSN and SSN not yet assigned), with its
@@ -72,7 +74,7 @@ struct Sent {
 #[derive(Clone, Copy, Debug)]
 struct Queued {
     chunk: DataChunk,
-    pr: PrPolicy,
+    pr: PrLimit,
 }
 
 /// A control chunk waiting to go out, with the verification tag its packet carries.
@@ -432,6 +434,7 @@ impl SctpSocket {
         // sent takes none, RFC 3758 §4.1 TR3).
         let ssn = 0;
         let frag = self.max_fragment();
+        let pr = PrLimit::new(pr, msg.created.0);
         let chunk = |len: u32, mut flags: DataFlags| {
             if unordered {
                 flags = flags.with(DataFlags::UNORDERED);

@@ -128,7 +128,7 @@ pub use packet::SctpBox;
 pub use path::{Path, RtoEstimator};
 
 use std::fmt;
-use tpsim_core::{SimDuration, SimTime};
+use tpsim_core::SimDuration;
 
 /// Association states (RFC 9260 §4); `Display` prints the RFC's names ("COOKIE-WAIT").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -291,19 +291,6 @@ pub enum PrPolicy {
     /// Limited retransmissions (RFC 7496 §3.1): abandoned when a chunk of it would be
     /// retransmitted (by T3-rtx or fast retransmit) more than this many times.
     Retransmissions(u32),
-}
-
-impl PrPolicy {
-    /// Whether a message created at `created_ns` whose chunk went out `tx_count` times so far
-    /// must be abandoned at `now` rather than (re)transmitted.
-    #[inline]
-    pub fn due(self, created_ns: u64, tx_count: u32, now: SimTime) -> bool {
-        match self {
-            PrPolicy::Reliable => false,
-            PrPolicy::Lifetime(l) => now.0 >= created_ns.saturating_add(l.0),
-            PrPolicy::Retransmissions(n) => tx_count > n,
-        }
-    }
 }
 
 impl Default for SctpConfig {

@@ -3,16 +3,49 @@
 //! TSN at the receiver (§3.6).
 
 use super::{tsn_le, tsn_lt, Ctrl, SctpSocket, Sent};
-use crate::sctp::State;
+use crate::sctp::{PrPolicy, State};
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::sctp::{ControlChunk, DataFlags, ForwardTsnChunk, MAX_FWD_TSN_STREAMS};
+
+/// A message's [`PrPolicy`] as its chunks carry it, in 8 bytes: the instant its lifetime ends
+/// (ns), or its retransmission limit (flagged by the top bit), or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct PrLimit(u64);
+
+impl PrLimit {
+    const RELIABLE: u64 = u64::MAX;
+    const RTX: u64 = 1 << 63;
+
+    /// The limit of a message created at `created_ns` sent under `p`.
+    pub(super) fn new(p: PrPolicy, created_ns: u64) -> PrLimit {
+        PrLimit(match p {
+            PrPolicy::Reliable => Self::RELIABLE,
+            PrPolicy::Lifetime(l) => created_ns.saturating_add(l.0).min(Self::RTX - 1),
+            PrPolicy::Retransmissions(n) => Self::RTX | n as u64,
+        })
+    }
+
+    /// Whether a chunk sent `tx_count` times so far must be abandoned at `now` rather than
+    /// (re)transmitted: its lifetime has ended (RFC 3758 §4.1 TR3, TR4), or it would be
+    /// retransmitted more often than allowed (RFC 7496 §3.1).
+    #[inline]
+    pub(super) fn due(self, tx_count: u32, now: SimTime) -> bool {
+        if self.0 == Self::RELIABLE {
+            false
+        } else if self.0 & Self::RTX != 0 {
+            tx_count > self.0 as u32
+        } else {
+            now.0 >= self.0
+        }
+    }
+}
 
 impl SctpSocket {
     /// Whether `x` must be abandoned rather than (re)transmitted at `now` (RFC 3758 §4.1 TR4,
     /// RFC 7496 §3.1). Never without PR-SCTP negotiated.
     #[inline]
     pub(super) fn pr_due(&self, x: &Sent, now: SimTime) -> bool {
-        self.pr && !x.abandoned && x.pr.due(x.chunk.payload.created_ns, x.tx_count, now)
+        self.pr && !x.abandoned && x.pr.due(x.tx_count, now)
     }
 
     /// RFC 3758 §3.5 A2: `sent[j]` is abandoned: finally acknowledged and no longer
@@ -111,7 +144,7 @@ impl SctpSocket {
         let Some(q) = self.unsent.front() else {
             return (false, false);
         };
-        if !self.pr || !q.pr.due(q.chunk.payload.created_ns, 0, now) {
+        if !self.pr || !q.pr.due(0, now) {
             return (false, false);
         }
         if q.chunk.flags.contains(DataFlags::BEGIN) {

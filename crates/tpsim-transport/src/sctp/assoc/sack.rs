@@ -187,7 +187,9 @@ impl SctpSocket {
             p.t3_rtx = Some(now + p.rtt.rto());
         }
         // RFC 3758 §3.5 C1–C5.
-        self.forward_tsn_rules(now, true);
+        if self.pr {
+            self.forward_tsn_rules(now, true);
+        }
     }
 
     /// A chunk acknowledged for the first time: flight size, RTT measurement (§6.3.1 C4/C5).

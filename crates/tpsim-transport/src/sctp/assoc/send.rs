@@ -111,13 +111,7 @@ impl SctpSocket {
         if self.nothing_to_send() {
             return None;
         }
-        let seg = self.build_packet(now);
-        if seg.is_none() && !self.ctrl.is_empty() {
-            // Data abandoned while the packet was assembled queued a FORWARD TSN or SHUTDOWN
-            // (RFC 3758 §3.5, RFC 9260 §9.2): it goes now.
-            return self.build_packet(now);
-        }
-        seg
+        self.build_packet(now)
     }
 
     /// Whether [`build_packet`](Self::build_packet) would surely find nothing to send.
@@ -181,6 +175,11 @@ impl SctpSocket {
                 p.sack = Some(self.make_sack());
             }
         }
+        if self.pr && p.control.is_none() && !self.ctrl.is_empty() {
+            // Data abandoned while this packet was assembled queued a FORWARD TSN or SHUTDOWN
+            // (RFC 3758 §3.5, RFC 9260 §9.2): it goes in this packet, ahead of the rest.
+            self.late_control(p);
+        }
         if p.control.is_none() && p.sack.is_none() && p.data.is_empty() {
             return None;
         }
@@ -201,6 +200,23 @@ impl SctpSocket {
             first_tx: now,
             stream: None,
         })
+    }
+
+    /// Puts the first control chunk queued into `p`, which has none, if it may ride with what
+    /// `p` holds and fits the MTU.
+    #[cold]
+    fn late_control(&mut self, p: &mut SctpRepr) {
+        let c = self.ctrl[0];
+        let fits = IPV4_HEADER_LEN + p.packet_len() + pad4(c.chunk.chunk_len()) <= self.cfg.mtu;
+        let alone = c.chunk.must_be_alone() || matches!(c.chunk, ControlChunk::Abort { .. });
+        let empty = p.sack.is_none() && p.data.is_empty();
+        if c.tag == p.verification_tag && fits && (empty || !alone) {
+            self.ctrl.pop_front();
+            p.control = Some(c.chunk);
+            if let ControlChunk::ForwardTsn(_) = c.chunk {
+                self.sstats.forward_tsns += 1;
+            }
+        }
     }
 
     /// Whether DATA may be sent in this state: the association is up (the first COOKIE ECHO,
@@ -293,7 +309,8 @@ impl SctpSocket {
             return;
         }
         let mut added = 0;
-        let (mut abandoned_sent, mut abandoned_unsent) = (false, false);
+        // Messages abandoned: with TSNs (a FORWARD TSN is due), without.
+        let mut abandoned = (false, false);
         loop {
             if p.data.is_full() {
                 break;
@@ -302,8 +319,8 @@ impl SctpSocket {
             if self.pr {
                 let (gone, with_tsns) = self.abandon_unsent_front(now);
                 if gone {
-                    abandoned_sent |= with_tsns;
-                    abandoned_unsent |= !with_tsns;
+                    abandoned.0 |= with_tsns;
+                    abandoned.1 |= !with_tsns;
                     continue;
                 }
             }
@@ -368,12 +385,8 @@ impl SctpSocket {
                 break;
             }
         }
-        if abandoned_sent {
-            self.forward_tsn_rules(now, false);
-        }
-        if abandoned_unsent {
-            // The last message waiting may be gone: SHUTDOWN may be due (RFC 9260 §9.2).
-            self.check_shutdown(now);
+        if abandoned != (false, false) {
+            self.after_abandoning_unsent(now, abandoned.0);
         }
         if added > 0 {
             self.burst += 1;
@@ -381,6 +394,16 @@ impl SctpSocket {
                 self.ns2_used = true;
             }
         }
+    }
+
+    /// Messages were abandoned at their first transmission: the FORWARD TSN (if some had TSNs,
+    /// RFC 3758 §3.5), and SHUTDOWN if the last message waiting is gone (RFC 9260 §9.2).
+    #[cold]
+    fn after_abandoning_unsent(&mut self, now: SimTime, with_tsns: bool) {
+        if with_tsns {
+            self.forward_tsn_rules(now, false);
+        }
+        self.check_shutdown(now);
     }
 
     /// Whether every chunk sent is acknowledged (cumulatively or by Gap Ack Blocks) or
