@@ -117,9 +117,9 @@ mod conformance;
 #[cfg(test)]
 mod conformance_pr;
 #[cfg(test)]
-mod pair_pr_tests;
-#[cfg(test)]
 mod pair_tests;
+#[cfg(test)]
+mod pr_pair_tests;
 #[cfg(test)]
 mod tests;
 

@@ -8,10 +8,12 @@
 //! * every message is delivered exactly once or abandoned by its sender; none twice; a message
 //!   both abandoned and delivered had been sent whole first (its acknowledgement was lost);
 //!   ordered messages arrive in order within their stream;
-//! * the association ends cleanly, without heartbeats (so that a state with no timer running
-//!   would stall and fail): both ends closed, neither gave up, every message settled
-//!   (delivered or abandoned). An end may close on an ABORT: a late packet that reaches its
-//!   peer after that one closed draws an ABORT (RFC 9260 §8.4), harmless by then.
+//! * the association ends, without heartbeats (so that a state with no timer running would
+//!   stall and fail): cleanly, both ends closed and every message settled (delivered or
+//!   abandoned); an end may close on an ABORT, drawn by a late packet that reaches its peer
+//!   after that one closed (RFC 9260 §8.4), harmless by then. Random loss may also make an end
+//!   give up, exactly when an error counter passes its limit (checked as in `pair_tests`):
+//!   at most 1 % of the cases may end so.
 //!
 //! `PROPTEST_CASES` sets the number of cases per property (default 1,000 each).
 
@@ -80,7 +82,7 @@ fn arb_pr_scenario(pr: impl Strategy<Value = PrPolicy> + Clone + 'static) -> imp
 /// Runs the cases of `sc`; returns (messages abandoned, messages delivered) over all of them.
 fn run_cases(sc: impl Strategy<Value = Scenario>) -> (u64, u64) {
     use std::cell::Cell;
-    let (abandoned, delivered) = (Cell::new(0u64), Cell::new(0u64));
+    let (abandoned, delivered, gave_up) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
     let mut runner = TestRunner::new(ProptestConfig {
         cases: crate::proptest_cases(1000),
         failure_persistence: None,
@@ -90,9 +92,13 @@ fn run_cases(sc: impl Strategy<Value = Scenario>) -> (u64, u64) {
         .run(&sc, |sc| {
             let mut p = Pair::new(sc);
             p.run()?;
+            if p.socks.iter().any(|s| s.sctp_stats().gave_up > 0) {
+                // At a counter's limit (`Pair::check_end`): the messages went with it.
+                gave_up.set(gave_up.get() + 1);
+                return Ok(());
+            }
             for (i, s) in p.socks.iter().enumerate() {
                 prop_assert!(s.pr_negotiated());
-                prop_assert_eq!(s.sctp_stats().gave_up, 0, "end {} gave up", i);
                 prop_assert_eq!(s.state(), State::Closed);
                 prop_assert_eq!(p.settled(i), p.messages(i), "end {}: messages not settled", i);
                 abandoned.set(abandoned.get() + s.sctp_stats().abandoned_messages);
@@ -101,6 +107,12 @@ fn run_cases(sc: impl Strategy<Value = Scenario>) -> (u64, u64) {
             Ok(())
         })
         .unwrap();
+    let cases = crate::proptest_cases(1000) as u64;
+    assert!(
+        gave_up.get() * 100 <= cases,
+        "{} of {cases} cases gave up",
+        gave_up.get()
+    );
     (abandoned.get(), delivered.get())
 }
 
