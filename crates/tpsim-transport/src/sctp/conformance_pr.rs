@@ -230,7 +230,7 @@ fn pr03_timed_message_not_sent_before_lifetime_is_never_sent() {
     assert_eq!(s.advanced_peer_ack_point(), tsn(2));
 }
 
-/// An expired outstanding chunk at T3-rtx (RFC 3758 §3.5 A5): not retransmitted; a FORWARD TSN covering it goes out with T3-rtx running (C5).
+/// Expired outstanding chunk at T3-rtx (RFC 3758 §3.5): not retransmitted (A5); a FORWARD TSN covering it goes out with T3-rtx running (C5).
 ///
 /// The chunk leaves the flight size at once (A2); the SACK that follows credits nothing to cwnd
 /// (which T3-rtx set to 1·PMDCS).
@@ -257,7 +257,7 @@ fn pr04_expired_chunk_not_retransmitted_at_t3_forward_tsn_sent() {
     assert!(out(&mut s, t(1400)).is_empty());
 }
 
-/// The Advanced.Peer.Ack.Point stops at the first chunk not abandoned (RFC 3758 §3.5 C1, C2): FORWARD TSN up to it, bundled with the retransmission (F2), then beyond it once a SACK passes it.
+/// Advanced.Peer.Ack.Point stops at the first chunk not abandoned (RFC 3758 §3.5): FORWARD TSN up to it, bundled with the retransmission (C1, C2, F2), then beyond it once a SACK passes it.
 ///
 /// Messages 0 and 2 are timed (500 ms), message 1 is reliable; all three are lost.
 #[test]
@@ -283,7 +283,7 @@ fn pr05_advanced_peer_ack_point_stops_at_first_non_abandoned() {
     assert_eq!(s.sctp_stats().abandoned_messages, 2);
 }
 
-/// FORWARD TSN reports the streams of ordered abandoned messages (RFC 3758 §3.5 C4): the highest SSN per stream, unordered messages not reported.
+/// Streams of ordered abandoned messages in FORWARD TSN (RFC 3758 §3.5): the highest SSN per stream, unordered messages not reported (C4).
 #[test]
 fn pr06_forward_tsn_carries_stream_and_ssn_of_ordered_messages() {
     let mut s = established_pr(pr_cfg(), true);
@@ -328,7 +328,7 @@ fn pr07_retransmission_limit() {
     }
 }
 
-/// Fast retransmit of a chunk past its limit (RFC 3758 §3.5 F5): abandoned instead of retransmitted, FORWARD TSN sent, and the congestion response still made.
+/// Fast retransmit of a chunk past its limit (RFC 3758 §3.5): abandoned instead of retransmitted, FORWARD TSN sent, congestion response still made (F5).
 ///
 /// Four chunks, the first lost, three SACKs reporting it missing: with no retransmission
 /// allowed it is abandoned on the third miss indication; ssthresh and cwnd drop as for a fast
@@ -434,7 +434,7 @@ fn pr11_receiver_discards_fragments_of_abandoned_message() {
     assert_eq!(delivered_ids(&mut s), vec![1]);
 }
 
-/// All fragments of a message are abandoned together (RFC 3758 §3.5 A3): a gap-acknowledged one too, and those not yet sent take their TSNs, never transmitted.
+/// All fragments of a message abandoned together (RFC 3758 §3.5): a gap-acknowledged one too, and those not yet sent take their TSNs, never transmitted (A3).
 ///
 /// A message of four full fragments: three go out (cwnd 4404), the peer acknowledges the
 /// second by a Gap Ack Block with a window too small for the fourth. At T3-rtx the message is
@@ -463,7 +463,7 @@ fn pr12_fragments_of_a_message_abandoned_together() {
     assert_eq!(p[0].data.as_slice()[0].ssn, 1);
 }
 
-/// A lost FORWARD TSN is sent again (RFC 3758 §3.5 A5, C3): at the next T3-rtx expiry, and on a SACK still below the point once an SRTT has passed since the last one.
+/// Lost FORWARD TSN sent again (RFC 3758 §3.5): at the next T3-rtx expiry (A5), and on a SACK still below the point once an SRTT has passed since the last one (C3).
 #[test]
 fn pr13_forward_tsn_retransmitted_when_lost() {
     let mut s = established_pr(pr_cfg(), true);
@@ -490,7 +490,7 @@ fn pr13_forward_tsn_retransmitted_when_lost() {
     assert_eq!(s.sctp_stats().forward_tsns, 3);
 }
 
-/// The two ends together (RFC 3758 §3.5, §3.6): a timed message lost once is skipped by the receiver, the next ordered message is delivered, both ends agree.
+/// Two ends skip an abandoned message (RFC 3758 §3.6): a timed message lost once is skipped by the receiver, the next ordered message is delivered, both ends agree.
 #[test]
 fn pr14_two_ends_skip_an_abandoned_message() {
     let c = SctpConfig {
@@ -551,7 +551,7 @@ fn pr14_two_ends_skip_an_abandoned_message() {
     assert_eq!(a.report().extra[1], ("abandoned_messages", Some(1.0)));
 }
 
-/// Shutdown after the last message is dropped (RFC 3758 §4.1, RFC 9260 §9.2): once a timed message waiting for the window expires and everything sent is acknowledged, SHUTDOWN goes out at once.
+/// Shutdown after the last message is dropped (RFC 3758 §4.1): once a timed message waiting for the window expires and everything sent is acknowledged, SHUTDOWN goes out at once (RFC 9260 §9.2).
 #[test]
 fn pr15_shutdown_follows_when_the_last_message_is_dropped() {
     let mut s = established_pr(pr_cfg(), true);
