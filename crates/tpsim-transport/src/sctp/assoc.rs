@@ -18,8 +18,6 @@
 mod handshake;
 mod inbound;
 mod pr;
-
-use pr::PrLimit;
 mod sack;
 mod send;
 
@@ -28,6 +26,7 @@ use super::recv::Receiver;
 use super::{CwndUnit, PrPolicy, SctpConfig, SctpStats, State};
 use crate::tcp::Open;
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats};
+use pr::PrLimit;
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::sctp::{
