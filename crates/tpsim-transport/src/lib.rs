@@ -38,7 +38,7 @@ use tpsim_wire::{IpProtocol, SizeConvention, TcpRepr, UdpRepr};
 
 pub use dccp::{Ccid, DccpConfig, DccpProfile, DccpSocket};
 pub use ns2tcp::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant};
-pub use sctp::{SctpConfig, SctpProfile, SctpSocket};
+pub use sctp::{PrPolicy, SctpConfig, SctpProfile, SctpSocket};
 pub use tcp::{TcpConfig, TcpSocket};
 pub use tfrc::{TfrcConfig, TfrcProfile, TfrcSocket};
 pub use udp::UdpSocket;

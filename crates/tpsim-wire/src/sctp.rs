@@ -1,13 +1,16 @@
 //! SCTP packets (RFC 9260 §3): the common header, the chunks an association uses (DATA,
 //! INIT, INIT ACK, SACK, HEARTBEAT, HEARTBEAT ACK, ABORT, SHUTDOWN, SHUTDOWN ACK, ERROR,
-//! COOKIE ECHO, COOKIE ACK, SHUTDOWN COMPLETE) and the CRC32c checksum (RFC 9260 Appendix A).
+//! COOKIE ECHO, COOKIE ACK, SHUTDOWN COMPLETE, and PR-SCTP's FORWARD TSN, RFC 3758 §3.2) and the
+//! CRC32c checksum (RFC 9260 Appendix A).
 //!
 //! # A packet is a fixed-size value
 //!
 //! tpsim moves segments as `Copy` values, so [`SctpRepr`] describes a packet with bounded
 //! room: at most one control chunk (first, as RFC 9260 §6.10 wants control chunks ahead of
 //! DATA), at most one SACK, and at most [`MAX_DATA_CHUNKS`] DATA chunks, in that order. A SACK
-//! reports at most [`MAX_GAP_BLOCKS`] Gap Ack Blocks and [`MAX_DUP_TSNS`] duplicate TSNs. An
+//! reports at most [`MAX_GAP_BLOCKS`] Gap Ack Blocks and [`MAX_DUP_TSNS`] duplicate TSNs, a
+//! FORWARD TSN at most [`MAX_FWD_TSN_STREAMS`] Stream/Sequence pairs; INIT and INIT ACK carry
+//! no optional parameter but Forward-TSN-Supported (RFC 3758 §3.1). An
 //! association that uses these types bundles within these bounds (and within the path MTU);
 //! [`SctpRepr::parse`] refuses a real packet that does not fit them
 //! ([`SctpParseError::Unsupported`]).
@@ -20,6 +23,14 @@
 //! 4 bytes (RFC 9260 §3.2) and the CRC32c.
 
 use std::fmt;
+
+mod data_chunks;
+mod forward_tsn;
+pub use data_chunks::DataChunks;
+pub use forward_tsn::{
+    ForwardTsnChunk, SkippedStream, FORWARD_TSN_CHUNK_LEN, FORWARD_TSN_SUPPORTED_LEN, MAX_FWD_TSN_STREAMS,
+    PARAM_FORWARD_TSN_SUPPORTED,
+};
 
 /// Common header length, bytes (RFC 9260 §3.1).
 pub const SCTP_COMMON_HEADER_LEN: u32 = 12;
@@ -78,6 +89,8 @@ pub mod chunk_type {
     pub const COOKIE_ACK: u8 = 11;
     /// Shutdown Complete (SHUTDOWN COMPLETE).
     pub const SHUTDOWN_COMPLETE: u8 = 14;
+    /// Forward Cumulative TSN (FORWARD TSN, RFC 3758 §3.2).
+    pub const FORWARD_TSN: u8 = 192;
 }
 /// Parameter types (RFC 9260 §3.3.2.1, §3.3.3.1, §3.3.5).
 const PARAM_HEARTBEAT_INFO: u16 = 1;
@@ -219,6 +232,17 @@ pub struct InitChunk {
     /// The sender's IPv4 addresses, as IPv4 Address parameters (RFC 9260 §3.3.2.1): empty for
     /// a single-homed sender (the packet's source address is then its only address, §5.1.2).
     pub addresses: AddrList,
+    /// Carries the Forward-TSN-Supported parameter (RFC 3758 §3.1): the sender supports PR-SCTP.
+    pub forward_tsn: bool,
+}
+
+impl InitChunk {
+    /// Bytes of the optional parameters tpsim writes besides the fixed part (and, in INIT ACK,
+    /// the State Cookie): the IPv4 Address parameters (RFC 9260 §3.3.2.1) and the
+    /// Forward-TSN-Supported parameter (RFC 3758 §3.1).
+    pub fn params_len(&self) -> u32 {
+        self.addresses.params_len() + if self.forward_tsn { FORWARD_TSN_SUPPORTED_LEN } else { 0 }
+    }
 }
 
 /// The IPv4 addresses of an INIT or INIT ACK, at most [`MAX_INIT_ADDRS`], in order.
@@ -447,19 +471,22 @@ pub enum ControlChunk {
     },
     /// ERROR (RFC 9260 §3.3.10) with one cause.
     Error(ErrorCause),
+    /// FORWARD TSN (RFC 3758 §3.2).
+    ForwardTsn(ForwardTsnChunk),
 }
 
 impl ControlChunk {
     /// The chunk's length field (padding not counted), bytes.
     pub fn chunk_len(&self) -> u32 {
         match self {
-            ControlChunk::Init(i) => INIT_CHUNK_LEN + i.addresses.params_len(),
-            ControlChunk::InitAck(i, _) => INIT_CHUNK_LEN + i.addresses.params_len() + 4 + STATE_COOKIE_LEN as u32,
+            ControlChunk::Init(i) => INIT_CHUNK_LEN + i.params_len(),
+            ControlChunk::InitAck(i, _) => INIT_CHUNK_LEN + i.params_len() + 4 + STATE_COOKIE_LEN as u32,
             ControlChunk::CookieEcho(_) => CHUNK_HEADER_LEN + STATE_COOKIE_LEN as u32,
             ControlChunk::Heartbeat(_) | ControlChunk::HeartbeatAck(_) => HEARTBEAT_CHUNK_LEN,
             ControlChunk::Abort { cause, .. } => CHUNK_HEADER_LEN + cause.map_or(0, |e| e.cause_len()),
             ControlChunk::Shutdown(_) => CHUNK_HEADER_LEN + 4,
             ControlChunk::Error(e) => CHUNK_HEADER_LEN + e.cause_len(),
+            ControlChunk::ForwardTsn(f) => f.chunk_len(),
             ControlChunk::CookieAck | ControlChunk::ShutdownAck | ControlChunk::ShutdownComplete { .. } => {
                 CHUNK_HEADER_LEN
             }
@@ -470,12 +497,14 @@ impl ControlChunk {
     /// `sctp.cc`): INIT and INIT ACK are 24 bytes (the fixed part and an empty
     /// unreliable-streams parameter, no State Cookie), COOKIE ECHO is a bare 4-byte header (ns-2
     /// implements no cookie), HEARTBEAT and HEARTBEAT ACK are 24 bytes (a double timestamp and a
-    /// pointer on a 64-bit host); the others as on the wire.
+    /// pointer on a 64-bit host), FORWARD TSN is 8 bytes (`SCTP_CHUNK_FORWARD_TSN_LENGTH`: no
+    /// Stream/Sequence pairs); the others as on the wire.
     pub fn ns2_chunk_len(&self) -> u32 {
         match self {
             ControlChunk::Init(_) | ControlChunk::InitAck(..) => INIT_CHUNK_LEN + 4,
             ControlChunk::CookieEcho(_) => CHUNK_HEADER_LEN,
             ControlChunk::Heartbeat(_) | ControlChunk::HeartbeatAck(_) => 24,
+            ControlChunk::ForwardTsn(_) => FORWARD_TSN_CHUNK_LEN,
             _ => self.chunk_len(),
         }
     }
@@ -487,74 +516,6 @@ impl ControlChunk {
             self,
             ControlChunk::Init(_) | ControlChunk::InitAck(..) | ControlChunk::ShutdownComplete { .. }
         )
-    }
-}
-
-/// Up to [`MAX_DATA_CHUNKS`] DATA chunks, in the order they are sent. Equality, hashing and
-/// `Debug` look at the chunks held only (room beyond them may hold anything, so that a packet
-/// can be emptied with [`clear`](Self::clear) without rewriting its room).
-#[derive(Clone, Copy, Default)]
-pub struct DataChunks {
-    n: u8,
-    chunks: [DataChunk; MAX_DATA_CHUNKS],
-}
-
-impl PartialEq for DataChunks {
-    fn eq(&self, o: &DataChunks) -> bool {
-        self.as_slice() == o.as_slice()
-    }
-}
-
-impl Eq for DataChunks {}
-
-impl std::hash::Hash for DataChunks {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_slice().hash(state);
-    }
-}
-
-impl fmt::Debug for DataChunks {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.as_slice()).finish()
-    }
-}
-
-impl DataChunks {
-    /// No chunks (the `Default`), usable in constants.
-    pub const EMPTY: DataChunks = DataChunks {
-        n: 0,
-        chunks: [DataChunk::EMPTY; MAX_DATA_CHUNKS],
-    };
-
-    /// Removes every chunk.
-    pub fn clear(&mut self) {
-        self.n = 0;
-    }
-
-    /// Appends a chunk; false (nothing added) when full.
-    pub fn push(&mut self, c: DataChunk) -> bool {
-        if self.n as usize == MAX_DATA_CHUNKS {
-            return false;
-        }
-        self.chunks[self.n as usize] = c;
-        self.n += 1;
-        true
-    }
-    /// The chunks.
-    pub fn as_slice(&self) -> &[DataChunk] {
-        &self.chunks[..self.n as usize]
-    }
-    /// Number of chunks.
-    pub fn len(&self) -> usize {
-        self.n as usize
-    }
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-    /// Whether no more fit.
-    pub fn is_full(&self) -> bool {
-        self.n as usize == MAX_DATA_CHUNKS
     }
 }
 
@@ -816,7 +777,7 @@ fn parse_control(ty: u8, flags: u8, c: &[u8]) -> Result<ControlChunk, SctpParseE
         Ok(e)
     };
     // The fixed part, then the parameters (RFC 9260 §3.2.1: type, length, value padded to 4):
-    // IPv4 Address parameters and, in INIT ACK, the State Cookie.
+    // IPv4 Address parameters, Forward-TSN-Supported and, in INIT ACK, the State Cookie.
     let init = |c: &[u8], ack: bool| -> Result<(InitChunk, Option<StateCookie>), SctpParseError> {
         if clen < INIT_CHUNK_LEN as usize {
             return Err(SctpParseError::Malformed);
@@ -828,6 +789,7 @@ fn parse_control(ty: u8, flags: u8, c: &[u8]) -> Result<ControlChunk, SctpParseE
             inbound_streams: get16(&c[14..]),
             initial_tsn: get32(&c[16..]),
             addresses: AddrList::default(),
+            forward_tsn: false,
         };
         let mut cookie = None;
         let mut o = INIT_CHUNK_LEN as usize;
@@ -844,6 +806,9 @@ fn parse_control(ty: u8, flags: u8, c: &[u8]) -> Result<ControlChunk, SctpParseE
                     if !i.addresses.push(std::net::Ipv4Addr::from(get32(&c[o + 4..]))) {
                         return Err(SctpParseError::Unsupported);
                     }
+                }
+                forward_tsn::PARAM_FORWARD_TSN_SUPPORTED if len == FORWARD_TSN_SUPPORTED_LEN as usize => {
+                    i.forward_tsn = true;
                 }
                 PARAM_STATE_COOKIE if ack && len == 4 + STATE_COOKIE_LEN && cookie.is_none() => {
                     let mut k = StateCookie::default();
@@ -867,6 +832,7 @@ fn parse_control(ty: u8, flags: u8, c: &[u8]) -> Result<ControlChunk, SctpParseE
             (i, Some(k)) => ControlChunk::InitAck(i, k),
             (_, None) => return Err(SctpParseError::Unsupported),
         },
+        chunk_type::FORWARD_TSN => ControlChunk::ForwardTsn(ForwardTsnChunk::parse(c)?),
         chunk_type::COOKIE_ECHO => {
             if clen != CHUNK_HEADER_LEN as usize + STATE_COOKIE_LEN {
                 return Err(SctpParseError::Unsupported);
@@ -948,7 +914,10 @@ fn emit_control(c: &ControlChunk, b: &mut [u8]) -> usize {
     match c {
         ControlChunk::Init(i) => {
             chunk_header(b, chunk_type::INIT, 0, len);
-            init(b, i);
+            let o = init(b, i);
+            if i.forward_tsn {
+                forward_tsn::emit_forward_tsn_param(&mut b[o..]);
+            }
         }
         ControlChunk::InitAck(i, k) => {
             chunk_header(b, chunk_type::INIT_ACK, 0, len);
@@ -956,6 +925,13 @@ fn emit_control(c: &ControlChunk, b: &mut [u8]) -> usize {
             put16(&mut b[o..], PARAM_STATE_COOKIE);
             put16(&mut b[o + 2..], 4 + STATE_COOKIE_LEN as u16);
             b[o + 4..o + 4 + STATE_COOKIE_LEN].copy_from_slice(&k.0);
+            if i.forward_tsn {
+                forward_tsn::emit_forward_tsn_param(&mut b[o + 4 + STATE_COOKIE_LEN..]);
+            }
+        }
+        ControlChunk::ForwardTsn(f) => {
+            chunk_header(b, chunk_type::FORWARD_TSN, 0, len);
+            f.emit_value(&mut b[4..]);
         }
         ControlChunk::CookieEcho(k) => {
             chunk_header(b, chunk_type::COOKIE_ECHO, 0, len);
@@ -1079,6 +1055,7 @@ mod tests {
                 inbound_streams: 65535,
                 initial_tsn: 0x0102_0304,
                 addresses: AddrList::default(),
+                forward_tsn: false,
             })),
             ..SctpRepr::new(1, 2, 0)
         };
@@ -1140,11 +1117,15 @@ mod tests {
             inbound_streams: 3,
             initial_tsn: 4,
             addresses: AddrList::default(),
+            forward_tsn: false,
         };
         let mut multi = i;
         for a in ["10.0.0.1", "10.0.2.1", "10.1.0.9"] {
             assert!(multi.addresses.push(a.parse().unwrap()));
         }
+        multi.forward_tsn = true;
+        let mut f = ForwardTsnChunk::new(17);
+        assert!(f.push(3, 9));
         let all = [
             ControlChunk::Init(multi),
             ControlChunk::InitAck(multi, k),
@@ -1165,9 +1146,11 @@ mod tests {
             ControlChunk::Error(ErrorCause::invalid_stream(5)),
             ControlChunk::Error(ErrorCause::stale_cookie(1000)),
             ControlChunk::Error(ErrorCause::PROTOCOL_VIOLATION),
+            ControlChunk::Init(InitChunk { forward_tsn: true, ..i }),
+            ControlChunk::ForwardTsn(f),
         ];
         // RFC 9260 §3.3.10.1/§3.3.10.3: those two causes are 8 bytes (code, length, 32 bits).
-        let lens = [44, 80, 20, 56, 36, 4, 16, 16, 4, 8, 8, 4, 4, 12, 12, 8];
+        let lens = [48, 84, 20, 56, 36, 4, 16, 16, 4, 8, 8, 4, 4, 12, 12, 8, 24, 12];
         for (c, len) in all.iter().zip(lens) {
             assert_eq!(c.chunk_len(), len, "{c:?}");
             roundtrip(&SctpRepr {
@@ -1271,7 +1254,7 @@ mod tests {
         #[test]
         fn arbitrary_packets_round_trip(
             tag in any::<u32>(),
-            ctl in proptest::option::of((0usize..12, any::<u32>(), any::<u64>())),
+            ctl in proptest::option::of((0usize..13, any::<u32>(), any::<u64>())),
             sack in proptest::option::of((any::<u32>(), any::<u32>(),
                 proptest::collection::vec((any::<u16>(), any::<u16>()), 0..=MAX_GAP_BLOCKS),
                 proptest::collection::vec(any::<u32>(), 0..=MAX_DUP_TSNS))),
@@ -1282,7 +1265,7 @@ mod tests {
                 let n = (y % (MAX_INIT_ADDRS as u64 + 1)) as usize;
                 let addrs: Vec<std::net::Ipv4Addr> = (0..n as u32).map(|j| (x ^ j).into()).collect();
                 let i = InitChunk { initiate_tag: x, a_rwnd: x ^ 1, outbound_streams: 1,
-                    inbound_streams: 2, initial_tsn: x.rotate_left(3), addresses: AddrList::from_slice(&addrs) };
+                    inbound_streams: 2, initial_tsn: x.rotate_left(3), addresses: AddrList::from_slice(&addrs), forward_tsn: y & 4 == 4 };
                 let ck = StateCookie([y as u8; STATE_COOKIE_LEN]);
                 match k {
                     0 => ControlChunk::Init(i), 1 => ControlChunk::InitAck(i, ck),
@@ -1291,7 +1274,12 @@ mod tests {
                     6 => ControlChunk::Abort { t: y & 1 == 1, cause: (y & 2 == 2).then_some(cause(x)) },
                     7 => ControlChunk::Shutdown(x), 8 => ControlChunk::ShutdownAck,
                     9 => ControlChunk::ShutdownComplete { t: y & 1 == 1 },
-                    _ => ControlChunk::Error(cause(x)),
+                    10 => ControlChunk::Error(cause(x)),
+                    _ => {
+                        let mut f = ForwardTsnChunk::new(x);
+                        for k in 0..(y % (MAX_FWD_TSN_STREAMS as u64 + 1)) as u16 { f.push(k, x as u16 ^ k); }
+                        ControlChunk::ForwardTsn(f)
+                    }
                 }
             });
             r.sack = sack.map(|(c, w, g, d)| {

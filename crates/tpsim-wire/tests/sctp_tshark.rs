@@ -2,14 +2,16 @@
 //! emits, an INIT and an INIT ACK listing two IPv4 addresses, plus two bundles, inside IPv4 in
 //! a pcap written by [`tpsim_wire::pcap`], read with the CRC32c checksum verified (RFC 9260
 //! §6.8, Appendix A). Every chunk type must appear, every checksum be good, every address be
-//! dissected and no packet be malformed. Skipped, with a message, when tshark is not installed
-//! (CI installs it).
+//! dissected and no packet be malformed. PR-SCTP (RFC 3758): a FORWARD TSN with Stream/Sequence
+//! pairs, and INIT and INIT ACK with the Forward-TSN-Supported parameter. Skipped, with a
+//! message, when tshark is not installed (CI installs it).
 
 use std::net::Ipv4Addr;
 use std::process::Command;
 use tpsim_wire::pcap::{PcapWriter, LINKTYPE_IPV4};
 use tpsim_wire::sctp::{
-    chunk_type, AddrList, ControlChunk, DataChunk, DataFlags, ErrorCause, InitChunk, Payload, SackChunk, StateCookie,
+    chunk_type, AddrList, ControlChunk, DataChunk, DataFlags, ErrorCause, ForwardTsnChunk, InitChunk, Payload,
+    SackChunk, StateCookie, PARAM_FORWARD_TSN_SUPPORTED,
 };
 use tpsim_wire::{IpProtocol, Ipv4Repr, SctpRepr, IPV4_HEADER_LEN};
 
@@ -24,11 +26,20 @@ fn init() -> InitChunk {
         inbound_streams: 65535,
         initial_tsn: 0x1234_5678,
         addresses: AddrList::default(),
+        forward_tsn: false,
     }
 }
 
 /// The addresses of the multi-homed INIT and INIT ACK (RFC 9260 §3.3.2.1).
 const ADDRS: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 2, 1)];
+
+/// The FORWARD TSN of the packets: New Cumulative TSN 4242, streams 3 and 9 skipped up to SSN
+/// 17 and 2.
+fn forward_tsn() -> ForwardTsnChunk {
+    let mut f = ForwardTsnChunk::new(4242);
+    assert!(f.push(3, 17) && f.push(9, 2));
+    f
+}
 
 fn data(tsn: u32, flags: DataFlags, len: u16) -> DataChunk {
     DataChunk {
@@ -70,9 +81,10 @@ fn packets() -> Vec<(SctpRepr, Vec<u8>)> {
         vec![chunk_type::INIT_ACK],
     ));
     // A multi-homed endpoint's INIT and INIT ACK: IPv4 Address parameters (the INIT ACK's
-    // before its State Cookie).
+    // before its State Cookie), with Forward-TSN-Supported after them.
     let multi = InitChunk {
         addresses: AddrList::from_slice(&ADDRS),
+        forward_tsn: true,
         ..init()
     };
     out.push((control(ControlChunk::Init(multi), 0), vec![chunk_type::INIT]));
@@ -113,6 +125,22 @@ fn packets() -> Vec<(SctpRepr, Vec<u8>)> {
     assert!(b.data.push(data(1003, DataFlags::default(), 1000)));
     assert!(b.data.push(data(1004, DataFlags::END.with(DataFlags::UNORDERED), 3)));
     out.push((b, vec![chunk_type::SACK, chunk_type::DATA, chunk_type::DATA]));
+    // PR-SCTP (RFC 3758 §3.1, §3.2): INIT and INIT ACK with Forward-TSN-Supported; FORWARD TSN
+    // alone and bundled ahead of SACK and DATA (§3.5 F2).
+    let pr = InitChunk {
+        forward_tsn: true,
+        ..init()
+    };
+    out.push((control(ControlChunk::Init(pr), 0), vec![chunk_type::INIT]));
+    out.push((
+        control(ControlChunk::InitAck(pr, cookie), tag),
+        vec![chunk_type::INIT_ACK],
+    ));
+    out.push(one(ControlChunk::ForwardTsn(forward_tsn()), chunk_type::FORWARD_TSN));
+    let mut b = control(ControlChunk::ForwardTsn(forward_tsn()), tag);
+    b.sack = Some(sack);
+    assert!(b.data.push(data(4243, DataFlags::WHOLE, 10)));
+    out.push((b, vec![chunk_type::FORWARD_TSN, chunk_type::SACK, chunk_type::DATA]));
     out
 }
 
@@ -167,6 +195,8 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
         ])
         .args(["-e", "sctp.sack_gap_block_start", "-e", "sctp.sack_duplicate_tsn"])
         .args(["-e", "_ws.expert.severity", "-e", "sctp.parameter_ipv4_address"])
+        .args(["-e", "sctp.parameter_type", "-e", "sctp.forward_tsn_tsn"])
+        .args(["-e", "sctp.forward_tsn_sid", "-e", "sctp.forward_tsn_ssn"])
         .output()
         .expect("tshark runs");
     if std::env::var_os("TPSIM_KEEP_PCAP").is_none() {
@@ -184,7 +214,7 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
     let mut multi_homed = 0;
     for (line, (p, types)) in lines.iter().zip(&packets) {
         let f: Vec<&str> = line.split(';').collect();
-        assert_eq!(f.len(), 7, "{line}");
+        assert_eq!(f.len(), 11, "{line}");
         let got: Vec<u8> = f[0].split(',').map(|t| t.parse().expect("a chunk type")).collect();
         assert_eq!(&got, types, "chunk types of {p:?}");
         assert_eq!(f[1], CHECKSUM_GOOD, "checksum status of {p:?}: {line}");
@@ -208,6 +238,26 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
         if !addrs.is_empty() {
             multi_homed += 1;
         }
+        // RFC 3758 §3.1: the parameter is there exactly when the INIT or INIT ACK says so (an
+        // INIT ACK's parameters also list its State Cookie, type 7).
+        let params: Vec<u16> = f[7]
+            .split(',')
+            .filter(|t| !t.is_empty())
+            .map(|t| u16::from_str_radix(t.trim_start_matches("0x"), 16).expect("a parameter type"))
+            .collect();
+        let announced = match p.control {
+            Some(ControlChunk::Init(i)) | Some(ControlChunk::InitAck(i, _)) => i.forward_tsn,
+            _ => false,
+        };
+        assert_eq!(
+            params.contains(&PARAM_FORWARD_TSN_SUPPORTED),
+            announced,
+            "{p:?}: {line}"
+        );
+        if let Some(ControlChunk::ForwardTsn(_)) = p.control {
+            // RFC 3758 §3.2: New Cumulative TSN, then the Stream/Sequence pairs.
+            assert_eq!((f[8], f[9], f[10]), ("4242", "3,9", "17,2"), "{line}");
+        }
         seen.extend(got);
     }
     for ty in [
@@ -224,6 +274,7 @@ fn tshark_dissects_every_chunk_type_with_good_crc32c() {
         chunk_type::COOKIE_ECHO,
         chunk_type::COOKIE_ACK,
         chunk_type::SHUTDOWN_COMPLETE,
+        chunk_type::FORWARD_TSN,
     ] {
         assert!(seen.contains(&ty), "chunk type {ty} not dissected");
     }

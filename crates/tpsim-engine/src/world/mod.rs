@@ -339,8 +339,7 @@ impl World {
                     self.down_times
                         .iter()
                         .map(|d| d.as_secs_f64())
-                        .filter(|&d| d <= t)
-                        .next_back()
+                        .rfind(|&d| d <= t)
                         .map(|d| t - d)
                 });
                 f.extra.push(("failover_time_s", fault));

@@ -13,19 +13,23 @@
 //! network entry points and the getters; `handshake` the set-up, tear-down and fault
 //! management (§5, §8, §9); `send` the data sender (§6.1, §6.3.3, §6.10, §7.2); `sack` SACK
 //! processing (§6.2.1, §7.2.4); `inbound` the data receiver (§6.2); `multihome` the peer's
-//! addresses, path verification, heartbeats and failover (§5.4, §6.4, §8.2, §8.3).
+//! addresses, path verification, heartbeats and failover (§5.4, §6.4, §8.2, §8.3); `pr`
+//! PR-SCTP (RFC 3758: abandoning messages, the Advanced.Peer.Ack.Point, FORWARD TSN at both
+//! ends).
 
 mod handshake;
 mod inbound;
 mod multihome;
+mod pr;
 mod sack;
 mod send;
 
 use super::path::{Path, RtoEstimator};
 use super::recv::Receiver;
-use super::{CwndUnit, SctpConfig, SctpStats, State};
+use super::{CwndUnit, PrPolicy, SctpConfig, SctpStats, State};
 use crate::tcp::Open;
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats};
+use pr::PrLimit;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use tpsim_core::{SimDuration, SimTime};
@@ -61,6 +65,19 @@ struct Sent {
     misses: u32,
     /// Fast retransmitted already: not eligible again (RFC 9260 §7.2.4 step 5).
     fast_rtx: bool,
+    /// Abandoned (RFC 3758 §3.4): never sent again, neither outstanding nor credited to cwnd;
+    /// kept until the Cumulative TSN Ack passes it.
+    abandoned: bool,
+    /// Its message's PR-SCTP policy.
+    pr: PrLimit,
+}
+
+/// A DATA chunk waiting for its first transmission (TSN and SSN not yet assigned), with its
+/// message's PR-SCTP policy.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    chunk: DataChunk,
+    pr: PrLimit,
 }
 
 /// A control chunk waiting to go out, with the verification tag its packet carries.
@@ -84,6 +101,8 @@ struct Cookie {
     my_tag: u32,
     my_initial_tsn: u32,
     created_ms: u32,
+    /// The peer's INIT carried Forward-TSN-Supported (RFC 3758 §3.3.2).
+    peer_forward_tsn: bool,
 }
 
 impl Cookie {
@@ -97,15 +116,17 @@ impl Cookie {
         b[16..20].copy_from_slice(&self.my_tag.to_be_bytes());
         b[20..24].copy_from_slice(&self.my_initial_tsn.to_be_bytes());
         b[24..28].copy_from_slice(&self.created_ms.to_be_bytes());
-        let mac = mac(secret, &b[..28]);
-        b[28..32].copy_from_slice(&mac.to_be_bytes());
+        b[28] = self.peer_forward_tsn as u8;
+        // A 24-bit MAC over the rest.
+        let mac = mac(secret, &b[..29]);
+        b[29..32].copy_from_slice(&mac.to_be_bytes()[1..]);
         StateCookie(b)
     }
     fn decode(k: &StateCookie, secret: u32) -> Option<Cookie> {
         let b = &k.0;
         let g32 = |o: usize| u32::from_be_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
         let g16 = |o: usize| u16::from_be_bytes([b[o], b[o + 1]]);
-        if g32(28) != mac(secret, &b[..28]) {
+        if g32(28) & 0x00ff_ffff != mac(secret, &b[..29]) & 0x00ff_ffff || b[28] > 1 {
             return None;
         }
         Some(Cookie {
@@ -117,6 +138,7 @@ impl Cookie {
             my_tag: g32(16),
             my_initial_tsn: g32(20),
             created_ms: g32(24),
+            peer_forward_tsn: b[28] == 1,
         })
     }
 }
@@ -148,20 +170,33 @@ pub struct SctpSocket {
     ssn_next: Vec<u16>,
 
     // ---- send side ----
-    /// Chunks not yet sent (TSN unassigned), in order.
-    unsent: VecDeque<DataChunk>,
+    /// Chunks not yet sent (TSN and SSN unassigned), in order.
+    unsent: VecDeque<Queued>,
     /// User bytes in `unsent` and `sent` (the send buffer's content).
     buffered_bytes: u64,
     /// Messages whose first fragment is still in `unsent`.
     unsent_msgs: u64,
     /// First transmission time of the message being cut into the packets going out.
     cur_first_tx: u64,
+    /// Its SSN (assigned when its first fragment gets its TSN).
+    cur_ssn: u16,
     sent: VecDeque<Sent>,
     /// Chunks of `sent` marked for retransmission (kept so that the send path need not scan).
     n_marked: usize,
     /// Chunks of `sent` acknowledged by Gap Ack Blocks (a SACK without blocks need not look at
     /// `sent` beyond the Cumulative TSN Ack when this is 0).
     n_gap_acked: usize,
+    /// Chunks of `sent` abandoned (RFC 3758 §3.4), none of them gap-acknowledged.
+    n_abandoned: usize,
+    /// PR-SCTP in use: both ends announced Forward-TSN-Supported (RFC 3758 §3.3).
+    pr: bool,
+    /// Advanced.Peer.Ack.Point (RFC 3758 §3.5 A1).
+    adv_ack_point: u32,
+    /// The New Cumulative TSN of the last FORWARD TSN queued and when.
+    last_fwd: Option<(u32, SimTime)>,
+    /// Ids (low 32 bits) of the messages abandoned, for the tests.
+    #[cfg(test)]
+    pub(super) abandoned_ids: Vec<u32>,
     /// Next TSN to assign.
     next_tsn: u32,
     /// Cumulative TSN Ack Point: the highest TSN acknowledged cumulatively.
@@ -268,9 +303,16 @@ impl SctpSocket {
             buffered_bytes: 0,
             unsent_msgs: 0,
             cur_first_tx: 0,
+            cur_ssn: 0,
             sent: VecDeque::new(),
             n_marked: 0,
             n_gap_acked: 0,
+            n_abandoned: 0,
+            pr: false,
+            adv_ack_point: my_tag.wrapping_sub(1),
+            last_fwd: None,
+            #[cfg(test)]
+            abandoned_ids: Vec::new(),
             next_tsn: my_tag,
             cum_ack_point: my_tag.wrapping_sub(1),
             rwnd: 0,
@@ -392,13 +434,31 @@ impl SctpSocket {
 
     /// Hands a message over on `stream` (taken modulo the number of outbound streams, so that an
     /// application need not know how many the peer accepted), ordered or `unordered` (RFC 9260
-    /// §6.6). It is cut into DATA chunks of at most PMDCS − 16 bytes (§6.9).
+    /// §6.6), with the configured [`SctpConfig::pr_policy`]. It is cut into DATA chunks of at
+    /// most PMDCS − 16 bytes (§6.9).
     ///
     /// # Errors
     /// [`SendError::TooLarge`] if the message exceeds the whole send buffer;
     /// [`SendError::BufferFull`] if the buffer lacks room now or the association is closing or
     /// closed.
-    pub fn send_on(&mut self, _now: SimTime, msg: Message, stream: u16, unordered: bool) -> Result<(), SendError> {
+    pub fn send_on(&mut self, now: SimTime, msg: Message, stream: u16, unordered: bool) -> Result<(), SendError> {
+        self.send_pr(now, msg, stream, unordered, self.sctp.pr_policy)
+    }
+
+    /// [`send_on`](Self::send_on) with the message's own PR-SCTP policy (used only if PR-SCTP
+    /// is negotiated; see the [module docs](super)). A timed message's lifetime counts from
+    /// `msg.created`.
+    ///
+    /// # Errors
+    /// As [`send_on`](Self::send_on).
+    pub fn send_pr(
+        &mut self,
+        _now: SimTime,
+        msg: Message,
+        stream: u16,
+        unordered: bool,
+        pr: PrPolicy,
+    ) -> Result<(), SendError> {
         if msg.len > self.sctp.send_buffer_bytes {
             return Err(SendError::TooLarge {
                 max: self.sctp.send_buffer_bytes,
@@ -409,15 +469,11 @@ impl SctpSocket {
         }
         self.begin_input();
         let stream = stream % self.out_streams;
-        let ssn = if unordered {
-            0
-        } else {
-            let s = &mut self.ssn_next[stream as usize];
-            let v = *s;
-            *s = s.wrapping_add(1);
-            v
-        };
+        // The SSN is assigned with the first fragment's TSN (a message abandoned before it is
+        // sent takes none, RFC 3758 §4.1 TR3).
+        let ssn = 0;
         let frag = self.max_fragment();
+        let pr = PrLimit::new(pr, msg.created.0);
         let chunk = |len: u32, mut flags: DataFlags| {
             if unordered {
                 flags = flags.with(DataFlags::UNORDERED);
@@ -437,7 +493,10 @@ impl SctpSocket {
         };
         if msg.len <= frag {
             // Not fragmented: one chunk, B and E.
-            self.unsent.push_back(chunk(msg.len, DataFlags::WHOLE));
+            self.unsent.push_back(Queued {
+                chunk: chunk(msg.len, DataFlags::WHOLE),
+                pr,
+            });
         } else {
             let mut left = msg.len;
             let mut first = true;
@@ -451,7 +510,10 @@ impl SctpSocket {
                 if left == 0 {
                     flags = flags.with(DataFlags::END);
                 }
-                self.unsent.push_back(chunk(len, flags));
+                self.unsent.push_back(Queued {
+                    chunk: chunk(len, flags),
+                    pr,
+                });
                 first = false;
                 if left == 0 {
                     break;
@@ -599,7 +661,7 @@ impl SctpSocket {
         for pi in 0..self.paths.len() {
             if self.paths[pi].t3_rtx.is_some_and(|t| t <= now) {
                 self.paths[pi].t3_rtx = None;
-                self.on_t3(pi);
+                self.on_t3(now, pi);
             }
             if self.paths[pi].hb_at.is_some_and(|t| t <= now) {
                 self.paths[pi].hb_at = None;
@@ -717,8 +779,21 @@ impl SctpSocket {
     pub fn buffered_messages(&self) -> u64 {
         self.unsent_msgs
     }
+    /// Whether PR-SCTP is in use: both ends announced it (RFC 3758 §3.3).
+    pub fn pr_negotiated(&self) -> bool {
+        self.pr
+    }
+    /// The Advanced.Peer.Ack.Point (RFC 3758 §3.5 A1).
+    pub fn advanced_peer_ack_point(&self) -> u32 {
+        self.adv_ack_point
+    }
+    /// The Cumulative TSN Ack Point: the highest TSN of ours the peer acknowledged cumulatively.
+    pub fn cum_ack_point(&self) -> u32 {
+        self.cum_ack_point
+    }
 
-    /// The `extra` columns: `fast_retransmit_chunks`; a multi-homed endpoint adds `failovers`,
+    /// The `extra` columns: `fast_retransmit_chunks`, `abandoned_messages`; a multi-homed
+    /// endpoint adds `failovers`,
     /// `failover_acked_at_s` (when new DATA first sent to an alternate after the last
     /// failover was acknowledged, s) and `path<k>_data_bytes` (user bytes of DATA sent to peer
     /// address k, retransmissions included).
@@ -730,10 +805,13 @@ impl SctpSocket {
             "path3_data_bytes",
             "path4_data_bytes",
         ];
-        let mut v = vec![(
-            "fast_retransmit_chunks",
-            Some(self.sstats.fast_retransmit_chunks as f64),
-        )];
+        let mut v = vec![
+            (
+                "fast_retransmit_chunks",
+                Some(self.sstats.fast_retransmit_chunks as f64),
+            ),
+            ("abandoned_messages", Some(self.sstats.abandoned_messages as f64)),
+        ];
         if self.paths.len() > 1 {
             v.push(("failovers", Some(self.failovers as f64)));
             v.push(("failover_acked_at_s", self.failover_acked_at.map(|t| t.as_secs_f64())));

@@ -348,7 +348,7 @@ fn mh09_heartbeat_ack_restores_the_primary() {
     feed_from(&mut s, later, B2, sack_pkt(tsn(0), &[], 65536));
     assert_eq!(s.data_path(), 1);
     // Run the timers until a HEARTBEAT goes to B1.
-    let mut at = later;
+    let mut at;
     let info = loop {
         at = s.poll_timeout().expect("heartbeats run");
         let p = tick(&mut s, at);

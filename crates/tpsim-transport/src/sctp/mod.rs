@@ -14,11 +14,16 @@
 //! * RFC 4960, which RFC 9260 obsoletes, for the [`SctpConfig::rfc4960`] profile: the same rules
 //!   counted in MTUs with an initial window of min(4·MTU, max(2·MTU, 4380)) and RTO.Initial 3 s.
 //! * ns-2.35's `sctp/sctp.cc` (Agent/SCTP), for the [`SctpConfig::ns2`] profile.
+//! * RFC 3758, PR-SCTP: the Forward-TSN-Supported parameter (§3.1) and its negotiation (§3.3),
+//!   the FORWARD TSN chunk (§3.2), "abandoned" (§3.4), the sender's rules A1–A5, C1–C5 and F1–F5
+//!   (§3.5), the receiver (§3.6), timed reliability (§4.1); RFC 7496 §3.1, the limited
+//!   retransmissions policy.
 //!
 //! # Shape
 //!
 //! [`SctpSocket`] offers the surface every tpsim transport has (see the crate docs), plus
-//! [`SctpSocket::send_on`] to choose a message's stream and whether it is unordered. Inputs are
+//! [`SctpSocket::send_on`] to choose a message's stream and whether it is unordered, and
+//! [`SctpSocket::send_pr`] to give it a PR-SCTP policy as well. Inputs are
 //! `send`/`close`/`abort` (application), `on_segment` and `on_timeout` (network, timers);
 //! outputs are polled: `poll_transmit` (one packet a call), `poll_event` (a
 //! [`Delivered`](crate::TransportEvent::Delivered) per complete message, `Connected`, `Closed`),
@@ -62,15 +67,46 @@
 //!   messages are not counted; `None` at an end that received nothing) and `streams_used`
 //!   (streams on which messages were delivered to this end);
 //! * `extra` (what this end sent): `fast_retransmit_chunks` (DATA chunks marked by fast
-//!   retransmit).
+//!   retransmit) and `abandoned_messages` (messages this end gave up under a PR-SCTP policy; 0
+//!   without PR-SCTP).
+//!
+//! # Partial reliability (PR-SCTP, RFC 3758)
+//!
+//! With [`SctpConfig::pr_sctp`] an end announces the Forward-TSN-Supported parameter in its INIT
+//! or INIT ACK; PR-SCTP is used only when both ends announce it (§3.3), otherwise every message
+//! is fully reliable and no FORWARD TSN is ever sent. A message's [`PrPolicy`] comes from
+//! [`SctpConfig::pr_policy`] or from [`SctpSocket::send_pr`]:
+//!
+//! * [`PrPolicy::Lifetime`] (timed reliability, RFC 3758 §4.1): no chunk of the message goes out
+//!   at or after its creation time + the lifetime; a message not yet sent then is dropped
+//!   without a TSN (TR3), one already sent is abandoned (TR4);
+//! * [`PrPolicy::Retransmissions`] (RFC 7496 §3.1): abandoned when a chunk of it would be
+//!   retransmitted more than n times (0: never retransmitted).
+//!
+//! The policy is checked whenever a chunk would go out (first transmission, retransmission) and
+//! when T3-rtx or fast retransmit marks it (whose congestion response stays, F5). All fragments
+//! of a message are abandoned together (A3); fragments not yet sent get their TSNs then, so that
+//! the FORWARD TSN covers the whole message. Abandoned chunks leave the flight size without
+//! crediting cwnd (A2), the
+//! Advanced.Peer.Ack.Point passes them (C1, C2), and a FORWARD TSN with the highest SSN skipped
+//! per stream (C4, at most [`MAX_FWD_TSN_STREAMS`](tpsim_wire::sctp::MAX_FWD_TSN_STREAMS)
+//! streams; the point stops before a message on a further stream) goes out at once, bundled
+//! ahead of DATA, with T3-rtx running (C5). It is sent again when T3-rtx expires (A5; an expiry
+//! that guards only a FORWARD TSN is a timeout like any other) and on a SACK still below the
+//! point (C3), but not twice with the same New Cumulative TSN within one SRTT. The receiver (§3.6) moves its Cumulative TSN, drops fragments of messages that can no
+//! longer complete, delivers the messages of a stream up to the SSN skipped and then those that
+//! follow in order, and SACKs at once. A message is thus delivered whole exactly once or not at
+//! all; the sender may count as abandoned a message that did arrive whole (its SACK was lost).
 //!
 //! # Not implemented
 //!
-//! PMTU discovery, the extensions (I-DATA, stream reset, ECN, ASCONF), the potentially-failed
-//! state of RFC 7829, association restart and the collision cases of §5.2 (an unexpected INIT
-//! is ignored), the Cookie Preservative, and SHUTDOWN chunks bundled with DATA (SHUTDOWN goes
-//! out once everything is acknowledged). The HEARTBEAT jitter draws from a generator seeded by
-//! the verification tag, so runs repeat.
+//! PMTU discovery, the extensions I-DATA, stream reset, ECN, ASCONF, RFC 7496's priority
+//! policy, the ERROR that a FORWARD TSN deserves when this end did not announce PR-SCTP (RFC
+//! 3758 §3.3.1: it is ignored), PR-SCTP's notifications to the application (an abandoned
+//! message is only counted), the potentially-failed state of RFC 7829, association restart and
+//! the collision cases of §5.2 (an unexpected INIT is ignored), the Cookie Preservative, and
+//! SHUTDOWN chunks bundled with DATA (SHUTDOWN goes out once everything is acknowledged). The
+//! HEARTBEAT jitter draws from a generator seeded by the verification tag, so runs repeat.
 
 mod assoc;
 mod packet;
@@ -82,7 +118,11 @@ mod conformance;
 #[cfg(test)]
 mod conformance_mh;
 #[cfg(test)]
+mod conformance_pr;
+#[cfg(test)]
 mod pair_tests;
+#[cfg(test)]
+mod pr_pair_tests;
 #[cfg(test)]
 mod tests;
 
@@ -236,6 +276,27 @@ pub struct SctpConfig {
     pub initiate_tag: Option<u32>,
     /// Key of the State Cookie's MAC.
     pub cookie_secret: u32,
+    /// Announce PR-SCTP (the Forward-TSN-Supported parameter in INIT and INIT ACK, RFC 3758
+    /// §3.1); it is used only if the peer announces it too (§3.3): false in every profile.
+    pub pr_sctp: bool,
+    /// The PR-SCTP policy of messages sent with [`SctpSocket::send`] and
+    /// [`SctpSocket::send_on`]: [`PrPolicy::Reliable`] in every profile.
+    pub pr_policy: PrPolicy,
+}
+
+/// How persistently a message is sent under PR-SCTP. Without PR-SCTP negotiated (see
+/// [`SctpConfig::pr_sctp`]) every message is [`Reliable`](PrPolicy::Reliable).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PrPolicy {
+    /// Fully reliable (RFC 3758 §4.1 TR1).
+    #[default]
+    Reliable,
+    /// Timed reliability (RFC 3758 §4.1): abandoned once the message's creation time plus this
+    /// lifetime is reached; no chunk of it is transmitted or retransmitted from then on.
+    Lifetime(SimDuration),
+    /// Limited retransmissions (RFC 7496 §3.1): abandoned when a chunk of it would be
+    /// retransmitted (by T3-rtx or fast retransmit) more than this many times.
+    Retransmissions(u32),
 }
 
 impl Default for SctpConfig {
@@ -279,6 +340,8 @@ impl SctpConfig {
             idle_decay_above_units: None,
             initiate_tag: None,
             cookie_secret: 0x5c7b_a11d,
+            pr_sctp: false,
+            pr_policy: PrPolicy::Reliable,
         }
     }
 
@@ -352,4 +415,11 @@ pub struct SctpStats {
     pub gave_up: u64,
     /// The peer aborted the association (0 or 1).
     pub peer_aborted: u64,
+    /// Messages abandoned under a PR-SCTP policy (RFC 3758 §3.4), before or after their first
+    /// transmission.
+    pub abandoned_messages: u64,
+    /// FORWARD TSN chunks sent (RFC 3758 §3.2).
+    pub forward_tsns: u64,
+    /// FORWARD TSN chunks received that moved the Cumulative TSN (RFC 3758 §3.6).
+    pub forward_tsns_received: u64,
 }

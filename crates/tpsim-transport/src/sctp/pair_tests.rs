@@ -10,6 +10,10 @@
 //!   own limit;
 //! * nothing panics (debug assertions and overflow checks on).
 //!
+//! With PR-SCTP (`Scenario::pr_sctp`, the properties of `pair_pr_tests`), a message may also be
+//! abandoned by its sender instead of delivered, and every DATA chunk sent is checked against
+//! its message's policy (`Pair::check_pr`).
+//!
 //! `PROPTEST_CASES` sets the number of cases per property (default 5,000 each: 10,000 in all,
 //! about 3 s in a debug build).
 //! `TPSIM_SCTP_TRACE=1` prints every packet.
@@ -24,28 +28,35 @@ use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::SizeConvention;
 
 #[derive(Clone, Debug)]
-struct Msg {
-    len: u32,
-    stream: u16,
-    unordered: bool,
+pub(super) struct Msg {
+    pub(super) len: u32,
+    pub(super) stream: u16,
+    pub(super) unordered: bool,
+    /// Its PR-SCTP policy (used when `Scenario::pr_sctp`).
+    pub(super) pr: PrPolicy,
 }
 
 #[derive(Clone, Debug)]
-struct Scenario {
-    profile: SctpProfile,
-    mtu: u32,
-    latency_ms: u64,
-    streams: u16,
+pub(super) struct Scenario {
+    pub(super) profile: SctpProfile,
+    pub(super) mtu: u32,
+    pub(super) latency_ms: u64,
+    pub(super) streams: u16,
     /// Messages of each direction (0: client to server).
-    msgs: [Vec<Msg>; 2],
-    loss: u8,
-    dup: u8,
-    reorder: u8,
-    seed: u64,
-    sizes: SizeConvention,
+    pub(super) msgs: [Vec<Msg>; 2],
+    pub(super) loss: u8,
+    pub(super) dup: u8,
+    pub(super) reorder: u8,
+    pub(super) seed: u64,
+    pub(super) sizes: SizeConvention,
     /// A blackout: every packet, both ways, is lost from `.0` for `.1` (long ones make an end
     /// pass Association.Max.Retrans or Max.Init.Retransmits).
-    blackout: Option<(SimTime, SimDuration)>,
+    pub(super) blackout: Option<(SimTime, SimDuration)>,
+    /// Both ends announce PR-SCTP (RFC 3758).
+    pub(super) pr_sctp: bool,
+    /// HEARTBEATs on (the profile's interval); off, an association left with no timer
+    /// running stalls, and the run fails.
+    pub(super) heartbeats: bool,
 }
 
 struct Flight {
@@ -55,22 +66,26 @@ struct Flight {
 
 /// Per-direction application state.
 #[derive(Default)]
-struct App {
+pub(super) struct App {
     given: usize,
     created: Vec<SimTime>,
     closed_app: bool,
     /// Messages received from the peer, by id.
-    got: HashSet<u64>,
+    pub(super) got: HashSet<u64>,
     last_ordered: HashMap<u16, u64>,
     connected: u32,
     closed: u32,
 }
 
-struct Pair {
+pub(super) struct Pair {
     now: SimTime,
-    socks: [SctpSocket; 2],
-    apps: [App; 2],
+    pub(super) socks: [SctpSocket; 2],
+    pub(super) apps: [App; 2],
     sc: Scenario,
+    /// Transmissions per (sender, TSN), and user bytes of each (sender, message id) sent at
+    /// least once, for the PR-SCTP checks.
+    tx: HashMap<(usize, u32), u32>,
+    tx_bytes: HashMap<(usize, u64), u32>,
     rng: u64,
     inflight: BinaryHeap<Reverse<(SimTime, u64)>>,
     flights: HashMap<u64, Flight>,
@@ -87,7 +102,7 @@ fn splitmix(x: &mut u64) -> u64 {
 }
 
 impl Pair {
-    fn new(sc: Scenario) -> Pair {
+    pub(super) fn new(sc: Scenario) -> Pair {
         let cfg = |l, r| SocketConfig {
             local_port: l,
             remote_port: r,
@@ -96,6 +111,10 @@ impl Pair {
         };
         let sctp = SctpConfig {
             streams: sc.streams,
+            pr_sctp: sc.pr_sctp,
+            hb_interval: SctpConfig::for_profile(sc.profile)
+                .hb_interval
+                .filter(|_| sc.heartbeats),
             ..SctpConfig::for_profile(sc.profile)
         };
         Pair {
@@ -105,6 +124,8 @@ impl Pair {
                 SctpSocket::new(cfg(80, 5000), sctp, Open::Passive, SimTime::ZERO),
             ],
             apps: [App::default(), App::default()],
+            tx: HashMap::new(),
+            tx_bytes: HashMap::new(),
             rng: sc.seed,
             sc,
             inflight: BinaryHeap::new(),
@@ -118,9 +139,25 @@ impl Pair {
         splitmix(&mut self.rng) % 100
     }
 
+    /// Messages end `i` has to send.
+    pub(super) fn messages(&self, i: usize) -> usize {
+        self.sc.msgs[i].len()
+    }
+
+    /// Messages of end `i` that its peer received or that `i` abandoned.
+    pub(super) fn settled(&self, i: usize) -> usize {
+        let got = &self.apps[1 - i].got;
+        let abandoned = self.socks[i]
+            .abandoned_ids
+            .iter()
+            .filter(|&&id| !got.contains(&(id as u64)));
+        got.len() + abandoned.count()
+    }
+
     fn apps_act(&mut self) {
         let now = self.now;
         for i in 0..2 {
+            let peer_settled = self.settled(1 - i);
             let peer_total = self.sc.msgs[1 - i].len();
             let (app, sock, msgs) = (&mut self.apps[i], &mut self.socks[i], &self.sc.msgs[i]);
             while app.given < msgs.len() {
@@ -133,14 +170,14 @@ impl Pair {
                     len: m.len,
                     created: now,
                 };
-                sock.send_on(now, msg, m.stream, m.unordered)
+                sock.send_pr(now, msg, m.stream, m.unordered, m.pr)
                     .expect("can_send said yes");
                 app.created.push(now);
                 app.given += 1;
             }
             // The client closes once it gave everything and got everything (a SHUTDOWN ends
-            // both directions, RFC 9260 §9.2).
-            if i == 0 && !app.closed_app && app.given == msgs.len() && app.got.len() == peer_total {
+            // both directions, RFC 9260 §9.2), but what the peer abandoned.
+            if i == 0 && !app.closed_app && app.given == msgs.len() && peer_settled == peer_total {
                 app.closed_app = true;
                 sock.close(now);
             }
@@ -161,6 +198,9 @@ impl Pair {
             let mut b = vec![0u8; h.packet_len() as usize];
             h.emit(&mut b);
             prop_assert!(tpsim_wire::SctpRepr::parse(&b).is_ok());
+            if self.sc.pr_sctp {
+                self.check_pr(i, h)?;
+            }
             if self.trace {
                 eprintln!(
                     "{:>10.6} {} {:?} sack {:?} data {:?} | {} cwnd {} flight {} rwnd {}",
@@ -210,6 +250,38 @@ impl Pair {
         Ok(())
     }
 
+    /// Every DATA chunk end `i` sends respects its message's policy: none at or after the
+    /// message's creation + lifetime, none retransmitted more than allowed.
+    fn check_pr(&mut self, i: usize, h: &tpsim_wire::SctpRepr) -> Result<(), TestCaseError> {
+        for d in h.data.as_slice() {
+            prop_assert!(self.socks[i].pr_negotiated());
+            let id = d.msg_id as u64;
+            let n = self.tx.entry((i, d.tsn)).or_insert(0);
+            *n += 1;
+            let n = *n;
+            if n == 1 {
+                *self.tx_bytes.entry((i, id)).or_insert(0) += d.len as u32;
+            }
+            match self.sc.msgs[i][id as usize].pr {
+                PrPolicy::Reliable => {}
+                PrPolicy::Lifetime(l) => prop_assert!(
+                    self.now.0 < d.payload.created_ns + l.0,
+                    "end {i}: TSN {} of message {id} sent at {:?}, created {} ns, lifetime {:?}",
+                    d.tsn,
+                    self.now,
+                    d.payload.created_ns,
+                    l
+                ),
+                PrPolicy::Retransmissions(k) => prop_assert!(
+                    n <= k + 1,
+                    "end {i}: TSN {} of message {id} sent {n} times, {k} retransmissions allowed",
+                    d.tsn
+                ),
+            }
+        }
+        Ok(())
+    }
+
     fn route(&mut self, from: usize, seg: Segment) {
         let r = self.roll();
         let (loss, dup, reorder) = (self.sc.loss as u64, self.sc.dup as u64, self.sc.reorder as u64);
@@ -248,7 +320,7 @@ impl Pair {
             && self.socks.iter().all(|s| s.poll_timeout().is_none())
     }
 
-    fn run(&mut self) -> Result<(), TestCaseError> {
+    pub(super) fn run(&mut self) -> Result<(), TestCaseError> {
         let limit = SimTime::ZERO + SimDuration::from_secs(4 * 3600);
         let mut steps = 0u64;
         loop {
@@ -309,25 +381,47 @@ impl Pair {
         if !gave[0] && !gave[1] && self.socks.iter().all(|s| s.sctp_stats().peer_aborted == 0) {
             for i in 0..2 {
                 prop_assert_eq!(
-                    self.apps[i].got.len(),
+                    self.settled(1 - i),
                     self.sc.msgs[1 - i].len(),
-                    "end {} received {} of {}",
+                    "end {} received {} of {} ({} abandoned)",
                     i,
                     self.apps[i].got.len(),
-                    self.sc.msgs[1 - i].len()
+                    self.sc.msgs[1 - i].len(),
+                    self.socks[1 - i].abandoned_ids.len()
                 );
+            }
+        }
+        for i in 0..2 {
+            // Abandoned once each, as counted; one that was delivered was sent whole first.
+            let ids = &self.socks[i].abandoned_ids;
+            let unique: HashSet<u32> = ids.iter().copied().collect();
+            prop_assert_eq!(unique.len(), ids.len(), "end {} abandoned a message twice", i);
+            prop_assert_eq!(ids.len() as u64, self.socks[i].sctp_stats().abandoned_messages);
+            prop_assert!(self.sc.pr_sctp || ids.is_empty());
+            for &id in ids {
+                if self.apps[1 - i].got.contains(&(id as u64)) {
+                    let sent = self.tx_bytes.get(&(i, id as u64)).copied().unwrap_or(0);
+                    prop_assert_eq!(
+                        sent,
+                        self.sc.msgs[i][id as usize].len,
+                        "end {}: message {} abandoned and delivered, not sent whole",
+                        i,
+                        id
+                    );
+                }
             }
         }
         Ok(())
     }
 }
 
-fn arb_msgs(mtu: u32, streams: u16, max: usize) -> impl Strategy<Value = Vec<Msg>> {
+pub(super) fn arb_msgs(mtu: u32, streams: u16, max: usize) -> impl Strategy<Value = Vec<Msg>> {
     proptest::collection::vec(
         (1u32..=4 * mtu, 0..streams.max(1), proptest::bool::weighted(0.25)).prop_map(|(len, stream, unordered)| Msg {
             len,
             stream,
             unordered,
+            pr: PrPolicy::Reliable,
         }),
         0..max,
     )
@@ -377,6 +471,8 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                         SizeConvention::Standard
                     },
                     blackout,
+                    pr_sctp: false,
+                    heartbeats: true,
                 })
         })
 }
@@ -448,6 +544,7 @@ fn lossy_two_way_multi_stream_transfer() {
                     len: 1 + (k * 977) % 5000,
                     stream: (k % 8) as u16,
                     unordered: k % 5 == 0,
+                    pr: PrPolicy::Reliable,
                 })
                 .collect(),
             (0..50)
@@ -455,6 +552,7 @@ fn lossy_two_way_multi_stream_transfer() {
                     len: 100 + k * 13,
                     stream: 0,
                     unordered: false,
+                    pr: PrPolicy::Reliable,
                 })
                 .collect(),
         ],
@@ -464,6 +562,8 @@ fn lossy_two_way_multi_stream_transfer() {
         seed: 7,
         sizes: SizeConvention::Standard,
         blackout: None,
+        pr_sctp: false,
+        heartbeats: true,
     };
     let mut p = Pair::new(sc);
     p.run().unwrap();

@@ -1,13 +1,14 @@
 //! The receiving half of an association: TSN bookkeeping for SACKs (RFC 9260 §6.2, §3.3.4),
 //! reassembly of fragmented messages (§6.9), ordered and unordered delivery per stream (§6.5,
-//! §6.6), the receive window (§6.2) and the head-of-line blocking statistics.
+//! §6.6), the receive window (§6.2), the FORWARD TSN of PR-SCTP (RFC 3758 §3.6) and the
+//! head-of-line blocking statistics.
 //!
 //! TSNs (32-bit, serial arithmetic of RFC 9260 §1.6) are widened to `u64` here: `ext` is the
 //! TSN's distance from a fixed origin, so maps stay ordered across wrap-around.
 
 use std::collections::{BTreeMap, VecDeque};
 use tpsim_core::{SimDuration, SimTime};
-use tpsim_wire::sctp::{DataChunk, DataFlags, Payload, SackChunk};
+use tpsim_wire::sctp::{DataChunk, DataFlags, Payload, SackChunk, SkippedStream};
 
 /// A DATA chunk held until its message is complete.
 #[derive(Clone, Copy, Debug)]
@@ -361,6 +362,11 @@ impl Receiver {
         }
         s.pending.insert(ssn, m);
         self.held_bytes += len as u64;
+        self.release_in_order(now, stream);
+    }
+
+    /// Delivers the complete messages of `stream` that follow in SSN order.
+    fn release_in_order(&mut self, now: SimTime, stream: usize) {
         loop {
             let s = &mut self.streams[stream];
             let Some(m) = s.pending.remove(&s.next_ssn) else { break };
@@ -370,6 +376,69 @@ impl Receiver {
             self.hol.record(now.saturating_since(m.complete_at));
             self.push_ready(now, m);
         }
+    }
+
+    /// RFC 3758 §3.6: a FORWARD TSN with New Cumulative TSN `new_cum` and the highest SSN
+    /// skipped per stream, received at `now`. False (nothing changes) if it is out of date (at
+    /// or below the Cumulative TSN Ack Point). Otherwise the point moves to `new_cum` and on over
+    /// TSNs received contiguously; partially reassembled messages still missing a TSN at or
+    /// below `new_cum` are dropped; on each stream listed, complete messages up to the SSN
+    /// skipped are delivered, then those that follow in order.
+    pub fn forward_tsn(&mut self, now: SimTime, new_cum: u32, skipped: &[SkippedStream]) -> bool {
+        let nc = self.ext(new_cum);
+        if nc <= self.cum {
+            return false;
+        }
+        // The one message whose fragments may stay: it holds every TSN from its first fragment
+        // up to `new_cum` (what it lacks is above).
+        let mut keep_from = None;
+        if self.held.contains_key(&nc) {
+            let mut b = nc;
+            loop {
+                if self.held[&b].chunk.flags.contains(DataFlags::BEGIN) {
+                    keep_from = Some(b);
+                    break;
+                }
+                match self.held.get(&(b - 1)) {
+                    Some(h) if !h.chunk.flags.contains(DataFlags::END) => b -= 1,
+                    _ => break,
+                }
+            }
+        }
+        let kept = self.held.split_off(&keep_from.unwrap_or(nc + 1));
+        let dropped = std::mem::replace(&mut self.held, kept);
+        self.held_bytes -= dropped.values().map(|h| h.chunk.len as u64).sum::<u64>();
+        self.above = self.above.split_off(&(nc + 1));
+        self.cum = nc;
+        while self.above.remove(&(self.cum + 1)).is_some() {
+            self.cum += 1;
+        }
+        for sk in skipped {
+            self.skip_ssn(now, sk.stream_id, sk.ssn);
+        }
+        true
+    }
+
+    /// RFC 3758 §3.6: SSNs up to `ssn` of `stream` were skipped: the complete messages waiting
+    /// among them are delivered (in SSN order), and ordered delivery resumes after `ssn`.
+    fn skip_ssn(&mut self, now: SimTime, stream: u16, ssn: u16) {
+        let Some(s) = self.streams.get_mut(stream as usize) else {
+            return;
+        };
+        let d = ssn.wrapping_sub(s.next_ssn as u16) as i16 as i64;
+        if d < 0 {
+            return; // already passed
+        }
+        let last = s.next_ssn + d as u64;
+        let later = s.pending.split_off(&(last + 1));
+        let stranded = std::mem::replace(&mut s.pending, later);
+        s.next_ssn = last + 1;
+        for m in stranded.into_values() {
+            self.held_bytes -= m.len as u64;
+            self.hol.record(now.saturating_since(m.complete_at));
+            self.push_ready(now, m);
+        }
+        self.release_in_order(now, stream as usize);
     }
 
     fn push_ready(&mut self, _now: SimTime, m: Complete) {

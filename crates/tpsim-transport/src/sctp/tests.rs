@@ -98,6 +98,7 @@ pub(super) fn peer_init() -> InitChunk {
         inbound_streams: 10,
         initial_tsn: PEER_TAG,
         addresses: Default::default(),
+        forward_tsn: false,
     }
 }
 /// A DATA chunk from the peer.
@@ -188,6 +189,7 @@ fn init_and_t1_init_backoff_until_max_init_retransmits() {
             inbound_streams: 65535,
             initial_tsn: TAG,
             addresses: Default::default(),
+            forward_tsn: false,
         }))
     );
     let mut at = 0;
@@ -1050,7 +1052,7 @@ fn report_sizes_and_buffer() {
     assert_eq!(r.congestion[0].1, Some(4404.0));
     assert_eq!(r.congestion[1].1, Some(65536.0), "ssthresh = the peer's a_rwnd");
     let extra: Vec<_> = r.extra.iter().map(|c| c.0).collect();
-    assert_eq!(extra, vec!["fast_retransmit_chunks"]);
+    assert_eq!(extra, vec!["fast_retransmit_chunks", "abandoned_messages"]);
     let rx_extra: Vec<_> = r.rx_extra.iter().map(|c| c.0).collect();
     assert_eq!(
         rx_extra,

@@ -36,6 +36,7 @@ impl SctpSocket {
             my_tag: self.my_tag,
             my_initial_tsn: self.next_tsn,
             created_ms: (now.0 / 1_000_000) as u32,
+            peer_forward_tsn: i.forward_tsn,
         };
         let ack = InitChunk {
             initiate_tag: self.my_tag,
@@ -44,6 +45,8 @@ impl SctpSocket {
             inbound_streams: self.sctp.max_inbound_streams,
             initial_tsn: self.next_tsn,
             addresses: self.local_addrs,
+            // RFC 3758 §3.3.2: announced when configured, whatever the INIT said.
+            forward_tsn: self.sctp.pr_sctp,
         };
         self.ctrl.push_back(Ctrl {
             chunk: ControlChunk::InitAck(ack, cookie.encode(self.sctp.cookie_secret)),
@@ -107,6 +110,8 @@ impl SctpSocket {
         // others the INIT listed are not.
         let init_src = self.paths[0].addr;
         self.add_peer_addresses(self.init_peer_addrs, init_src);
+        // RFC 3758 §3.3: PR-SCTP only if both ends announced it.
+        self.pr = self.sctp.pr_sctp && c.peer_forward_tsn;
         self.ctrl.push_back(Ctrl {
             chunk: ControlChunk::CookieAck,
             tag: self.peer_tag,
@@ -173,6 +178,8 @@ impl SctpSocket {
                 // RFC 9260 §5.1.2, §5.4 (1): the peer's addresses; the one we opened the
                 // association to is CONFIRMED, the others are not.
                 self.add_peer_addresses(i.addresses, self.rx_addr);
+                // RFC 3758 §3.3: PR-SCTP only if both ends announced it.
+                self.pr = self.sctp.pr_sctp && i.forward_tsn;
                 self.cookie = Some(k);
                 self.state = State::CookieEchoed;
                 self.init_retransmits = 0;
@@ -233,6 +240,10 @@ impl SctpSocket {
             }
             ControlChunk::Shutdown(cum) => {
                 self.on_shutdown(now, cum);
+                true
+            }
+            ControlChunk::ForwardTsn(f) => {
+                self.on_forward_tsn(now, &f);
                 true
             }
             ControlChunk::ShutdownAck => {
@@ -355,6 +366,8 @@ impl SctpSocket {
                 // RFC 9260 §3.3.2: the Initial TSN MAY equal the Initiate Tag.
                 initial_tsn: self.my_tag,
                 addresses: self.local_addrs,
+                // RFC 3758 §3.3.1.
+                forward_tsn: self.sctp.pr_sctp,
             }),
             tag: 0,
             path: 0,
@@ -393,6 +406,7 @@ impl SctpSocket {
         self.sent.clear();
         self.n_marked = 0;
         self.n_gap_acked = 0;
+        self.n_abandoned = 0;
         self.buffered_bytes = 0;
         if had {
             // Messages already complete stay readable.

@@ -34,24 +34,29 @@ impl SctpSocket {
         // §6.3.2 R3 per address of a multi-homed peer: the earliest outstanding TSN of each path.
         let mut lowest_per_path = [None::<u32>; MAX_PATHS];
         if n_paths > 1 {
-            for x in self.sent.iter().filter(|x| !x.gap_acked) {
+            for x in self.sent.iter().filter(|x| !x.gap_acked && !x.abandoned) {
                 lowest_per_path[x.path].get_or_insert(x.chunk.tsn);
             }
         }
         let mut lowest_acked_per_path = [false; MAX_PATHS];
+        // Paths of the chunks the Cumulative TSN Ack passes (abandoned ones included).
+        let mut cum_paths = [false; MAX_PATHS];
         // Cumulative part.
         while self.sent.front().is_some_and(|x| tsn_le(x.chunk.tsn, cum)) {
             let x = self.sent.pop_front().expect("checked");
             self.buffered_bytes -= x.chunk.len as u64;
             self.n_marked -= x.marked as usize;
             self.n_gap_acked -= x.gap_acked as usize;
+            self.n_abandoned -= x.abandoned as usize;
             if Some(x.chunk.tsn) == lowest_outstanding {
                 lowest_acked = true;
             }
             if lowest_per_path[x.path] == Some(x.chunk.tsn) {
                 lowest_acked_per_path[x.path] = true;
             }
-            if !x.gap_acked {
+            cum_paths[x.path] = true;
+            // RFC 3758 §3.5 A2: an abandoned chunk credits nothing.
+            if !x.gap_acked && !x.abandoned {
                 acked[x.path] += self.size(&x.chunk);
                 acked_bytes += self.size(&x.chunk);
                 highest_new = Some(x.chunk.tsn);
@@ -78,6 +83,9 @@ impl SctpSocket {
         };
         for k in 0..gap_work {
             let x = self.sent[k];
+            if x.abandoned {
+                continue; // finally acknowledged already (RFC 3758 §3.5 A2)
+            }
             let now_acked = in_gap(x.chunk.tsn);
             if now_acked && !x.gap_acked {
                 acked[x.path] += self.size(&x.chunk);
@@ -109,16 +117,18 @@ impl SctpSocket {
             }
         }
         let any_new = acked_bytes > 0;
-        if any_new {
+        if any_new || cum_advanced {
             // §8.1, §8.2: an acknowledgement clears the association's error counter and that
             // of the address the data was sent to, which becomes active again.
             self.assoc_errors = 0;
             let mut reactivated = false;
             for (k, p) in self.paths.iter_mut().enumerate() {
-                if acked[k] > 0 {
+                if acked[k] > 0 || cum_paths[k] {
                     reactivated |= !p.active;
                     p.error_count = 0;
                     p.active = true;
+                }
+                if acked[k] > 0 {
                     // §7.2.1: the one packet in flight after a timeout is acknowledged.
                     p.one_packet_after_timeout = false;
                 }
@@ -143,7 +153,7 @@ impl SctpSocket {
                 if !tsn_lt(x.chunk.tsn, h) {
                     break; // `sent` is in TSN order
                 }
-                if x.gap_acked {
+                if x.gap_acked || x.abandoned {
                     continue;
                 }
                 x.misses += 1;
@@ -194,6 +204,9 @@ impl SctpSocket {
             }
             // Karn (§6.3.1 C5): a retransmitted chunk is not timed.
             self.cancel_rtt_timing_if_marked();
+            // RFC 3758 §4.1 TR4, RFC 7496 §3.1: a marked chunk whose policy says so is
+            // abandoned instead; the congestion response above stays (§3.5 F5).
+            self.abandon_marked_due(now);
         }
         // §6.2.1 B: rwnd = a_rwnd − bytes still outstanding (D: marked chunks not counted).
         self.rwnd = (s.a_rwnd as u64).saturating_sub(self.outstanding_user_bytes());
@@ -213,7 +226,7 @@ impl SctpSocket {
             // Per address: R2 when nothing sent to it is outstanding, R3 when its earliest
             // outstanding TSN was acknowledged.
             let mut outstanding = [false; MAX_PATHS];
-            for x in self.sent.iter().filter(|x| !x.gap_acked) {
+            for x in self.sent.iter().filter(|x| !x.gap_acked && !x.abandoned) {
                 outstanding[x.path] = true;
             }
             for (k, p) in self.paths.iter_mut().enumerate() {
@@ -226,6 +239,10 @@ impl SctpSocket {
                     p.t3_rtx = Some(now + p.rtt.rto());
                 }
             }
+        }
+        // RFC 3758 §3.5 C1–C5.
+        if self.pr {
+            self.forward_tsn_rules(now, true);
         }
     }
 
@@ -277,7 +294,7 @@ impl SctpSocket {
         }
         self.sent
             .iter()
-            .filter(|s| !s.gap_acked && !s.marked)
+            .filter(|s| !s.gap_acked && !s.marked && !s.abandoned)
             .map(|s| s.chunk.len as u64)
             .sum()
     }

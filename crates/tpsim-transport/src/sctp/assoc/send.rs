@@ -3,7 +3,7 @@
 //! Max.Burst), fast retransmit's packet, T3-rtx expiry and back-off, one packet in flight after
 //! a timeout, idle decay, ns-2's send rule.
 
-use super::{SctpSocket, Sent};
+use super::{tsn_lt, SctpSocket, Sent};
 use crate::sctp::{SctpBox, State};
 use crate::{L4Header, Segment};
 use tpsim_core::SimTime;
@@ -14,9 +14,13 @@ use tpsim_wire::sctp::{
 use tpsim_wire::IPV4_HEADER_LEN;
 
 impl SctpSocket {
-    /// RFC 9260 §6.3.3: T3-rtx expired.
-    pub(super) fn on_t3(&mut self, pi: usize) {
-        if !self.sent.iter().any(|x| x.path == pi && !x.gap_acked) {
+    /// RFC 9260 §6.3.3: T3-rtx expired. With PR-SCTP it also guards a FORWARD TSN (RFC 3758
+    /// §3.5 C5), sent again now (A5), and chunks due under their policy are abandoned rather
+    /// than marked.
+    pub(super) fn on_t3(&mut self, now: SimTime, pi: usize) {
+        let data_out = self.sent.iter().any(|x| x.path == pi && !x.gap_acked && !x.abandoned);
+        let fwd_owed = self.pr && tsn_lt(self.cum_ack_point, self.adv_ack_point);
+        if !data_out && !fwd_owed {
             return;
         }
         if self.state == State::CookieEchoed {
@@ -39,18 +43,28 @@ impl SctpSocket {
         // go out at once (flight size is now 0 < cwnd), the rest as cwnd allows.
         self.mark_all_for_retransmission(pi);
         self.paths[pi].rtt_timed = None;
+        if self.pr {
+            self.abandon_marked_due(now);
+        }
         // §6.4: a multi-homed peer: the chunks that timed out go to another active address.
         if let Some(alt) = self.alternate_for(pi) {
             for x in self.sent.iter_mut().filter(|x| x.path == pi && x.marked) {
                 x.path = alt;
             }
         }
+        if self.pr {
+            self.forward_tsn_rules(now, false);
+        }
     }
 
     pub(super) fn mark_all_for_retransmission(&mut self, pi: usize) {
         let headers = self.sctp.flight_counts_headers;
         let mut freed = 0u64;
-        for x in self.sent.iter_mut().filter(|x| x.path == pi && !x.gap_acked) {
+        for x in self
+            .sent
+            .iter_mut()
+            .filter(|x| x.path == pi && !x.gap_acked && !x.abandoned)
+        {
             if x.in_flight {
                 x.in_flight = false;
                 self.paths[pi].flight_size -= x.chunk.len as u64 + if headers { 16 } else { 0 };
@@ -169,6 +183,9 @@ impl SctpSocket {
             dest = Some(c.path);
             p.verification_tag = c.tag;
             p.control = Some(c.chunk);
+            if let ControlChunk::ForwardTsn(_) = c.chunk {
+                self.sstats.forward_tsns += 1;
+            }
             room = room.saturating_sub(pad4(c.chunk.chunk_len()));
             // INIT, INIT ACK, SHUTDOWN COMPLETE travel alone (§6.10); so do ABORTs and answers
             // to out-of-the-blue packets (tags other than the peer's).
@@ -202,6 +219,11 @@ impl SctpSocket {
                 p.sack = Some(self.make_sack());
             }
         }
+        if self.pr && p.control.is_none() && !self.ctrl.is_empty() {
+            // Data abandoned while this packet was assembled queued a FORWARD TSN or SHUTDOWN
+            // (RFC 3758 §3.5, RFC 9260 §9.2): it goes in this packet, ahead of the rest.
+            self.late_control(p);
+        }
         if p.control.is_none() && p.sack.is_none() && p.data.is_empty() {
             return None;
         }
@@ -227,6 +249,23 @@ impl SctpSocket {
             first_tx: now,
             stream: None,
         })
+    }
+
+    /// Puts the first control chunk queued into `p`, which has none, if it may ride with what
+    /// `p` holds and fits the MTU.
+    #[cold]
+    fn late_control(&mut self, p: &mut SctpRepr) {
+        let c = self.ctrl[0];
+        let fits = IPV4_HEADER_LEN + p.packet_len() + pad4(c.chunk.chunk_len()) <= self.cfg.mtu;
+        let alone = c.chunk.must_be_alone() || matches!(c.chunk, ControlChunk::Abort { .. });
+        let empty = p.sack.is_none() && p.data.is_empty();
+        if c.tag == p.verification_tag && fits && (empty || !alone) {
+            self.ctrl.pop_front();
+            p.control = Some(c.chunk);
+            if let ControlChunk::ForwardTsn(_) = c.chunk {
+                self.sstats.forward_tsns += 1;
+            }
+        }
     }
 
     /// Whether DATA may be sent in this state: the association is up (the first COOKIE ECHO,
@@ -256,6 +295,7 @@ impl SctpSocket {
         }
         let marked_any = self.has_marked();
         let mut retransmitted_first = false;
+        let mut abandoned = false;
         if marked_any && (fast || unit_flight_ok(self)) {
             let first_outstanding = self.first_outstanding();
             for k in 0..self.sent.len() {
@@ -264,6 +304,12 @@ impl SctpSocket {
                 }
                 let x = self.sent[k];
                 if !x.marked || x.path != pi {
+                    continue;
+                }
+                if self.pr_due(&x, now) {
+                    // RFC 3758 §4.1 TR4, RFC 7496 §3.1: abandoned instead.
+                    self.abandon_message_at(k);
+                    abandoned = true;
                     continue;
                 }
                 let need = pad4(x.chunk.chunk_len());
@@ -275,6 +321,9 @@ impl SctpSocket {
                     retransmitted_first = true;
                 }
                 self.transmit_chunk(now, k, p);
+            }
+            if abandoned {
+                self.forward_tsn_rules(now, false);
             }
             if fast && retransmitted_first {
                 // §7.2.4 step 4: restart T3-rtx when retransmitting the first outstanding chunk.
@@ -313,10 +362,23 @@ impl SctpSocket {
             return;
         }
         let mut added = 0;
-        while let Some(c) = self.unsent.front() {
+        // Messages abandoned: with TSNs (a FORWARD TSN is due), without.
+        let mut abandoned = (false, false);
+        loop {
             if p.data.is_full() {
                 break;
             }
+            // RFC 3758 §4.1 TR3/TR4: a message past its lifetime is not sent.
+            if self.pr {
+                let (gone, with_tsns) = self.abandon_unsent_front(now);
+                if gone {
+                    abandoned.0 |= with_tsns;
+                    abandoned.1 |= !with_tsns;
+                    continue;
+                }
+            }
+            let Some(q) = self.unsent.front() else { break };
+            let c = &q.chunk;
             let need = pad4(c.chunk_len());
             if need > room {
                 break;
@@ -331,12 +393,22 @@ impl SctpSocket {
                 self.sstats.window_probes += 1;
             }
             room -= need;
-            let mut c = self.unsent.pop_front().expect("front");
+            let q = self.unsent.pop_front().expect("front");
+            let mut c = q.chunk;
             c.tsn = self.next_tsn;
             self.next_tsn = self.next_tsn.wrapping_add(1);
             if c.flags.contains(DataFlags::BEGIN) {
                 self.cur_first_tx = now.0;
                 self.unsent_msgs -= 1;
+                // RFC 9260 §6.5: the SSN, in the order messages are first sent.
+                if !c.flags.contains(DataFlags::UNORDERED) {
+                    let s = &mut self.ssn_next[c.stream_id as usize];
+                    c.ssn = *s;
+                    *s = s.wrapping_add(1);
+                }
+                self.cur_ssn = c.ssn;
+            } else {
+                c.ssn = self.cur_ssn;
             }
             c.payload.first_tx_ns = self.cur_first_tx;
             // Sent for the first time (what `transmit_chunk` does to a chunk of `sent`, without
@@ -350,6 +422,8 @@ impl SctpSocket {
                 in_flight: true,
                 misses: 0,
                 fast_rtx: false,
+                abandoned: false,
+                pr: q.pr,
             });
             self.chunk_sent(now, pi, &c, true, p);
             // §6.3.1 C4: time one chunk per round trip.
@@ -364,6 +438,9 @@ impl SctpSocket {
                 break;
             }
         }
+        if abandoned != (false, false) {
+            self.after_abandoning_unsent(now, abandoned.0);
+        }
         if added > 0 {
             self.burst += 1;
             if self.sctp.ns2_send_rule && self.ns2_flag {
@@ -372,20 +449,35 @@ impl SctpSocket {
         }
     }
 
-    /// Whether every chunk sent is acknowledged (cumulatively or by Gap Ack Blocks).
+    /// Messages were abandoned at their first transmission: the FORWARD TSN (if some had TSNs,
+    /// RFC 3758 §3.5), and SHUTDOWN if the last message waiting is gone (RFC 9260 §9.2).
+    #[cold]
+    fn after_abandoning_unsent(&mut self, now: SimTime, with_tsns: bool) {
+        if with_tsns {
+            self.forward_tsn_rules(now, false);
+        }
+        self.check_shutdown(now);
+    }
+
+    /// Whether every chunk sent is acknowledged (cumulatively or by Gap Ack Blocks) or
+    /// abandoned.
     pub(super) fn nothing_outstanding(&self) -> bool {
         debug_assert_eq!(self.n_gap_acked, self.sent.iter().filter(|x| x.gap_acked).count());
-        self.sent.len() == self.n_gap_acked
+        debug_assert_eq!(self.n_abandoned, self.sent.iter().filter(|x| x.abandoned).count());
+        self.sent.len() == self.n_gap_acked + self.n_abandoned
     }
 
     /// The TSN of the lowest chunk neither acknowledged nor passed by the Cumulative TSN Ack
     /// (without Gap Ack Blocks held, the first chunk of `sent`).
     pub(super) fn first_outstanding(&self) -> Option<u32> {
         debug_assert_eq!(self.n_gap_acked, self.sent.iter().filter(|x| x.gap_acked).count());
-        if self.n_gap_acked == 0 {
+        if self.n_gap_acked == 0 && self.n_abandoned == 0 {
             self.sent.front().map(|x| x.chunk.tsn)
         } else {
-            self.sent.iter().find(|x| !x.gap_acked).map(|x| x.chunk.tsn)
+            self.sent
+                .iter()
+                .find(|x| !x.gap_acked && !x.abandoned)
+                .map(|x| x.chunk.tsn)
         }
     }
 
