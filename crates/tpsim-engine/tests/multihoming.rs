@@ -13,7 +13,7 @@ const WIRED_AND_RADIO: &str = include_str!("../../../scenarios/sctp-dual-homed-w
 const FAULT_S: f64 = 20.0;
 const REPAIR_S: f64 = 120.0;
 /// The scenario's (default) SCTP parameters: Path.Max.Retrans, RTO.Max, HB.interval.
-const PATH_MAX_RETRANS: i32 = 5;
+const PATH_MAX_RETRANS: u32 = 5;
 const RTO_MAX_S: f64 = 60.0;
 const HB_INTERVAL_S: f64 = 30.0;
 
@@ -72,7 +72,7 @@ fn check_failover(scenario: &str, primary_router: u64, alt_router: Option<u64>) 
     let rto = f.rto_s.expect("an RTO");
     let rtt = f.rtt_mean_s.expect("an RTT");
     let bound: f64 = (0..=PATH_MAX_RETRANS)
-        .map(|i| (2f64.powi(i) * rto).min(RTO_MAX_S))
+        .map(|i| ((1u64 << i) as f64 * rto).min(RTO_MAX_S))
         .sum::<f64>()
         + 2.0 * rtt;
     let acked = extra(f, "failover_acked_at_s").expect("new DATA acknowledged on the alternate");

@@ -228,7 +228,7 @@ fn mh04_unanswered_probes_count_on_the_path_only() {
     let mut rto = 1000;
     for k in 1..=6u32 {
         assert_eq!(s.poll_timeout(), Some(now + SimDuration::from_millis(rto)), "check {k}");
-        now = now + SimDuration::from_millis(rto);
+        now += SimDuration::from_millis(rto);
         rto *= 2;
         let p = tick(&mut s, now);
         assert_eq!(s.paths()[1].error_count, k);
@@ -265,7 +265,7 @@ fn mh05_primary_fails_after_path_max_retrans_plus_one_timeouts() {
             SimDuration::from_secs(1 << (k - 1)),
             "RTO of B1 before timeout {k}"
         );
-        now = now + rto;
+        now += rto;
         let rtx = tick(&mut s, now);
         assert_eq!(s.paths()[0].error_count, k);
         assert_eq!(s.paths()[0].active, k <= 5, "after {k} timeouts");
