@@ -104,3 +104,40 @@ fn study_d_over_sctp_ns2_profile_matches_ns2() {
         assert!(f.net_delay_mean_s.unwrap() < 0.07, "{f:?}");
     }
 }
+
+/// PR-SCTP through the engine (`sctp.lifetime`, RFC 3758 timed reliability) over a link losing
+/// 10 % of the packets each way: messages are abandoned (counted), every message the
+/// application sent is delivered or abandoned, none is delivered late (unordered, so none waits
+/// for an earlier one: its last transmission is within its 200 ms lifetime, so it arrives within
+/// lifetime + one serialization and propagation), and the same flow fully reliable abandons
+/// nothing and delivers everything.
+#[test]
+fn pr_sctp_lifetime_abandons_instead_of_retransmitting_late() {
+    let flows = |keys: &str| {
+        format!(
+            "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"sctp\"\napp = {{ kind = \"cbr\", size = \"200B\", interval = \"20ms\", start = \"1s\" }}\nsctp = {{ sack_delay = \"0s\", unordered = true{keys} }}\n"
+        )
+    };
+    let run = |keys: &str| sim(&link("2Mbps", "30ms", "loss = 0.1", &flows(keys), "60s"), 3);
+    let r = run(", lifetime = \"200ms\"");
+    let f = &r.flows[0];
+    let abandoned = extra(f, "abandoned_messages").expect("the column");
+    assert!(abandoned > 10.0, "{abandoned}");
+    assert!(f.rx_packets < f.tx_packets);
+    assert!(
+        f.rx_packets as f64 + abandoned >= f.tx_packets as f64,
+        "{} + {abandoned} < {}",
+        f.rx_packets,
+        f.tx_packets
+    );
+    // 0.2 s lifetime + 0.03 s propagation + serialization of a packet.
+    assert!(f.delay_max_s.unwrap() < 0.2 + 0.03 + 0.002, "{:?}", f.delay_max_s);
+    let reliable = run("");
+    let f = &reliable.flows[0];
+    assert_eq!(extra(f, "abandoned_messages"), Some(0.0));
+    assert_eq!(f.rx_packets, f.tx_packets);
+    assert!(
+        f.delay_max_s.unwrap() > 0.3,
+        "reliable delivery waits for retransmissions"
+    );
+}

@@ -1143,6 +1143,16 @@ pub struct SctpOptions {
     /// opens the association to, its primary path. Default 0.
     #[serde(default)]
     pub primary: Option<u32>,
+    /// PR-SCTP timed reliability (RFC 3758 §4.1): a message not delivered within this time of
+    /// its creation is abandoned (no chunk of it is sent after that). Turns PR-SCTP on at both
+    /// ends (the Forward-TSN-Supported parameter). Default: fully reliable.
+    #[serde(default)]
+    pub lifetime: Option<Duration>,
+    /// PR-SCTP limited retransmissions (RFC 7496 §3.1): a message is abandoned when a chunk of it
+    /// would be retransmitted more than this many times (0: never retransmitted). Turns PR-SCTP
+    /// on at both ends. Default: fully reliable.
+    #[serde(default)]
+    pub max_retransmissions: Option<u32>,
 }
 
 /// An SCTP profile's name in scenarios.

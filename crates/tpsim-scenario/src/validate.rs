@@ -506,6 +506,15 @@ fn validate_sctp_options(i: usize, o: &crate::SctpOptions, err: &mut impl FnMut(
             "expected a receive buffer between 1500B and 4GiB (RFC 9260 §6.2)".into(),
         );
     }
+    if o.lifetime.is_some() && o.max_retransmissions.is_some() {
+        err(
+            at("max_retransmissions"),
+            "expected one PR-SCTP policy: `lifetime` or `max_retransmissions`, not both".into(),
+        );
+    }
+    if o.lifetime.is_some_and(|d| d.0 == 0) {
+        err(at("lifetime"), "expected a lifetime greater than 0".into());
+    }
     if o.send_buffer.is_some_and(|b| b.0 == 0 || b.0 > u32::MAX as u64) {
         err(at("send_buffer"), "expected a send buffer between 1B and 4GiB".into());
     }

@@ -326,6 +326,14 @@ fn sctp_config(sc: &Scenario, f: &tpsim_scenario::Flow) -> SctpConfig {
     if let Some(d) = o.sack_delay {
         c.sack_delay = (d.0 > 0).then(|| d.sim());
     }
+    // PR-SCTP (RFC 3758): a policy turns it on; both ends of the flow get the same settings.
+    if let Some(d) = o.lifetime {
+        c.pr_sctp = true;
+        c.pr_policy = tpsim_transport::sctp::PrPolicy::Lifetime(d.sim());
+    } else if let Some(n) = o.max_retransmissions {
+        c.pr_sctp = true;
+        c.pr_policy = tpsim_transport::sctp::PrPolicy::Retransmissions(n);
+    }
     if let Some(d) = o.hb_interval {
         c.hb_interval = (d.0 > 0).then(|| d.sim());
     }
