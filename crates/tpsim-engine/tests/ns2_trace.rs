@@ -65,11 +65,8 @@ fn opt_u32<'a>(t: &'a Table, n: &str) -> &'a [Option<u32>] {
     }
 }
 
-/// The rows of `t` whose event is one of the plain trace's, as (time, event, node, layer,
-/// kind, flow, packet) tuples in order.
-fn plain_rows(
-    t: &Table,
-) -> Vec<(
+/// A plain trace row: (time in ns, event, node, layer, kind, flow, packet).
+type PlainRow = (
     u64,
     &'static str,
     u64,
@@ -77,7 +74,10 @@ fn plain_rows(
     &'static str,
     Option<u32>,
     Option<u32>,
-)> {
+);
+
+/// The rows of `t` whose event is one of the plain trace's, in order.
+fn plain_rows(t: &Table) -> Vec<PlainRow> {
     let time = match t.get("time_s") {
         Some(Column::F64(v)) => v,
         c => panic!("time_s: {c:?}"),
