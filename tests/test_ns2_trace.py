@@ -137,6 +137,10 @@ def test_same_scenario_and_seed_write_the_same_bytes(tmp_path: Path):
     a = (run_aodv(tmp_path, "a") / "ns2" / "p0-run0.tr").read_bytes()
     b = (run_aodv(tmp_path, "b") / "ns2" / "p0-run0.tr").read_bytes()
     assert a == b and len(a) > 100_000
+    # The command converts the recorded trace of a radio run to the old format by default.
+    p = cli("ns2-trace", str(tmp_path / "a"), "-o", str(tmp_path / "again.tr"))
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "again.tr").read_bytes() == a
     other = (run_aodv(tmp_path, "c", seed=4) / "ns2" / "p0-run0.tr").read_bytes()
     assert other != a
 
@@ -151,6 +155,9 @@ def test_awk_delays_of_the_wired_format_equal_the_packet_trace(tmp_path: Path, t
                      (size_key, ["128B"])],
               set=[("output.ns2_trace", "wired")])
     lines = awk("wired_delay.awk", out / "ns2" / "p0-run0.tr", type=ptype).splitlines()
+    # A run without radios converts to the wired format by default.
+    p = cli("ns2-trace", str(out))
+    assert p.returncode == 0 and p.stdout == (out / "ns2" / "p0-run0.tr").read_text(), p.stderr
     by_uid = {a: float(b) for a, b in (line.split() for line in lines) if a not in ("mean", "max", "n")}
     summary = {a: float(b) for a, b in (line.split() for line in lines) if a in ("mean", "max", "n")}
     # tpsim's per-packet delays: each data packet's first receive minus its send.

@@ -7,7 +7,7 @@ The engine records the packet trace with the hop events and columns the ns-2 for
 * ``"old"``: ns-2's old (CMU) wireless format,
   ``s 1.000000000 _0_ AGT  --- 7 cbr 512 [0 0 0 0] ------- [0:5000 2:5000 64 0] [0] 0 0``;
 * ``"new"``: the wireless format of ns-2's ``use-newtrace`` (``-t`` tag/value pairs);
-* ``"wired"``: the wired format, ``+ 0.1 0 1 cbr 128 ------- 0 0.5000 1.5000 0 7``.
+* ``"wired"``: the wired format, ``+ 0.1 0 1 cbr 128 ------- 0 0.49152 1.1024 0 0``.
 
 Every line is made from one trace row, in row order (the engine's event order), so the same
 run always gives the same bytes.
@@ -247,6 +247,11 @@ def write(trace: pl.DataFrame, path: Union[str, Path], fmt: str = "old") -> int:
             f.write("\n")
             n += 1
     return n
+
+
+def default_format(trace: pl.DataFrame) -> str:
+    """``"wired"`` for a trace without radio frames (a wired scenario), else ``"old"``."""
+    return "old" if trace.filter(pl.col("event") == "mac_send").height else "wired"
 
 
 def run_trace(trace: pl.DataFrame, point: int = 0, run: int = 0) -> pl.DataFrame:

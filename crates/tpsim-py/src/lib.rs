@@ -92,8 +92,9 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 ///
 /// Returns a dict: `flows` (dict of equal-length lists, one entry per flow direction),
 /// `network` (dict of scalars), `timeseries` (dict of lists, long format), with
-/// `[output] trace = true` `trace` (dict of lists, one entry per packet event), and
-/// `engine_seconds` (wall time of the event loop, s). The GIL is released while the engine
+/// `[output] trace = true` `trace` (dict of lists, one entry per packet event), with
+/// `[output] ns2_trace` also `trace` (with the ns-2 rows and columns) and `ns2_trace` (the
+/// format: "old", "new" or "wired"), and `engine_seconds` (wall time of the event loop, s). The GIL is released while the engine
 /// runs; between slices of events the run checks for signals (Ctrl-C raises
 /// `KeyboardInterrupt` within milliseconds) and for `max_wall_s`, and calls `progress(now_s,
 /// end_s)` (simulated seconds reached and at the end) at most every 0.2 s of wall time if
