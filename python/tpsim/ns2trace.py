@@ -5,7 +5,7 @@ The engine records the packet trace with the hop events and columns the ns-2 for
 ``message``); this module writes one run's rows as text in one of three formats:
 
 * ``"old"``: ns-2's old (CMU) wireless format,
-  ``s 1.000000000 _0_ AGT  --- 7 cbr 512 [0 0 0 0] ------- [0:5000 2:5000 64 0] [0] 0 0``;
+  ``s 1.000000000 _0_ AGT  --- 0 cbr 540 [0 0 0 0] ------- [0:49152 3:1024 64 0] [0] 0 0``;
 * ``"new"``: the wireless format of ns-2's ``use-newtrace`` (``-t`` tag/value pairs);
 * ``"wired"``: the wired format, ``+ 0.1 0 1 cbr 128 ------- 0 0.49152 1.1024 0 0``.
 

@@ -97,6 +97,7 @@ impl World {
 
     /// Hop event `event` of packet `id` at link device `dev` (an enqueue or dequeue at the
     /// sending end, an arrival at the receiving end): ns-2 traces only.
+    #[inline]
     pub(super) fn trace_link(&mut self, event: TraceEvent, dev: u32, id: PacketId) {
         if self.ns2_traced() {
             let (node, hop) = self.link_ends(dev);
@@ -107,9 +108,17 @@ impl World {
     /// Frame `f` sent (`TraceEvent::MacSend`) or received (`TraceEvent::MacReceive`) by
     /// `node`'s radio, carrying packet `pkt` if a DATA frame: ns-2 traces only. A received
     /// frame counts only at the node it is addressed to (or every node, broadcast).
+    #[inline]
     pub(super) fn trace_mac(&mut self, event: TraceEvent, node: u32, f: &tpsim_mac::Frame, pkt: Option<PacketId>) {
+        if self.ns2_traced() {
+            self.trace_mac_row(event, node, f, pkt);
+        }
+    }
+
+    /// [`Self::trace_mac`] once the trace is known to keep the ns-2 rows.
+    fn trace_mac_row(&mut self, event: TraceEvent, node: u32, f: &tpsim_mac::Frame, pkt: Option<PacketId>) {
         let Some(t) = &mut self.ptrace else { return };
-        if !t.ns2() || (event == TraceEvent::MacReceive && f.dst != node && f.dst != tpsim_mac::BROADCAST) {
+        if event == TraceEvent::MacReceive && f.dst != node && f.dst != tpsim_mac::BROADCAST {
             return;
         }
         let other = if event == TraceEvent::MacSend { f.dst } else { f.src };
