@@ -521,6 +521,41 @@ def import_ns2(
     typer.echo(f"wrote {out}")
 
 
+@app.command("ns2-trace")
+def ns2_trace(
+    directory_arg: str = typer.Argument(..., metavar="DIRECTORY", help="Output directory of a run made with [output] ns2_trace."),
+    fmt: str = typer.Option("auto", "--format", help="old (CMU wireless), new (wireless, -t tags), wired (+ - r d), or auto: wired for a run without radio frames, else old."),
+    point: int = typer.Option(0, "--point", help="Sweep point."),
+    run_: int = typer.Option(0, "--run", help="Replication."),
+    out: Optional[str] = typer.Option(None, "-o", "--out", help="File to write (default: standard output)."),
+) -> None:
+    """Write one run's packet trace (trace.parquet) as an ns-2 trace file."""
+    from . import ns2trace
+
+    directory = _path_arg(directory_arg, "DIRECTORY")
+    if fmt not in ns2trace.FORMATS and fmt != "auto":
+        _fail(f"error: --format: unknown format {fmt!r}; formats: {', '.join(ns2trace.FORMATS)}")
+    res = _read_results(directory)
+    if not res.trace.width:
+        _fail(f"error: {directory} has no trace.parquet: run with --set output.ns2_trace=old (or new, wired)")
+    if not ns2trace.has_ns2_columns(res.trace):
+        _fail(f"error: {directory}/trace.parquet has no ns-2 columns: run with --set output.ns2_trace=old (or new, wired)")
+    rows = ns2trace.run_trace(res.trace, point, run_)
+    if rows.height == 0:
+        _fail(f"error: the trace has no rows of point {point}, run {run_}")
+    if fmt == "auto":
+        fmt = ns2trace.default_format(rows)
+    if out is None:
+        for line in ns2trace.lines(rows, fmt):
+            sys.stdout.write(line + "\n")
+        return
+    try:
+        n = ns2trace.write(rows, out, fmt)
+    except OSError as e:
+        _fail(_os_error(e))
+    typer.echo(f"wrote {out} ({n} lines)", err=True)
+
+
 #: The latest time tpsim can represent, s (2^64 - 1 ns).
 _MAX_SECONDS = 18_446_744_073.0
 

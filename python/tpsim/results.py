@@ -11,6 +11,8 @@ place, so a failure never leaves a half-written table):
 * ``trace.parquet`` -- with ``[output] trace = true``: the per-packet event trace, one row per
   send, forward, receive and drop (``point, run, seed, time_s, event, node, layer, kind,
   flow, direction, packet, size_b, reason, duplicate``; docs/metrics.md)
+* ``ns2/p<point>-run<run>.tr`` -- with ``[output] ns2_trace``: each run's packet trace as an
+  ns-2 trace file (docs/ns2-trace.md)
 * ``scenario.resolved.json`` -- the scenario with every default filled in
 * ``tpsim.json`` -- what :meth:`Results.read` needs to rebuild figures and the report: the
   scenario as written, its source, the sweep points (with their cases), the ``--set`` values,
@@ -351,6 +353,8 @@ class Results:
         timeseries: long format ``run, seed, series, flow, link, direction, time_s, value``.
         trace: the per-packet event trace of runs with ``[output] trace = true``, one row per
             packet event (columns in docs/metrics.md); empty if no run kept one.
+        ns2_formats: the ns-2 trace format (``"old"``, ``"new"``, ``"wired"``) of each run
+            (point, run) made with ``[output] ns2_trace``; :meth:`write` writes their files.
         engine_seconds: wall time of each run's event loop, s (not part of the tables, which
             are deterministic).
     """
@@ -368,6 +372,7 @@ class Results:
         self.network = network
         self.timeseries = timeseries
         self.trace = trace if trace is not None else pl.DataFrame()
+        self.ns2_formats: dict[tuple[int, int], str] = {}
         self.engine_seconds = engine_seconds
         #: Swept keys (columns of every table, after ``point``); empty without a sweep.
         self.param_keys: list[str] = list(param_keys or [])
@@ -415,7 +420,9 @@ class Results:
         net_df = _normalize(pl.concat(nets, how="vertical_relaxed"), keys).sort(["point", "run"], maintain_order=True) if nets else pl.DataFrame()
         ts_df = _normalize(pl.concat(series, how="vertical_relaxed"), keys) if series else pl.DataFrame()
         trace_df = pl.concat(traces, how="vertical_relaxed") if traces else pl.DataFrame()
-        return cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys, trace_df)
+        res = cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys, trace_df)
+        res.ns2_formats = {(int(r.get("point", 0)), int(r["run"])): str(r["ns2_trace"]) for r in runs if r.get("ns2_trace")}
+        return res
 
     def summary(self) -> pl.DataFrame:
         """Mean, std and 95% CI of every metric over the runs of each sweep point (see
@@ -479,8 +486,26 @@ class Results:
         if not self.trace.width and (d / "trace.parquet").is_file():
             # A trace of earlier results in this directory is not these results' trace.
             (d / "trace.parquet").unlink()
+        self._write_ns2(d)
         self.directory = d
         return d
+
+    def _write_ns2(self, d: Path) -> None:
+        """Writes each run's ns-2 trace file (``ns2/``), after removing those of earlier
+        results in ``d``."""
+        from . import ns2trace
+
+        old = d / "ns2"
+        # Files of earlier results go, unless these results are those files' (read back
+        # from ``d``: the trace has the ns-2 columns, the formats are not known).
+        if old.is_dir() and (self.ns2_formats or not ns2trace.has_ns2_columns(self.trace)):
+            for f in old.glob("p*-run*.tr"):
+                f.unlink()
+        for (point, run), fmt in sorted(self.ns2_formats.items()):
+            path = d / ns2trace.file_name(point, run)
+            tmp = path.with_name(path.name + ".tmp")
+            ns2trace.write(ns2trace.run_trace(self.trace, point, run), tmp, fmt)
+            os.replace(tmp, path)
 
     def write_report(self, directory: Union[str, Path, None] = None, command: Optional[str] = None,
                      progress: Optional[Callable[[int, int], None]] = None) -> Path:
@@ -621,6 +646,13 @@ TRACE_SCHEMA = {
     "duplicate": pl.Boolean,
 }
 
+#: Column types of the ns-2 columns the trace has with ``[output] ns2_trace``
+#: (docs/ns2-trace.md), after those of :data:`TRACE_SCHEMA`.
+NS2_TRACE_SCHEMA = {
+    "uid": pl.UInt32, "hop": pl.UInt32, "src": pl.UInt32, "sport": pl.UInt32, "dst": pl.UInt32,
+    "dport": pl.UInt32, "ttl": pl.UInt32, "ns2_type": pl.Utf8, "message": pl.Utf8,
+}
+
 
 def _trace_frame(columns: dict[str, Any], param_keys: Iterable[str] = ()) -> pl.DataFrame:
     """One run's packet trace (the engine's columns with the run's identity) with the fixed
@@ -629,7 +661,8 @@ def _trace_frame(columns: dict[str, Any], param_keys: Iterable[str] = ()) -> pl.
     df = pl.DataFrame(columns, strict=False)
     casts = [pl.col(k).cast(pl.UInt32 if k in ("point", "run") else pl.UInt64) if k in ("point", "run", "seed")
              else pl.col(k) for k in ident]
-    return df.select(casts + [pl.col(k).cast(t) for k, t in TRACE_SCHEMA.items()])
+    schema = {**TRACE_SCHEMA, **(NS2_TRACE_SCHEMA if "uid" in df.columns else {})}
+    return df.select(casts + [pl.col(k).cast(t) for k, t in schema.items()])
 
 
 def _normalize(df: pl.DataFrame, param_keys: Iterable[str] = ()) -> pl.DataFrame:

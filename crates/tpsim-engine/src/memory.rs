@@ -26,6 +26,10 @@ const SERIES_ROW_BYTES: u64 = 300;
 /// of its acknowledgement: 8) × bytes a row takes in the engine (31) and in the Python
 /// columns built from it (about 120).
 const TRACE_MESSAGE_BYTES: u64 = 8 * 160;
+/// Per message with an ns-2 trace instead: also every hop's queue and MAC events (on a radio
+/// hop the RTS, CTS, DATA and ACK frames, each sent and received: 32 rows for a few hops) ×
+/// a row with the ns-2 columns (52 bytes in the engine, about 150 in Python).
+const NS2_TRACE_MESSAGE_BYTES: u64 = 32 * 200;
 /// The channel's table of every sender's receivers on a static channel (at most 2²¹ pairs of
 /// 16 bytes).
 const REACH_MAX_BYTES: u64 = (1 << 21) * 16;
@@ -115,7 +119,9 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
         msgs = msgs.saturating_add(per_flow.saturating_mul(b.flows as u64));
     }
     parts.push(("messages", msgs.saturating_mul(MESSAGE_BYTES)));
-    if sc.output.trace {
+    if sc.output.ns2_trace.is_some() {
+        parts.push(("packet trace", msgs.saturating_mul(NS2_TRACE_MESSAGE_BYTES)));
+    } else if sc.output.trace {
         parts.push(("packet trace", msgs.saturating_mul(TRACE_MESSAGE_BYTES)));
     }
     if sc.output.timeseries {

@@ -93,6 +93,11 @@ impl Net {
         self.ifaces[iface as usize].addr
     }
 
+    /// The node that has address `addr`, if any (a linear search: for traces only).
+    pub fn node_of_addr(&self, addr: Ipv4Addr) -> Option<u32> {
+        self.ifaces.iter().find(|i| i.addr == addr).map(|i| i.node)
+    }
+
     /// The node of interface `iface`.
     #[inline]
     pub fn node_of(&self, iface: u32) -> u32 {

@@ -70,6 +70,10 @@ impl Packet {
 pub struct PacketArena {
     slots: Vec<Packet>,
     refs: Vec<u32>,
+    /// Each slot's packet identity: a number drawn from `next_uid` when a packet is made,
+    /// kept by its copies (the ns-2 traces' packet id).
+    uids: Vec<u32>,
+    next_uid: u32,
     free: Vec<u32>,
     live: usize,
     /// Control-message indices of freed packets, for the world to reuse.
@@ -81,15 +85,27 @@ impl PacketArena {
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         self.live += 1;
+        let uid = self.next_uid;
+        self.next_uid = self.next_uid.wrapping_add(1);
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = p;
             self.refs[i as usize] = 1;
+            self.uids[i as usize] = uid;
             PacketId(i)
         } else {
             self.slots.push(p);
             self.refs.push(1);
+            self.uids.push(uid);
             PacketId(self.slots.len() as u32 - 1)
         }
+    }
+
+    /// The packet's identity: numbered from 0 in the order packets are made (every
+    /// transmission of a transport, every routing message and hop, every ARP message), the
+    /// same for all copies of one packet.
+    #[inline]
+    pub fn uid(&self, id: PacketId) -> u32 {
+        self.uids[id.0 as usize]
     }
 
     /// Adds a reference (one more receiver holds the packet).
@@ -142,8 +158,13 @@ impl PacketArena {
             return id;
         }
         let p = self.slots[id.0 as usize].clone();
+        let uid = self.uids[id.0 as usize];
         self.release(id);
-        self.alloc(p)
+        let copy = self.alloc(p);
+        // A copy is the same packet: it keeps the identity (and draws no new number).
+        self.next_uid = self.next_uid.wrapping_sub(1);
+        self.uids[copy.0 as usize] = uid;
+        copy
     }
 
     /// Number of live packets.

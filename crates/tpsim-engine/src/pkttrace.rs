@@ -27,10 +27,31 @@ pub enum TraceEvent {
     Receive = 2,
     /// It was discarded, for the reason of the `reason` column.
     Drop = 3,
+    /// It entered a link direction (queued, or straight onto a free wire). ns-2 traces only.
+    Enqueue = 4,
+    /// A link direction starts to serialize it. ns-2 traces only.
+    Dequeue = 5,
+    /// It reached the far end of a link (every hop, the destination's too). ns-2 traces only.
+    Arrive = 6,
+    /// A radio starts to send a frame: a DATA frame carrying the packet (each attempt), or
+    /// an RTS, CTS or ACK (kind `mac`). ns-2 traces only.
+    MacSend = 7,
+    /// A radio decoded a frame addressed to it (or broadcast). ns-2 traces only.
+    MacReceive = 8,
 }
 
 impl TraceEvent {
-    const NAMES: [&'static str; 4] = ["send", "forward", "receive", "drop"];
+    const NAMES: [&'static str; 9] = [
+        "send",
+        "forward",
+        "receive",
+        "drop",
+        "enqueue",
+        "dequeue",
+        "arrive",
+        "mac_send",
+        "mac_receive",
+    ];
 }
 
 /// Where in the node the event happened.
@@ -80,10 +101,12 @@ pub enum PacketKind {
     Arp = 3,
     /// A one-hop broadcast beacon.
     Beacon = 4,
+    /// An 802.11 control frame (RTS, CTS, ACK): `mac_send`/`mac_receive` rows only.
+    Mac = 5,
 }
 
 impl PacketKind {
-    const NAMES: [&'static str; 5] = ["data", "transport", "routing", "arp", "beacon"];
+    const NAMES: [&'static str; 6] = ["data", "transport", "routing", "arp", "beacon", "mac"];
 
     /// The kind of packet `p`.
     pub fn of(p: &Packet) -> PacketKind {
@@ -104,7 +127,122 @@ impl PacketKind {
 /// `reason` value of a row that is not a drop.
 const NO_REASON: u8 = u8::MAX;
 
-/// The trace of one run, one vector per column (31 bytes a row).
+/// A node column's value for "none" (a broadcast destination, an unknown hop).
+pub const NO_NODE: u32 = u32::MAX;
+
+/// The packet type names of ns-2's traces (`packet_info` names) that tpsim writes, indexed
+/// by [`Ns2Row::ptype`].
+pub const NS2_TYPES: [&str; 15] = [
+    "cbr",
+    "udp",
+    "tcp",
+    "ack",
+    "sctp",
+    "tcpFriend",
+    "tcpFriendCtl",
+    "DCCP_Data",
+    "DCCP_Ack",
+    "AODV",
+    "OLSR",
+    "ARP",
+    "RTS",
+    "CTS",
+    "ACK",
+];
+
+/// Index of an 802.11 control frame's name in [`NS2_TYPES`].
+pub fn ns2_frame_type(kind: tpsim_mac::FrameKind) -> Option<u8> {
+    match kind {
+        tpsim_mac::FrameKind::Rts => Some(12),
+        tpsim_mac::FrameKind::Cts => Some(13),
+        tpsim_mac::FrameKind::Ack => Some(14),
+        tpsim_mac::FrameKind::Data => None,
+    }
+}
+
+/// Index into [`NS2_TYPES`] of a packet that carries no routing or ARP message: by its
+/// transport header, and whether it carries a flow's data.
+pub fn ns2_packet_type(p: &Packet) -> u8 {
+    use tpsim_transport::L4Header;
+    let data = p.dir != NO_DIR;
+    match (&p.seg.header, data) {
+        (L4Header::Udp(_), true) => 0,
+        (L4Header::Udp(_), false) => 1,
+        (L4Header::Tcp(_), true) => 2,
+        (L4Header::Tcp(_), false) => 3,
+        (L4Header::Sctp(_), _) => 4,
+        (L4Header::Tfrc { .. }, true) => 5,
+        (L4Header::Tfrc { .. }, false) => 6,
+        (L4Header::Dccp(_), true) => 7,
+        (L4Header::Dccp(_), false) => 8,
+    }
+}
+
+/// [`NS2_TYPES`] index of AODV, OLSR and ARP messages.
+pub const NS2_AODV: u8 = 9;
+/// See [`NS2_AODV`].
+pub const NS2_OLSR: u8 = 10;
+/// See [`NS2_AODV`].
+pub const NS2_ARP: u8 = 11;
+
+/// What a routing or ARP message is, in ns-2's words (the `message` column): indexed like
+/// [`crate::world::CTRL_TYPES`], then ARP's.
+pub const NS2_MESSAGES: [&str; 6] = ["REQUEST", "REPLY", "ERROR", "RREP-ACK", "HELLO", "TC"];
+
+/// The ns-2 columns of one row.
+#[derive(Clone, Copy, Debug)]
+pub struct Ns2Row {
+    /// The packet's identity ([`crate::packet::PacketArena::uid`]; 0 for RTS, CTS, ACK).
+    pub uid: u32,
+    /// The other node of the hop: where it goes (enqueue, dequeue, a MAC send, a drop at a
+    /// link or radio) or where it came from (arrive, a MAC receive, a forward on a radio);
+    /// [`NO_NODE`] if none or not known.
+    pub hop: u32,
+    /// The nodes of the IP source and destination addresses ([`NO_NODE`]: broadcast).
+    pub src: u32,
+    /// See [`Ns2Row::src`].
+    pub dst: u32,
+    /// Transport ports (0 for MAC frames).
+    pub sport: u16,
+    /// See [`Ns2Row::sport`].
+    pub dport: u16,
+    /// IP TTL at the event.
+    pub ttl: u8,
+    /// Index into [`NS2_TYPES`].
+    pub ptype: u8,
+    /// Index into [`NS2_MESSAGES`], `u8::MAX` for none.
+    pub message: u8,
+}
+
+/// The ns-2 columns, one vector each (22 bytes a row).
+#[derive(Clone, Debug, Default)]
+struct Ns2Columns {
+    uid: Vec<u32>,
+    hop: Vec<u32>,
+    src: Vec<u32>,
+    dst: Vec<u32>,
+    sport: Vec<u16>,
+    dport: Vec<u16>,
+    ttl: Vec<u8>,
+    ptype: Vec<u8>,
+    message: Vec<u8>,
+}
+
+impl Ns2Columns {
+    fn push(&mut self, r: Ns2Row) {
+        self.uid.push(r.uid);
+        self.hop.push(r.hop);
+        self.src.push(r.src);
+        self.dst.push(r.dst);
+        self.sport.push(r.sport);
+        self.dport.push(r.dport);
+        self.ttl.push(r.ttl);
+        self.ptype.push(r.ptype);
+        self.message.push(r.message);
+    }
+}
+
+/// The trace of one run, one vector per column (31 bytes a row, 53 with the ns-2 columns).
 #[derive(Clone, Debug, Default)]
 pub struct PacketTrace {
     time_ns: Vec<u64>,
@@ -121,9 +259,49 @@ pub struct PacketTrace {
     /// `DropReason as u8`, or `NO_REASON`.
     reason: Vec<u8>,
     duplicate: Vec<bool>,
+    /// The ns-2 columns (`[output] ns2_trace`), else `None`.
+    ns2: Option<Ns2Columns>,
 }
 
 impl PacketTrace {
+    /// A trace that also keeps the ns-2 columns and the hop events (`ns2` true).
+    pub fn new(ns2: bool) -> PacketTrace {
+        PacketTrace {
+            ns2: ns2.then(Ns2Columns::default),
+            ..PacketTrace::default()
+        }
+    }
+
+    /// Whether the trace keeps the ns-2 columns and hop events.
+    #[inline]
+    pub fn ns2(&self) -> bool {
+        self.ns2.is_some()
+    }
+
+    /// Appends the ns-2 columns of the row just recorded (call after [`Self::record`] or
+    /// [`Self::record_frame`] if [`Self::ns2`]).
+    pub fn record_ns2(&mut self, row: Ns2Row) {
+        if let Some(c) = &mut self.ns2 {
+            c.push(row);
+        }
+    }
+
+    /// Appends the row of a frame of `bytes` bytes (MAC header and FCS included) sent or
+    /// received (`event`) at `node`: a DATA frame carrying `p`, or an RTS, CTS or ACK (`p`
+    /// `None`: kind `mac`).
+    pub fn record_frame(&mut self, now: SimTime, event: TraceEvent, node: u32, p: Option<&Packet>, bytes: u32) {
+        self.time_ns.push(now.0);
+        self.event.push(event as u8);
+        self.node.push(node);
+        self.layer.push(Layer::Mac as u8);
+        self.kind.push(p.map_or(PacketKind::Mac, PacketKind::of) as u8);
+        self.dir.push(p.map_or(NO_DIR, |p| p.dir));
+        self.packet.push(p.map_or(0, |p| p.seq));
+        self.size_b.push(bytes);
+        self.reason.push(NO_REASON);
+        self.duplicate.push(false);
+    }
+
     /// Appends the row of `event` of packet `p` at `node`, `now`; `duplicate` marks a receive
     /// of a data packet that had arrived before.
     #[allow(clippy::too_many_arguments)]
@@ -162,7 +340,8 @@ impl PacketTrace {
     /// The trace as a table; `keys[dir]` names flow direction `dir`. Columns: `time_s`,
     /// `event`, `node`, `layer`, `kind`, `flow`, `direction`, `packet` (null for packets of
     /// no direction), `size_b`, `reason` (null unless a drop: the `drops_<reason>` suffix),
-    /// `duplicate`.
+    /// `duplicate`; with the ns-2 columns also `uid`, `hop`, `src`, `sport`, `dst`, `dport`,
+    /// `ttl`, `ns2_type`, `message` (see [`Ns2Row`]).
     pub fn table(&self, keys: &[&FlowKey]) -> Table {
         let of_dir = |d: u32| (d != NO_DIR).then(|| keys[d as usize]);
         let mut t = Table::default();
@@ -204,6 +383,30 @@ impl PacketTrace {
             ),
         );
         t.push("duplicate", Column::Bool(self.duplicate.clone()));
+        if let Some(c) = &self.ns2 {
+            let node = |v: &[u32]| Column::OptU32(v.iter().map(|&n| (n != NO_NODE).then_some(n)).collect());
+            let small = |v: &[u16]| Column::U64(v.iter().map(|&x| x as u64).collect());
+            t.push("uid", Column::U64(c.uid.iter().map(|&u| u as u64).collect()));
+            t.push("hop", node(&c.hop));
+            t.push("src", node(&c.src));
+            t.push("sport", small(&c.sport));
+            t.push("dst", node(&c.dst));
+            t.push("dport", small(&c.dport));
+            t.push("ttl", Column::U64(c.ttl.iter().map(|&x| x as u64).collect()));
+            t.push(
+                "ns2_type",
+                Column::Text(c.ptype.iter().map(|&i| NS2_TYPES[i as usize]).collect()),
+            );
+            t.push(
+                "message",
+                Column::OptText(
+                    c.message
+                        .iter()
+                        .map(|&i| NS2_MESSAGES.get(i as usize).copied())
+                        .collect(),
+                ),
+            );
+        }
         t
     }
 }

@@ -92,8 +92,9 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 ///
 /// Returns a dict: `flows` (dict of equal-length lists, one entry per flow direction),
 /// `network` (dict of scalars), `timeseries` (dict of lists, long format), with
-/// `[output] trace = true` `trace` (dict of lists, one entry per packet event), and
-/// `engine_seconds` (wall time of the event loop, s). The GIL is released while the engine
+/// `[output] trace = true` `trace` (dict of lists, one entry per packet event), with
+/// `[output] ns2_trace` also `trace` (with the ns-2 rows and columns) and `ns2_trace` (the
+/// format: "old", "new" or "wired"), and `engine_seconds` (wall time of the event loop, s). The GIL is released while the engine
 /// runs; between slices of events the run checks for signals (Ctrl-C raises
 /// `KeyboardInterrupt` within milliseconds) and for `max_wall_s`, and calls `progress(now_s,
 /// end_s)` (simulated seconds reached and at the end) at most every 0.2 s of wall time if
@@ -155,7 +156,7 @@ fn run(
     }
     let secs = t0.elapsed().as_secs_f64();
     match py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| world.results(secs)))) {
-        Ok(Ok(r)) => to_py(py, &r),
+        Ok(Ok(r)) => to_py(py, &r, sc.output.ns2_trace),
         Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
         Err(panic) => Err(engine_bug(panic)),
     }
@@ -265,13 +266,21 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table, scalar: bool) -> PyResult<Bound<
     Ok(d)
 }
 
-fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
+fn to_py(py: Python<'_>, r: &RunResult, ns2: Option<tpsim_scenario::Ns2Trace>) -> PyResult<PyObject> {
     let out = PyDict::new(py);
     out.set_item("flows", table_to_py(py, &r.flows_table(), false)?)?;
     out.set_item("network", table_to_py(py, &r.network_table(), true)?)?;
     out.set_item("timeseries", table_to_py(py, &r.series_table(), false)?)?;
     if let Some(t) = &r.trace {
         out.set_item("trace", table_to_py(py, t, false)?)?;
+    }
+    if let Some(f) = ns2 {
+        let name = match f {
+            tpsim_scenario::Ns2Trace::Old => "old",
+            tpsim_scenario::Ns2Trace::New => "new",
+            tpsim_scenario::Ns2Trace::Wired => "wired",
+        };
+        out.set_item("ns2_trace", name)?;
     }
     out.set_item("engine_seconds", r.engine_seconds)?;
     Ok(out.into())

@@ -218,6 +218,31 @@ pub struct Output {
     /// reason (docs/metrics.md). Default false.
     #[serde(default)]
     pub trace: bool,
+    /// Also write each run's packet trace as an ns-2 trace file (docs/ns2-trace.md): "old"
+    /// (the CMU wireless format), "new" (the wireless format of `use-newtrace`) or "wired"
+    /// (point-to-point links: `+ - r d` lines). Records the packet trace with the hop
+    /// events these formats need (as `trace = true` does, with those rows). Default none.
+    #[serde(default)]
+    pub ns2_trace: Option<Ns2Trace>,
+}
+
+/// The ns-2 trace format to write (`[output] ns2_trace`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Ns2Trace {
+    /// The old (CMU) wireless format: `s 10.000000000 _1_ AGT  --- 5 cbr 512 [...] ...`.
+    Old,
+    /// The new wireless format: `s -t 10.000000000 -Hs 1 -Hd -2 ...`, `d` for drops.
+    New,
+    /// The wired format: `+ 1.0 0 1 cbr 128 ------- 0 0.0 1.0 0 0`.
+    Wired,
+}
+
+impl Output {
+    /// Whether the run keeps a packet trace (`trace`, or `ns2_trace`, which needs it).
+    pub fn keeps_trace(&self) -> bool {
+        self.trace || self.ns2_trace.is_some()
+    }
 }
 
 impl Default for Output {
@@ -228,6 +253,7 @@ impl Default for Output {
             pcap: false,
             positions: false,
             trace: false,
+            ns2_trace: None,
         }
     }
 }

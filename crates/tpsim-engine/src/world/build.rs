@@ -86,7 +86,10 @@ impl World {
                 .map(|e| EnergyModel::new(n, e.initial.0, e.powers(), e.death, metrics.bins())),
             metrics,
             pcap,
-            ptrace: sc.output.trace.then(crate::pkttrace::PacketTrace::default),
+            ptrace: sc
+                .output
+                .keeps_trace()
+                .then(|| crate::pkttrace::PacketTrace::new(sc.output.ns2_trace.is_some())),
             mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
             routing: sc.radio.as_ref().map(|_| {
                 let moving = mobility.iter().any(|m| m.max_speed() > 0.0);

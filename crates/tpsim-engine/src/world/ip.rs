@@ -7,7 +7,7 @@ use super::World;
 use crate::metrics::DropReason;
 use crate::net::DeviceRef;
 use crate::packet::{Packet, PacketId, ARP_REQUEST, NO_CTRL, NO_DIR};
-use crate::pkttrace::{Layer, TraceEvent};
+use crate::pkttrace::{Layer, TraceEvent, NO_NODE};
 use crate::wifi::{wifi_addr, wifi_node};
 use std::net::Ipv4Addr;
 use tpsim_transport::Segment;
@@ -110,7 +110,8 @@ impl World {
         if p.ip.ttl == 0 {
             self.drop_packet(node, id, DropReason::Ttl);
         } else {
-            self.trace(TraceEvent::Forward, node, Layer::Ip, id, None);
+            let from = prev_hop.unwrap_or(NO_NODE);
+            self.trace_row(TraceEvent::Forward, node, Layer::Ip, id, None, false, from);
             self.ip_output_from(node, id, prev_hop);
         }
     }
@@ -120,7 +121,13 @@ impl World {
     /// routing control packet counts in `routing_drops`, an ARP packet nowhere; every drop
     /// goes to the packet trace.
     pub(super) fn drop_packet(&mut self, node: u32, id: PacketId, reason: DropReason) {
-        self.trace(TraceEvent::Drop, node, Layer::of_drop(reason), id, Some(reason));
+        self.drop_packet_hop(node, id, reason, NO_NODE);
+    }
+
+    /// [`Self::drop_packet`] of a packet on its way to node `hop` (for the ns-2 columns).
+    pub(super) fn drop_packet_hop(&mut self, node: u32, id: PacketId, reason: DropReason, hop: u32) {
+        let layer = Layer::of_drop(reason);
+        self.trace_row(TraceEvent::Drop, node, layer, id, Some(reason), false, hop);
         let p = self.packets.get(id);
         if p.is_data() {
             self.metrics.dropped(p.dir, p.seq, reason);
@@ -178,7 +185,12 @@ impl World {
             c if c >= ARP_REQUEST => Layer::Link,
             _ => Layer::Ip,
         };
-        self.trace(TraceEvent::Send, node, layer, id, None);
+        let hop = if link_dst == tpsim_mac::BROADCAST {
+            NO_NODE
+        } else {
+            link_dst
+        };
+        self.trace_row(TraceEvent::Send, node, layer, id, None, false, hop);
         id
     }
 

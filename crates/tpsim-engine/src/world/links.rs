@@ -5,16 +5,18 @@
 use super::{Event, World};
 use crate::metrics::DropReason;
 use crate::packet::PacketId;
+use crate::pkttrace::TraceEvent;
 use tpsim_core::SimDuration;
 
 impl World {
     /// Queues `id` at link device `dev`, or starts sending it if the wire is free.
     pub(super) fn link_enqueue(&mut self, dev: u32, id: PacketId) {
         if let Some(reason) = self.link_dev_down(dev) {
-            let node = self.net.node_of(self.links[dev as usize].iface);
-            self.drop_packet(node, id, reason);
+            let (node, hop) = self.link_ends(dev);
+            self.drop_packet_hop(node, id, reason, hop);
             return;
         }
+        self.trace_link(TraceEvent::Enqueue, dev, id);
         let now = self.now;
         let d = &mut self.links[dev as usize];
         if d.on_wire.is_none() {
@@ -23,12 +25,13 @@ impl World {
         }
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         if let Err(id) = d.queue.push(id) {
-            let node = self.net.node_of(self.links[dev as usize].iface);
-            self.drop_packet(node, id, DropReason::Queue);
+            let (node, hop) = self.link_ends(dev);
+            self.drop_packet_hop(node, id, DropReason::Queue, hop);
         }
     }
 
     fn start_tx(&mut self, dev: u32, id: PacketId) {
+        self.trace_link(TraceEvent::Dequeue, dev, id);
         let now = self.now;
         let d = &mut self.links[dev as usize];
         let p = self.packets.get(id);
@@ -59,8 +62,8 @@ impl World {
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         let next = d.queue.pop();
         if lost {
-            let node = self.net.node_of(self.links[dev as usize].iface);
-            self.drop_packet(node, id, DropReason::LinkError);
+            let (node, hop) = self.link_ends(dev);
+            self.drop_packet_hop(node, id, DropReason::LinkError, hop);
         } else {
             let epoch = self.link_epoch(link);
             self.queue.push(
@@ -84,6 +87,7 @@ impl World {
             self.drop_packet(at, id, reason);
             return;
         }
+        self.trace_link(TraceEvent::Arrive, dev, id);
         let node = self.net.node_of(self.links[dev as usize].iface);
         self.ip_input(node, id, None);
     }

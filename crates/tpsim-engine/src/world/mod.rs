@@ -18,6 +18,7 @@
 //! | fault events (`[[events]]`) | `Faults` | `events.rs` |
 //! | ad hoc routing, ARP | `RoutingState`, `ArpState` | `routing.rs`, `arp.rs` |
 //! | metrics | [`Collector`] (`collect.rs`) | every glue file reports to it |
+//! | the packet trace's ns-2 part | [`PacketTrace`] (`pkttrace.rs`) | `ns2.rs` |
 //!
 //! `build.rs` assembles the parts from a scenario; this file holds the event loop and the
 //! collection of results.
@@ -28,6 +29,7 @@ mod energy;
 mod events;
 mod ip;
 mod links;
+mod ns2;
 mod radio;
 mod routing;
 mod transport;
@@ -40,7 +42,7 @@ use crate::metrics::{set_bit, DropReason, RunResult};
 use crate::mobility::Mobility;
 use crate::net::Net;
 use crate::packet::{PacketArena, PacketId, NO_DIR};
-use crate::pkttrace::{Layer, PacketTrace, TraceEvent};
+use crate::pkttrace::{Layer, PacketTrace, TraceEvent, NO_NODE};
 use crate::sockets::Sockets;
 use crate::trace::PcapTracer;
 use crate::wifi::{WifiChannel, WifiDevice, DEVICE_HOT_LINES};
@@ -375,22 +377,37 @@ impl World {
     /// packet is counted (see [`crate::pkttrace`]): with the trace off, one branch.
     #[inline]
     fn trace(&mut self, event: TraceEvent, node: u32, layer: Layer, id: PacketId, reason: Option<DropReason>) {
-        if let Some(t) = &mut self.ptrace {
-            let p = self.packets.get(id);
-            if self.metrics.counted(p.dir, p.seq, self.now) {
-                t.record(self.now, event, node, layer, p, reason, false);
-            }
-        }
+        self.trace_row(event, node, layer, id, reason, false, NO_NODE);
     }
 
     /// [`Self::trace`] of a receive at `layer` of `node`; `duplicate`: a data packet that
     /// had arrived before.
     #[inline]
     fn trace_receive(&mut self, node: u32, layer: Layer, id: PacketId, duplicate: bool) {
+        self.trace_row(TraceEvent::Receive, node, layer, id, None, duplicate, NO_NODE);
+    }
+
+    /// [`Self::trace`] with the duplicate flag and, for the ns-2 columns, the other node of
+    /// the hop (`NO_NODE`: none or not known).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn trace_row(
+        &mut self,
+        event: TraceEvent,
+        node: u32,
+        layer: Layer,
+        id: PacketId,
+        reason: Option<DropReason>,
+        duplicate: bool,
+        hop: u32,
+    ) {
         if let Some(t) = &mut self.ptrace {
             let p = self.packets.get(id);
             if self.metrics.counted(p.dir, p.seq, self.now) {
-                t.record(self.now, TraceEvent::Receive, node, layer, p, None, duplicate);
+                t.record(self.now, event, node, layer, p, reason, duplicate);
+                if t.ns2() {
+                    t.record_ns2(ns2::ns2_row(&self.packets, &self.net, self.routing.as_ref(), id, hop));
+                }
             }
         }
     }

@@ -10,6 +10,7 @@ use super::{Event, World};
 use crate::metrics::DropReason;
 use crate::packet::PacketId;
 use crate::phyrx::{Cca, RxOutcome};
+use crate::pkttrace::TraceEvent;
 use crate::wifi::{AirFrame, AirRx, WifiChannel, WifiDevice, DEVICE_HOT_LINES, LLC_SNAP_LEN};
 use tpsim_mac::{MacEvent, Msdu};
 
@@ -196,10 +197,11 @@ impl World {
         if let Some(ch) = &mut self.wifi {
             ch.set_transmitting(sender, true);
         }
+        let data = (frame.kind == tpsim_mac::FrameKind::Data).then_some(PacketId(frame.handle as u32));
         if let Some(t) = pcap {
-            let pkt = (frame.kind == tpsim_mac::FrameKind::Data).then_some(PacketId(frame.handle as u32));
-            self.trace_wifi(t, &frame, pkt);
+            self.trace_wifi(t, &frame, data);
         }
+        self.trace_mac(TraceEvent::MacSend, sender, &frame, data);
         self.metrics.mac_frame();
         let Some(ch) = &mut self.wifi else { return };
         let slot = match ch.free.pop() {
@@ -401,6 +403,9 @@ impl World {
         }
         if let (Some(RxOutcome::Ok { .. }), Some(t)) = (outcome, d.pcap) {
             self.trace_wifi(t, &f, pkt);
+        }
+        if matches!(outcome, Some(RxOutcome::Ok { .. })) {
+            self.trace_mac(TraceEvent::MacReceive, node, &f, pkt);
         }
         self.pump_mac(node);
         self.air_frame_done(frame);
