@@ -22,7 +22,8 @@ class RunLimitError(RuntimeError):
 
 def run(text: str, source: str = "<string>", seed: Optional[int] = None, run: int = 0, pcap_dir: Optional[str] = None, max_wall_s: Optional[float] = None, progress: Optional[Callable[[float, float], Any]] = None) -> dict[str, Any]:
     """Runs one replication; returns {flows, network, timeseries, engine_seconds} as plain columns,
-    and ``trace`` (the per-packet event trace) with ``[output] trace = true``.
+    ``trace`` (the per-packet event trace) with ``[output] trace = true`` and ``animation`` (the
+    network movie's trace) with ``[output] animation = true``.
     Checks for signals (KeyboardInterrupt) and ``max_wall_s`` between slices of events, and
     calls ``progress(now_s, end_s)`` (simulated seconds) at most every 0.2 s of wall time.
 

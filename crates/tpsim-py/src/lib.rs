@@ -92,7 +92,8 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 ///
 /// Returns a dict: `flows` (dict of equal-length lists, one entry per flow direction),
 /// `network` (dict of scalars), `timeseries` (dict of lists, long format), with
-/// `[output] trace = true` `trace` (dict of lists, one entry per packet event), and
+/// `[output] trace = true` `trace` (dict of lists, one entry per packet event), with
+/// `[output] animation = true` `animation` (dict of lists: the network movie's trace), and
 /// `engine_seconds` (wall time of the event loop, s). The GIL is released while the engine
 /// runs; between slices of events the run checks for signals (Ctrl-C raises
 /// `KeyboardInterrupt` within milliseconds) and for `max_wall_s`, and calls `progress(now_s,
@@ -272,6 +273,9 @@ fn to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     out.set_item("timeseries", table_to_py(py, &r.series_table(), false)?)?;
     if let Some(t) = &r.trace {
         out.set_item("trace", table_to_py(py, t, false)?)?;
+    }
+    if let Some(t) = &r.animation {
+        out.set_item("animation", table_to_py(py, t, false)?)?;
     }
     out.set_item("engine_seconds", r.engine_seconds)?;
     Ok(out.into())

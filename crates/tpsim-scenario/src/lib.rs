@@ -218,6 +218,16 @@ pub struct Output {
     /// reason (docs/metrics.md). Default false.
     #[serde(default)]
     pub trace: bool,
+    /// Record the network movie's trace (`animation.parquet`, `tpsim animate`): node
+    /// positions, the hops data packets took, drops by reason, deliveries per flow, next-hop
+    /// changes and node deaths, aggregated per `animation_step` (docs/workbench.md). Default
+    /// false.
+    #[serde(default)]
+    pub animation: bool,
+    /// The movie's frame: the window its counts aggregate. Default "0.5s"; widened to
+    /// (duration + drain) / 2000 for longer runs (at most 2000 frames).
+    #[serde(default = "default_animation_step")]
+    pub animation_step: Duration,
 }
 
 impl Default for Output {
@@ -228,6 +238,8 @@ impl Default for Output {
             pcap: false,
             positions: false,
             trace: false,
+            animation: false,
+            animation_step: default_animation_step(),
         }
     }
 }
@@ -237,6 +249,9 @@ fn yes() -> bool {
 }
 fn default_bin() -> Duration {
     Duration(1_000_000_000)
+}
+fn default_animation_step() -> Duration {
+    Duration(500_000_000)
 }
 
 /// The nodes of the scenario, numbered from 0.

@@ -87,6 +87,10 @@ impl World {
             metrics,
             pcap,
             ptrace: sc.output.trace.then(crate::pkttrace::PacketTrace::default),
+            movie: sc
+                .output
+                .animation
+                .then(|| crate::movie::MovieTrace::new(sc, end_run, mobility.clone())),
             mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
             routing: sc.radio.as_ref().map(|_| {
                 let moving = mobility.iter().any(|m| m.max_speed() > 0.0);

@@ -171,6 +171,9 @@ impl World {
                 .metrics
                 .segment_received(p.dir, p.seq, p.ip.ttl, p.ip.total_len as u32, self.now);
         self.trace_receive(node, Layer::Transport, id, duplicate);
+        if !duplicate {
+            self.movie_delivered(id);
+        }
         // The segment is read in place, then this holder's reference released.
         self.sockets
             .socket_mut(ep)
