@@ -20,8 +20,11 @@ import polars as pl
 MOVIE_FORMAT = 1
 #: Seconds of simulated time over which a hop stays drawn, fading.
 TRAIL_S = 2.0
-#: Flow colours (Okabe-Ito, as the figures), cycled.
-FLOW_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+#: The plot's throughput is the mean over this many simulated seconds (at least a frame).
+PLOT_MEAN_S = 5.0
+#: Flow colours: Okabe-Ito (as the figures), then four of Paul Tol's muted scheme; cycled.
+FLOW_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
+               "#882255", "#44AA99", "#999933", "#AA4499"]
 #: Colour of each drop reason (the network table's ``drops_<reason>`` suffixes).
 REASON_COLORS = {
     "queue": "#E69F00", "mac_retry": "#D55E00", "link_break": "#C00000", "no_route": "#CC79A7", "ttl": "#7F7F7F",
@@ -148,6 +151,7 @@ def movie_data(res: Any, point: Optional[int] = None, run: Optional[int] = None)
     return {
         "format": MOVIE_FORMAT,
         "point": point, "run": run, "n": n, "step": step, "end": _r(end, 4), "frames": frames, "trail": TRAIL_S,
+        "plot_mean": PLOT_MEAN_S,
         "area": [_r(min(xs)), _r(min(ys)), _r(max(xs)), _r(max(ys))],
         "pos": keyframes, "ranges": ranges, "flows": flows,
         "reasons": reasons, "reason_colors": [REASON_COLORS.get(r, "#555555") for r in reasons],
@@ -276,16 +280,23 @@ _SCRIPT = r"""
     return s;
   }
   function fmt(t) { return t.toFixed(t < 100 ? 2 : 1) + " s"; }
-  // --- the plot: delivered kbit/s per flow direction and frame; drops per frame below.
+  // --- the plot: each flow direction's delivered kbit/s, mean over the last PLOT_MEAN_S
+  // (at least a frame); drops per frame as ticks below.
   var plot = q(".mv-plot"), PW = 1000, PH = 180, PL = 50, PR = 10, PT = 10, PB = 40;
   plot.setAttribute("viewBox", "0 0 " + PW + " " + PH);
+  var win = Math.max(1, Math.round(D.plot_mean / step));
   var rate = D.flows.map(function () { return new Float64Array(F); });
   var dropsPer = new Float64Array(F), ymax = 0, dmax = 0;
   for (var fr = 0; fr < F; fr++) {
-    deliv[fr].forEach(function (d) { if (d[0] >= 0) rate[d[0]][fr] += d[2] * 8 / 1000 / step; });
+    deliv[fr].forEach(function (d) { if (d[0] >= 0) rate[d[0]][fr] += d[2] * 8 / 1000 / (win * step); });
     drops[fr].forEach(function (d) { dropsPer[fr] += d[3]; });
     dmax = Math.max(dmax, dropsPer[fr]);
   }
+  rate = rate.map(function (s) {
+    var out = new Float64Array(F), acc = 0;
+    for (var k = 0; k < F; k++) { acc += s[k]; if (k >= win) acc -= s[k - win]; out[k] = acc; }
+    return out;
+  });
   rate.forEach(function (s) { for (var k = 0; k < F; k++) ymax = Math.max(ymax, s[k]); });
   ymax = ymax > 0 ? ymax * 1.1 : 1;
   var end = D.end || F * step;
@@ -293,14 +304,18 @@ _SCRIPT = r"""
   function py(v) { return PT + (PH - PT - PB) * (1 - v / ymax); }
   el("line", {x1: PL, y1: PH - PB, x2: PW - PR, y2: PH - PB, stroke: "#999"}, plot);
   el("line", {x1: PL, y1: PT, x2: PL, y2: PH - PB, stroke: "#999"}, plot);
-  for (var tk = 0; tk <= 5; tk++) {
-    var tt = end * tk / 5;
-    el("text", {x: px(tt), y: PH - PB + 14, "font-size": 11, "text-anchor": "middle", fill: "#555"}, plot).textContent = Math.round(tt) + "";
+  // Ticks at 1, 2 or 5 times a power of ten, 4 to 10 of them.
+  var tstep = Math.pow(10, Math.floor(Math.log10(end / 4)));
+  if (end / (tstep * 5) >= 4) tstep *= 5; else if (end / (tstep * 2) >= 4) tstep *= 2;
+  for (var tt = 0; tt <= end + 1e-9; tt += tstep) {
+    el("line", {x1: px(tt), x2: px(tt), y1: PH - PB, y2: PH - PB + 4, stroke: "#999"}, plot);
+    el("text", {x: px(tt), y: PH - PB + 15, "font-size": 11, "text-anchor": "middle", fill: "#555"}, plot).textContent = +tt.toPrecision(6) + "";
   }
   el("text", {x: (PL + PW) / 2, y: PH - 4, "font-size": 11, "text-anchor": "middle", fill: "#555"}, plot).textContent = "time (s)";
-  el("text", {x: PL - 6, y: PT + 8, "font-size": 11, "text-anchor": "end", fill: "#555"}, plot).textContent = ymax.toPrecision(2);
+  el("text", {x: PL - 6, y: PT + 8, "font-size": 11, "text-anchor": "end", fill: "#555"}, plot).textContent = +ymax.toPrecision(2) + "";
+  el("text", {x: PL - 6, y: PH - PB, "font-size": 11, "text-anchor": "end", fill: "#555"}, plot).textContent = "0";
   el("text", {x: 12, y: (PT + PH - PB) / 2, "font-size": 11, "text-anchor": "middle", fill: "#555",
-              transform: "rotate(-90 12 " + (PT + PH - PB) / 2 + ")"}, plot).textContent = "delivered (kbit/s)";
+              transform: "rotate(-90 12 " + (PT + PH - PB) / 2 + ")"}, plot).textContent = "kbit/s";
   if (dmax > 0) {
     var dpath = "";
     for (var k2 = 0; k2 < F; k2++) if (dropsPer[k2] > 0) {
@@ -311,7 +326,7 @@ _SCRIPT = r"""
   }
   rate.forEach(function (s, fi) {
     var pts = [];
-    for (var k = 0; k < F; k++) pts.push(px((k + 0.5) * step).toFixed(1) + "," + py(s[k]).toFixed(1));
+    for (var k = 0; k < F; k++) pts.push(px((k + 1) * step).toFixed(1) + "," + py(s[k]).toFixed(1));
     el("polyline", {points: pts.join(" "), fill: "none", stroke: D.flows[fi].color, "stroke-width": 1.2}, plot);
   });
   var cursor = el("line", {y1: PT, y2: PH - PB, stroke: "#000", "stroke-width": 1.5, "class": "mv-cursor"}, plot);
@@ -501,7 +516,8 @@ def movie_fragment(data: dict[str, Any], title: str = "") -> str:
         '<p class="mv-note">Lines: hops packets took in the last '
         f"{TRAIL_S:g} s (width: packets per frame); rings: drops in the last second, coloured by reason; "
         "dashed orange: a node's new next hop for a flow; grey: a node out of energy, dashed: a node down. "
-        "Plot: delivered kbit/s per flow and frame, drops as red ticks; click it to seek.</p>\n"
+        f"Plot: each flow's delivered kbit/s (transport payload, mean over the last {PLOT_MEAN_S:g} s), "
+        "drops per frame as red ticks; click it to seek.</p>\n"
         f'<script type="application/json" class="mv-data">{_json_for_script(data)}</script>\n'
         f"<script>{_SCRIPT}</script>\n"
         "</section>\n"
