@@ -222,9 +222,9 @@ _SCRIPT = r"""
   map.setAttribute("viewBox", "0 0 " + S + " " + S);
   var gRange = el("g", {}, map), gHop = el("g", {}, map), gMark = el("g", {}, map), gNode = el("g", {}, map);
   var r = S / 110;
-  var rangeRx = el("circle", {fill: "rgba(0,114,178,0.06)", stroke: "#0072B2", "stroke-width": 1,
+  var rangeRx = el("circle", {"class": "mv-range", fill: "rgba(0,114,178,0.06)", stroke: "#0072B2", "stroke-width": 1,
                               "vector-effect": "non-scaling-stroke", visibility: "hidden"}, gRange);
-  var rangeCs = el("circle", {fill: "none", stroke: "#0072B2", "stroke-dasharray": "4 4", "stroke-width": 1,
+  var rangeCs = el("circle", {"class": "mv-cs-range", fill: "none", stroke: "#0072B2", "stroke-dasharray": "4 4", "stroke-width": 1,
                               "vector-effect": "non-scaling-stroke", visibility: "hidden"}, gRange);
   var info = q(".mv-info");
   var hovered = -1;
@@ -403,17 +403,17 @@ _SCRIPT = r"""
         ring.setAttribute("visibility", "visible");
       });
     }
-    // Next-hop changes of the last TRAIL seconds: a dashed line to the new next hop.
+    // Next-hop changes of the last second: a dashed line to the new next hop.
     routeLines.forEach(function (l) { l.remove(); });
     routeLines = [];
     for (var j = 0; j < D.routes.length; j += 5) {
       var rt = D.routes[j];
       if (rt > t) break;
-      if (rt < t - D.trail) continue;
+      if (rt < t - 1) continue;
       var nd = D.routes[j + 1], nw = D.routes[j + 4];
       if (nd >= n || nw >= n) continue;
       routeLines.push(el("line", {x1: sx(P[nd][0]), y1: sy(P[nd][1]), x2: sx(P[nw][0]), y2: sy(P[nw][1]),
-                                  stroke: "#D55E00", "stroke-dasharray": "6 4", "stroke-width": 2,
+                                  stroke: "#D55E00", "stroke-dasharray": "5 4", "stroke-width": 1.5,
                                   "vector-effect": "non-scaling-stroke", "class": "mv-route"}, gMark));
     }
     // Radio ranges of the node under the pointer.
@@ -515,7 +515,7 @@ def movie_fragment(data: dict[str, Any], title: str = "") -> str:
         'aria-label="delivered throughput per flow; click to seek"></svg>\n'
         '<p class="mv-note">Lines: hops packets took in the last '
         f"{TRAIL_S:g} s (width: packets per frame); rings: drops in the last second, coloured by reason; "
-        "dashed orange: a node's new next hop for a flow; grey: a node out of energy, dashed: a node down. "
+        "dashed orange: a node's new next hop for a flow (last second); grey: a node out of energy, dashed: a node down. "
         f"Plot: each flow's delivered kbit/s (transport payload, mean over the last {PLOT_MEAN_S:g} s), "
         "drops per frame as red ticks; click it to seek.</p>\n"
         f'<script type="application/json" class="mv-data">{_json_for_script(data)}</script>\n'

@@ -295,7 +295,8 @@ impl MovieTrace {
                         ((b.1 .0 - a.1 .0) / dt, (b.1 .1 - a.1 .1) / dt)
                     };
                     let (v1, v2) = (v(p, cur), v(cur, next));
-                    if (v1.0 - v2.0).hypot(v1.1 - v2.1) > KEYFRAME_EPS_MPS {
+                    let (dx, dy) = (v1.0 - v2.0, v1.1 - v2.1);
+                    if dx * dx + dy * dy > KEYFRAME_EPS_MPS * KEYFRAME_EPS_MPS {
                         out.push(row(cur.0, cur.1));
                     }
                 }
