@@ -220,3 +220,28 @@ def test_every_movie_column_and_kind_is_documented(study_c):
         assert f"`{c}`" in section, c
     for k in a["kind"].unique().to_list() + ["node"]:
         assert f"`{k}`" in section, k
+
+
+def test_a_wired_run_without_placement_gets_a_movie_with_its_nodes_apart(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(one_link(duration="3s", extra="[output]\nanimation = true"))
+    out = tmp_path / "o"
+    assert cli("run", str(f), "-o", str(out), "-q", "--no-report").returncode == 0
+    p = cli("animate", str(out))
+    assert p.returncode == 0, p.stderr
+    driver = _browser()
+    try:
+        driver.get((out / "movie.html").as_uri())
+        root = driver.find_element("css selector", ".tpsim-movie")
+        pos = _positions(driver, root)
+        assert len(pos) == 2 and pos[0] != pos[1]
+        # The CBR flow's packets cross the link in the frame at 1 s.
+        driver.execute_script("var s = arguments[0].querySelector('.mv-seek'); s.value = 2;"
+                              "s.dispatchEvent(new Event('input'));", root)
+        assert int(root.get_attribute("data-hops")) == 1
+        root.find_element("css selector", ".mv-play").click()
+        assert _wait(lambda: root.get_attribute("data-playing") == "0")  # plays to the end and stops
+        assert int(root.get_attribute("data-frame")) == int(root.get_attribute("data-frames")) - 1
+        assert _errors(driver) == []
+    finally:
+        driver.quit()
