@@ -24,7 +24,8 @@ def run(text: str, source: str = "<string>", seed: Optional[int] = None, run: in
     """Runs one replication; returns {flows, network, timeseries, engine_seconds} as plain columns,
     and ``trace`` (the per-packet event trace) with ``[output] trace = true``; with
     ``[output] ns2_trace`` also ``trace`` (with the ns-2 rows and columns) and ``ns2_trace``
-    (the format's name).
+    (the format's name); ``animation`` (the network movie's trace) with ``[output] animation =
+    true``.
     Checks for signals (KeyboardInterrupt) and ``max_wall_s`` between slices of events, and
     calls ``progress(now_s, end_s)`` (simulated seconds) at most every 0.2 s of wall time.
 

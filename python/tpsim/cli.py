@@ -443,6 +443,34 @@ def report(
 
 
 @app.command()
+def animate(
+    directory_arg: str = typer.Argument(..., metavar="DIRECTORY", help="Output directory of a run with [output] animation = true."),
+    point: Optional[int] = typer.Option(None, "--point", help="Sweep point (default: the first with a movie trace)."),
+    run_: Optional[int] = typer.Option(None, "--run", help="Replication (default: the first with a movie trace)."),
+    out: Optional[str] = typer.Option(None, "-o", "--out", help="HTML file to write (default: DIRECTORY/movie.html)."),
+) -> None:
+    """Write the network movie of one run: a self-contained HTML player (no network access)."""
+    from .movie import NoMovie, write_movie
+    from .results import OutputPathError, check_output_file
+
+    directory = _path_arg(directory_arg, "DIRECTORY")
+    target = directory / "movie.html"
+    if out is not None:
+        try:
+            target = check_output_file(out, "-o/--out")
+        except OutputPathError as e:
+            _fail(f"error: {_one_line(e)}")
+    res = _read_results(directory)
+    try:
+        path = write_movie(res, target, point=point, run=run_)
+    except NoMovie as e:
+        _fail(f"error: {directory}: {_one_line(e)}")
+    except OSError as e:
+        _fail(_os_error(e), 1)
+    typer.echo(str(path))
+
+
+@app.command()
 def schema(out: Optional[str] = typer.Option(None, "-o", "--out", help="Write to a file instead of stdout.")) -> None:
     """Print the JSON Schema of the scenario format."""
     text = json.dumps(json.loads(_tpsim.json_schema()), indent=2) + "\n"

@@ -433,9 +433,12 @@ def render(res: Results, figs: list[Figure], command: Optional[str] = None) -> s
             "files": [{"name": p.suffix[1:].upper(), "href": f"figures/{p.name}"} for p in f.files if p.suffix != ".png"],
         })
     defs = _definitions()
-    toc = [{"id": "figures", "title": "Figures", "children": [{"id": f["id"], "title": f["title"]} for f in figures]},
-           {"id": "tables", "title": "Tables", "children": [{"id": t.id, "title": t.title} for t in tables]},
-           {"id": defs.id, "title": defs.title, "children": []}]
+    toc = [{"id": "figures", "title": "Figures", "children": [{"id": f["id"], "title": f["title"]} for f in figures]}]
+    movie = _movie(res)
+    if movie is not None:
+        toc.append({"id": "movie", "title": "Network movie", "children": []})
+    toc += [{"id": "tables", "title": "Tables", "children": [{"id": t.id, "title": t.title} for t in tables]},
+            {"id": defs.id, "title": defs.title, "children": []}]
     if base is not None:
         toc.append({"id": "scenario", "title": "Scenario", "children": []})
     written = getattr(base, "written", getattr(base, "text", "")) if base is not None else ""
@@ -444,8 +447,23 @@ def render(res: Results, figs: list[Figure], command: Optional[str] = None) -> s
         sets=[f"{k} = {json.dumps(v) if not isinstance(v, str) else v}" for k, v in res.sets], seeds=", ".join(map(str, seeds)), runs=runs,
         points=len(res.points) or 1, command=command, toc=toc, figures=figures, tables=tables, definitions=defs,
         scenario_text=written, resolved=json.dumps(resolved, indent=2, sort_keys=True) if resolved else "",
-        source=getattr(base, "source", "") if base is not None else "", has_base=base is not None,
+        source=getattr(base, "source", "") if base is not None else "", has_base=base is not None, movie=movie,
     )
+
+
+def _movie(res: Results) -> Optional[dict[str, Any]]:
+    """The network movie of the first run that recorded one (``[output] animation = true``):
+    its player as markup and what the page says about it; ``None`` without one."""
+    from markupsafe import Markup
+
+    from .movie import movie_data, movie_fragment, movie_runs, movie_title
+
+    have = movie_runs(res)
+    if not have:
+        return None
+    data = movie_data(res, *have[0])
+    return {"html": Markup(movie_fragment(data, movie_title(res, data))), "runs": len(have),
+            "point": data["point"], "run": data["run"]}
 
 
 def write_report(res: Results, outdir: Path, command: Optional[str] = None,

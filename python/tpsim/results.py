@@ -13,6 +13,9 @@ place, so a failure never leaves a half-written table):
   flow, direction, packet, size_b, reason, duplicate``; docs/metrics.md)
 * ``ns2/p<point>-run<run>.tr`` -- with ``[output] ns2_trace``: each run's packet trace as an
   ns-2 trace file (docs/ns2-trace.md)
+* ``animation.parquet`` -- with ``[output] animation = true``: the network movie's trace
+  (positions, hops, drops, deliveries, route changes, node events per frame;
+  docs/workbench.md), read by ``tpsim animate`` and the report
 * ``scenario.resolved.json`` -- the scenario with every default filled in
 * ``tpsim.json`` -- what :meth:`Results.read` needs to rebuild figures and the report: the
   scenario as written, its source, the sweep points (with their cases), the ``--set`` values,
@@ -355,6 +358,8 @@ class Results:
             packet event (columns in docs/metrics.md); empty if no run kept one.
         ns2_formats: the ns-2 trace format (``"old"``, ``"new"``, ``"wired"``) of each run
             (point, run) made with ``[output] ns2_trace``; :meth:`write` writes their files.
+        animation: the network movie's trace of runs with ``[output] animation = true``
+            (columns in docs/workbench.md, "Network movie"); empty if no run kept one.
         engine_seconds: wall time of each run's event loop, s (not part of the tables, which
             are deterministic).
     """
@@ -367,12 +372,14 @@ class Results:
         engine_seconds: list[float],
         param_keys: Optional[list[str]] = None,
         trace: Optional[pl.DataFrame] = None,
+        animation: Optional[pl.DataFrame] = None,
     ):
         self.flows = flows
         self.network = network
         self.timeseries = timeseries
         self.trace = trace if trace is not None else pl.DataFrame()
         self.ns2_formats: dict[tuple[int, int], str] = {}
+        self.animation = animation if animation is not None else pl.DataFrame()
         self.engine_seconds = engine_seconds
         #: Swept keys (columns of every table, after ``point``); empty without a sweep.
         self.param_keys: list[str] = list(param_keys or [])
@@ -405,7 +412,7 @@ class Results:
         workers produced them."""
         keys = list(param_keys or [])
         runs = sorted(runs, key=lambda r: (r.get("point", 0), r["run"]))
-        flows, nets, series, traces = [], [], [], []
+        flows, nets, series, traces, movies = [], [], [], [], []
         for r in runs:
             ident = {"point": r.get("point", 0), **{k: r.get("params", {}).get(k) for k in keys}, "run": r["run"], "seed": r["seed"]}
             n = len(r["flows"]["flow"])
@@ -416,11 +423,17 @@ class Results:
             if r.get("trace") is not None:
                 m = len(r["trace"]["event"])
                 traces.append(_trace_frame({**{k: [v] * m for k, v in ident.items()}, **r["trace"]}, keys))
+            if r.get("animation") is not None:
+                m = len(r["animation"]["kind"])
+                movies.append(_typed_frame({**{k: [v] * m for k, v in ident.items()}, **r["animation"]}, keys,
+                                           ANIMATION_SCHEMA))
         flows_df = _normalize(pl.concat(flows, how="diagonal_relaxed"), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if flows else pl.DataFrame()
         net_df = _normalize(pl.concat(nets, how="vertical_relaxed"), keys).sort(["point", "run"], maintain_order=True) if nets else pl.DataFrame()
         ts_df = _normalize(pl.concat(series, how="vertical_relaxed"), keys) if series else pl.DataFrame()
         trace_df = pl.concat(traces, how="vertical_relaxed") if traces else pl.DataFrame()
-        res = cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys, trace_df)
+        movie_df = pl.concat(movies, how="vertical_relaxed") if movies else pl.DataFrame()
+        res = cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys, trace_df,
+                  movie_df)
         res.ns2_formats = {(int(r.get("point", 0)), int(r["run"])): str(r["ns2_trace"]) for r in runs if r.get("ns2_trace")}
         return res
 
@@ -477,6 +490,8 @@ class Results:
         ]
         if self.trace.width:
             files.append((d / "trace.parquet", lambda p: self.trace.write_parquet(p)))
+        if self.animation.width:
+            files.append((d / "animation.parquet", lambda p: self.animation.write_parquet(p)))
         if self.base is not None:
             resolved = json.dumps(self.resolved_scenario(), indent=2, sort_keys=True) + "\n"
             meta = json.dumps(self.meta(), indent=2) + "\n"
@@ -487,6 +502,8 @@ class Results:
             # A trace of earlier results in this directory is not these results' trace.
             (d / "trace.parquet").unlink()
         self._write_ns2(d)
+        if not self.animation.width and (d / "animation.parquet").is_file():
+            (d / "animation.parquet").unlink()
         self.directory = d
         return d
 
@@ -544,11 +561,12 @@ class Results:
             network = pl.read_parquet(d / "network.parquet")
             ts = pl.read_parquet(d / "timeseries.parquet") if (d / "timeseries.parquet").is_file() else pl.DataFrame()
             trace = pl.read_parquet(d / "trace.parquet") if (d / "trace.parquet").is_file() else pl.DataFrame()
+            movie = pl.read_parquet(d / "animation.parquet") if (d / "animation.parquet").is_file() else pl.DataFrame()
         except (OSError, pl.exceptions.PolarsError) as e:
             raise ValueError(f"{d}: the tables cannot be read: {' '.join(str(e).split())}") from None
         cols = flows.columns if "point" in flows.columns else network.columns
         keys = cols[cols.index("point") + 1 : cols.index("run")] if "point" in cols and "run" in cols else []
-        res = cls(flows, network, ts, [], keys, trace)
+        res = cls(flows, network, ts, [], keys, trace, movie)
         res.directory = d
         meta: dict[str, Any] = {}
         try:
@@ -654,15 +672,30 @@ NS2_TRACE_SCHEMA = {
 }
 
 
-def _trace_frame(columns: dict[str, Any], param_keys: Iterable[str] = ()) -> pl.DataFrame:
-    """One run's packet trace (the engine's columns with the run's identity) with the fixed
-    types of :data:`TRACE_SCHEMA`, whatever the values (an empty or all-null column)."""
+#: Column types of the network movie's trace (``animation.parquet``), in column order after
+#: the run's identity.
+ANIMATION_SCHEMA = {
+    "time_s": pl.Float64, "kind": pl.Utf8, "node": pl.UInt32, "peer": pl.UInt32, "old_peer": pl.UInt32,
+    "flow": pl.UInt32, "direction": pl.Utf8, "reason": pl.Utf8, "packets": pl.UInt64, "bytes": pl.UInt64,
+    "span_s": pl.Float64, "x_m": pl.Float64, "y_m": pl.Float64, "range_m": pl.Float64,
+}
+
+
+def _typed_frame(columns: dict[str, Any], param_keys: Iterable[str], schema: dict[str, Any]) -> pl.DataFrame:
+    """One run's table of the engine (its columns with the run's identity) with the fixed
+    types of ``schema``, whatever the values (an empty or all-null column)."""
     ident = ["point", *param_keys, "run", "seed"]
     df = pl.DataFrame(columns, strict=False)
     casts = [pl.col(k).cast(pl.UInt32 if k in ("point", "run") else pl.UInt64) if k in ("point", "run", "seed")
              else pl.col(k) for k in ident]
-    schema = {**TRACE_SCHEMA, **(NS2_TRACE_SCHEMA if "uid" in df.columns else {})}
     return df.select(casts + [pl.col(k).cast(t) for k, t in schema.items()])
+
+
+def _trace_frame(columns: dict[str, Any], param_keys: Iterable[str] = ()) -> pl.DataFrame:
+    """One run's packet trace with the fixed types of :data:`TRACE_SCHEMA` (and of
+    :data:`NS2_TRACE_SCHEMA` for a trace with the ns-2 columns)."""
+    schema = {**TRACE_SCHEMA, **(NS2_TRACE_SCHEMA if "uid" in columns else {})}
+    return _typed_frame(columns, param_keys, schema)
 
 
 def _normalize(df: pl.DataFrame, param_keys: Iterable[str] = ()) -> pl.DataFrame:

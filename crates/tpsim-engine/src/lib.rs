@@ -19,6 +19,7 @@ pub mod grid;
 pub mod memory;
 pub mod metrics;
 pub mod mobility;
+pub mod movie;
 pub mod net;
 pub mod packet;
 pub mod phyrx;

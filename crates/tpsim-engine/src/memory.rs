@@ -30,6 +30,12 @@ const TRACE_MESSAGE_BYTES: u64 = 8 * 160;
 /// hop the RTS, CTS, DATA and ACK frames, each sent and received: 32 rows for a few hops) ×
 /// a row with the ns-2 columns (52 bytes in the engine, about 150 in Python).
 const NS2_TRACE_MESSAGE_BYTES: u64 = 32 * 200;
+/// Per row of the network movie's trace, in the engine (about 80) and in the Python columns
+/// built from it. Its rows are at most, per message, a few hops of it and of its
+/// acknowledgement, a drop and a delivery (6, each in a frame of its own at worst), plus a
+/// keyframe per node and frame.
+const MOVIE_ROW_BYTES: u64 = 300;
+const MOVIE_ROWS_PER_MESSAGE: u64 = 6;
 /// The channel's table of every sender's receivers on a static channel (at most 2²¹ pairs of
 /// 16 bytes).
 const REACH_MAX_BYTES: u64 = (1 << 21) * 16;
@@ -124,6 +130,17 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
     } else if sc.output.trace {
         parts.push(("packet trace", msgs.saturating_mul(TRACE_MESSAGE_BYTES)));
     }
+    if sc.output.animation {
+        let step = sc
+            .output
+            .animation_step
+            .0
+            .max(end_ns.div_ceil(crate::movie::MAX_FRAMES))
+            .max(1);
+        let keyframes = (end_ns.div_ceil(step) + 1).saturating_mul(n);
+        let rows = msgs.saturating_mul(MOVIE_ROWS_PER_MESSAGE).saturating_add(keyframes);
+        parts.push(("network movie", rows.saturating_mul(MOVIE_ROW_BYTES)));
+    }
     if sc.output.timeseries {
         let bins = end_ns.div_ceil(sc.output.bin.0.max(1)).max(1);
         let dirs = sc
@@ -183,6 +200,15 @@ mod tests {
             "[simulation]\nduration = \"10s\"\n[output]\ntrace = true\n{LINK}{CBR}"
         ));
         assert_eq!(part(&traced, "packet trace"), Some(1001 * TRACE_MESSAGE_BYTES));
+        assert_eq!(part(&traced, "network movie"), None);
+        // The movie: 10 s in 0.5 s frames (21 keyframes per node at most, 2 nodes).
+        let movie = est(&format!(
+            "[simulation]\nduration = \"10s\"\n[output]\nanimation = true\n{LINK}{CBR}"
+        ));
+        assert_eq!(
+            part(&movie, "network movie"),
+            Some((1001 * MOVIE_ROWS_PER_MESSAGE + 21 * 2) * MOVIE_ROW_BYTES)
+        );
     }
 
     #[test]

@@ -331,6 +331,9 @@ pub struct RunResult {
     /// The per-packet event trace (`[output] trace = true`; `None` otherwise), columns as in
     /// [`crate::pkttrace::PacketTrace::table`].
     pub trace: Option<crate::table::Table>,
+    /// The network movie's trace (`[output] animation = true`; `None` otherwise), columns as
+    /// in [`crate::movie::MovieTrace::table`].
+    pub animation: Option<crate::table::Table>,
     /// Wall-clock seconds spent in the event loop (not part of the deterministic tables).
     pub engine_seconds: f64,
 }

@@ -258,6 +258,7 @@ mod tests {
             network: NetworkRow::default(),
             timeseries: SeriesTable::default(),
             trace: None,
+            animation: None,
             engine_seconds: 0.0,
         };
         let t = r.flows_table();

@@ -224,6 +224,16 @@ pub struct Output {
     /// events these formats need (as `trace = true` does, with those rows). Default none.
     #[serde(default)]
     pub ns2_trace: Option<Ns2Trace>,
+    /// Record the network movie's trace (`animation.parquet`, `tpsim animate`): node
+    /// positions, the hops data packets took, drops by reason, deliveries per flow, next-hop
+    /// changes and node deaths, aggregated per `animation_step` (docs/workbench.md). Default
+    /// false.
+    #[serde(default)]
+    pub animation: bool,
+    /// The movie's frame: the window its counts aggregate. Default "0.5s"; widened to
+    /// (duration + drain) / 2000 for longer runs (at most 2000 frames).
+    #[serde(default = "default_animation_step")]
+    pub animation_step: Duration,
 }
 
 /// The ns-2 trace format to write (`[output] ns2_trace`).
@@ -254,6 +264,8 @@ impl Default for Output {
             positions: false,
             trace: false,
             ns2_trace: None,
+            animation: false,
+            animation_step: default_animation_step(),
         }
     }
 }
@@ -263,6 +275,9 @@ fn yes() -> bool {
 }
 fn default_bin() -> Duration {
     Duration(1_000_000_000)
+}
+fn default_animation_step() -> Duration {
+    Duration(500_000_000)
 }
 
 /// The nodes of the scenario, numbered from 0.

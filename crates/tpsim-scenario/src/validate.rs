@@ -102,6 +102,12 @@ fn validate_simulation(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
             "expected a bin width greater than 0".into(),
         );
     }
+    if sc.output.animation && sc.output.animation_step.0 == 0 {
+        err(
+            vec![k("output"), k("animation_step")],
+            "expected a frame length greater than 0".into(),
+        );
+    }
     if sc.nodes.count < 1 {
         err(vec![k("nodes"), k("count")], "expected at least 1 node".into());
     }

@@ -90,6 +90,10 @@ impl World {
                 .output
                 .keeps_trace()
                 .then(|| crate::pkttrace::PacketTrace::new(sc.output.ns2_trace.is_some())),
+            movie: sc
+                .output
+                .animation
+                .then(|| crate::movie::MovieTrace::new(sc, end_run, mobility.clone())),
             mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
             routing: sc.radio.as_ref().map(|_| {
                 let moving = mobility.iter().any(|m| m.max_speed() > 0.0);

@@ -75,6 +75,9 @@ impl World {
 
     /// A packet arrives at `node`, from radio neighbour `prev_hop` if known.
     pub(super) fn ip_input(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
+        if let Some(prev) = prev_hop {
+            self.movie_hop(prev, node, id);
+        }
         let (dst, ctrl) = {
             let p = self.packets.get(id);
             (p.ip.dst, p.ctrl)
@@ -128,6 +131,7 @@ impl World {
     pub(super) fn drop_packet_hop(&mut self, node: u32, id: PacketId, reason: DropReason, hop: u32) {
         let layer = Layer::of_drop(reason);
         self.trace_row(TraceEvent::Drop, node, layer, id, Some(reason), false, hop);
+        self.movie_drop(node, id, reason);
         let p = self.packets.get(id);
         if p.is_data() {
             self.metrics.dropped(p.dir, p.seq, reason);

@@ -89,6 +89,7 @@ impl World {
         }
         self.trace_link(TraceEvent::Arrive, dev, id);
         let node = self.net.node_of(self.links[dev as usize].iface);
+        self.movie_hop(self.net.node_of(self.links[(dev ^ 1) as usize].iface), node, id);
         self.ip_input(node, id, None);
     }
 

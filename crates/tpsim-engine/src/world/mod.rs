@@ -29,6 +29,7 @@ mod energy;
 mod events;
 mod ip;
 mod links;
+mod movie;
 mod ns2;
 mod radio;
 mod routing;
@@ -170,6 +171,8 @@ pub struct World {
     pcap: PcapTracer,
     /// The per-packet event trace (`[output] trace = true`).
     ptrace: Option<PacketTrace>,
+    /// The network movie's trace (`[output] animation = true`).
+    movie: Option<crate::movie::MovieTrace>,
     /// Radio energy accounts (scenarios with `[energy]`).
     energy: Option<EnergyModel>,
     /// Every node's movement as at t = 0, for the positions time series.
@@ -362,11 +365,13 @@ impl World {
             let keys: Vec<_> = (0..metrics.directions()).map(|d| metrics.key(d)).collect();
             t.table(&keys)
         });
+        let animation = self.movie_table();
         Ok(RunResult {
             flows,
             network,
             timeseries,
             trace,
+            animation,
             engine_seconds,
         })
     }

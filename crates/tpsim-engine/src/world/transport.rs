@@ -177,6 +177,9 @@ impl World {
             self.metrics.path_received(dir, k, payload, self.now);
         }
         self.trace_receive(node, Layer::Transport, id, duplicate);
+        if !duplicate {
+            self.movie_delivered(id);
+        }
         // The segment is read in place, then this holder's reference released.
         self.sockets
             .socket_mut(ep)

@@ -1,0 +1,247 @@
+"""The network movie (``[output] animation = true``, ``tpsim animate``): a study C run's movie
+plays in headless Chromium without console errors, seeks, shows radio ranges on hover; the
+report embeds it; a directory without the trace gets one clear error line; the same run
+gives the same file."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from conftest import ROOT, SCENARIOS, cli, one_link, require_tool
+
+#: Study C shortened to one point (UDP main flow, 8 background flows, 10 m/s, ns-2 agents),
+#: one run of 60 s, with the movie's trace.
+STUDY_C = ["run", str(SCENARIOS / "study-c-manet-speed.toml"), "--runs", "1", "-q",
+           "--set", "simulation.duration=60s", "--set", "output.animation=true",
+           "--sweep", "nodes.mobility.speed=[10m/s,10m/s]", "--sweep", "background.flows=8",
+           "--sweep", "flows.0.transport=udp", "--sweep", "simulation.stack=ns2"]
+
+
+@pytest.fixture(scope="module")
+def study_c(tmp_path_factory) -> Path:
+    """The output directory of the shortened study C run, with ``movie.html`` written by
+    ``tpsim animate``."""
+    d = tmp_path_factory.mktemp("movie") / "c"
+    p = cli(*STUDY_C, "-o", str(d))
+    assert p.returncode == 0, p.stderr
+    p = cli("animate", str(d))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == str(d / "movie.html")
+    return d
+
+
+def _browser():
+    chromium = require_tool("chromium")
+    driver_path = require_tool("chromedriver")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    opts = Options()
+    opts.binary_location = chromium
+    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,1000"]:
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(driver_path), options=opts)
+
+
+def _errors(driver) -> list:
+    return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+
+
+def _positions(driver, root) -> list[tuple[str, str]]:
+    return driver.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('.mv-node')).map(c => [c.getAttribute('cx'), c.getAttribute('cy')]);",
+        root)
+
+
+def _wait(predicate, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def _plays(driver, root) -> None:
+    """Checks that the player at ``root`` starts at frame 0 and advances when played: the
+    frame, the time shown and the nodes' positions change, and stop when paused."""
+    assert root.get_attribute("data-frame") == "0"
+    assert root.get_attribute("data-playing") == "0"
+    time_text = root.find_element("css selector", ".mv-time").text
+    before = _positions(driver, root)
+    assert len(before) == 50 and all(x is not None for x, _ in before)
+    root.find_element("css selector", ".mv-play").click()
+    assert _wait(lambda: int(root.get_attribute("data-frame")) >= 4), root.get_attribute("data-frame")
+    assert root.get_attribute("data-playing") == "1"
+    assert root.find_element("css selector", ".mv-time").text != time_text
+    after = _positions(driver, root)
+    moved = sum(a != b for a, b in zip(before, after))
+    assert moved > 40, f"only {moved} of 50 nodes moved"  # every node moves at 10 m/s
+    root.find_element("css selector", ".mv-play").click()  # pause
+    assert root.get_attribute("data-playing") == "0"
+    paused = root.get_attribute("data-frame")
+    time.sleep(0.4)
+    assert root.get_attribute("data-frame") == paused
+
+
+def test_study_c_movie_plays_seeks_and_shows_ranges_in_headless_chromium(study_c):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    page = study_c / "movie.html"
+    text = page.read_text(encoding="utf-8")
+    # Self-contained: nothing fetched from anywhere.
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+    driver = _browser()
+    try:
+        driver.get(page.as_uri())
+        root = driver.find_element("css selector", ".tpsim-movie")
+        frames = int(root.get_attribute("data-frames"))
+        assert frames == 130  # (60 s + 5 s drain) / 0.5 s
+        _plays(driver, root)
+        # Seek to 30 s with the slider: the flows (started by 10 s) have hops drawn there.
+        driver.execute_script("var s = arguments[0].querySelector('.mv-seek'); s.value = 60;"
+                              "s.dispatchEvent(new Event('input'));", root)
+        assert root.get_attribute("data-frame") == "60"
+        assert float(root.get_attribute("data-time")) == 30.0
+        assert int(root.get_attribute("data-hops")) > 0
+        assert root.find_element("css selector", ".mv-time").text == "30.00 s"
+        # Hovering a node shows its receive and carrier-sense ranges (ns-2's 250 m, 550 m).
+        circles = ("Array.from(arguments[0].querySelectorAll('.mv-range, .mv-cs-range'))"
+                   ".filter(c => c.getAttribute('visibility') === 'visible').map(c => +c.getAttribute('r'))")
+        assert driver.execute_script(f"return {circles};", root) == []
+        node = driver.find_elements("css selector", ".mv-node")[3]
+        ActionChains(driver).move_to_element(node).perform()
+        radii = sorted(driver.execute_script(f"return {circles};", root))
+        assert len(radii) == 2 and abs(radii[0] - 250) < 1 and abs(radii[1] - 550) < 1, radii
+        assert "node 3" in root.find_element("css selector", ".mv-info").text
+        # Clicking the plot seeks too: its middle is half the run.
+        plot = root.find_element("css selector", ".mv-plot")
+        ActionChains(driver).move_to_element(plot).click().perform()
+        assert abs(float(root.get_attribute("data-time")) - 32.5) < 5
+        assert _errors(driver) == []
+    finally:
+        driver.quit()
+
+
+def test_the_report_embeds_the_movie_and_it_plays(study_c):
+    report = study_c / "report.html"
+    text = report.read_text(encoding="utf-8")
+    assert 'id="movie"' in text and 'href="#movie"' in text
+    driver = _browser()
+    try:
+        driver.get(report.as_uri())
+        roots = driver.find_elements("css selector", "#movie .tpsim-movie")
+        assert len(roots) == 1
+        driver.execute_script("arguments[0].scrollIntoView();", roots[0])
+        _plays(driver, roots[0])
+        assert _errors(driver) == []
+    finally:
+        driver.quit()
+
+
+def test_a_report_without_the_trace_has_no_movie(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(one_link(duration="2s"))
+    p = cli("run", str(f), "-o", str(tmp_path / "o"), "-q")
+    assert p.returncode == 0, p.stderr
+    text = (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
+    assert "tpsim-movie" not in text and 'id="movie"' not in text
+
+
+def test_animate_fails_with_one_line_without_the_trace(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(one_link(duration="2s"))
+    out = tmp_path / "o"
+    assert cli("run", str(f), "-o", str(out), "-q", "--no-report").returncode == 0
+    p = cli("animate", str(out))
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert lines[0].startswith("error: ") and "output.animation=true" in lines[0], lines[0]
+    assert not (out / "movie.html").exists()
+    # Not a run directory at all.
+    p = cli("animate", str(tmp_path / "missing"))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_animate_names_the_runs_it_has(study_c, tmp_path):
+    p = cli("animate", str(study_c), "--run", "3", "-o", str(tmp_path / "m.html"))
+    assert p.returncode == 2
+    assert p.stderr.strip() == f"error: {study_c}: no network movie trace for point 0 run 3; it has point 0 run 0"
+    p = cli("animate", str(study_c), "--run", "0", "-o", str(tmp_path / "m.html"))
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "m.html").is_file()
+
+
+def test_same_run_same_movie(study_c, tmp_path):
+    # The same command again in another directory (run again, not reused), then its movie.
+    d = tmp_path / "again"
+    p = cli(*STUDY_C, "-o", str(d), "--no-report")
+    assert p.returncode == 0, p.stderr
+    assert cli("animate", str(d)).returncode == 0
+    assert (d / "movie.html").read_bytes() == (study_c / "movie.html").read_bytes()
+    a = pl.read_parquet(d / "animation.parquet")
+    assert a.equals(pl.read_parquet(study_c / "animation.parquet"))
+
+
+def test_the_movie_data_agrees_with_the_tables(study_c):
+    a = pl.read_parquet(study_c / "animation.parquet")
+    flows = pl.read_parquet(study_c / "flows.parquet")
+    assert set(a["kind"].unique()) >= {"position", "range", "cs_range", "hop", "drop", "delivery", "route"}
+    # First deliveries per flow direction are the flows table's rx_segments.
+    got = a.filter(pl.col("kind") == "delivery").group_by("flow", "direction").agg(pl.col("packets").sum())
+    want = flows.select("flow", "direction", "rx_segments")
+    joined = want.join(got, on=["flow", "direction"], how="left").with_columns(pl.col("packets").fill_null(0))
+    assert (joined["packets"] == joined["rx_segments"]).all(), joined
+    # The page holds the same counts (its data is the JSON in the page).
+    text = (study_c / "movie.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script type="application/json" class="mv-data">(.*?)</script>', text, re.S).group(1))
+    assert data["n"] == 50 and data["frames"] == 130
+    deliv = data["deliv"]
+    assert sum(deliv[i + 2] for i in range(0, len(deliv), 4)) == int(flows["rx_segments"].sum())
+
+
+def test_every_movie_column_and_kind_is_documented(study_c):
+    from tpsim.results import ANIMATION_SCHEMA
+
+    doc = (ROOT / "docs" / "workbench.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Network movie"):]
+    a = pl.read_parquet(study_c / "animation.parquet")
+    assert list(ANIMATION_SCHEMA) == a.columns[a.columns.index("time_s"):]
+    for c in ANIMATION_SCHEMA:
+        assert f"`{c}`" in section, c
+    for k in a["kind"].unique().to_list() + ["node"]:
+        assert f"`{k}`" in section, k
+
+
+def test_a_wired_run_without_placement_gets_a_movie_with_its_nodes_apart(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(one_link(duration="3s", extra="[output]\nanimation = true"))
+    out = tmp_path / "o"
+    assert cli("run", str(f), "-o", str(out), "-q", "--no-report").returncode == 0
+    p = cli("animate", str(out))
+    assert p.returncode == 0, p.stderr
+    driver = _browser()
+    try:
+        driver.get((out / "movie.html").as_uri())
+        root = driver.find_element("css selector", ".tpsim-movie")
+        pos = _positions(driver, root)
+        assert len(pos) == 2 and pos[0] != pos[1]
+        # The CBR flow's packets cross the link in the frame at 1 s.
+        driver.execute_script("var s = arguments[0].querySelector('.mv-seek'); s.value = 2;"
+                              "s.dispatchEvent(new Event('input'));", root)
+        assert int(root.get_attribute("data-hops")) == 1
+        root.find_element("css selector", ".mv-play").click()
+        assert _wait(lambda: root.get_attribute("data-playing") == "0")  # plays to the end and stops
+        assert int(root.get_attribute("data-frame")) == int(root.get_attribute("data-frames")) - 1
+        assert _errors(driver) == []
+    finally:
+        driver.quit()
