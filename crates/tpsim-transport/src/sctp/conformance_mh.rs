@@ -63,13 +63,18 @@ fn init_ack_listing(addrs: &[Ipv4Addr]) -> SctpRepr {
 /// The socket through the handshake with a dual-homed peer; B2 still UNCONFIRMED, its probe
 /// due at [`established_at`].
 fn mh_established(c: SctpConfig) -> SctpSocket {
+    handshake(c, None)
+}
+
+/// [`mh_established`] with `primary` given to [`SctpSocket::set_addresses`].
+fn handshake(c: SctpConfig, primary: Option<Ipv4Addr>) -> SctpSocket {
     let mut s = SctpSocket::new(
         sock_cfg(1500, tpsim_wire::SizeConvention::Standard),
         c,
         Open::Active,
         SimTime::ZERO,
     );
-    s.set_addresses(&[A1, A2], Some(B1), None);
+    s.set_addresses(&[A1, A2], Some(B1), primary);
     assert_eq!(out_to(&mut s, SimTime::ZERO).len(), 1, "INIT");
     feed_from(&mut s, t(2 * OWD_MS), B1, init_ack_listing(&[B1, B2]));
     let echo = out_to(&mut s, t(2 * OWD_MS));
@@ -434,25 +439,7 @@ fn mh11_sack_and_heartbeat_ack_go_back_to_the_source() {
 /// primary once the peer announced it, and new DATA goes there once it is confirmed.
 #[test]
 fn mh12_primary_chosen_by_the_upper_layer() {
-    let mut s = SctpSocket::new(
-        sock_cfg(1500, tpsim_wire::SizeConvention::Standard),
-        mh_cfg(),
-        Open::Active,
-        SimTime::ZERO,
-    );
-    s.set_addresses(&[A1, A2], Some(B1), Some(B2));
-    let _ = out_to(&mut s, SimTime::ZERO);
-    feed_from(&mut s, t(2 * OWD_MS), B1, init_ack_listing(&[B1, B2]));
-    let _ = out_to(&mut s, t(2 * OWD_MS));
-    feed_from(
-        &mut s,
-        established_at(),
-        B1,
-        SctpRepr {
-            control: Some(ControlChunk::CookieAck),
-            ..from_peer()
-        },
-    );
+    let mut s = handshake(mh_cfg(), Some(B2));
     assert_eq!(s.primary_path(), 1);
     let now = established_at();
     let probe = tick(&mut s, now);
