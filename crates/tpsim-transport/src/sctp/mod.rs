@@ -68,7 +68,8 @@
 //!   (streams on which messages were delivered to this end);
 //! * `extra` (what this end sent): `fast_retransmit_chunks` (DATA chunks marked by fast
 //!   retransmit) and `abandoned_messages` (messages this end gave up under a PR-SCTP policy; 0
-//!   without PR-SCTP).
+//!   without PR-SCTP); a multi-homed end adds `failovers`, `failover_acked_at_s` and
+//!   `path<k>_data_bytes` (see [`SctpSocket::set_addresses`]).
 //!
 //! # Partial reliability (PR-SCTP, RFC 3758)
 //!
