@@ -555,6 +555,7 @@ impl Ns2TcpSocket {
                 if seg.payload_len > 0 || h.flags.contains(TcpFlags::SYN) || !h.flags.contains(TcpFlags::ACK) {
                     return;
                 }
+                io.stats.acks_received += 1;
                 let reference = pkt_pos(io.ns2, s.highest_ack + 1);
                 let ackno = pos_pkt(io.ns2, unwrap(h.ack, reference)) - 1;
                 // SACK blocks as packet ranges [left, right): the positions of the first
@@ -722,6 +723,23 @@ impl Ns2TcpSocket {
         match &self.role {
             Role::Sender(s) => s.highest_ack,
             Role::Sink(k) => k.next - 1,
+        }
+    }
+
+    /// The per-ACK sample of the sender: `cwnd_packets` (without Reno's inflation, as the
+    /// time series), `ssthresh_packets`, `srtt_s` in whole ticks; all `None` at the sink.
+    pub fn ack_sample(&self) -> crate::AckSample {
+        let Some(s) = self.sender() else {
+            return crate::AckSample::default();
+        };
+        crate::AckSample {
+            acks: self.stats.acks_received,
+            rtt_samples: s.rtt_samples,
+            rtt_sum_ns: s.rtt_sum_ns,
+            cwnd_packets: Some(s.cwnd),
+            ssthresh_packets: Some(s.ssthresh as f64),
+            srtt_s: s.srtt(&self.ns2).map(|d| d.as_secs_f64()),
+            ..crate::AckSample::default()
         }
     }
 
