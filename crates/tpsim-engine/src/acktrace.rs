@@ -92,7 +92,10 @@ impl AckTrace {
             Column::Text(self.dir.iter().map(|&d| keys[d as usize].direction).collect()),
         );
         for (name, col) in NAMES.iter().zip(&self.values) {
-            t.push(*name, Column::F64(col.iter().map(|&x| (!x.is_nan()).then_some(x)).collect()));
+            t.push(
+                *name,
+                Column::F64(col.iter().map(|&x| (!x.is_nan()).then_some(x)).collect()),
+            );
         }
         t
     }
