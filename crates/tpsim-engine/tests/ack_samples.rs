@@ -95,7 +95,7 @@ fn tcp_samples_every_ack_with_slow_start_growth_and_rtt() {
     // Besides the receiver's pure ACKs the sender gets its SYN-ACK (and possibly the FIN's
     // acknowledgement carried with the receiver's own FIN).
     assert!(
-        n as u64 >= f.ack_packets + 1 && n as u64 <= f.ack_packets + 2,
+        (f.ack_packets + 1..=f.ack_packets + 2).contains(&(n as u64)),
         "{n} rows, {} pure ACKs",
         f.ack_packets
     );
