@@ -115,3 +115,19 @@ def test_without_the_key_no_table_and_the_same_results(tmp_path: Path):
     assert res.flows.drop("role").equals(on.flows.drop("role"))
     assert res.network.equals(on.network)
     assert res.timeseries.equals(on.timeseries)
+
+
+def test_report_draws_the_first_window_based_flows_cwnd_per_ack(tmp_path: Path):
+    from tpsim.report import figure_plan
+
+    f = tmp_path / "s.toml"
+    f.write_text(PATH.replace("runs = 2", "runs = 1"))
+    assert "acks-cwnd" not in [stem for stem, _ in figure_plan(tpsim.run(f))]
+    res = tpsim.run(f, set=[("output.ack_samples", True)])
+    plan = dict(figure_plan(res))
+    fig = plan["acks-cwnd"]()
+    # One line: flow 0 (TCP, the window-based flow), a point per ACK, the window in the table.
+    (line,) = fig.axes[0].get_lines()
+    tcp = res.acks.filter(pl.col("flow") == 0)
+    assert list(line.get_xdata()) == tcp["time_s"].to_list()
+    assert "flow 0 fwd" in fig.axes[0].get_title()
