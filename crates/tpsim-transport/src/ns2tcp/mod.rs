@@ -111,6 +111,8 @@
 //! DropTail link (`benches/ns2/study_d_sack1.tcl`), with the phases ns-2 drew, give ns-2's
 //! packet counts, delays and ACK sizes exactly.
 
+mod acks;
+mod acks;
 #[cfg(test)]
 mod link_tests;
 #[cfg(test)]
@@ -723,23 +725,6 @@ impl Ns2TcpSocket {
         match &self.role {
             Role::Sender(s) => s.highest_ack,
             Role::Sink(k) => k.next - 1,
-        }
-    }
-
-    /// The per-ACK sample of the sender: `cwnd_packets` (without Reno's inflation, as the
-    /// time series), `ssthresh_packets`, `srtt_s` in whole ticks; all `None` at the sink.
-    pub fn ack_sample(&self) -> crate::AckSample {
-        let Some(s) = self.sender() else {
-            return crate::AckSample::default();
-        };
-        crate::AckSample {
-            acks: self.stats.acks_received,
-            rtt_samples: s.rtt_samples,
-            rtt_sum_ns: s.rtt_sum_ns,
-            cwnd_packets: Some(s.cwnd),
-            ssthresh_packets: Some(s.ssthresh as f64),
-            srtt_s: s.srtt(&self.ns2).map(|d| d.as_secs_f64()),
-            ..crate::AckSample::default()
         }
     }
 
