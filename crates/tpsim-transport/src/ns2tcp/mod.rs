@@ -112,7 +112,6 @@
 //! packet counts, delays and ACK sizes exactly.
 
 mod acks;
-mod acks;
 #[cfg(test)]
 mod link_tests;
 #[cfg(test)]
