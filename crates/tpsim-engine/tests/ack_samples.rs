@@ -208,3 +208,13 @@ fn samples_are_optional_neutral_and_deterministic() {
         assert!(rows(acks(&on)) > 0);
     }
 }
+
+/// With a warm-up, rows start at its end (as the tables count from it).
+#[test]
+fn rows_start_at_the_warm_up() {
+    let text = path("tcp", "3MB", "", true, false).replace("drain = \"2s\"", "drain = \"2s\"\nwarmup = \"1s\"");
+    let r = sim(&text, 1);
+    let time: Vec<f64> = f64s(acks(&r), "time_s").into_iter().flatten().collect();
+    assert!(time.len() > 10);
+    assert!(time.iter().all(|&t| t >= 1.0), "first row at {}", time[0]);
+}
