@@ -138,7 +138,32 @@ def figure_plan(res: Results) -> list[tuple[str, Callable[[], Any]]]:
                          lambda p=point, r=run: timeseries_figure(
                              per_path, "goodput_kbps", run=r, point=p, flows=res.flows,
                              title=f"Goodput per path (the receiver's address); run {r}")))
+    ack_cwnd = _ack_cwnd(res.acks)
+    if ack_cwnd is not None:
+        one, col, point, run, title = ack_cwnd
+        plan.append(("acks-cwnd", lambda: timeseries_figure(one, col, run=run, point=point, flows=res.flows, title=title)))
     return plan
+
+
+def _ack_cwnd(acks: pl.DataFrame) -> Optional[tuple[pl.DataFrame, str, int, int, str]]:
+    """The congestion window at every acknowledgement of the first window-based flow
+    direction (lowest point, run, flow) of the per-ACK samples, as a one-series long table
+    for :func:`timeseries_figure`, with its column name, point, run and title; ``None``
+    without per-ACK samples of a window."""
+    for col in ("cwnd_bytes", "cwnd_packets"):
+        if col not in acks.columns or acks[col].null_count() == acks.height:
+            continue
+        have = acks.filter(pl.col(col).is_not_null())
+        first = have.sort(["point", "run", "flow", "direction"]).row(0, named=True)
+        point, run, flow, direction = first["point"], first["run"], first["flow"], first["direction"]
+        one = have.filter((pl.col("point") == point) & (pl.col("run") == run) & (pl.col("flow") == flow)
+                          & (pl.col("direction") == direction))
+        keys = [c for c in acks.columns[: acks.columns.index("time_s")] if c != "seed"]
+        one = one.select(keys + ["time_s", "flow", "direction", pl.col(col).alias("value")]).with_columns(
+            pl.lit(col).alias("series"))
+        title = f"Congestion window at every ACK: flow {flow} {direction}; run {run}"
+        return one, col, int(point), int(run), title
+    return None
 
 
 def make_figures(res: Results, figdir: Path, progress: Optional[Callable[[int, int], None]] = None,

@@ -16,6 +16,10 @@ place, so a failure never leaves a half-written table):
 * ``animation.parquet`` -- with ``[output] animation = true``: the network movie's trace
   (positions, hops, drops, deliveries, route changes, node events per frame;
   docs/workbench.md), read by ``tpsim animate`` and the report
+* ``acks.parquet`` -- with ``[output] ack_samples = true``: the per-ACK samples, one row per
+  acknowledgement a data sender processed (``point, run, seed, time_s, flow, direction,
+  cwnd_bytes, ssthresh_bytes, cwnd_packets, ssthresh_packets, srtt_s, rtt_sample_s, x_bps,
+  x_recv_bps``; docs/metrics.md)
 * ``scenario.resolved.json`` -- the scenario with every default filled in
 * ``tpsim.json`` -- what :meth:`Results.read` needs to rebuild figures and the report: the
   scenario as written, its source, the sweep points (with their cases), the ``--set`` values,
@@ -360,6 +364,9 @@ class Results:
             (point, run) made with ``[output] ns2_trace``; :meth:`write` writes their files.
         animation: the network movie's trace of runs with ``[output] animation = true``
             (columns in docs/workbench.md, "Network movie"); empty if no run kept one.
+        acks: the per-ACK samples of runs with ``[output] ack_samples = true``, one row per
+            acknowledgement (columns in docs/metrics.md, "Per-ACK samples"); empty if no run
+            kept them.
         engine_seconds: wall time of each run's event loop, s (not part of the tables, which
             are deterministic).
     """
@@ -373,6 +380,7 @@ class Results:
         param_keys: Optional[list[str]] = None,
         trace: Optional[pl.DataFrame] = None,
         animation: Optional[pl.DataFrame] = None,
+        acks: Optional[pl.DataFrame] = None,
     ):
         self.flows = flows
         self.network = network
@@ -380,6 +388,7 @@ class Results:
         self.trace = trace if trace is not None else pl.DataFrame()
         self.ns2_formats: dict[tuple[int, int], str] = {}
         self.animation = animation if animation is not None else pl.DataFrame()
+        self.acks = acks if acks is not None else pl.DataFrame()
         self.engine_seconds = engine_seconds
         #: Swept keys (columns of every table, after ``point``); empty without a sweep.
         self.param_keys: list[str] = list(param_keys or [])
@@ -412,7 +421,7 @@ class Results:
         workers produced them."""
         keys = list(param_keys or [])
         runs = sorted(runs, key=lambda r: (r.get("point", 0), r["run"]))
-        flows, nets, series, traces, movies = [], [], [], [], []
+        flows, nets, series, traces, movies, acks = [], [], [], [], [], []
         for r in runs:
             ident = {"point": r.get("point", 0), **{k: r.get("params", {}).get(k) for k in keys}, "run": r["run"], "seed": r["seed"]}
             n = len(r["flows"]["flow"])
@@ -427,13 +436,17 @@ class Results:
                 m = len(r["animation"]["kind"])
                 movies.append(_typed_frame({**{k: [v] * m for k, v in ident.items()}, **r["animation"]}, keys,
                                            ANIMATION_SCHEMA))
+            if r.get("acks") is not None:
+                m = len(r["acks"]["time_s"])
+                acks.append(_typed_frame({**{k: [v] * m for k, v in ident.items()}, **r["acks"]}, keys, ACKS_SCHEMA))
         flows_df = _normalize(pl.concat(flows, how="diagonal_relaxed"), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if flows else pl.DataFrame()
         net_df = _normalize(pl.concat(nets, how="vertical_relaxed"), keys).sort(["point", "run"], maintain_order=True) if nets else pl.DataFrame()
         ts_df = _normalize(pl.concat(series, how="vertical_relaxed"), keys) if series else pl.DataFrame()
         trace_df = pl.concat(traces, how="vertical_relaxed") if traces else pl.DataFrame()
         movie_df = pl.concat(movies, how="vertical_relaxed") if movies else pl.DataFrame()
+        acks_df = pl.concat(acks, how="vertical_relaxed") if acks else pl.DataFrame()
         res = cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys, trace_df,
-                  movie_df)
+                  movie_df, acks_df)
         res.ns2_formats = {(int(r.get("point", 0)), int(r["run"])): str(r["ns2_trace"]) for r in runs if r.get("ns2_trace")}
         return res
 
@@ -492,6 +505,8 @@ class Results:
             files.append((d / "trace.parquet", lambda p: self.trace.write_parquet(p)))
         if self.animation.width:
             files.append((d / "animation.parquet", lambda p: self.animation.write_parquet(p)))
+        if self.acks.width:
+            files.append((d / "acks.parquet", lambda p: self.acks.write_parquet(p)))
         if self.base is not None:
             resolved = json.dumps(self.resolved_scenario(), indent=2, sort_keys=True) + "\n"
             meta = json.dumps(self.meta(), indent=2) + "\n"
@@ -504,6 +519,8 @@ class Results:
         self._write_ns2(d)
         if not self.animation.width and (d / "animation.parquet").is_file():
             (d / "animation.parquet").unlink()
+        if not self.acks.width and (d / "acks.parquet").is_file():
+            (d / "acks.parquet").unlink()
         self.directory = d
         return d
 
@@ -562,11 +579,12 @@ class Results:
             ts = pl.read_parquet(d / "timeseries.parquet") if (d / "timeseries.parquet").is_file() else pl.DataFrame()
             trace = pl.read_parquet(d / "trace.parquet") if (d / "trace.parquet").is_file() else pl.DataFrame()
             movie = pl.read_parquet(d / "animation.parquet") if (d / "animation.parquet").is_file() else pl.DataFrame()
+            acks = pl.read_parquet(d / "acks.parquet") if (d / "acks.parquet").is_file() else pl.DataFrame()
         except (OSError, pl.exceptions.PolarsError) as e:
             raise ValueError(f"{d}: the tables cannot be read: {' '.join(str(e).split())}") from None
         cols = flows.columns if "point" in flows.columns else network.columns
         keys = cols[cols.index("point") + 1 : cols.index("run")] if "point" in cols and "run" in cols else []
-        res = cls(flows, network, ts, [], keys, trace, movie)
+        res = cls(flows, network, ts, [], keys, trace, movie, acks)
         res.directory = d
         meta: dict[str, Any] = {}
         try:
@@ -678,6 +696,15 @@ ANIMATION_SCHEMA = {
     "time_s": pl.Float64, "kind": pl.Utf8, "node": pl.UInt32, "peer": pl.UInt32, "old_peer": pl.UInt32,
     "flow": pl.UInt32, "direction": pl.Utf8, "reason": pl.Utf8, "packets": pl.UInt64, "bytes": pl.UInt64,
     "span_s": pl.Float64, "x_m": pl.Float64, "y_m": pl.Float64, "range_m": pl.Float64,
+}
+
+
+#: Column types of the per-ACK samples (``acks.parquet``), in column order after the run's
+#: identity (docs/metrics.md, "Per-ACK samples").
+ACKS_SCHEMA = {
+    "time_s": pl.Float64, "flow": pl.UInt32, "direction": pl.Utf8, "cwnd_bytes": pl.Float64,
+    "ssthresh_bytes": pl.Float64, "cwnd_packets": pl.Float64, "ssthresh_packets": pl.Float64, "srtt_s": pl.Float64,
+    "rtt_sample_s": pl.Float64, "x_bps": pl.Float64, "x_recv_bps": pl.Float64,
 }
 
 

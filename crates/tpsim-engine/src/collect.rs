@@ -375,6 +375,12 @@ impl Collector {
         }
     }
 
+    /// Whether the warm-up is over at `now` (what is not tied to a packet is counted then).
+    #[inline]
+    pub fn after_warmup(&self, now: SimTime) -> bool {
+        now >= self.warmup
+    }
+
     /// The flows-table identity of direction `dir`.
     pub fn key(&self, dir: u32) -> &FlowKey {
         &self.dirs[dir as usize].info.key

@@ -11,6 +11,7 @@
 //! events between them, one glue file per layer (its module doc has the map). The result
 //! tables go out as plain named columns ([`table`]).
 
+pub mod acktrace;
 pub mod apps;
 pub mod collect;
 pub mod device;

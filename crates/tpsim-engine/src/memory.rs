@@ -36,6 +36,10 @@ const NS2_TRACE_MESSAGE_BYTES: u64 = 32 * 200;
 /// keyframe per node and frame.
 const MOVIE_ROW_BYTES: u64 = 300;
 const MOVIE_ROWS_PER_MESSAGE: u64 = 6;
+/// Per row of the per-ACK samples: the engine's (76 bytes) and the Python columns built from
+/// it (11 columns, about 100). A flow of a transport with acknowledgements or feedback has at
+/// most about one row per message (one ACK per data segment; feedback is rarer).
+const ACK_ROW_BYTES: u64 = crate::acktrace::ROW_BYTES + 100;
 /// The channel's table of every sender's receivers on a static channel (at most 2²¹ pairs of
 /// 16 bytes).
 const REACH_MAX_BYTES: u64 = (1 << 21) * 16;
@@ -141,6 +145,15 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
         let rows = msgs.saturating_mul(MOVIE_ROWS_PER_MESSAGE).saturating_add(keyframes);
         parts.push(("network movie", rows.saturating_mul(MOVIE_ROW_BYTES)));
     }
+    if sc.output.ack_samples {
+        let rows: u64 = sc
+            .flows
+            .iter()
+            .filter(|f| f.transport != tpsim_scenario::Transport::Udp)
+            .map(|f| messages(f, duration_ns, rate_bps))
+            .sum();
+        parts.push(("ack samples", rows.saturating_mul(ACK_ROW_BYTES)));
+    }
     if sc.output.timeseries {
         let bins = end_ns.div_ceil(sc.output.bin.0.max(1)).max(1);
         let dirs = sc
@@ -201,6 +214,16 @@ mod tests {
         ));
         assert_eq!(part(&traced, "packet trace"), Some(1001 * TRACE_MESSAGE_BYTES));
         assert_eq!(part(&traced, "network movie"), None);
+        assert_eq!(part(&traced, "ack samples"), None);
+        // Per-ACK samples: a row per message of a flow with acknowledgements, none for UDP.
+        let tcp = CBR.replace("\"udp\"", "\"tcp\"");
+        let acked = |flow: &str| {
+            est(&format!(
+                "[simulation]\nduration = \"10s\"\n[output]\nack_samples = true\n{LINK}{flow}"
+            ))
+        };
+        assert_eq!(part(&acked(&tcp), "ack samples"), Some(1001 * ACK_ROW_BYTES));
+        assert_eq!(part(&acked(CBR), "ack samples"), Some(0));
         // The movie: 10 s in 0.5 s frames (21 keyframes per node at most, 2 nodes).
         let movie = est(&format!(
             "[simulation]\nduration = \"10s\"\n[output]\nanimation = true\n{LINK}{CBR}"

@@ -334,6 +334,9 @@ pub struct RunResult {
     /// The network movie's trace (`[output] animation = true`; `None` otherwise), columns as
     /// in [`crate::movie::MovieTrace::table`].
     pub animation: Option<crate::table::Table>,
+    /// The per-ACK samples (`[output] ack_samples = true`; `None` otherwise), columns as in
+    /// [`crate::acktrace::AckTrace::table`].
+    pub acks: Option<crate::table::Table>,
     /// Wall-clock seconds spent in the event loop (not part of the deterministic tables).
     pub engine_seconds: f64,
 }

@@ -259,6 +259,7 @@ mod tests {
             timeseries: SeriesTable::default(),
             trace: None,
             animation: None,
+            acks: None,
             engine_seconds: 0.0,
         };
         let t = r.flows_table();

@@ -95,7 +95,8 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 /// `[output] trace = true` `trace` (dict of lists, one entry per packet event), with
 /// `[output] ns2_trace` also `trace` (with the ns-2 rows and columns) and `ns2_trace` (the
 /// format: "old", "new" or "wired"), with `[output] animation = true` `animation` (dict of
-/// lists: the network movie's trace), and `engine_seconds` (wall time of the event loop, s).
+/// lists: the network movie's trace), with `[output] ack_samples = true` `acks` (dict of lists,
+/// one entry per acknowledgement), and `engine_seconds` (wall time of the event loop, s).
 /// The GIL is released while the engine
 /// runs; between slices of events the run checks for signals (Ctrl-C raises
 /// `KeyboardInterrupt` within milliseconds) and for `max_wall_s`, and calls `progress(now_s,
@@ -286,6 +287,9 @@ fn to_py(py: Python<'_>, r: &RunResult, ns2: Option<tpsim_scenario::Ns2Trace>) -
     }
     if let Some(t) = &r.animation {
         out.set_item("animation", table_to_py(py, t, false)?)?;
+    }
+    if let Some(t) = &r.acks {
+        out.set_item("acks", table_to_py(py, t, false)?)?;
     }
     out.set_item("engine_seconds", r.engine_seconds)?;
     Ok(out.into())

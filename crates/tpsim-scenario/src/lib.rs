@@ -234,6 +234,12 @@ pub struct Output {
     /// (duration + drain) / 2000 for longer runs (at most 2000 frames).
     #[serde(default = "default_animation_step")]
     pub animation_step: Duration,
+    /// Record per-ACK samples (`acks.parquet`): one row per acknowledgement or feedback
+    /// packet a flow direction's data sender processes, with its congestion window, RTT
+    /// estimate and the RTT sample it took (rate-based transports: the allowed rate X)
+    /// (docs/metrics.md). Default false.
+    #[serde(default)]
+    pub ack_samples: bool,
 }
 
 /// The ns-2 trace format to write (`[output] ns2_trace`).
@@ -266,6 +272,7 @@ impl Default for Output {
             ns2_trace: None,
             animation: false,
             animation_step: default_animation_step(),
+            ack_samples: false,
         }
     }
 }

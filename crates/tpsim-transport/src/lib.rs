@@ -251,6 +251,39 @@ pub struct TransportStats {
     pub retransmissions: u64,
     /// Pure acknowledgement or feedback segments sent.
     pub ack_segments: u64,
+    /// Acknowledgements of this end's data received (what [`AckSample`] counts): TCP segments
+    /// with the ACK bit reaching an open connection, SACK chunks (SCTP), DCCP packets with an
+    /// acknowledgement for CCID 2 or with the CCID 3 feedback options, TFRC feedback packets.
+    pub acks_received: u64,
+}
+
+/// A data sender's state right after it processed an acknowledgement or feedback packet
+/// ([`Socket::ack_sample`]): the values of the per-ACK samples. Counters are cumulative, so
+/// that the caller reads one sample before and one after a segment and knows whether the
+/// segment was an acknowledgement ([`AckSample::acks`] grew) and which RTT it measured.
+/// Values a transport does not have are `None`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckSample {
+    /// [`TransportStats::acks_received`] so far.
+    pub acks: u64,
+    /// RTT samples taken so far (as [`TransportReport::rtt_samples`]).
+    pub rtt_samples: u64,
+    /// Sum of those samples, ns (as [`TransportReport::rtt_sum_ns`]).
+    pub rtt_sum_ns: u64,
+    /// Congestion window, bytes (TCP; SCTP: the primary path's).
+    pub cwnd_bytes: Option<f64>,
+    /// Slow-start threshold, bytes; `None` while still "arbitrarily high".
+    pub ssthresh_bytes: Option<f64>,
+    /// Congestion window, packets (ns-2's TCP agents, DCCP CCID 2).
+    pub cwnd_packets: Option<f64>,
+    /// Slow-start threshold, packets (ns-2's TCP agents, DCCP CCID 2).
+    pub ssthresh_packets: Option<f64>,
+    /// Smoothed RTT, s (TFRC, CCID 3: the estimate R of RFC 5348 §4.3).
+    pub srtt_s: Option<f64>,
+    /// Allowed sending rate X, bit/s (TFRC, CCID 3).
+    pub x_bps: Option<f64>,
+    /// The receive rate X_recv the last feedback reported, bit/s (TFRC, CCID 3).
+    pub x_recv_bps: Option<f64>,
 }
 
 /// What a transport endpoint tells the metrics about itself: the same shape for every
@@ -331,6 +364,18 @@ impl Socket {
             Socket::Sctp(s) => s.report(),
             Socket::Tfrc(s) => s.report(),
             Socket::Dccp(s) => s.report(),
+        }
+    }
+    /// The state the per-ACK samples record (no allocation; cheap enough to call around
+    /// every segment).
+    pub fn ack_sample(&self) -> AckSample {
+        match self {
+            Socket::Udp(_) => AckSample::default(),
+            Socket::Tcp(s) => s.ack_sample(),
+            Socket::Ns2Tcp(s) => s.ack_sample(),
+            Socket::Sctp(s) => s.ack_sample(),
+            Socket::Tfrc(s) => s.ack_sample(),
+            Socket::Dccp(s) => s.ack_sample(),
         }
     }
     /// Whether the transport carries a byte stream (TCP): it reports deliveries as stream

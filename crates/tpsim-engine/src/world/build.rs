@@ -94,6 +94,7 @@ impl World {
                 .output
                 .animation
                 .then(|| crate::movie::MovieTrace::new(sc, end_run, mobility.clone())),
+            acks: sc.output.ack_samples.then(crate::acktrace::AckTrace::default),
             mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
             routing: sc.radio.as_ref().map(|_| {
                 let moving = mobility.iter().any(|m| m.max_speed() > 0.0);

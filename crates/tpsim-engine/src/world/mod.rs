@@ -173,6 +173,8 @@ pub struct World {
     ptrace: Option<PacketTrace>,
     /// The network movie's trace (`[output] animation = true`).
     movie: Option<crate::movie::MovieTrace>,
+    /// The per-ACK samples (`[output] ack_samples = true`).
+    acks: Option<crate::acktrace::AckTrace>,
     /// Radio energy accounts (scenarios with `[energy]`).
     energy: Option<EnergyModel>,
     /// Every node's movement as at t = 0, for the positions time series.
@@ -366,12 +368,18 @@ impl World {
             t.table(&keys)
         });
         let animation = self.movie_table();
+        let metrics = &self.metrics;
+        let acks = self.acks.as_ref().map(|t| {
+            let keys: Vec<_> = (0..metrics.directions()).map(|d| metrics.key(d)).collect();
+            t.table(&keys)
+        });
         Ok(RunResult {
             flows,
             network,
             timeseries,
             trace,
             animation,
+            acks,
             engine_seconds,
         })
     }

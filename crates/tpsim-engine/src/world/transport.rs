@@ -181,9 +181,25 @@ impl World {
             self.movie_delivered(id);
         }
         // The segment is read in place, then this holder's reference released.
-        self.sockets
-            .socket_mut(ep)
-            .on_segment(self.now, &self.packets.get(id).seg);
+        let tx_dir = if self.acks.is_some() {
+            self.sockets.addressing(ep).tx_dir
+        } else {
+            NO_DIR
+        };
+        if tx_dir == NO_DIR {
+            self.sockets
+                .socket_mut(ep)
+                .on_segment(self.now, &self.packets.get(id).seg);
+        } else {
+            // Per-ACK samples: the data sender's state around the segment.
+            let s = self.sockets.socket_mut(ep);
+            let before = s.ack_sample();
+            s.on_segment(self.now, &self.packets.get(id).seg);
+            let after = s.ack_sample();
+            if let Some(t) = self.acks.as_mut().filter(|_| self.metrics.after_warmup(self.now)) {
+                t.record(self.now, tx_dir, &before, &after);
+            }
+        }
         self.packets.release(id);
         self.pump(ep);
     }

@@ -504,6 +504,7 @@ impl DccpSocket {
         }
         match &mut self.cc {
             Some(Cc::Two(c)) => {
+                self.stats.acks_received += 1;
                 let before = c.acked;
                 c.on_ack(now, h.ack, &h.options.ack_vector);
                 if gap && h.packet_type == DccpType::Ack {
@@ -517,6 +518,7 @@ impl DccpSocket {
             }
             Some(Cc::Three(b)) => {
                 if let (Some(x_recv), Some(p_inv)) = (h.options.receive_rate, h.options.loss_event_rate) {
+                    self.stats.acks_received += 1;
                     b.0.on_feedback(now, h.ack, h.options.elapsed_time, x_recv, p_inv);
                 }
             }
@@ -949,6 +951,35 @@ impl DccpSocket {
             first_tx: now,
             stream: None,
         }
+    }
+
+    /// The per-ACK sample: CCID 2's `cwnd_packets`, `ssthresh_packets` (once below the
+    /// "arbitrarily high" start, RFC 4341 §5) and `srtt_s`; CCID 3's `x_bps`, `x_recv_bps`
+    /// (the last feedback's) and `srtt_s` (R). Default before the CCID is set up.
+    pub fn ack_sample(&self) -> crate::AckSample {
+        let mut a = crate::AckSample {
+            acks: self.stats.acks_received,
+            ..crate::AckSample::default()
+        };
+        match &self.cc {
+            Some(Cc::Two(c)) => {
+                let rtt = c.rtt();
+                a.rtt_samples = rtt.samples();
+                a.rtt_sum_ns = rtt.sum_ns();
+                a.cwnd_packets = Some(c.cwnd() as f64);
+                a.ssthresh_packets = (c.ssthresh() < u32::MAX / 2).then_some(c.ssthresh() as f64);
+                a.srtt_s = rtt.srtt().map(|s| s.as_secs_f64());
+            }
+            Some(Cc::Three(b)) => {
+                a.rtt_samples = b.0.rtt_samples();
+                a.rtt_sum_ns = b.0.rtt_sum_ns();
+                a.x_bps = Some(b.0.x_bytes_per_s() * 8.0);
+                a.x_recv_bps = b.0.rate().and_then(|r| r.last_x_recv()).map(|x| 8.0 * x);
+                a.srtt_s = b.0.srtt_s();
+            }
+            None => {}
+        }
+        a
     }
 
     /// What the endpoint reports to the metrics (see the module docs).

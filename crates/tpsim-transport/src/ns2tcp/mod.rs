@@ -111,6 +111,7 @@
 //! DropTail link (`benches/ns2/study_d_sack1.tcl`), with the phases ns-2 drew, give ns-2's
 //! packet counts, delays and ACK sizes exactly.
 
+mod acks;
 #[cfg(test)]
 mod link_tests;
 #[cfg(test)]
@@ -555,6 +556,7 @@ impl Ns2TcpSocket {
                 if seg.payload_len > 0 || h.flags.contains(TcpFlags::SYN) || !h.flags.contains(TcpFlags::ACK) {
                     return;
                 }
+                io.stats.acks_received += 1;
                 let reference = pkt_pos(io.ns2, s.highest_ack + 1);
                 let ackno = pos_pkt(io.ns2, unwrap(h.ack, reference)) - 1;
                 // SACK blocks as packet ranges [left, right): the positions of the first

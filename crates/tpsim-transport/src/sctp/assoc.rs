@@ -822,6 +822,26 @@ impl SctpSocket {
         v
     }
 
+    /// The per-ACK sample: the primary path's `cwnd_bytes`, `ssthresh_bytes` (once set) and
+    /// `srtt_s`; the RTT sample counters of all paths (RFC 9260 §6.3.1).
+    pub fn ack_sample(&self) -> crate::AckSample {
+        let p = &self.paths[self.primary];
+        let (mut n, mut sum) = (0, 0);
+        for q in &self.paths {
+            n += q.rtt.samples();
+            sum += q.rtt.sum_ns();
+        }
+        crate::AckSample {
+            acks: self.stats.acks_received,
+            rtt_samples: n,
+            rtt_sum_ns: sum,
+            cwnd_bytes: Some(p.cwnd as f64),
+            ssthresh_bytes: (p.ssthresh < u64::MAX / 2).then_some(p.ssthresh as f64),
+            srtt_s: p.rtt.srtt().map(|d| d.as_secs_f64()),
+            ..crate::AckSample::default()
+        }
+    }
+
     /// What the endpoint reports to the metrics. Both ends report their own sending (segments,
     /// retransmissions, RTT, timeouts, congestion state of the primary path) and receiving
     /// (head-of-line blocking of the messages they received: the sink's figures are the flow's).

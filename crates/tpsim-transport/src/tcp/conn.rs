@@ -344,6 +344,9 @@ impl TcpSocket {
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
         self.stats.rx_segments += 1;
         let L4Header::Tcp(h) = seg.header else { return };
+        if h.flags.contains(TcpFlags::ACK) && !matches!(self.state, State::Closed | State::Listen) {
+            self.stats.acks_received += 1;
+        }
         match self.state {
             State::Closed => self.on_closed(&h, seg.payload_len),
             State::Listen => self.on_listen(&h),

@@ -318,3 +318,19 @@ pub struct TcpStats {
     /// [`TcpConfig::data_retries`] (0 or 1).
     pub gave_up: u64,
 }
+
+impl TcpSocket {
+    /// The per-ACK sample: `cwnd_bytes` (fast-recovery inflation included), `ssthresh_bytes`
+    /// once set, `srtt_s` once measured (RFC 6298), and the RTT sample counters.
+    pub fn ack_sample(&self) -> crate::AckSample {
+        crate::AckSample {
+            acks: self.stats().acks_received,
+            rtt_samples: self.rtt_samples(),
+            rtt_sum_ns: self.rtt_sum().0,
+            cwnd_bytes: Some(self.cwnd() as f64),
+            ssthresh_bytes: self.ssthresh().filter(|&v| v < u64::MAX / 2).map(|v| v as f64),
+            srtt_s: self.srtt().map(|r| r.as_secs_f64()),
+            ..crate::AckSample::default()
+        }
+    }
+}

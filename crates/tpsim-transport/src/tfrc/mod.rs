@@ -255,7 +255,12 @@ impl TfrcSocket {
             return;
         };
         match &mut self.role {
-            Role::Sender(s) => s.on_feedback(&self.tfrc, now, tfrc),
+            Role::Sender(s) => {
+                if matches!(tfrc, tpsim_wire::tfrc::TfrcRepr::Feedback { .. }) {
+                    self.stats.acks_received += 1;
+                }
+                s.on_feedback(&self.tfrc, now, tfrc)
+            }
             Role::Receiver(r) => r.on_data(&self.tfrc, now, seg, tfrc),
         }
     }
@@ -307,6 +312,25 @@ impl TfrcSocket {
         match &self.role {
             Role::Sender(s) => s.queue.len() as u64,
             Role::Receiver(_) => 0,
+        }
+    }
+
+    /// The per-ACK sample of the sender: `x_bps` (the allowed rate X), `x_recv_bps` (the
+    /// last feedback's X_recv) and `srtt_s` (R), each `None` until known; default at the
+    /// receiver.
+    pub fn ack_sample(&self) -> crate::AckSample {
+        let Role::Sender(s) = &self.role else {
+            return crate::AckSample::default();
+        };
+        let rc = s.rate.as_ref();
+        crate::AckSample {
+            acks: self.stats.acks_received,
+            rtt_samples: s.rtt_samples,
+            rtt_sum_ns: s.rtt_sum_ns,
+            srtt_s: rc.and_then(|r| r.r()),
+            x_bps: rc.map(|r| 8.0 * r.x()),
+            x_recv_bps: rc.and_then(|r| r.last_x_recv()).map(|x| 8.0 * x),
+            ..crate::AckSample::default()
         }
     }
 

@@ -83,6 +83,8 @@ pub struct RateController {
     set_len: usize,
     feedbacks: u64,
     nofeedback_expiries: u64,
+    /// X_recv of the last feedback, bytes/s.
+    last_x_recv: Option<f64>,
 }
 
 impl RateController {
@@ -106,6 +108,7 @@ impl RateController {
             set_len: 1,
             feedbacks: 0,
             nofeedback_expiries: 0,
+            last_x_recv: None,
         }
     }
 
@@ -173,6 +176,11 @@ impl RateController {
     /// feedback.
     pub fn tld(&self) -> Option<SimTime> {
         self.tld
+    }
+
+    /// X_recv the last feedback reported, bytes/s; `None` before the first.
+    pub fn last_x_recv(&self) -> Option<f64> {
+        self.last_x_recv
     }
 
     /// Feedback packets processed.
@@ -274,6 +282,7 @@ impl RateController {
     /// `data_limited`: the whole interval this feedback covers was data-limited.
     pub fn on_feedback(&mut self, now: SimTime, s: f64, fb: FeedbackInfo, data_limited: bool) {
         self.feedbacks += 1;
+        self.last_x_recv = Some(fb.x_recv);
         let r_sample = fb.r_sample_s.max(1e-9);
         self.r_sample = r_sample;
         // Step 1: the RTT estimate.

@@ -12,6 +12,7 @@ impl SctpSocket {
     /// the T3-rtx rules of §6.3.2.
     #[inline]
     pub(super) fn on_sack(&mut self, now: SimTime, s: &SackChunk) {
+        self.stats.acks_received += 1;
         let cum = s.cum_tsn_ack;
         // §6.2.1 A: a Cumulative TSN Ack below the Cumulative TSN Ack Point is out of order:
         // drop the SACK. One acknowledging a TSN not yet sent is dropped too.

@@ -1,0 +1,137 @@
+//! Per-ACK samples (`[output] ack_samples = true`): one row per acknowledgement or feedback
+//! packet a flow direction's data sender processes, with the sender's state right after it
+//! ([`tpsim_transport::AckSample`]), kept as column vectors while the run goes and turned
+//! into a [`Table`] at its end (columns: docs/metrics.md, "Per-ACK samples").
+//!
+//! The world holds an `Option<AckTrace>`: when the option is off, each received segment costs
+//! one branch on that `None` and nothing else. Rows are recorded from the warm-up on.
+
+use crate::metrics::FlowKey;
+use crate::table::{Column, Table};
+use tpsim_core::SimTime;
+use tpsim_transport::AckSample;
+
+/// The per-ACK samples of one run, one vector per column; absent values are NaN (76 bytes a
+/// row).
+#[derive(Clone, Debug, Default)]
+pub struct AckTrace {
+    time_ns: Vec<u64>,
+    dir: Vec<u32>,
+    /// cwnd_bytes, ssthresh_bytes, cwnd_packets, ssthresh_packets, srtt_s, rtt_sample_s,
+    /// x_bps, x_recv_bps.
+    values: [Vec<f64>; 8],
+}
+
+/// The value columns, in table order.
+const NAMES: [&str; 8] = [
+    "cwnd_bytes",
+    "ssthresh_bytes",
+    "cwnd_packets",
+    "ssthresh_packets",
+    "srtt_s",
+    "rtt_sample_s",
+    "x_bps",
+    "x_recv_bps",
+];
+
+/// Bytes a row takes in the engine.
+pub const ROW_BYTES: u64 = 8 + 4 + 8 * 8;
+
+impl AckTrace {
+    /// Records the sender of direction `dir` after a segment: `before` and `after` are its
+    /// samples around the segment. Nothing if the segment acknowledged nothing (the sample's
+    /// acknowledgement count did not grow). The RTT sample is the one the segment gave (the
+    /// mean if it gave several), else none.
+    pub fn record(&mut self, now: SimTime, dir: u32, before: &AckSample, after: &AckSample) {
+        if after.acks <= before.acks {
+            return;
+        }
+        let n = after.rtt_samples.saturating_sub(before.rtt_samples);
+        let rtt = (n > 0).then(|| after.rtt_sum_ns.saturating_sub(before.rtt_sum_ns) as f64 / n as f64 / 1e9);
+        self.time_ns.push(now.0);
+        self.dir.push(dir);
+        let v = [
+            after.cwnd_bytes,
+            after.ssthresh_bytes,
+            after.cwnd_packets,
+            after.ssthresh_packets,
+            after.srtt_s,
+            rtt,
+            after.x_bps,
+            after.x_recv_bps,
+        ];
+        for (col, x) in self.values.iter_mut().zip(v) {
+            col.push(x.unwrap_or(f64::NAN));
+        }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
+    /// The samples as a table; `keys[dir]` names flow direction `dir`. Columns: `time_s`,
+    /// `flow`, `direction`, then [`NAMES`] (null where the transport has no such value).
+    pub fn table(&self, keys: &[&FlowKey]) -> Table {
+        let mut t = Table::default();
+        t.push(
+            "time_s",
+            Column::F64(self.time_ns.iter().map(|&ns| Some(ns as f64 / 1e9)).collect()),
+        );
+        t.push(
+            "flow",
+            Column::U64(self.dir.iter().map(|&d| keys[d as usize].flow as u64).collect()),
+        );
+        t.push(
+            "direction",
+            Column::Text(self.dir.iter().map(|&d| keys[d as usize].direction).collect()),
+        );
+        for (name, col) in NAMES.iter().zip(&self.values) {
+            t.push(
+                *name,
+                Column::F64(col.iter().map(|&x| (!x.is_nan()).then_some(x)).collect()),
+            );
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_acknowledgements_make_rows_and_the_rtt_is_this_segments() {
+        let mut t = AckTrace::default();
+        let a = AckSample {
+            acks: 3,
+            rtt_samples: 2,
+            rtt_sum_ns: 50_000_000,
+            cwnd_bytes: Some(2920.0),
+            ..AckSample::default()
+        };
+        // Not an acknowledgement: no row.
+        t.record(SimTime(1), 0, &a, &a);
+        assert!(t.is_empty());
+        // An acknowledgement without an RTT sample, then one with a 30 ms sample.
+        let b = AckSample { acks: 4, ..a };
+        t.record(SimTime(2), 0, &a, &b);
+        let c = AckSample {
+            acks: 5,
+            rtt_samples: 3,
+            rtt_sum_ns: 80_000_000,
+            ..b
+        };
+        t.record(SimTime(3), 0, &b, &c);
+        assert_eq!(t.len(), 2);
+        assert!(t.values[5][0].is_nan());
+        assert!((t.values[5][1] - 0.03).abs() < 1e-12);
+        assert!(t.values[1].iter().all(|x| x.is_nan()), "no ssthresh: NaN kept as null");
+        assert_eq!(t.values[0], vec![2920.0, 2920.0]);
+    }
+}
