@@ -141,6 +141,18 @@ impl L4Header {
         }
     }
 
+    /// The source port.
+    #[inline]
+    pub fn src_port(&self) -> u16 {
+        match self {
+            L4Header::Udp(h) => h.src_port,
+            L4Header::Tcp(h) => h.src_port,
+            L4Header::Sctp(h) => h.src_port,
+            L4Header::Tfrc { udp, .. } => udp.src_port,
+            L4Header::Dccp(h) => h.src_port,
+        }
+    }
+
     /// The destination port (for demultiplexing to a socket).
     #[inline]
     pub fn dst_port(&self) -> u16 {

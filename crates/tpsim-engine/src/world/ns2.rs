@@ -13,7 +13,6 @@ use crate::pkttrace::{
 use crate::wifi::wifi_node;
 use std::net::Ipv4Addr;
 use tpsim_routing::{aodv, olsr};
-use tpsim_transport::L4Header;
 
 /// No `message` (index into [`crate::pkttrace::NS2_MESSAGES`]).
 const NO_MESSAGE: u8 = u8::MAX;
@@ -61,19 +60,12 @@ pub(super) fn ns2_row(
     } else {
         (ns2_packet_type(p), NO_MESSAGE)
     };
-    let sport = match &p.seg.header {
-        L4Header::Udp(h) => h.src_port,
-        L4Header::Tcp(h) => h.src_port,
-        L4Header::Sctp(h) => h.src_port,
-        L4Header::Tfrc { udp, .. } => udp.src_port,
-        L4Header::Dccp(h) => h.src_port,
-    };
     Ns2Row {
         uid: packets.uid(id),
         hop,
         src: node(p.ip.src),
         dst: node(p.ip.dst),
-        sport,
+        sport: p.seg.header.src_port(),
         dport: p.seg.header.dst_port(),
         ttl: p.ip.ttl,
         ptype,

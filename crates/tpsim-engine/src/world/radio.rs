@@ -446,13 +446,20 @@ impl World {
         if let Some(slot) = d.on_air {
             ch.frames[slot as usize].cut = true;
         }
+        self.drop_radio_queue(node, dev, now, DropReason::Energy);
+    }
+
+    /// Drops the packet in service at `node`'s radio (device `dev`) and every queued one for
+    /// `reason` (its radio went off).
+    fn drop_radio_queue(&mut self, node: u32, dev: u32, now: tpsim_core::SimTime, reason: DropReason) {
+        let d = &mut self.radios[node as usize];
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         let mut doomed: Vec<PacketId> = d.in_service.take().into_iter().collect();
         while let Some(id) = d.queue.pop() {
             doomed.push(id);
         }
         for id in doomed {
-            self.drop_packet(node, id, DropReason::Energy);
+            self.drop_packet(node, id, reason);
         }
     }
 
@@ -479,15 +486,8 @@ impl World {
         if let Some(slot) = d.on_air.take() {
             ch.frames[slot as usize].cut = true;
         }
-        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
-        let mut doomed: Vec<PacketId> = d.in_service.take().into_iter().collect();
-        while let Some(id) = d.queue.pop() {
-            doomed.push(id);
-        }
         self.energy_change(node, |e, now| e.radio_idle(node as usize, now));
-        for id in doomed {
-            self.drop_packet(node, id, reason);
-        }
+        self.drop_radio_queue(node, dev, now, reason);
     }
 
     /// Every radio's final queue length is settled into the time series.
