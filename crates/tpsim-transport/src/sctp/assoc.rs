@@ -24,7 +24,7 @@ mod pr;
 mod sack;
 mod send;
 
-use super::path::{Path, RtoEstimator};
+use super::path::Path;
 use super::recv::Receiver;
 use super::{CwndUnit, PrPolicy, SctpConfig, SctpStats, State};
 use crate::tcp::Open;
@@ -282,14 +282,7 @@ impl SctpSocket {
             let seed = ((cfg.local_port as u32) << 16 | cfg.remote_port as u32) ^ (open == Open::Active) as u32;
             mac(0x7a9c_3e11, &seed.to_be_bytes()).max(1)
         });
-        let rtt = RtoEstimator::new(
-            sctp.rto_initial,
-            sctp.rto_min,
-            sctp.rto_max,
-            sctp.rto_alpha,
-            sctp.rto_beta,
-            sctp.clock_granularity,
-        );
+        let rtt = sctp.rto_estimator();
         let mut s = SctpSocket {
             cfg,
             sctp,

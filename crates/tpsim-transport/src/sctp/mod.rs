@@ -382,6 +382,19 @@ impl SctpConfig {
         }
     }
 
+    /// A destination's RTO estimator before any measurement: RTO.Initial, with these RTO.Min,
+    /// RTO.Max, RTO.Alpha, RTO.Beta and clock granularity (RFC 9260 §6.3.1).
+    pub fn rto_estimator(&self) -> RtoEstimator {
+        RtoEstimator::new(
+            self.rto_initial,
+            self.rto_min,
+            self.rto_max,
+            self.rto_alpha,
+            self.rto_beta,
+            self.clock_granularity,
+        )
+    }
+
     /// The profile's configuration.
     pub fn for_profile(p: SctpProfile) -> SctpConfig {
         match p {

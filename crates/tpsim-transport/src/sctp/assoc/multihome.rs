@@ -7,7 +7,7 @@
 //! behaves as a single-homed endpoint: nothing here changes its packets.
 
 use super::SctpSocket;
-use crate::sctp::path::{Path, RtoEstimator};
+use crate::sctp::path::Path;
 use std::net::Ipv4Addr;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::sctp::{AddrList, MAX_INIT_ADDRS};
@@ -84,14 +84,7 @@ impl SctpSocket {
     /// A fresh path: RTO.Initial, the initial cwnd, ssthresh as path 0's was set (§7.2.1).
     fn new_path(&self) -> Path {
         let s = &self.sctp;
-        let rtt = RtoEstimator::new(
-            s.rto_initial,
-            s.rto_min,
-            s.rto_max,
-            s.rto_alpha,
-            s.rto_beta,
-            s.clock_granularity,
-        );
+        let rtt = s.rto_estimator();
         let ssthresh = s.initial_ssthresh_bytes.unwrap_or(self.paths[0].ssthresh);
         Path::new(rtt, self.initial_cwnd(), ssthresh)
     }
