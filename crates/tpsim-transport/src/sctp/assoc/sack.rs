@@ -211,34 +211,30 @@ impl SctpSocket {
         }
         // §6.2.1 B: rwnd = a_rwnd − bytes still outstanding (D: marked chunks not counted).
         self.rwnd = (s.a_rwnd as u64).saturating_sub(self.outstanding_user_bytes());
-        // §6.3.2 R2/R3/R4 and §7.2.2's partial_bytes_acked reset.
+        // §6.3.2 R2/R3/R4 per destination: T3-rtx stops when nothing sent to it is outstanding
+        // (R2) and restarts when its earliest outstanding TSN was acknowledged (R3) or a
+        // renege left it without a timer (R4); §7.2.2: partial_bytes_acked returns to 0 when
+        // everything sent to it is acknowledged.
+        let (mut outstanding, mut unacked) = ([false; MAX_PATHS], [false; MAX_PATHS]);
         if n_paths == 1 {
-            let outstanding = !self.nothing_outstanding();
-            let p = &mut self.paths[0];
-            if !outstanding {
+            // One destination: the counters answer without a scan.
+            outstanding[0] = !self.nothing_outstanding();
+            unacked[0] = !self.sent.is_empty();
+            lowest_acked_per_path[0] = lowest_acked;
+        } else {
+            for x in &self.sent {
+                unacked[x.path] = true;
+                outstanding[x.path] |= !x.gap_acked && !x.abandoned;
+            }
+        }
+        for (k, p) in self.paths.iter_mut().enumerate() {
+            if !outstanding[k] {
                 p.t3_rtx = None;
-                if self.sent.is_empty() {
+                if !unacked[k] {
                     p.partial_bytes_acked = 0;
                 }
-            } else if lowest_acked || (reneged && p.t3_rtx.is_none()) {
+            } else if lowest_acked_per_path[k] || (reneged && p.t3_rtx.is_none()) {
                 p.t3_rtx = Some(now + p.rtt.rto());
-            }
-        } else {
-            // Per address: R2 when nothing sent to it is outstanding, R3 when its earliest
-            // outstanding TSN was acknowledged.
-            let mut outstanding = [false; MAX_PATHS];
-            for x in self.sent.iter().filter(|x| !x.gap_acked && !x.abandoned) {
-                outstanding[x.path] = true;
-            }
-            for (k, p) in self.paths.iter_mut().enumerate() {
-                if !outstanding[k] {
-                    p.t3_rtx = None;
-                    if p.flight_size == 0 {
-                        p.partial_bytes_acked = 0;
-                    }
-                } else if lowest_acked_per_path[k] || (reneged && p.t3_rtx.is_none()) {
-                    p.t3_rtx = Some(now + p.rtt.rto());
-                }
             }
         }
         // RFC 3758 §3.5 C1–C5.
