@@ -282,12 +282,6 @@ impl SctpSocket {
     /// (§7.2.4 step 3), then chunks marked for retransmission (§6.1 C), then new data (§6.1 A,
     /// B, D) if `pi` is the data path.
     pub(super) fn fill_data(&mut self, now: SimTime, p: &mut SctpRepr, mut room: u32, pi: usize) {
-        let unit_flight_ok = |s: &SctpSocket| {
-            let path = &s.paths[pi];
-            // §6.1 B: only while the flight size is below cwnd (one packet may exceed it);
-            // §7.2.1: after a timeout, one packet in flight until acknowledged.
-            path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0)
-        };
         // The Fast Retransmit packet is the one that goes to the marked chunks' path.
         let fast = self.fast_rtx_now && (self.paths.len() == 1 || self.rtx_path() == pi);
         if fast {
@@ -296,7 +290,7 @@ impl SctpSocket {
         let marked_any = self.has_marked();
         let mut retransmitted_first = false;
         let mut abandoned = false;
-        if marked_any && (fast || unit_flight_ok(self)) {
+        if marked_any && (fast || self.window_open(pi)) {
             let first_outstanding = self.first_outstanding();
             for k in 0..self.sent.len() {
                 if p.data.is_full() {
@@ -355,10 +349,7 @@ impl SctpSocket {
         if self.sctp.max_burst.is_some_and(|b| self.burst >= b) {
             return;
         }
-        let path = &self.paths[pi];
-        if p.data.is_empty()
-            && !(path.flight_size < path.cwnd && !(path.one_packet_after_timeout && path.flight_size > 0))
-        {
+        if p.data.is_empty() && !self.window_open(pi) {
             return;
         }
         let mut added = 0;
