@@ -300,6 +300,37 @@ fn mh06_timed_out_chunk_is_retransmitted_to_the_alternate() {
     assert_eq!(send_one(&mut s, later, 1), Some(B1), "new DATA on the primary");
 }
 
+/// Retransmissions wait for their own destination's cwnd, not new DATA to another (RFC 9260
+/// §6.1 C, §7.2): six chunks time out on the primary and move to the alternate, whose cwnd
+/// (4404 bytes) takes five; the sixth waits for it, and an unsent message goes to the primary
+/// at once within the primary's cwnd of one PMDCS, restarting its T3-rtx (§6.3.2 R1) with the
+/// backed-off RTO of 2 s.
+#[test]
+fn mh13_new_data_to_the_primary_while_retransmissions_wait_for_the_alternate() {
+    let c = SctpConfig {
+        max_burst: None,
+        ..mh_cfg()
+    };
+    let mut s = mh_confirmed(c);
+    // Five chunks fill the primary's cwnd; their SACK grows it by one PMDCS.
+    let now = established_at();
+    give(&mut s, now, 0, 5, 1000);
+    assert_eq!(out_to(&mut s, now).len(), 5);
+    let acked = now + SimDuration::from_millis(2 * OWD_MS);
+    feed_from(&mut s, acked, B1, sack_pkt(tsn(4), &[], 65536));
+    assert_eq!(s.paths()[0].cwnd, 4404 + 1468);
+    // Six outstanding on the primary, two messages unsent.
+    give(&mut s, acked, 5, 8, 1000);
+    assert_eq!(out_to(&mut s, acked).len(), 6);
+    let fired = acked + SimDuration::from_secs(1);
+    let out = tick(&mut s, fired);
+    let to: Vec<_> = out.iter().map(|(to, p)| (*to, p.data.as_slice()[0].tsn)).collect();
+    let mut expected: Vec<_> = (5..10).map(|k| (Some(B2), tsn(k))).collect();
+    expected.push((Some(B1), tsn(11)));
+    assert_eq!(to, expected, "five retransmissions to B2, new DATA to B1");
+    assert_eq!(s.paths()[0].t3_rtx, Some(fired + SimDuration::from_secs(2)));
+}
+
 /// RTO and cwnd per destination (RFC 9260 §6.3.3 E1/E2, §7.2): a T3-rtx timeout on the primary
 /// doubles its RTO and sets its cwnd to one PMDCS; the alternate's RTO and cwnd are unchanged.
 #[test]

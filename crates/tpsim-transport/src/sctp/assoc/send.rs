@@ -132,9 +132,9 @@ impl SctpSocket {
             return true;
         }
         let burst_left = self.sctp.max_burst.is_none_or(|b| self.burst < b);
-        let data_waiting = self.has_marked() && (self.fast_rtx_now || self.window_open(self.rtx_path()))
-            || !self.unsent.is_empty() && burst_left && self.window_open(self.data_path);
-        !data_waiting
+        let rtx_waiting = self.has_marked() && (self.fast_rtx_now || self.window_open(self.rtx_path()));
+        let new_waiting = !self.unsent.is_empty() && burst_left && self.window_open(self.data_path);
+        !(rtx_waiting || new_waiting && !self.marked_on(self.data_path))
     }
 
     /// §6.1 B: whether path `pi` may take DATA now: its flight size below cwnd (one packet may
@@ -154,8 +154,18 @@ impl SctpSocket {
         self.sent.iter().find(|x| x.marked).map_or(self.data_path, |x| x.path)
     }
 
+    /// Whether chunks marked for retransmission wait for path `pi`: new DATA to `pi` waits
+    /// behind them (§6.1 C). Chunks marked for another destination, whose cwnd holds them
+    /// back, do not stop new DATA to `pi` within its own cwnd: §6.1 C limits the
+    /// retransmissions by the current cwnd, and each destination has its own (§7.2).
+    #[inline]
+    fn marked_on(&self, pi: usize) -> bool {
+        self.has_marked() && (self.paths.len() == 1 || self.sent.iter().any(|x| x.marked && x.path == pi))
+    }
+
     /// Where a packet without a control chunk goes: a SACK that must go now to its reply
-    /// address, else retransmissions to their path, else new DATA to the data path.
+    /// address, else retransmissions to their path if its cwnd allows (or Fast Retransmit is
+    /// due), else new DATA to the data path.
     #[inline]
     fn packet_dest(&self) -> usize {
         if self.paths.len() == 1 {
@@ -163,7 +173,7 @@ impl SctpSocket {
         }
         if self.sack_now && self.recv.is_some() {
             self.sack_dest()
-        } else if self.has_marked() {
+        } else if self.has_marked() && (self.fast_rtx_now || self.window_open(self.rtx_path())) {
             self.rtx_path()
         } else {
             self.data_path
@@ -280,7 +290,7 @@ impl SctpSocket {
 
     /// Puts DATA chunks for path `pi` into `p` within `room` bytes: Fast Retransmit first
     /// (§7.2.4 step 3), then chunks marked for retransmission (§6.1 C), then new data (§6.1 A,
-    /// B, D) if `pi` is the data path.
+    /// B, D) if `pi` is the data path and no marked chunk waits for it.
     pub(super) fn fill_data(&mut self, now: SimTime, p: &mut SctpRepr, mut room: u32, pi: usize) {
         // The Fast Retransmit packet is the one that goes to the marked chunks' path.
         let fast = self.fast_rtx_now && (self.paths.len() == 1 || self.rtx_path() == pi);
@@ -330,7 +340,7 @@ impl SctpSocket {
                 return;
             }
         }
-        if self.has_marked() || pi != self.data_path {
+        if pi != self.data_path || self.marked_on(pi) {
             return;
         }
         self.fill_new_data(now, p, room);
