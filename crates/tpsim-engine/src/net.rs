@@ -2,7 +2,8 @@
 //! route tables of prefix → (interface, next hop) and their bound ports.
 //!
 //! Addresses: link `i` is the subnet 10.(i / 256).(i % 256).0/24 with ends .1 and .2
-//! ([`link_addr`]); node `n`'s radio is 10.128.0.0/9 + n + 1 ([`crate::wifi::wifi_addr`]).
+//! ([`link_addr`]); radio `r` is 10.128.0.0/9 + r + 1 ([`crate::wifi::wifi_addr`]; radio `r`
+//! is node `r`'s unless nodes have radios on several channels, see [`RadioMap`]).
 //! Routes to radio nodes come from the ad hoc routing (or the static routes on the
 //! connectivity graph), not from these tables: see `world/ip.rs`.
 
@@ -15,7 +16,7 @@ use tpsim_scenario::Scenario;
 pub enum DeviceRef {
     /// Point-to-point device `i` (link `i / 2`, direction `i % 2`).
     Link(u32),
-    /// The 802.11 device of a node (by node index).
+    /// An 802.11 device (by radio index, see [`RadioMap`]).
     Radio(u32),
 }
 
@@ -47,6 +48,117 @@ struct Interface {
 pub struct Net {
     nodes: Vec<Node>,
     ifaces: Vec<Interface>,
+}
+
+/// Which node owns each radio, on which channel. Radios are numbered channel by channel
+/// (channels in increasing order), in node order within a channel: with one radio per node
+/// (the default), radio `r` is node `r`'s. A radio's index is its 802.11 address, its
+/// address's host part ([`crate::wifi::wifi_addr`]) and the index of its ad hoc routing and
+/// ARP instances.
+#[derive(Clone, Debug, Default)]
+pub struct RadioMap {
+    node: Vec<u32>,
+    channel: Vec<u32>,
+    /// Per node, its radios in channel order.
+    of_node: Vec<Vec<u32>>,
+    /// Whether every node has one radio, all on one channel: then radio `r` is node `r`'s.
+    identity: bool,
+}
+
+impl RadioMap {
+    /// The radios of a scenario's `n` nodes: `channels[v]` lists node `v`'s channels (`None`:
+    /// one radio per node on one channel).
+    pub fn new(n: usize, channels: Option<&[Vec<u32>]>) -> RadioMap {
+        let Some(channels) = channels else {
+            return RadioMap {
+                node: (0..n as u32).collect(),
+                channel: vec![1; n],
+                of_node: (0..n as u32).map(|v| vec![v]).collect(),
+                identity: true,
+            };
+        };
+        let mut all: Vec<u32> = channels.iter().flatten().copied().collect();
+        all.sort_unstable();
+        all.dedup();
+        let mut m = RadioMap {
+            of_node: vec![Vec::new(); n],
+            ..RadioMap::default()
+        };
+        for &c in &all {
+            for (v, cs) in channels.iter().enumerate() {
+                if cs.contains(&c) {
+                    m.of_node[v].push(m.node.len() as u32);
+                    m.node.push(v as u32);
+                    m.channel.push(c);
+                }
+            }
+        }
+        m.identity = all.len() == 1 && m.node.len() == n;
+        m
+    }
+
+    /// How many radios there are.
+    pub fn len(&self) -> usize {
+        self.node.len()
+    }
+
+    /// Whether there is no radio.
+    pub fn is_empty(&self) -> bool {
+        self.node.is_empty()
+    }
+
+    /// Whether radio `r` is node `r`'s for every node (one radio per node, one channel).
+    #[inline]
+    pub fn identity(&self) -> bool {
+        self.identity
+    }
+
+    /// The node that owns radio `r`.
+    #[inline]
+    pub fn node(&self, r: u32) -> u32 {
+        if self.identity {
+            r
+        } else {
+            self.node[r as usize]
+        }
+    }
+
+    /// The channel of radio `r`.
+    pub fn channel(&self, r: u32) -> u32 {
+        self.channel[r as usize]
+    }
+
+    /// The channel of every radio, by radio (`None` if all share one).
+    pub fn channels(&self) -> Option<&[u32]> {
+        (!self.identity).then_some(&self.channel)
+    }
+
+    /// Node `node`'s radios, in channel order.
+    pub fn radios(&self, node: u32) -> &[u32] {
+        &self.of_node[node as usize]
+    }
+
+    /// Node `node`'s radio on the channel of radio `peer` (the one that can reach it), if it
+    /// has one.
+    #[inline]
+    pub fn toward(&self, node: u32, peer: u32) -> Option<u32> {
+        if self.identity {
+            return Some(node);
+        }
+        let c = self.channel[peer as usize];
+        self.of_node[node as usize]
+            .iter()
+            .copied()
+            .find(|&r| self.channel[r as usize] == c)
+    }
+
+    /// Node `node`'s radio on channel `channel`, if it has one.
+    pub fn on_channel(&self, node: u32, channel: u32) -> Option<u32> {
+        self.of_node[node as usize]
+            .iter()
+            .copied()
+            .find(|&r| self.channel[r as usize] == channel)
+    }
 }
 
 /// The address of end `end` (0 or 1) of link `link`.

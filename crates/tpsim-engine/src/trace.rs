@@ -44,11 +44,16 @@ impl PcapTracer {
         Ok(self.writers.len() as u32 - 1)
     }
 
-    /// Opens `dir/node<node>.pcap` for 802.11 frames with radiotap headers (the frames the node
+    /// Opens `dir/node<node>.pcap` (`node<node>-ch<channel>.pcap` for one radio of a node with
+    /// radios on several channels) for 802.11 frames with radiotap headers (the frames the radio
     /// sends, when they start, and the frames it receives correctly, when they end).
-    pub fn open_wifi(&mut self, dir: &Path, node: u32) -> Result<u32, EngineError> {
+    pub fn open_wifi(&mut self, dir: &Path, node: u32, channel: Option<u32>) -> Result<u32, EngineError> {
         std::fs::create_dir_all(dir)?;
-        let f = BufWriter::new(File::create(dir.join(format!("node{node}.pcap")))?);
+        let name = match channel {
+            Some(c) => format!("node{node}-ch{c}.pcap"),
+            None => format!("node{node}.pcap"),
+        };
+        let f = BufWriter::new(File::create(dir.join(name))?);
         let w = PcapWriter::new(f, LINKTYPE_IEEE802_11_RADIOTAP)?;
         self.writers.push((w, Framing::Radiotap));
         Ok(self.writers.len() as u32 - 1)
@@ -108,7 +113,7 @@ impl PcapTracer {
                         let at = b.len();
                         b.resize(at + tpsim_wire::arp::ARP_PACKET_LEN, 0);
                         let request = p.ctrl == crate::packet::ARP_REQUEST;
-                        let node = |a: Ipv4Addr| crate::wifi::wifi_node(a).unwrap_or(tpsim_mac::BROADCAST);
+                        let node = |a: Ipv4Addr| crate::wifi::wifi_radio(a).unwrap_or(tpsim_mac::BROADCAST);
                         tpsim_wire::arp::ArpRepr {
                             op: if request { 1 } else { 2 },
                             sender_hw: mac(node(p.ip.src)),

@@ -31,13 +31,14 @@ use tpsim_wire::SizeConvention;
 /// 802.11 omits it), bytes (IEEE 802.2 + RFC 1042).
 pub const LLC_SNAP_LEN: u32 = 8;
 
-/// The address of node `n`'s wireless interface: 10.128.0.0/9 + n + 1.
+/// The address of radio `n` (node `n`'s radio with one radio per node,
+/// [`crate::net::RadioMap`]): 10.128.0.0/9 + n + 1.
 pub fn wifi_addr(n: u32) -> Ipv4Addr {
     Ipv4Addr::from(0x0A80_0000u32 | (n + 1))
 }
 
-/// The node behind a wireless address, if it is one.
-pub fn wifi_node(a: Ipv4Addr) -> Option<u32> {
+/// The radio behind a wireless address, if it is one.
+pub fn wifi_radio(a: Ipv4Addr) -> Option<u32> {
     let v = u32::from(a);
     (v & 0xFF80_0000 == 0x0A80_0000 && v & 0x007F_FFFF != 0).then(|| (v & 0x007F_FFFF) - 1)
 }
@@ -475,8 +476,8 @@ impl RadioState {
 pub struct AirRx {
     /// Received power, W.
     pub power_w: f64,
-    /// The receiving node (its radio and 802.11 device).
-    pub node: u32,
+    /// The receiving radio (and its 802.11 device).
+    pub radio: u32,
     /// Propagation delay, ns (at most 2³² − 1 ns: 4.3 s, 1.3·10⁶ km).
     pub delay_ns: u32,
 }
@@ -565,6 +566,9 @@ pub struct WifiChannel {
     /// model draws nothing (`None` otherwise): then a frame's receivers, their powers and
     /// delays are the same at every transmission.
     pub reach: Option<Reach>,
+    /// Each radio's channel (empty: all share one). Radios on different channels never hear
+    /// each other.
+    pub channel: Vec<u32>,
 }
 
 /// Every sender's receivers on a channel where nothing changes them (static nodes,
@@ -596,14 +600,16 @@ impl Reach {
 }
 
 impl WifiChannel {
-    /// A channel for nodes moving as `mobility` says (positions at t = 0 fill the grid).
-    /// `rngs` are the nodes' shadowing streams, `phy_rngs` their receivers' streams.
+    /// A channel for radios moving as `mobility` says (positions at t = 0 fill the grid).
+    /// `rngs` are the radios' shadowing streams, `phy_rngs` their receivers' streams,
+    /// `channel` each radio's channel (empty: one channel for all): every vector is by radio.
     pub fn new(
         params: RadioParams,
         tx_power_w: Vec<f64>,
         mut mobility: Vec<Mobility>,
         rngs: Vec<RngStream>,
         phy_rngs: Vec<RngStream>,
+        channel: Vec<u32>,
     ) -> Self {
         debug_assert_eq!(phy_rngs.len(), mobility.len());
         let radios = (0..phy_rngs.len()).map(|_| RadioState::new()).collect();
@@ -645,6 +651,7 @@ impl WifiChannel {
             rngs,
             next: Vec::new(),
             reach: None,
+            channel,
         }
         .with_reach()
     }
@@ -714,8 +721,9 @@ impl WifiChannel {
         let (mobility, rng, grid) = (&mut self.mobility, &mut self.rngs[sender as usize], &self.grid);
         let cs_range_m = self.cs_range_m;
         let tx_w = self.tx_power_w[sender as usize];
+        let channel = &self.channel;
         grid.for_each_near(here, cs_range_m + self.slack_m, |j, filed_at| {
-            if j == sender {
+            if j == sender || !channel.is_empty() && channel[j as usize] != channel[sender as usize] {
                 return;
             }
             // A static node is where the grid filed it.
@@ -736,7 +744,7 @@ impl WifiChannel {
             if power >= p.cs_threshold_w {
                 rx.push(AirRx {
                     power_w: power,
-                    node: j,
+                    radio: j,
                     delay_ns: WifiChannel::delay(dist).0.min(u32::MAX as u64) as u32,
                 });
             }
@@ -862,7 +870,12 @@ impl WifiChannel {
         let mut near = Vec::new();
         for (i, &pi) in pos.iter().enumerate() {
             near.clear();
-            self.grid.for_each_near(pi, radius_m, |j, _| near.push(j));
+            let channel = &self.channel;
+            self.grid.for_each_near(pi, radius_m, |j, _| {
+                if channel.is_empty() || channel[j as usize] == channel[i] {
+                    near.push(j)
+                }
+            });
             near.sort_unstable();
             for &j in &near {
                 if j as usize == i {
@@ -1013,6 +1026,7 @@ mod tests {
             mobility,
             (0..n).map(|i| node_key(seed, i, Module::Channel)).collect(),
             (0..n).map(|i| node_key(seed, i, Module::PhyReception)).collect(),
+            Vec::new(),
         )
     }
 
@@ -1051,7 +1065,7 @@ mod tests {
                         && p.prop.mean_rx_power_w(p.tx_power_w, p.antenna, p.antenna, d) >= p.cs_threshold_w
                 })
                 .collect();
-            let mut got: Vec<u32> = listed.iter().map(|r| r.node).collect();
+            let mut got: Vec<u32> = listed.iter().map(|r| r.radio).collect();
             assert!(listed.windows(2).all(|w| w[0].delay_ns <= w[1].delay_ns));
             assert!(listed.iter().any(|r| r.delay_ns > 0));
             want.sort_unstable();

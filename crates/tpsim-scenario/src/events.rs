@@ -66,6 +66,10 @@ pub struct FaultEvent {
     /// Interface events: the node's radio rather than a link end (`radio = true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub radio: Option<bool>,
+    /// Interface events on a node with radios on several channels (`[radio] channels`): the
+    /// channel of the radio (required there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<u32>,
     /// `link_change`: the new rate of both directions, for packets that start serialization
     /// at or after `at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,10 +116,11 @@ pub fn validate_events(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
         let iface = matches!(e.kind, FaultKind::InterfaceDown | FaultKind::InterfaceUp);
         let change = e.kind == FaultKind::LinkChange;
         // Keys that do not apply to this kind.
-        let stray: [(&str, bool); 6] = [
+        let stray: [(&str, bool); 7] = [
             ("link", e.link.is_some() && !wants_link),
             ("node", e.node.is_some() && !wants_node),
             ("radio", e.radio.is_some() && !iface),
+            ("channel", e.channel.is_some() && e.radio != Some(true)),
             ("rate", e.rate.is_some() && !change),
             ("delay", e.delay.is_some() && !change),
             ("loss", e.loss.is_some() && !change),
@@ -173,6 +178,25 @@ pub fn validate_events(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
             }
             if e.radio == Some(true) && sc.radio.is_none() {
                 err(p("radio"), "the scenario has no radio (`[radio]`)".into());
+            }
+            let node_channels = sc
+                .radio
+                .as_ref()
+                .and_then(|r| r.channels.as_ref())
+                .zip(e.node)
+                .and_then(|(c, v)| c.get(v as usize));
+            if let (Some(true), Some(chans), Some(v)) = (e.radio, node_channels, e.node) {
+                match e.channel {
+                    None if chans.len() > 1 => err(
+                        vec![k("events"), Seg::Index(i)],
+                        format!("node {v} has radios on channels {chans:?}: the event needs `channel = <one of them>`"),
+                    ),
+                    Some(c) if !chans.contains(&c) => err(
+                        p("channel"),
+                        format!("node {v} has no radio on channel {c}: expected one of {chans:?}"),
+                    ),
+                    _ => {}
+                }
             }
             if let (Some(l), Some(v)) = (e.link, e.node) {
                 if let Some(link) = sc.links.get(l as usize) {

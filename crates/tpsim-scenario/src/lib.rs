@@ -626,6 +626,13 @@ pub struct Radio {
     /// with different ranges make one-way links.
     #[serde(default)]
     pub node_ranges: Option<Vec<NodeRange>>,
+    /// The channels of each node's radios, node by node, e.g. `[[1, 2], [1], [2], [1, 2]]`:
+    /// a node with two channels has two radios, each an interface of its own (address,
+    /// interface queue, 802.11 MAC, ARP and ad hoc routing instance). Radios on different
+    /// channels never hear each other; every radio has this table's parameters. Default: one
+    /// radio per node, all on one channel.
+    #[serde(default)]
+    pub channels: Option<Vec<Vec<u32>>>,
     /// Carrier-sense threshold. Default 1.559e-11 W; or give `cs_range` instead.
     #[serde(default)]
     pub cs_threshold: Option<Watts>,

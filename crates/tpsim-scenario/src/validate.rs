@@ -324,6 +324,42 @@ fn validate_radio_table(sc: &Scenario, radio: &crate::Radio, err: &mut impl FnMu
         );
     }
     validate_radio(radio, err);
+    if let Some(channels) = &radio.channels {
+        let q = || vec![k("radio"), k("channels")];
+        if channels.len() != n as usize {
+            err(
+                q(),
+                format!("expected one list of channels per node ({n}), found {}", channels.len()),
+            );
+        }
+        for (v, c) in channels.iter().enumerate() {
+            let at = || vec![k("radio"), k("channels"), Seg::Index(v)];
+            if c.is_empty() {
+                err(at(), format!("node {v} needs at least one channel, e.g. [1]"));
+            }
+            if c.len() > 8 {
+                err(
+                    at(),
+                    format!(
+                        "node {v} lists {} channels: expected at most 8 radios per node",
+                        c.len()
+                    ),
+                );
+            }
+            if c.iter().enumerate().any(|(j, x)| c[..j].contains(x)) {
+                err(at(), format!("node {v} lists a channel twice: {c:?}"));
+            }
+            if c.len() > 1 && sc.energy.is_some() {
+                err(
+                    at(),
+                    format!(
+                        "node {v} has {} radios: the energy model (`[energy]`) needs one radio per node",
+                        c.len()
+                    ),
+                );
+            }
+        }
+    }
     for (g, nr) in radio.node_ranges.iter().flatten().enumerate() {
         let q = |f: &str| vec![k("radio"), k("node_ranges"), Seg::Index(g), k(f)];
         if let Some(bad) = nr.nodes.iter().find(|&&v| v >= n) {

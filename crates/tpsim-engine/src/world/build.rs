@@ -9,7 +9,7 @@ use crate::collect::{Collector, DirInfo};
 use crate::device::{DropTail, ErrorModel, P2pDevice};
 use crate::energy::EnergyModel;
 use crate::metrics::FlowKey;
-use crate::net::{link_addr, DeviceRef, Net};
+use crate::net::{link_addr, DeviceRef, Net, RadioMap};
 use crate::packet::{PacketArena, NO_DIR};
 use crate::sockets::{Addressing, Sockets};
 use crate::trace::PcapTracer;
@@ -55,13 +55,20 @@ impl World {
         // The scenario's flows plus its background flows of this replication.
         let all_flows = background_flows(sc, opts.seed, opts.run);
         let mobility = crate::mobility::from_scenario(sc, &positions(sc, opts.seed, opts.run), opts.seed, opts.run);
+        let rmap = match &sc.radio {
+            Some(radio) => RadioMap::new(n, radio.channels.as_deref()),
+            None => RadioMap::default(),
+        };
         let (radios, wifi) = match &sc.radio {
             Some(radio) => {
-                let (radios, ch) = build_radios(sc, radio, opts, sizes, &mobility, &all_flows, &mut net, &mut pcap)?;
+                let (radios, ch) = build_radios(
+                    sc, radio, opts, sizes, &rmap, &mobility, &all_flows, &mut net, &mut pcap,
+                )?;
                 (radios, Some(ch))
             }
             None => (Vec::new(), None),
         };
+        let n_radios = rmap.len();
         let paths = Paths::compute(sc.nodes.count, &sc.links);
         net.static_link_routes(sc, &paths);
         let bins = sc.output.timeseries.then_some(sc.output.bin.0);
@@ -77,6 +84,7 @@ impl World {
             links,
             radios,
             wifi,
+            rmap,
             sizes_standard: sizes == SizeConvention::Standard,
             sockets: Sockets::default(),
             apps: Apps::default(),
@@ -98,13 +106,18 @@ impl World {
             mobility_init: (sc.output.positions && sc.output.timeseries).then(|| mobility.clone()),
             routing: sc.radio.as_ref().map(|_| {
                 let moving = mobility.iter().any(|m| m.max_speed() > 0.0);
-                super::RoutingState::new(sc, n, |i| stream(opts, OwnerKind::Node, i, Module::Routing), moving)
+                super::RoutingState::new(
+                    sc,
+                    n_radios,
+                    |i| stream(opts, OwnerKind::Node, i, Module::Routing),
+                    moving,
+                )
             }),
             arp: sc
                 .arp
                 .as_ref()
                 .filter(|_| sc.radio.is_some())
-                .map(|a| super::ArpState::new(a, n, |i| stream(opts, OwnerKind::Node, i, Module::Arp))),
+                .map(|a| super::ArpState::new(a, n_radios, |i| stream(opts, OwnerKind::Node, i, Module::Arp))),
             beacons: None,
             faults: None,
             down_times: {
@@ -159,7 +172,10 @@ impl World {
             let mut rng = stream(opts, OwnerKind::Node, node as u64, Module::Traffic);
             let first = SimTime(b.start.0) + SimDuration((rng.uniform() * b.interval.0 as f64) as u64);
             if first < dur {
-                self.queue.push(first, Event::Beacon { node });
+                // Every radio of the node beacons on its channel.
+                for &radio in self.rmap.radios(node) {
+                    self.queue.push(first, Event::Beacon { radio });
+                }
             }
         }
     }
@@ -182,7 +198,7 @@ impl World {
         // its first (a link's, if it has one), or its radio's when no links join the two nodes.
         let remote_b = match sctp.and_then(|o| o.primary).filter(|_| multihomed) {
             Some(k) => self.net.addrs(f.dst)[k as usize],
-            None if self.wifi.is_some() && !paths.reachable(f.src, f.dst) => crate::wifi::wifi_addr(f.dst),
+            None if self.wifi.is_some() && !paths.reachable(f.src, f.dst) => self.radio_addr_of(f.src, f.dst),
             None => self.net.primary_addr(f.dst),
         };
         let local_a = self.source_addr(f.src, remote_b);
@@ -491,37 +507,44 @@ fn build_links(
     Ok(devices)
 }
 
-/// One interface and one 802.11 device per node, all on one channel; static routes on the
-/// connectivity graph towards the flows' endpoints.
+/// One interface and one 802.11 device per radio (`rmap`: by default one per node, all on one
+/// channel); static routes on the connectivity graph towards the flows' endpoints' radios.
+/// A radio's random streams are keyed by its index (a node's, with one radio per node).
 #[allow(clippy::too_many_arguments)]
 fn build_radios(
     sc: &Scenario,
     radio: &tpsim_scenario::Radio,
     opts: &RunOptions,
     sizes: SizeConvention,
+    rmap: &RadioMap,
     mobility: &[crate::mobility::Mobility],
     flows: &[tpsim_scenario::Flow],
     net: &mut Net,
     pcap: &mut PcapTracer,
 ) -> Result<(Vec<WifiDevice>, WifiChannel), EngineError> {
     let n = sc.nodes.count as usize;
+    let nr = rmap.len();
     let params = RadioParams::from_scenario(radio);
     let dcf_cfg = params.dcf_config(sizes);
-    let mut radios = Vec::with_capacity(n);
+    let mut radios = Vec::with_capacity(nr);
+    // Interfaces node by node (a node's addresses: its links', then its radios' in channel
+    // order), devices by radio.
+    let mut ifaces = vec![0; nr];
     for node in 0..n as u32 {
-        let iface = net.add_interface(node, wifi_addr(node), DeviceRef::Radio(node));
+        for &r in rmap.radios(node) {
+            ifaces[r as usize] = net.add_interface(node, wifi_addr(r), DeviceRef::Radio(r));
+        }
+    }
+    for r in 0..nr as u32 {
+        let node = rmap.node(r);
         let trace = match (&opts.pcap_dir, radio.pcap || sc.output.pcap) {
-            (Some(dir), true) => Some(pcap.open_wifi(dir, node)?),
+            (Some(dir), true) => Some(pcap.open_wifi(dir, node, rmap.channels().map(|_| rmap.channel(r)))?),
             _ => None,
         };
         radios.push(WifiDevice {
-            iface,
+            iface: ifaces[r as usize],
             node,
-            dcf: Dcf::new(
-                dcf_cfg,
-                node,
-                stream(opts, OwnerKind::Node, node as u64, Module::MacBackoff),
-            ),
+            dcf: Dcf::new(dcf_cfg, r, stream(opts, OwnerKind::Node, r as u64, Module::MacBackoff)),
             queue: PriQueue::new(params.queue),
             in_service: None,
             timer_gen: 0,
@@ -532,22 +555,29 @@ fn build_radios(
             dead: false,
         });
     }
+    let powers = params.node_powers(radio, n);
+    let by_radio = |r: u32| rmap.node(r) as usize;
     let mut ch = WifiChannel::new(
         params,
-        params.node_powers(radio, n),
-        mobility.to_vec(),
-        (0..n as u64)
+        (0..nr as u32).map(|r| powers[by_radio(r)]).collect(),
+        (0..nr as u32).map(|r| mobility[by_radio(r)].clone()).collect(),
+        (0..nr as u64)
             .map(|i| stream(opts, OwnerKind::Node, i, Module::Channel))
             .collect(),
-        (0..n as u64)
+        (0..nr as u64)
             .map(|i| stream(opts, OwnerKind::Node, i, Module::PhyReception))
             .collect(),
+        rmap.channels().map(<[u32]>::to_vec).unwrap_or_default(),
     );
     // Static routes on the connectivity graph, if radio packets are routed by them (one BFS
     // and one next-hop column per destination: not for ad hoc routing).
     let protocol = sc.routing.as_ref().map(|r| r.protocol).unwrap_or_default();
     if protocol == tpsim_scenario::RoutingProtocol::Static {
-        let mut ends: Vec<u32> = flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+        let mut ends: Vec<u32> = flows
+            .iter()
+            .flat_map(|f| [f.src, f.dst])
+            .flat_map(|v| rmap.radios(v).iter().copied())
+            .collect();
         ends.sort_unstable();
         ends.dedup();
         ch.static_routes(&ends);

@@ -33,7 +33,9 @@ impl World {
         if let Some(e) = &mut self.energy {
             e.kill(node as usize, self.now);
         }
-        self.radio_off(node);
+        for r in self.rmap.radios(node).to_vec() {
+            self.radio_off(r);
+        }
     }
 
     /// Whether `node` has run out of energy.

@@ -30,7 +30,8 @@ struct Fault {
     link: u32,
     /// The node (interface and node events).
     node: u32,
-    /// The interface (interface events): a link end's device index, or the node's radio.
+    /// The interface (interface events): a link end's device index, or one of the node's
+    /// radios.
     iface: Option<DeviceRef>,
     rate_bps: Option<u64>,
     delay: Option<SimDuration>,
@@ -48,11 +49,11 @@ pub(super) struct Faults {
     link_epoch: Vec<u32>,
     /// Per point-to-point device (its interface), whether the interface is down.
     dev_down: Vec<bool>,
-    /// Per node, whether its radio interface is down.
+    /// Per radio, whether its interface is down.
     radio_down: Vec<bool>,
     node_down: Vec<bool>,
-    /// Per node, the queue key of the event that last switched its radio on (0: never off).
-    /// A signal that started before it was not sensed, and its end is ignored.
+    /// Per radio, the queue key of the event that last switched it on (0: never off). A
+    /// signal that started before it was not sensed, and its end is ignored.
     radio_on_key: Vec<u128>,
 }
 
@@ -71,7 +72,14 @@ impl World {
             self.queue.push_reserved(at, seq, Event::Fault { i: i as u32 });
             let (link, node) = (e.link.unwrap_or(0), e.node.unwrap_or(0));
             let iface = match (e.kind, e.radio) {
-                (FaultKind::InterfaceDown | FaultKind::InterfaceUp, Some(true)) => Some(DeviceRef::Radio(node)),
+                (FaultKind::InterfaceDown | FaultKind::InterfaceUp, Some(true)) => {
+                    // The node's radio on `channel` (validated), or its only radio.
+                    let r = match e.channel {
+                        Some(c) => self.rmap.on_channel(node, c),
+                        None => self.rmap.radios(node).first().copied(),
+                    };
+                    Some(DeviceRef::Radio(r.expect("validated: the node has that radio")))
+                }
                 (FaultKind::InterfaceDown | FaultKind::InterfaceUp, _) => {
                     let first = sc.links[link as usize].nodes[0] == node;
                     Some(DeviceRef::Link(2 * link + u32::from(!first)))
@@ -94,9 +102,9 @@ impl World {
             link_down: vec![false; sc.links.len()],
             link_epoch: vec![0; sc.links.len()],
             dev_down: vec![false; self.links.len()],
-            radio_down: vec![false; n],
+            radio_down: vec![false; self.radios.len()],
             node_down: vec![false; n],
-            radio_on_key: vec![0; n],
+            radio_on_key: vec![0; self.radios.len()],
         });
     }
 
@@ -124,9 +132,9 @@ impl World {
                             self.flush_link_dev(dev);
                         }
                     }
-                    DeviceRef::Radio(node) => {
-                        f.radio_down[node as usize] = down;
-                        self.radio_switch(node, e.key);
+                    DeviceRef::Radio(r) => {
+                        f.radio_down[r as usize] = down;
+                        self.radio_switch(r, e.key);
                     }
                 }
             }
@@ -145,8 +153,10 @@ impl World {
                         self.flush_link_dev(dev);
                     }
                 }
-                if (e.node as usize) < self.radios.len() {
-                    self.radio_switch(e.node, e.key);
+                if !self.rmap.is_empty() {
+                    for r in self.rmap.radios(e.node).to_vec() {
+                        self.radio_switch(r, e.key);
+                    }
                 }
             }
             FaultKind::LinkChange => {
@@ -209,24 +219,25 @@ impl World {
         f.node_down[node as usize].then_some(DropReason::NodeDown)
     }
 
-    /// Why `node`'s radio is off: its energy is spent, or a fault event.
-    pub(super) fn radio_off_reason(&self, node: u32) -> DropReason {
+    /// Why radio `radio` is off: its node's energy is spent, or a fault event.
+    pub(super) fn radio_off_reason(&self, radio: u32) -> DropReason {
+        let node = self.rmap.node(radio);
         match &self.faults {
             Some(_) if self.node_dead(node) => DropReason::Energy,
             Some(f) if f.node_down[node as usize] => DropReason::NodeDown,
-            Some(f) if f.radio_down[node as usize] => DropReason::InterfaceDown,
+            Some(f) if f.radio_down[radio as usize] => DropReason::InterfaceDown,
             _ => DropReason::Energy,
         }
     }
 
-    /// Whether the signal of the `k`-th receiver `node` of air frame `frame` started before its
-    /// radio was last switched on: then it was not sensed, and its end means nothing.
+    /// Whether the signal of the `k`-th receiver `radio` of air frame `frame` started before
+    /// the radio was last switched on: then it was not sensed, and its end means nothing.
     #[inline]
-    pub(super) fn signal_predates_radio(&self, frame: u32, node: u32, k: u32) -> bool {
+    pub(super) fn signal_predates_radio(&self, frame: u32, radio: u32, k: u32) -> bool {
         let (Some(f), Some(ch)) = (&self.faults, &self.wifi) else {
             return false;
         };
-        let on = f.radio_on_key[node as usize];
+        let on = f.radio_on_key[radio as usize];
         if on == 0 {
             return false;
         }
@@ -256,19 +267,20 @@ impl World {
         }
     }
 
-    /// Switches `node`'s radio off or on to match its node's and interface's state, by the
+    /// Switches radio `radio` off or on to match its node's and interface's state, by the
     /// event with queue key `key`.
-    fn radio_switch(&mut self, node: u32, key: u128) {
+    fn radio_switch(&mut self, radio: u32, key: u128) {
+        let node = self.rmap.node(radio);
         let dead = self.node_dead(node);
         let Some(f) = &mut self.faults else { return };
-        let off = f.node_down[node as usize] || f.radio_down[node as usize];
-        let is_off = self.radios[node as usize].dead;
+        let off = f.node_down[node as usize] || f.radio_down[radio as usize];
+        let is_off = self.radios[radio as usize].dead;
         if off && !is_off {
-            let reason = self.radio_off_reason(node);
-            self.radio_power(node, false, reason);
+            let reason = self.radio_off_reason(radio);
+            self.radio_power(radio, false, reason);
         } else if !off && is_off && !dead {
-            f.radio_on_key[node as usize] = key;
-            self.radio_power(node, true, DropReason::InterfaceDown);
+            f.radio_on_key[radio as usize] = key;
+            self.radio_power(radio, true, DropReason::InterfaceDown);
         }
     }
 }

@@ -8,28 +8,32 @@ use crate::metrics::DropReason;
 use crate::net::DeviceRef;
 use crate::packet::{Packet, PacketId, ARP_REQUEST, NO_CTRL, NO_DIR};
 use crate::pkttrace::{Layer, TraceEvent, NO_NODE};
-use crate::wifi::{wifi_addr, wifi_node};
+use crate::wifi::{wifi_addr, wifi_radio};
 use std::net::Ipv4Addr;
 use tpsim_transport::Segment;
 use tpsim_wire::Ipv4Repr;
 
 impl World {
     /// Where a packet from `node` to `dst` goes on the static tables: (device, link-layer
-    /// destination).
+    /// destination). A radio destination is reached by `node`'s radio on its channel.
     #[inline]
     fn route(&self, node: u32, dst: Ipv4Addr) -> Option<(DeviceRef, u32)> {
-        if let (Some(ch), Some(d)) = (&self.wifi, wifi_node(dst)) {
-            let hop = ch.next_hop(node, d)?;
-            return Some((DeviceRef::Radio(node), hop));
+        if let (Some(ch), Some(d)) = (&self.wifi, wifi_radio(dst)) {
+            let r = self.rmap.toward(node, d)?;
+            let hop = ch.next_hop(r, d)?;
+            return Some((DeviceRef::Radio(r), hop));
         }
         self.net.lookup(node, dst).map(|iface| (self.net.device(iface), 0))
     }
 
     /// The source address for packets from `node` to `dst`: the address of the outgoing
-    /// interface of the route (RFC 1122 §3.3.4.3).
+    /// interface of the route (RFC 1122 §3.3.4.3); for a radio destination, `node`'s radio
+    /// on its channel.
     pub(super) fn source_addr(&self, node: u32, dst: Ipv4Addr) -> Ipv4Addr {
-        if wifi_node(dst).is_some() && self.wifi.is_some() {
-            return wifi_addr(node);
+        if let (Some(d), Some(_)) = (wifi_radio(dst), &self.wifi) {
+            if let Some(r) = self.rmap.toward(node, d) {
+                return wifi_addr(r);
+            }
         }
         match self.net.lookup(node, dst) {
             Some(iface) => self.net.addr(iface),
@@ -42,15 +46,20 @@ impl World {
         self.ip_output_from(node, id, None);
     }
 
-    /// [`Self::ip_output`] for a packet received from neighbour `prev_hop` (radio forwarding).
+    /// [`Self::ip_output`] for a packet received from radio neighbour `prev_hop` (radio
+    /// forwarding).
     fn ip_output_from(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
         if let Some(reason) = self.node_down(node) {
             self.drop_packet(node, id, reason);
             return;
         }
         let dst = self.packets.get(id).ip.dst;
-        if self.routing.as_ref().is_some_and(|r| r.dynamic()) && wifi_node(dst).is_some() {
-            self.route_dynamic(node, id, prev_hop);
+        if let (true, Some(d)) = (self.routing.as_ref().is_some_and(|r| r.dynamic()), wifi_radio(dst)) {
+            // The routing instance of the node's radio on the destination's channel.
+            match self.rmap.toward(node, d) {
+                Some(r) => self.route_dynamic(r, id, prev_hop),
+                None => self.drop_packet(node, id, DropReason::NoRoute),
+            }
             return;
         }
         match self.route(node, dst) {
@@ -69,27 +78,31 @@ impl World {
     pub(super) fn device_enqueue(&mut self, dev: DeviceRef, id: PacketId, priority: bool) {
         match dev {
             DeviceRef::Link(d) => self.link_enqueue(d, id),
-            DeviceRef::Radio(node) => self.radio_send(node, id, priority),
+            DeviceRef::Radio(r) => self.radio_send(r, id, priority),
         }
     }
 
-    /// A packet arrives at `node`, from radio neighbour `prev_hop` if known.
+    /// A packet arrives at `node`, from radio neighbour `prev_hop` (a radio index) if it came
+    /// by radio.
     pub(super) fn ip_input(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
         if let Some(prev) = prev_hop {
-            self.movie_hop(prev, node, id);
+            self.movie_hop(self.rmap.node(prev), node, id);
         }
+        // The radio it came in by: the one on the sender's channel.
+        let rx_radio = |w: &World| prev_hop.and_then(|p| w.rmap.toward(node, p)).unwrap_or(node);
         let (dst, ctrl) = {
             let p = self.packets.get(id);
             (p.ip.dst, p.ctrl)
         };
         if ctrl != NO_CTRL {
+            let r = rx_radio(self);
             if ctrl >= ARP_REQUEST {
                 self.trace_receive(node, Layer::Link, id, false);
-                self.arp_input(node, id);
+                self.arp_input(r, id);
             } else {
                 self.trace_receive(node, Layer::Ip, id, false);
                 // Routing control messages go hop by hop: the protocol decides what to resend.
-                self.ctrl_input(node, id);
+                self.ctrl_input(r, id);
             }
             return;
         }
@@ -102,7 +115,8 @@ impl World {
             return;
         }
         if self.net.is_local(node, dst) {
-            self.data_delivered(node, id, prev_hop);
+            let r = rx_radio(self);
+            self.data_delivered(r, id, prev_hop);
             self.local_deliver(node, id);
             return;
         }
@@ -113,7 +127,7 @@ impl World {
         if p.ip.ttl == 0 {
             self.drop_packet(node, id, DropReason::Ttl);
         } else {
-            let from = prev_hop.unwrap_or(NO_NODE);
+            let from = prev_hop.map_or(NO_NODE, |p| self.rmap.node(p));
             self.trace_row(TraceEvent::Forward, node, Layer::Ip, id, None, false, from);
             self.ip_output_from(node, id, prev_hop);
         }
@@ -141,13 +155,13 @@ impl World {
         self.packets.release(id);
     }
 
-    /// A packet that carries no flow's data from radio node `node` (a routing control message
-    /// or ARP, by `ctrl`, or a beacon): `ip_len` bytes on the wire, `payload_len` of them after
-    /// a UDP header on `port` (both ends), to `dst` by link address `link_dst`.
+    /// A packet that carries no flow's data from radio `radio` (a routing control message or
+    /// ARP, by `ctrl`, or a beacon): `ip_len` bytes on the wire, `payload_len` of them after a
+    /// UDP header on `port` (both ends), to `dst` by link address (radio) `link_dst`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn alloc_control(
         &mut self,
-        node: u32,
+        radio: u32,
         dst: Ipv4Addr,
         ttl: u8,
         port: u16,
@@ -157,7 +171,7 @@ impl World {
         ctrl: u32,
     ) -> PacketId {
         let ip = Ipv4Repr {
-            src: wifi_addr(node),
+            src: wifi_addr(radio),
             dst,
             protocol: tpsim_wire::IpProtocol::Udp,
             ttl,
@@ -192,26 +206,26 @@ impl World {
         let hop = if link_dst == tpsim_mac::BROADCAST {
             NO_NODE
         } else {
-            link_dst
+            self.rmap.node(link_dst)
         };
-        self.trace_row(TraceEvent::Send, node, layer, id, None, false, hop);
+        self.trace_row(TraceEvent::Send, self.rmap.node(radio), layer, id, None, false, hop);
         id
     }
 
-    /// Node `node` broadcasts a beacon (a one-hop UDP datagram to port 9) and schedules the
+    /// Radio `radio` broadcasts a beacon (a one-hop UDP datagram to port 9) and schedules the
     /// next.
-    pub(super) fn on_beacon(&mut self, node: u32) {
+    pub(super) fn on_beacon(&mut self, radio: u32) {
         let Some(b) = self.beacons else { return };
         let next = self.now + b.interval;
         if next < b.stop {
-            self.queue.push(next, super::Event::Beacon { node });
+            self.queue.push(next, super::Event::Beacon { radio });
         }
         if self.wifi.is_none() {
             return;
         }
         self.metrics.broadcast_sent();
         let id = self.alloc_control(
-            node,
+            radio,
             Ipv4Addr::BROADCAST,
             1,
             9,
@@ -220,6 +234,6 @@ impl World {
             tpsim_mac::BROADCAST,
             NO_CTRL,
         );
-        self.radio_send(node, id, false);
+        self.radio_send(radio, id, false);
     }
 }

@@ -73,8 +73,8 @@ enum Event {
     SocketTimer { ep: u32, gen: u32 },
     /// A connection-oriented endpoint opens (TCP active open: its SYN goes out).
     Open { ep: u32 },
-    /// The deadline of node `node`'s 802.11 MAC (skipped if `gen` is stale).
-    MacTimer { node: u32, gen: u32 },
+    /// The deadline of radio `radio`'s 802.11 MAC (skipped if `gen` is stale).
+    MacTimer { radio: u32, gen: u32 },
     /// The `k`-th receiver (in arrival order) of air frame `frame` starts to hear it; the
     /// next receivers follow in place while they come before every other event, and then
     /// this event is queued again for the next one (one queued event per frame, not one per
@@ -82,16 +82,16 @@ enum Event {
     SignalStart { frame: u32, k: u32 },
     /// ... and stops (the same walk over the signal ends).
     SignalEnd { frame: u32, k: u32 },
-    /// Node `node`'s radio finishes transmitting air frame `frame`.
-    AirTxEnd { node: u32, frame: u32 },
+    /// Radio `radio` finishes transmitting air frame `frame`.
+    AirTxEnd { radio: u32, frame: u32 },
     /// Node `node` runs out of energy (skipped if `gen` is stale).
     EnergyDeath { node: u32, gen: u32 },
-    /// A node's routing protocol deadline (skipped if `gen` is stale).
-    RoutingTimer { node: u32, gen: u32 },
-    /// A node's ARP deadline (skipped if `gen` is stale).
-    ArpTimer { node: u32, gen: u32 },
-    /// Node `node` sends its next beacon (one-hop broadcast).
-    Beacon { node: u32 },
+    /// A radio's routing protocol deadline (skipped if `gen` is stale).
+    RoutingTimer { radio: u32, gen: u32 },
+    /// A radio's ARP deadline (skipped if `gen` is stale).
+    ArpTimer { radio: u32, gen: u32 },
+    /// Radio `radio` sends its next beacon (one-hop broadcast).
+    Beacon { radio: u32 },
     /// The warm-up ends: counting starts (`[simulation] warmup`).
     Warmup,
     /// The scenario's fault event `i` (`[[events]]`).
@@ -159,10 +159,13 @@ pub struct World {
     net: Net,
     /// Point-to-point devices: link `i` has devices `2i` (forward) and `2i + 1` (reverse).
     links: Vec<P2pDevice>,
-    /// Every node's 802.11 device, by node (empty without a radio).
+    /// Every 802.11 device, by radio (empty without a radio): by node unless nodes have
+    /// radios on several channels (`rmap`).
     radios: Vec<WifiDevice>,
-    /// The wireless channel (scenarios with a radio).
+    /// The wireless medium (scenarios with a radio): every channel's radios.
     wifi: Option<WifiChannel>,
+    /// Which node owns each radio, on which channel.
+    rmap: crate::net::RadioMap,
     /// Whether sizes follow the `standard` convention (802.11 frames then carry LLC/SNAP).
     sizes_standard: bool,
     sockets: Sockets,
@@ -230,13 +233,13 @@ impl World {
                 Event::Arrive { dev, pkt, epoch } => self.on_arrive(dev, pkt, epoch),
                 Event::SocketTimer { ep, gen } => self.on_socket_timer(ep, gen),
                 Event::Open { ep } => self.pump(ep),
-                Event::MacTimer { node, gen } => self.on_mac_timer(node, gen),
+                Event::MacTimer { radio, gen } => self.on_mac_timer(radio, gen),
                 Event::SignalStart { frame, k } => self.walk_signals(frame, k, false),
                 Event::SignalEnd { frame, k } => self.walk_signals(frame, k, true),
-                Event::AirTxEnd { node, frame } => self.on_air_tx_end(node, frame),
-                Event::RoutingTimer { node, gen } => self.on_routing_timer(node, gen),
-                Event::ArpTimer { node, gen } => self.on_arp_timer(node, gen),
-                Event::Beacon { node } => self.on_beacon(node),
+                Event::AirTxEnd { radio, frame } => self.on_air_tx_end(radio, frame),
+                Event::RoutingTimer { radio, gen } => self.on_routing_timer(radio, gen),
+                Event::ArpTimer { radio, gen } => self.on_arp_timer(radio, gen),
+                Event::Beacon { radio } => self.on_beacon(radio),
                 Event::EnergyDeath { node, gen } => self.on_energy_death(node, gen),
                 Event::Warmup => self.on_warmup(),
                 Event::Fault { i } => self.on_fault(i),
@@ -296,16 +299,16 @@ impl World {
     /// current event's work.
     #[inline]
     fn prefetch_next(&self) {
-        let (node, sends) = match self.queue.peek_near() {
-            Some(Event::MacTimer { node, .. }) | Some(Event::Beacon { node }) => (*node, true),
-            Some(Event::AirTxEnd { node, .. }) => (*node, false),
+        let (radio, sends) = match self.queue.peek_near() {
+            Some(Event::MacTimer { radio, .. }) | Some(Event::Beacon { radio }) => (*radio, true),
+            Some(Event::AirTxEnd { radio, .. }) => (*radio, false),
             _ => return,
         };
-        if let Some(d) = self.radios.get(node as usize) {
+        if let Some(d) = self.radios.get(radio as usize) {
             tpsim_core::prefetch(d, DEVICE_HOT_LINES);
         }
         if let (true, Some(ch)) = (sends, &self.wifi) {
-            ch.prefetch_sender(node);
+            ch.prefetch_sender(radio);
         }
     }
 
@@ -419,7 +422,14 @@ impl World {
             if self.metrics.counted(p.dir, p.seq, self.now) {
                 t.record(self.now, event, node, layer, p, reason, duplicate);
                 if t.ns2() {
-                    t.record_ns2(ns2::ns2_row(&self.packets, &self.net, self.routing.as_ref(), id, hop));
+                    t.record_ns2(ns2::ns2_row(
+                        &self.packets,
+                        &self.net,
+                        &self.rmap,
+                        self.routing.as_ref(),
+                        id,
+                        hop,
+                    ));
                 }
             }
         }
@@ -471,13 +481,24 @@ impl World {
     }
 
     /// Every device's (link, node, direction) labels in the queue series, in device order: a
-    /// link direction's queue ("fwd"/"rev"), then each radio's interface queue ("out").
+    /// link direction's queue ("fwd"/"rev"), then each radio's interface queue ("out"; a
+    /// node's further radios "out2", "out3", ...).
     fn queue_labels(&self) -> Vec<(Option<u32>, Option<u32>, &'static str)> {
         let links = self
             .links
             .iter()
             .map(|p| (Some(p.link), None, if p.direction == 0 { "fwd" } else { "rev" }));
-        let radios = self.radios.iter().map(|w| (None, Some(w.node), "out"));
+        // A node's radios in channel order: "out", "out2", ...
+        const OUT: [&str; 8] = ["out", "out2", "out3", "out4", "out5", "out6", "out7", "out8"];
+        let radios = self.radios.iter().enumerate().map(|(r, w)| {
+            let k = self
+                .rmap
+                .radios(w.node)
+                .iter()
+                .position(|&x| x == r as u32)
+                .unwrap_or(0);
+            (None, Some(w.node), OUT[k.min(OUT.len() - 1)])
+        });
         links.chain(radios).collect()
     }
 }

@@ -5,12 +5,12 @@
 
 use super::routing::{CtrlMsg, RoutingState};
 use super::World;
-use crate::net::Net;
+use crate::net::{Net, RadioMap};
 use crate::packet::{PacketArena, PacketId, ARP_REQUEST, NO_DIR};
 use crate::pkttrace::{
     ns2_frame_type, ns2_packet_type, Layer, Ns2Row, TraceEvent, NO_NODE, NS2_AODV, NS2_ARP, NS2_OLSR,
 };
-use crate::wifi::wifi_node;
+use crate::wifi::wifi_radio;
 use std::net::Ipv4Addr;
 use tpsim_routing::{aodv, olsr};
 
@@ -21,6 +21,7 @@ const NO_MESSAGE: u8 = u8::MAX;
 pub(super) fn ns2_row(
     packets: &PacketArena,
     net: &Net,
+    rmap: &RadioMap,
     routing: Option<&RoutingState>,
     id: PacketId,
     hop: u32,
@@ -30,7 +31,10 @@ pub(super) fn ns2_row(
         if a == Ipv4Addr::BROADCAST {
             return NO_NODE;
         }
-        wifi_node(a).or_else(|| net.node_of_addr(a)).unwrap_or(NO_NODE)
+        wifi_radio(a)
+            .map(|r| rmap.node(r))
+            .or_else(|| net.node_of_addr(a))
+            .unwrap_or(NO_NODE)
     };
     let (ptype, message) = if p.is_arp() {
         (NS2_ARP, if p.ctrl == ARP_REQUEST { 0 } else { 1 })
@@ -98,30 +102,40 @@ impl World {
     }
 
     /// Frame `f` sent (`TraceEvent::MacSend`) or received (`TraceEvent::MacReceive`) by
-    /// `node`'s radio, carrying packet `pkt` if a DATA frame: ns-2 traces only. A received
-    /// frame counts only at the node it is addressed to (or every node, broadcast).
+    /// radio `radio`, carrying packet `pkt` if a DATA frame: ns-2 traces only. A received
+    /// frame counts only at the radio it is addressed to (or every radio, broadcast).
     #[inline]
-    pub(super) fn trace_mac(&mut self, event: TraceEvent, node: u32, f: &tpsim_mac::Frame, pkt: Option<PacketId>) {
+    pub(super) fn trace_mac(&mut self, event: TraceEvent, radio: u32, f: &tpsim_mac::Frame, pkt: Option<PacketId>) {
         if self.ns2_traced() {
-            self.trace_mac_row(event, node, f, pkt);
+            self.trace_mac_row(event, radio, f, pkt);
         }
     }
 
     /// [`Self::trace_mac`] once the trace is known to keep the ns-2 rows.
-    fn trace_mac_row(&mut self, event: TraceEvent, node: u32, f: &tpsim_mac::Frame, pkt: Option<PacketId>) {
+    fn trace_mac_row(&mut self, event: TraceEvent, radio: u32, f: &tpsim_mac::Frame, pkt: Option<PacketId>) {
         let Some(t) = &mut self.ptrace else { return };
-        if event == TraceEvent::MacReceive && f.dst != node && f.dst != tpsim_mac::BROADCAST {
+        if event == TraceEvent::MacReceive && f.dst != radio && f.dst != tpsim_mac::BROADCAST {
             return;
         }
+        let rmap = &self.rmap;
+        let node = rmap.node(radio);
+        // MAC addresses are radios: the ns-2 columns name nodes.
+        let node_of = |mac: u32| {
+            if mac == tpsim_mac::BROADCAST {
+                NO_NODE
+            } else {
+                rmap.node(mac)
+            }
+        };
         let other = if event == TraceEvent::MacSend { f.dst } else { f.src };
-        let hop = if other == tpsim_mac::BROADCAST { NO_NODE } else { other };
+        let hop = node_of(other);
         let now = self.now;
         match (pkt, ns2_frame_type(f.kind)) {
             (Some(id), None) => {
                 let p = self.packets.get(id);
                 if self.metrics.counted(p.dir, p.seq, now) {
                     t.record_frame(now, event, node, Some(p), f.bytes);
-                    t.record_ns2(ns2_row(&self.packets, &self.net, self.routing.as_ref(), id, hop));
+                    t.record_ns2(ns2_row(&self.packets, &self.net, rmap, self.routing.as_ref(), id, hop));
                 }
             }
             (_, ptype) => {
@@ -130,8 +144,8 @@ impl World {
                     t.record_ns2(Ns2Row {
                         uid: 0,
                         hop,
-                        src: f.src,
-                        dst: if f.dst == tpsim_mac::BROADCAST { NO_NODE } else { f.dst },
+                        src: node_of(f.src),
+                        dst: node_of(f.dst),
                         sport: 0,
                         dport: 0,
                         ttl: 0,

@@ -1,4 +1,4 @@
-//! 802.11 glue: each node's interface queue feeds its DCF; the DCF's frames go onto the
+//! 802.11 glue: each radio's interface queue feeds its DCF; the DCF's frames go onto the
 //! shared channel, which gives every radio in carrier-sense range a signal start and end; the
 //! receivers' outcomes go back to their DCFs, and the packets they deliver go up to IP.
 //!
@@ -17,70 +17,94 @@ use tpsim_mac::{MacEvent, Msdu};
 /// Hands the carrier-sense transitions held back at `d`'s radio (see [`crate::wifi::RadioState`])
 /// to its DCF: call before every input to the DCF.
 #[inline]
-fn sync_medium(wifi: &mut Option<WifiChannel>, d: &mut WifiDevice) {
+fn sync_medium(wifi: &mut Option<WifiChannel>, d: &mut WifiDevice, radio: u32) {
     if let Some(ch) = wifi {
-        if let Some((busy, idle_since, rx_errors)) = ch.radios[d.node as usize].take_held() {
+        if let Some((busy, idle_since, rx_errors)) = ch.radios[radio as usize].take_held() {
             d.dcf.sync_medium(busy, idle_since, rx_errors);
         }
     }
 }
 
 impl World {
-    /// The time-series device index of `node`'s radio (after every link direction).
+    /// Applies a state change of radio `radio` to its node's energy account (`f` gets the
+    /// model, the node's index and now). With `[energy]` every node has one radio.
     #[inline]
-    fn radio_dev(&self, node: u32) -> u32 {
-        self.links.len() as u32 + node
+    fn radio_energy(
+        &mut self,
+        radio: u32,
+        f: impl FnOnce(&mut crate::energy::EnergyModel, usize, tpsim_core::SimTime),
+    ) {
+        let v = self.rmap.node(radio);
+        self.energy_change(v, |e, now| f(e, v as usize, now));
     }
 
-    /// Queues `id` at `node`'s radio (routing control first if `priority`); a unicast packet
+    /// The address of node `dst`'s radio that node `src` reaches: on the first channel of
+    /// `dst`'s that `src` has a radio on (else `dst`'s first radio).
+    pub(super) fn radio_addr_of(&self, src: u32, dst: u32) -> std::net::Ipv4Addr {
+        let theirs = self.rmap.radios(dst);
+        let r = theirs
+            .iter()
+            .copied()
+            .find(|&r| self.rmap.toward(src, r).is_some())
+            .unwrap_or(theirs[0]);
+        crate::wifi::wifi_addr(r)
+    }
+
+    /// The time-series device index of `radio`'s radio (after every link direction).
+    #[inline]
+    fn radio_dev(&self, radio: u32) -> u32 {
+        self.links.len() as u32 + radio
+    }
+
+    /// Queues `id` at `radio`'s radio (routing control first if `priority`); a unicast packet
     /// first resolves its next hop's address if the scenario has ARP (RFC 826).
-    pub(super) fn radio_send(&mut self, node: u32, id: PacketId, priority: bool) {
-        let d = &self.radios[node as usize];
+    pub(super) fn radio_send(&mut self, radio: u32, id: PacketId, priority: bool) {
+        let d = &self.radios[radio as usize];
         let id = if self.arp.is_some() && !d.dead && self.packets.get(id).link_dst != tpsim_mac::BROADCAST {
-            match self.arp_resolve(node, id) {
+            match self.arp_resolve(radio, id) {
                 Some(id) => id,
                 None => return, // held or dropped by ARP
             }
         } else {
             id
         };
-        self.radio_enqueue(node, id, priority);
+        self.radio_enqueue(radio, id, priority);
     }
 
-    /// Puts `id` into `node`'s interface queue (routing control first if `priority`), past
+    /// Puts `id` into `radio`'s interface queue (routing control first if `priority`), past
     /// ARP.
-    pub(super) fn radio_enqueue(&mut self, node: u32, id: PacketId, priority: bool) {
+    pub(super) fn radio_enqueue(&mut self, radio: u32, id: PacketId, priority: bool) {
         let now = self.now;
-        let dev = self.radio_dev(node);
-        let d = &mut self.radios[node as usize];
+        let dev = self.radio_dev(radio);
+        let d = &mut self.radios[radio as usize];
         if d.dead {
-            let reason = self.radio_off_reason(node);
-            self.drop_packet(node, id, reason);
+            let reason = self.radio_off_reason(radio);
+            self.drop_packet(self.rmap.node(radio), id, reason);
             return;
         }
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         if let Err(id) = d.queue.push(id, priority, now) {
-            self.drop_packet(node, id, DropReason::Queue);
+            self.drop_packet(self.rmap.node(radio), id, DropReason::Queue);
             return;
         }
-        self.serve_next(node);
+        self.serve_next(radio);
     }
 
-    /// Takes every packet waiting in `node`'s interface queue for neighbour `hop` out.
-    pub(super) fn radio_take_queued_to(&mut self, node: u32, hop: u32) -> Vec<PacketId> {
+    /// Takes every packet waiting in `radio`'s interface queue for neighbour `hop` out.
+    pub(super) fn radio_take_queued_to(&mut self, radio: u32, hop: u32) -> Vec<PacketId> {
         let now = self.now;
-        let dev = self.radio_dev(node);
-        let d = &mut self.radios[node as usize];
+        let dev = self.radio_dev(radio);
+        let d = &mut self.radios[radio as usize];
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         let packets = &self.packets;
         d.queue.remove_where(|id| packets.get(id).link_dst == hop)
     }
 
     /// Hands the next waiting packet to an idle 802.11 MAC.
-    fn serve_next(&mut self, node: u32) {
+    fn serve_next(&mut self, radio: u32) {
         let now = self.now;
-        let dev = self.radio_dev(node);
-        let d = &mut self.radios[node as usize];
+        let dev = self.radio_dev(radio);
+        let d = &mut self.radios[radio as usize];
         if d.in_service.is_some() || !d.dcf.ready() || d.dead {
             return;
         }
@@ -89,16 +113,16 @@ impl World {
         // ns-3's WifiMacQueue drops those older than its MaxDelay).
         if let Some(max) = self.wifi.as_ref().and_then(|ch| ch.params.queue_max_delay) {
             let deadline = tpsim_core::SimTime(now.0.saturating_sub(max.0));
-            while let Some(id) = self.radios[node as usize].queue.pop_queued_before(deadline) {
-                self.drop_packet(node, id, DropReason::QueueTimeout);
+            while let Some(id) = self.radios[radio as usize].queue.pop_queued_before(deadline) {
+                self.drop_packet(self.rmap.node(radio), id, DropReason::QueueTimeout);
             }
         }
-        let d = &mut self.radios[node as usize];
+        let d = &mut self.radios[radio as usize];
         let Some(id) = d.queue.pop() else { return };
         d.in_service = Some(id);
         let p = self.packets.get(id);
         let llc = if self.sizes_standard { LLC_SNAP_LEN } else { 0 };
-        sync_medium(&mut self.wifi, d);
+        sync_medium(&mut self.wifi, d, radio);
         d.dcf.send(
             now,
             Msdu {
@@ -107,83 +131,84 @@ impl World {
                 handle: id.0 as u64,
             },
         );
-        self.pump_mac(node);
+        self.pump_mac(radio);
     }
 
     /// Moves an 802.11 MAC's outputs: frames onto the air, delivered packets up, finished
     /// packets out of the queue; then its deadline.
-    fn pump_mac(&mut self, node: u32) {
+    fn pump_mac(&mut self, radio: u32) {
         let now = self.now;
-        if self.radios[node as usize].dead {
+        if self.radios[radio as usize].dead {
             return;
         }
-        while let Some(frame) = self.radios[node as usize].dcf.poll_transmit(now) {
-            self.start_air(node, frame);
+        while let Some(frame) = self.radios[radio as usize].dcf.poll_transmit(now) {
+            self.start_air(radio, frame);
         }
-        while let Some(ev) = self.radios[node as usize].dcf.poll_event() {
+        while let Some(ev) = self.radios[radio as usize].dcf.poll_event() {
             match ev {
                 MacEvent::Delivered { handle, src } => {
                     let id = self.packets.share(PacketId(handle as u32));
-                    self.ip_input(node, id, Some(src));
+                    self.ip_input(self.rmap.node(radio), id, Some(src));
                 }
                 MacEvent::TxOk { handle } => {
-                    self.radios[node as usize].in_service = None;
+                    self.radios[radio as usize].in_service = None;
                     self.packets.release(PacketId(handle as u32));
                 }
                 MacEvent::TxFailed { handle, .. } => {
-                    self.radios[node as usize].in_service = None;
-                    if let Some(id) = self.link_failed(node, PacketId(handle as u32)) {
-                        self.drop_packet(node, id, DropReason::MacRetry);
+                    self.radios[radio as usize].in_service = None;
+                    if let Some(id) = self.link_failed(radio, PacketId(handle as u32)) {
+                        self.drop_packet(self.rmap.node(radio), id, DropReason::MacRetry);
                     }
                 }
             }
         }
-        let d = &mut self.radios[node as usize];
+        let d = &mut self.radios[radio as usize];
         if let Some(t) = d.dcf.poll_timeout() {
             if t != d.timer_at {
                 d.timer_gen = d.timer_gen.wrapping_add(1);
                 d.timer_at = t;
                 let gen = d.timer_gen;
-                self.queue.push(t.max(now), Event::MacTimer { node, gen });
+                self.queue.push(t.max(now), Event::MacTimer { radio, gen });
             }
         }
-        self.serve_next(node);
+        self.serve_next(radio);
         // Whether signals may skip the device until its next input (see `RadioState`).
-        let d = &self.radios[node as usize];
+        let d = &self.radios[radio as usize];
         let rest = !d.dead && d.in_service.is_none() && d.queue.is_empty() && d.dcf.at_rest();
         if let Some(ch) = &mut self.wifi {
-            ch.radios[node as usize].set_rest(rest);
+            ch.radios[radio as usize].set_rest(rest);
         }
     }
 
-    /// `node`'s MAC deadline fired.
-    pub(super) fn on_mac_timer(&mut self, node: u32, gen: u32) {
+    /// `radio`'s MAC deadline fired.
+    pub(super) fn on_mac_timer(&mut self, radio: u32, gen: u32) {
         let t = self.now;
-        let Some(d) = self.radios.get_mut(node as usize) else {
+        let Some(d) = self.radios.get_mut(radio as usize) else {
             return;
         };
         if d.timer_gen == gen && !d.dead {
             d.timer_at = tpsim_core::SimTime::NEVER;
-            sync_medium(&mut self.wifi, d);
+            sync_medium(&mut self.wifi, d, radio);
             d.dcf.on_timeout(t);
-            self.pump_mac(node);
+            self.pump_mac(radio);
         }
     }
 
-    /// `node`'s radio finished sending air frame `frame`.
-    pub(super) fn on_air_tx_end(&mut self, node: u32, frame: u32) {
+    /// Radio `radio` finished sending air frame `frame`.
+    pub(super) fn on_air_tx_end(&mut self, radio: u32, frame: u32) {
         let t = self.now;
+        let dead = self.node_dead(self.rmap.node(radio));
         // A radio switched off by a fault event while sending has forgotten the frame.
-        if let Some(d) = self.radios.get_mut(node as usize).filter(|d| d.on_air == Some(frame)) {
+        if let Some(d) = self.radios.get_mut(radio as usize).filter(|d| d.on_air == Some(frame)) {
             d.on_air = None;
-            if !self.energy.as_ref().is_some_and(|e| e.dead(node as usize)) {
-                sync_medium(&mut self.wifi, d);
+            if !dead {
+                sync_medium(&mut self.wifi, d, radio);
                 if let Some(ch) = &mut self.wifi {
-                    ch.set_transmitting(node, false);
+                    ch.set_transmitting(radio, false);
                 }
                 d.dcf.on_tx_end(t);
-                self.energy_change(node, |e, now| e.set_tx(node as usize, now, false));
-                self.pump_mac(node);
+                self.radio_energy(radio, |e, v, now| e.set_tx(v, now, false));
+                self.pump_mac(radio);
             }
         }
         self.air_frame_done(frame);
@@ -253,9 +278,9 @@ impl World {
         // that may decode the frame at its end (its first lines: the device's and the DCF's
         // hot fields): start their cache misses together now.
         for r in rx {
-            ch.prefetch_receiver(r.node);
+            ch.prefetch_receiver(r.radio);
             if r.power_w >= p.rx_threshold_w {
-                tpsim_core::prefetch(&self.radios[r.node as usize], DEVICE_HOT_LINES);
+                tpsim_core::prefetch(&self.radios[r.radio as usize], DEVICE_HOT_LINES);
             }
         }
         let (n, first) = (rx.len() as u32, rx.first().copied());
@@ -269,11 +294,11 @@ impl World {
             self.queue.push_reserved(t1, s1, Event::SignalEnd { frame: slot, k: 0 });
         }
         self.radios[sender as usize].on_air = Some(slot);
-        self.energy_change(sender, |e, now| e.set_tx(sender as usize, now, true));
+        self.radio_energy(sender, |e, v, now| e.set_tx(v, now, true));
         self.queue.push(
             now + airtime,
             Event::AirTxEnd {
-                node: sender,
+                radio: sender,
                 frame: slot,
             },
         );
@@ -291,7 +316,7 @@ impl World {
             // The radio records were read at the signal starts, a frame's airtime ago: start
             // their misses together again.
             for r in rx {
-                ch.prefetch_receiver(r.node);
+                ch.prefetch_receiver(r.radio);
             }
         }
         if !ends && k == 0 {
@@ -302,10 +327,10 @@ impl World {
         }
         loop {
             if ends {
-                if self.faults.is_some() && self.signal_predates_radio(frame, r.node, k) {
+                if self.faults.is_some() && self.signal_predates_radio(frame, r.radio, k) {
                     self.air_frame_done(frame);
                 } else {
-                    self.on_signal_end(frame, r.node);
+                    self.on_signal_end(frame, r.radio);
                 }
             } else {
                 self.on_signal_start(frame, r);
@@ -334,46 +359,46 @@ impl World {
     /// is told, unless it is at rest: then the transition is only held at the radio.
     fn on_signal_start(&mut self, frame: u32, rx: AirRx) {
         let now = self.now;
-        let AirRx { node, power_w, .. } = rx;
+        let AirRx { radio, power_w, .. } = rx;
         let Some(ch) = &mut self.wifi else { return };
         let af = &ch.frames[frame as usize];
         let (end, rate) = (now + af.frame.airtime, af.frame.rate);
-        if ch.radios[node as usize].dead() {
+        if ch.radios[radio as usize].dead() {
             return;
         }
-        self.energy_change(node, |e, now| e.sense(node as usize, now, true));
+        self.radio_energy(radio, |e, v, now| e.sense(v, now, true));
         let Some(ch) = &mut self.wifi else { return };
-        if ch.signal_start(node, now, frame, power_w, end, rate) != Some(Cca::Busy) {
+        if ch.signal_start(radio, now, frame, power_w, end, rate) != Some(Cca::Busy) {
             return;
         }
-        let r = &mut ch.radios[node as usize];
+        let r = &mut ch.radios[radio as usize];
         if r.rest() {
             // A DCF at rest only records the transition (`Dcf::at_rest`).
             r.hold(true, now);
             return;
         }
-        let d = &mut self.radios[node as usize];
-        sync_medium(&mut self.wifi, d);
+        let d = &mut self.radios[radio as usize];
+        sync_medium(&mut self.wifi, d, radio);
         d.dcf.on_medium_busy(now);
-        self.pump_mac(node);
+        self.pump_mac(radio);
     }
 
-    /// The radio of `node`, a receiver of air frame `frame`, stops hearing it: the reception's
+    /// The radio of `radio`, a receiver of air frame `frame`, stops hearing it: the reception's
     /// outcome, if any, goes to the DCF, and the medium may turn idle (held at the radio if the
     /// DCF is at rest and nothing was received).
-    fn on_signal_end(&mut self, frame: u32, node: u32) {
+    fn on_signal_end(&mut self, frame: u32, radio: u32) {
         let now = self.now;
         let Some(ch) = &mut self.wifi else { return };
         let af = &ch.frames[frame as usize];
         let (f, cut, pkt) = (af.frame, af.cut, af.pkt);
-        if ch.radios[node as usize].dead() {
+        if ch.radios[radio as usize].dead() {
             self.air_frame_done(frame);
             return;
         }
-        self.energy_change(node, |e, now| e.sense(node as usize, now, false));
+        self.radio_energy(radio, |e, v, now| e.sense(v, now, false));
         let Some(ch) = &mut self.wifi else { return };
-        let (mut outcome, cca) = ch.signal_end(node, now, frame);
-        let r = &mut ch.radios[node as usize];
+        let (mut outcome, cca) = ch.signal_end(radio, now, frame);
+        let r = &mut ch.radios[radio as usize];
         // A frame whose sender died while sending it is cut short: nobody decodes it.
         if cut && matches!(outcome, Some(RxOutcome::Ok { .. })) {
             outcome = Some(RxOutcome::Error);
@@ -391,8 +416,8 @@ impl World {
             self.air_frame_done(frame);
             return;
         }
-        let d = &mut self.radios[node as usize];
-        sync_medium(&mut self.wifi, d);
+        let d = &mut self.radios[radio as usize];
+        sync_medium(&mut self.wifi, d, radio);
         match outcome {
             Some(RxOutcome::Ok { .. }) => d.dcf.on_rx(now, &f),
             Some(RxOutcome::Error) => d.dcf.on_rx_error(now),
@@ -405,9 +430,9 @@ impl World {
             self.trace_wifi(t, &f, pkt);
         }
         if matches!(outcome, Some(RxOutcome::Ok { .. })) {
-            self.trace_mac(TraceEvent::MacReceive, node, &f, pkt);
+            self.trace_mac(TraceEvent::MacReceive, radio, &f, pkt);
         }
-        self.pump_mac(node);
+        self.pump_mac(radio);
         self.air_frame_done(frame);
     }
 
@@ -434,60 +459,60 @@ impl World {
         }
     }
 
-    /// `node`'s radio stops for good (its energy is spent): a frame it is sending is cut
+    /// `radio`'s radio stops for good (its energy is spent): a frame it is sending is cut
     /// short, and its queued packets are dropped (`energy`).
-    pub(super) fn radio_off(&mut self, node: u32) {
+    pub(super) fn radio_off(&mut self, radio: u32) {
         let now = self.now;
-        let dev = self.radio_dev(node);
+        let dev = self.radio_dev(radio);
         let Some(ch) = &mut self.wifi else { return };
-        let d = &mut self.radios[node as usize];
+        let d = &mut self.radios[radio as usize];
         d.dead = true;
-        ch.radios[node as usize].set_dead();
+        ch.radios[radio as usize].set_dead();
         if let Some(slot) = d.on_air {
             ch.frames[slot as usize].cut = true;
         }
-        self.drop_radio_queue(node, dev, now, DropReason::Energy);
+        self.drop_radio_queue(radio, dev, now, DropReason::Energy);
     }
 
-    /// Drops the packet in service at `node`'s radio (device `dev`) and every queued one for
+    /// Drops the packet in service at `radio`'s radio (device `dev`) and every queued one for
     /// `reason` (its radio went off).
-    fn drop_radio_queue(&mut self, node: u32, dev: u32, now: tpsim_core::SimTime, reason: DropReason) {
-        let d = &mut self.radios[node as usize];
+    fn drop_radio_queue(&mut self, radio: u32, dev: u32, now: tpsim_core::SimTime, reason: DropReason) {
+        let d = &mut self.radios[radio as usize];
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         let mut doomed: Vec<PacketId> = d.in_service.take().into_iter().collect();
         while let Some(id) = d.queue.pop() {
             doomed.push(id);
         }
         for id in doomed {
-            self.drop_packet(node, id, reason);
+            self.drop_packet(self.rmap.node(radio), id, reason);
         }
     }
 
-    /// `node`'s radio is switched off (`on` false) or on again by a fault event. Either way
+    /// `radio`'s radio is switched off (`on` false) or on again by a fault event. Either way
     /// its DCF starts over ([`tpsim_mac::Dcf::power_cycle`]) and its pending MAC deadline is
     /// dropped. Switched off, it senses nothing, a frame it is sending is cut short, and the
     /// packet in service and the queued ones are dropped for `reason`.
-    pub(super) fn radio_power(&mut self, node: u32, on: bool, reason: DropReason) {
+    pub(super) fn radio_power(&mut self, radio: u32, on: bool, reason: DropReason) {
         let now = self.now;
-        let dev = self.radio_dev(node);
-        let d = &mut self.radios[node as usize];
+        let dev = self.radio_dev(radio);
+        let d = &mut self.radios[radio as usize];
         // The failed receptions held at the radio count in the DCF's statistics.
-        sync_medium(&mut self.wifi, d);
+        sync_medium(&mut self.wifi, d, radio);
         d.dcf.power_cycle(now);
         d.timer_gen = d.timer_gen.wrapping_add(1);
         d.timer_at = tpsim_core::SimTime::NEVER;
         d.dead = !on;
         let Some(ch) = &mut self.wifi else { return };
-        ch.switch(node, on);
+        ch.switch(radio, on);
         if on {
-            self.pump_mac(node);
+            self.pump_mac(radio);
             return;
         }
         if let Some(slot) = d.on_air.take() {
             ch.frames[slot as usize].cut = true;
         }
-        self.energy_change(node, |e, now| e.radio_idle(node as usize, now));
-        self.drop_radio_queue(node, dev, now, reason);
+        self.radio_energy(radio, |e, v, now| e.radio_idle(v, now));
+        self.drop_radio_queue(radio, dev, now, reason);
     }
 
     /// Every radio's final queue length is settled into the time series.
@@ -504,7 +529,7 @@ impl World {
     /// radios at rest.
     pub(super) fn mac_stats(&self) -> tpsim_mac::DcfStats {
         let mut mac = tpsim_mac::DcfStats::default();
-        for w in &self.radios {
+        for (r, w) in self.radios.iter().enumerate() {
             let st = w.dcf.stats();
             mac.data_sent += st.data_sent;
             mac.ack_sent += st.ack_sent;
@@ -515,7 +540,7 @@ impl World {
             mac.cts_timeouts += st.cts_timeouts;
             mac.rx_errors += st.rx_errors;
             if let Some(ch) = &self.wifi {
-                mac.rx_errors += ch.radios[w.node as usize].held_rx_errors as u64;
+                mac.rx_errors += ch.radios[r].held_rx_errors as u64;
             }
         }
         mac

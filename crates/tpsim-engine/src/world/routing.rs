@@ -1,13 +1,13 @@
-//! Ad hoc routing in the world: the per-node AODV/OLSR state machines (tpsim-routing), the
+//! Ad hoc routing in the world: the per-radio AODV/OLSR state machines (tpsim-routing), the
 //! oracle, control packets as real packets (UDP 654/698 in IPv4, queued at the head of the
 //! interface queue as ns-2's PriQueue does) and the routing metrics.
 //!
-//! * A data packet to a radio node asks the node's protocol for a next hop
+//! * A data packet to a radio radio asks the radio's protocol for a next hop
 //!   ([`World::route_dynamic`]); AODV may buffer it during a discovery and release or drop it
 //!   later (events).
-//! * Control messages are counted as `routing_packets` when a node sends them (every hop
+//! * Control messages are counted as `routing_packets` when a radio sends them (every hop
 //!   counted, as ns-2's traces count `RTR` sends); one that is dropped anywhere (queue full,
-//!   retry limit, flushed, dead node) counts in `routing_drops`.
+//!   retry limit, flushed, dead radio) counts in `routing_drops`.
 //! * MAC feedback: a unicast frame that fails at the retry limit tells the sender's protocol
 //!   that the link to its next hop broke (RFC 3561 §6.11 (i), RFC 3626 §13); AODV then flushes
 //!   the packets queued to that neighbour (`drops_link_break`).
@@ -16,7 +16,7 @@ use super::{Event, NodeTimers, World};
 use crate::collect::NetworkInputs;
 use crate::metrics::DropReason;
 use crate::packet::PacketId;
-use crate::wifi::{wifi_addr, wifi_node};
+use crate::wifi::{wifi_addr, wifi_radio};
 use std::net::Ipv4Addr;
 use tpsim_core::{RngStream, SimDuration, SimTime};
 use tpsim_routing::aodv::{self, Aodv, AodvConfig, AodvEvent, RouteResult};
@@ -39,7 +39,7 @@ pub(super) enum Proto {
     Olsr(Vec<Olsr>),
 }
 
-/// The IPv4 header ns-2's AODV adds to the non-TCP packets a node originates, bytes.
+/// The IPv4 header ns-2's AODV adds to the non-TCP packets a radio originates, bytes.
 const IP_HEADER: u32 = tpsim_wire::IPV4_HEADER_LEN;
 
 /// Control message types, in the order of the network row's `routing_by_type`.
@@ -51,7 +51,7 @@ pub(super) struct Oracle {
     /// Until when the graph below is current.
     valid_until: SimTime,
     adj: Vec<Vec<u32>>,
-    /// `next[dst]`: next hop of every node towards `dst` (empty: not computed this epoch).
+    /// `next[dst]`: next hop of every radio towards `dst` (empty: not computed this epoch).
     next: Vec<Vec<u32>>,
 }
 
@@ -70,7 +70,7 @@ pub(super) struct RoutingState {
     oracle_period: SimDuration,
     /// Bytes of IP + transport header under the size convention (28 standard, 20 ns-2).
     hdr: u32,
-    /// ns-2 sizes with AODV: a node adds a 20-byte IP header to every packet it originates
+    /// ns-2 sizes with AODV: a radio adds a 20-byte IP header to every packet it originates
     /// that is not TCP (ns-2.35 `AODV::recv`), since ns-2's UDP and CBR sizes carry none.
     ns2_ip_header: bool,
 }
@@ -216,8 +216,8 @@ impl World {
         }
     }
 
-    /// Sends a control message from `node`: a UDP packet at the head of its interface queue.
-    fn send_ctrl(&mut self, node: u32, dest: LinkDest, ttl: u8, msg: CtrlMsg) {
+    /// Sends a control message from `radio`: a UDP packet at the head of its interface queue.
+    fn send_ctrl(&mut self, radio: u32, dest: LinkDest, ttl: u8, msg: CtrlMsg) {
         self.reclaim_ctrl();
         let Some(rt) = &mut self.routing else { return };
         let (len, port, kind) = match &msg {
@@ -248,52 +248,56 @@ impl World {
         let ctrl = rt.store(msg);
         let (dst, link_dst) = match dest {
             LinkDest::Broadcast => (Ipv4Addr::BROADCAST, tpsim_mac::BROADCAST),
-            LinkDest::Unicast(a) => (a, wifi_node(a).unwrap_or(tpsim_mac::BROADCAST)),
+            LinkDest::Unicast(a) => (a, wifi_radio(a).unwrap_or(tpsim_mac::BROADCAST)),
         };
         let ip_len = rt.hdr + len;
-        let id = self.alloc_control(node, dst, ttl, port, len, ip_len, link_dst, ctrl);
+        let id = self.alloc_control(radio, dst, ttl, port, len, ip_len, link_dst, ctrl);
         if self.wifi.is_none() {
             self.packets.release(id);
             return;
         }
-        self.radio_send(node, id, true);
+        self.radio_send(radio, id, true);
     }
 
-    /// Moves a node's routing outputs: control messages out, released packets on, timers.
+    /// Moves a radio's routing outputs: control messages out, released packets on, timers.
     /// Handling an event can make the protocol want to send (a local repair's RREQ), so
     /// both are polled until neither has anything.
-    pub(super) fn pump_routing(&mut self, node: u32) {
+    pub(super) fn pump_routing(&mut self, radio: u32) {
         let now = self.now;
         loop {
             let mut progressed = false;
             loop {
                 let Some(rt) = &mut self.routing else { return };
                 let out = match &mut rt.proto {
-                    Proto::Aodv(v) => v[node as usize]
+                    Proto::Aodv(v) => v[radio as usize]
                         .poll_transmit(now)
                         .map(|o| (o.dest, o.ttl, CtrlMsg::Aodv(o.msg))),
-                    Proto::Olsr(v) => v[node as usize]
+                    Proto::Olsr(v) => v[radio as usize]
                         .poll_transmit(now)
                         .map(|p| (LinkDest::Broadcast, 1, CtrlMsg::Olsr(p))),
                     _ => None,
                 };
                 let Some((dest, ttl, msg)) = out else { break };
                 progressed = true;
-                self.send_ctrl(node, dest, ttl, msg);
+                self.send_ctrl(radio, dest, ttl, msg);
             }
             loop {
                 let Some(rt) = &mut self.routing else { return };
                 let Proto::Aodv(v) = &mut rt.proto else { break };
-                let Some(ev) = v[node as usize].poll_event() else { break };
+                let Some(ev) = v[radio as usize].poll_event() else {
+                    break;
+                };
                 progressed = true;
                 match ev {
-                    AodvEvent::Release { packet, next_hop } => self.forward_to(node, packet, next_hop),
-                    AodvEvent::Drop { packet, .. } => self.drop_packet(node, packet, DropReason::NoRoute),
+                    AodvEvent::Release { packet, next_hop } => self.forward_to(radio, packet, next_hop),
+                    AodvEvent::Drop { packet, .. } => {
+                        self.drop_packet(self.rmap.node(radio), packet, DropReason::NoRoute)
+                    }
                     AodvEvent::RouteFound { latency, .. } => rt.discovery_latency_s.push(latency.as_secs_f64()),
                     AodvEvent::DiscoveryFailed { .. } => rt.discoveries_failed += 1,
                     AodvEvent::LinkBroken { next_hop } => {
-                        if let Some(hop) = wifi_node(next_hop) {
-                            self.flush_queue_to(node, hop);
+                        if let Some(hop) = wifi_radio(next_hop) {
+                            self.flush_queue_to(radio, hop);
                         }
                     }
                 }
@@ -304,57 +308,57 @@ impl World {
         }
         let Some(rt) = &mut self.routing else { return };
         let t = match &rt.proto {
-            Proto::Aodv(v) => v[node as usize].poll_timeout(),
-            Proto::Olsr(v) => v[node as usize].poll_timeout(),
+            Proto::Aodv(v) => v[radio as usize].poll_timeout(),
+            Proto::Olsr(v) => v[radio as usize].poll_timeout(),
             _ => None,
         };
         if let Some(t) = t {
-            if let Some(gen) = rt.timers.arm(node, t) {
-                self.queue.push(t.max(now), Event::RoutingTimer { node, gen });
+            if let Some(gen) = rt.timers.arm(radio, t) {
+                self.queue.push(t.max(now), Event::RoutingTimer { radio, gen });
             }
         }
     }
 
-    /// Starts every node's routing (first HELLOs, timers).
+    /// Starts every radio's routing (first HELLOs, timers).
     pub(super) fn start_routing(&mut self) {
         let n = self.routing.as_ref().map(|r| r.timers.len()).unwrap_or(0);
-        for node in 0..n as u32 {
-            self.pump_routing(node);
+        for radio in 0..n as u32 {
+            self.pump_routing(radio);
         }
     }
 
     /// A routing timer fired.
-    pub(super) fn on_routing_timer(&mut self, node: u32, gen: u32) {
+    pub(super) fn on_routing_timer(&mut self, radio: u32, gen: u32) {
         let now = self.now;
-        let dead = self.node_dead(node);
+        let dead = self.node_dead(self.rmap.node(radio));
         let Some(rt) = &mut self.routing else { return };
-        if dead || !rt.timers.fire(node, gen) {
+        if dead || !rt.timers.fire(radio, gen) {
             return;
         }
         match &mut rt.proto {
-            Proto::Aodv(v) => v[node as usize].on_timeout(now),
-            Proto::Olsr(v) => v[node as usize].on_timeout(now),
+            Proto::Aodv(v) => v[radio as usize].on_timeout(now),
+            Proto::Olsr(v) => v[radio as usize].on_timeout(now),
             _ => return,
         }
-        self.pump_routing(node);
+        self.pump_routing(radio);
     }
 
-    /// Sends data packet `id` from `node` to the neighbour with address `next_hop`.
-    fn forward_to(&mut self, node: u32, id: PacketId, next_hop: Ipv4Addr) {
-        let Some(hop) = wifi_node(next_hop) else {
-            self.drop_packet(node, id, DropReason::NoRoute);
+    /// Sends data packet `id` from `radio` to the neighbour with address `next_hop`.
+    fn forward_to(&mut self, radio: u32, id: PacketId, next_hop: Ipv4Addr) {
+        let Some(hop) = wifi_radio(next_hop) else {
+            self.drop_packet(self.rmap.node(radio), id, DropReason::NoRoute);
             return;
         };
         if self.wifi.is_none() {
             return;
         }
         self.packets.get_mut(id).link_dst = hop;
-        self.radio_send(node, id, false);
+        self.radio_send(radio, id, false);
     }
 
-    /// Routes a data packet for a radio destination with the node's protocol. `prev_hop` is
-    /// the neighbour it came from (`None` if `node` originated it).
-    pub(super) fn route_dynamic(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
+    /// Routes a data packet for a radio destination with the radio's protocol. `prev_hop` is
+    /// the neighbour it came from (`None` if `radio` originated it).
+    pub(super) fn route_dynamic(&mut self, radio: u32, id: PacketId, prev_hop: Option<u32>) {
         let now = self.now;
         let (src, dst) = {
             let p = self.packets.get(id);
@@ -362,7 +366,7 @@ impl World {
         };
         let Some(rt) = &mut self.routing else { return };
         if rt.ns2_ip_header && prev_hop.is_none() {
-            // Originated here (fresh from a transport: this node holds the only reference).
+            // Originated here (fresh from a transport: this radio holds the only reference).
             let p = self.packets.get_mut(id);
             if p.seg.header.protocol() != tpsim_wire::IpProtocol::Tcp {
                 p.seg.ip_len += IP_HEADER;
@@ -371,22 +375,24 @@ impl World {
         }
         match &mut rt.proto {
             Proto::Aodv(v) => {
-                match v[node as usize].route_output(now, prev_hop.map(wifi_addr), src, dst, id) {
-                    RouteResult::Forward { next_hop, packet } => self.forward_to(node, packet, next_hop),
+                match v[radio as usize].route_output(now, prev_hop.map(wifi_addr), src, dst, id) {
+                    RouteResult::Forward { next_hop, packet } => self.forward_to(radio, packet, next_hop),
                     RouteResult::Buffered => {}
-                    RouteResult::Drop { packet, .. } => self.drop_packet(node, packet, DropReason::NoRoute),
+                    RouteResult::Drop { packet, .. } => {
+                        self.drop_packet(self.rmap.node(radio), packet, DropReason::NoRoute)
+                    }
                 }
-                self.pump_routing(node);
+                self.pump_routing(radio);
             }
-            Proto::Olsr(v) => match v[node as usize].lookup(dst) {
-                Some(next_hop) => self.forward_to(node, id, next_hop),
-                None => self.drop_packet(node, id, DropReason::NoRoute),
+            Proto::Olsr(v) => match v[radio as usize].lookup(dst) {
+                Some(next_hop) => self.forward_to(radio, id, next_hop),
+                None => self.drop_packet(self.rmap.node(radio), id, DropReason::NoRoute),
             },
             Proto::Oracle => {
-                let hop = wifi_node(dst).and_then(|d| self.oracle_next(node, d));
+                let hop = wifi_radio(dst).and_then(|d| self.oracle_next(radio, d));
                 match hop {
-                    Some(h) => self.forward_to(node, id, wifi_addr(h)),
-                    None => self.drop_packet(node, id, DropReason::NoRoute),
+                    Some(h) => self.forward_to(radio, id, wifi_addr(h)),
+                    None => self.drop_packet(self.rmap.node(radio), id, DropReason::NoRoute),
                 }
             }
             Proto::Static => {}
@@ -424,14 +430,14 @@ impl World {
             }
         } else if let Some(m) = msg {
             for r in ch.receivers(frame) {
-                agents[r.node as usize].prefetch_message(p.ip.src, m);
+                agents[r.radio as usize].prefetch_message(p.ip.src, m);
             }
         }
     }
 
-    /// A packet for this node (or broadcast) carrying a control message arrived from
+    /// A packet for this radio (or broadcast) carrying a control message arrived from
     /// neighbour `from`.
-    pub(super) fn ctrl_input(&mut self, node: u32, id: PacketId) {
+    pub(super) fn ctrl_input(&mut self, radio: u32, id: PacketId) {
         let now = self.now;
         let (ctrl, src, ttl) = {
             let p = self.packets.get(id);
@@ -440,31 +446,31 @@ impl World {
         if let Some(rt) = &mut self.routing {
             let RoutingState { proto, ctrl: store, .. } = rt;
             match (proto, &store[ctrl as usize]) {
-                (Proto::Aodv(v), CtrlMsg::Aodv(m)) => v[node as usize].on_message(now, src, ttl, m),
-                (Proto::Olsr(v), CtrlMsg::Olsr(p)) => v[node as usize].on_packet(now, src, p),
+                (Proto::Aodv(v), CtrlMsg::Aodv(m)) => v[radio as usize].on_message(now, src, ttl, m),
+                (Proto::Olsr(v), CtrlMsg::Olsr(p)) => v[radio as usize].on_packet(now, src, p),
                 _ => {}
             }
         }
         self.packets.release(id);
-        self.pump_routing(node);
+        self.pump_routing(radio);
     }
 
-    /// Data for this node arrived from `prev_hop` (AODV refreshes the route back).
-    pub(super) fn data_delivered(&mut self, node: u32, id: PacketId, prev_hop: Option<u32>) {
+    /// Data for this radio arrived from `prev_hop` (AODV refreshes the route back).
+    pub(super) fn data_delivered(&mut self, radio: u32, id: PacketId, prev_hop: Option<u32>) {
         let now = self.now;
         let (Some(rt), Some(prev)) = (&mut self.routing, prev_hop) else {
             return;
         };
         if let Proto::Aodv(v) = &mut rt.proto {
             let src = self.packets.get(id).ip.src;
-            v[node as usize].on_data_delivered(now, wifi_addr(prev), src);
+            v[radio as usize].on_data_delivered(now, wifi_addr(prev), src);
         }
     }
 
-    /// The MAC of `node` gave up on packet `id` to its next hop. Returns the packet if the
+    /// The MAC of `radio` gave up on packet `id` to its next hop. Returns the packet if the
     /// caller must drop it (`drops_mac_retry`), `None` if AODV kept it for a local repair
     /// (RFC 3561 §6.12; it comes back as a release or a drop).
-    pub(super) fn link_failed(&mut self, node: u32, id: PacketId) -> Option<PacketId> {
+    pub(super) fn link_failed(&mut self, radio: u32, id: PacketId) -> Option<PacketId> {
         let now = self.now;
         let (hop, is_rrep, is_data, dst, hops) = {
             let p = self.packets.get(id);
@@ -489,30 +495,30 @@ impl World {
         }
         let Some(rt) = &mut self.routing else { return Some(id) };
         let back = match &mut rt.proto {
-            Proto::Aodv(v) if is_data => v[node as usize].on_data_link_failure(now, wifi_addr(hop), dst, hops, id),
+            Proto::Aodv(v) if is_data => v[radio as usize].on_data_link_failure(now, wifi_addr(hop), dst, hops, id),
             Proto::Aodv(v) => {
-                v[node as usize].on_link_failure(now, wifi_addr(hop), is_rrep);
+                v[radio as usize].on_link_failure(now, wifi_addr(hop), is_rrep);
                 Some(id)
             }
             Proto::Olsr(v) => {
-                v[node as usize].on_link_failure(now, wifi_addr(hop));
+                v[radio as usize].on_link_failure(now, wifi_addr(hop));
                 Some(id)
             }
             _ => return Some(id),
         };
-        self.pump_routing(node);
+        self.pump_routing(radio);
         back
     }
 
-    /// Takes every packet waiting in `node`'s interface queue for neighbour `hop` out: data
+    /// Takes every packet waiting in `radio`'s interface queue for neighbour `hop` out: data
     /// packets go to AODV as failures of that link (kept if a local repair of their
     /// destination runs, else dropped as `drops_link_break`), control packets are dropped.
-    fn flush_queue_to(&mut self, node: u32, hop: u32) {
+    fn flush_queue_to(&mut self, radio: u32, hop: u32) {
         if self.wifi.is_none() {
             return;
         }
         let now = self.now;
-        let flushed = self.radio_take_queued_to(node, hop);
+        let flushed = self.radio_take_queued_to(radio, hop);
         for id in flushed {
             let (is_data, dst, hops) = {
                 let p = self.packets.get(id);
@@ -524,17 +530,17 @@ impl World {
                         proto: Proto::Aodv(v), ..
                     }),
                     true,
-                ) => v[node as usize].on_data_link_failure(now, wifi_addr(hop), dst, hops, id),
+                ) => v[radio as usize].on_data_link_failure(now, wifi_addr(hop), dst, hops, id),
                 _ => Some(id),
             };
             if let Some(id) = back {
-                self.drop_packet(node, id, DropReason::LinkBreak);
+                self.drop_packet(self.rmap.node(radio), id, DropReason::LinkBreak);
             }
         }
     }
 
-    /// The oracle's next hop from `node` towards `dst` on the current connectivity graph.
-    fn oracle_next(&mut self, node: u32, dst: u32) -> Option<u32> {
+    /// The oracle's next hop from `radio` towards `dst` on the current connectivity graph.
+    fn oracle_next(&mut self, radio: u32, dst: u32) -> Option<u32> {
         let now = self.now;
         let (Some(rt), Some(ch)) = (&mut self.routing, &mut self.wifi) else {
             return None;
@@ -549,6 +555,6 @@ impl World {
         if o.next[dst as usize].is_empty() {
             o.next[dst as usize] = crate::wifi::next_hops_towards(&o.adj, dst);
         }
-        Some(o.next[dst as usize][node as usize]).filter(|&h| h != u32::MAX)
+        Some(o.next[dst as usize][radio as usize]).filter(|&h| h != u32::MAX)
     }
 }
