@@ -27,6 +27,7 @@ SECTION = re.compile(r"(?:(RFC \d+) )?§(\d+(?:\.\d+)*(?: [A-Z]\d)?)")
 SUITES = {
     "conformance": "congestion control and data transfer (networktest.sourceforge.net's cases)",
     "conformance_mh": "multi-homing",
+    "conformance_pf": "the potentially-failed state (SCTP-PF, RFC 7829)",
     "conformance_pr": "partial reliability (PR-SCTP)",
 }
 

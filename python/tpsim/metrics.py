@@ -33,6 +33,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "streams_used": ("streams", "streams on which the receiver delivered messages (SCTP)"),
     "abandoned_messages": ("messages", "messages the sender abandoned under its PR-SCTP policy (RFC 3758, RFC 7496)"),
     "failovers": ("events", "times new DATA moved from the primary path to an alternate (multi-homed SCTP, RFC 9260 section 6.4.1)"),
+    "pf_entries": ("events", "times a peer address became potentially failed (multi-homed SCTP with sctp.potentially_failed, RFC 7829)"),
     "failover_time_s": ("s", "from the last fault before it to the first new DATA acknowledged on the alternate (multi-homed SCTP)"),
     "failover_acked_at_s": ("s", "when new DATA first sent to the alternate after the last failover was acknowledged (multi-homed SCTP)"),
     **{f"path{k}_data_bytes": ("bytes", f"user bytes of DATA sent to the peer's address {k}, retransmissions included (multi-homed SCTP)")
@@ -226,6 +227,7 @@ NAMES: dict[str, str] = {
     "abandoned_messages": "abandoned messages",
     "failovers": "failovers",
     "failover_time_s": "time to failover",
+    "pf_entries": "potentially-failed entries",
     "hol_blocking_mean_s": "mean head-of-line blocking",
     "hol_blocking_p95_s": "95th-percentile head-of-line blocking",
     "streams_used": "streams used",

@@ -117,3 +117,63 @@ fn check_failover(scenario: &str, primary_router: u64, alt_router: Option<u64>) 
         );
     }
 }
+
+/// RFC 7829's potentially-failed state (`potentially_failed = true`, PFMR 0) on the dual-homed
+/// pair: the first T3-rtx timeout on the primary moves new DATA to the alternate. Bounds on
+/// failover_time_s, with the primary's RTO (1 s, RTO.Min on these 40 ms round trips; the run
+/// reports it) and the mean RTT: T3-rtx was last restarted (RFC 9260 §6.3.2 R3) by an
+/// acknowledgement that left at most one RTT before the fault, so it expires after
+/// RTO − RTT and at most RTO after the fault. Then the chunks that timed out go to the
+/// alternate first (§6.1 C): at most the primary's cwnd, which this 800 kbit/s application
+/// (four 1000-byte messages per round trip) keeps to a few packets, sent within two round
+/// trips of the alternate's initial window (4404 bytes); then new DATA, acknowledged one RTT
+/// later, or after the 200 ms delayed-SACK timer: failover_time_s ≤ RTO + 3·RTT + 0.2 s. A
+/// failover at the second timeout instead could not come before RTO − RTT + 2·RTO (without
+/// the state it takes 63 s, the test above). Nothing is lost, one failover and one entry into
+/// the state, and data returns to the primary after the repair as without it: the unanswered
+/// HEARTBEATs (RTO doubling from 2 s) made the primary inactive 62 s after the timeout, before
+/// the repair, so its return takes at most HB.interval + 2·RTO.Max.
+#[test]
+fn potentially_failed_state_fails_over_at_the_first_timeout() {
+    let pf = WIRED.replace(
+        "sctp = { multihoming = true, primary = 0 }",
+        "sctp = { multihoming = true, primary = 0, potentially_failed = true, pf_max_retrans = 0 }",
+    );
+    assert_ne!(pf, WIRED, "the flow's sctp keys were replaced");
+    let r = run(&pf);
+    let f = &r.flows[0];
+    assert_eq!(extra(f, "failovers"), Some(1.0), "{:?}", f.extra);
+    assert_eq!(extra(f, "pf_entries"), Some(1.0), "{:?}", f.extra);
+    let rto = f.rto_s.expect("an RTO");
+    let rtt = f.rtt_mean_s.expect("an RTT");
+    assert_eq!(rto, 1.0, "RTO.Min");
+    let took = extra(f, "failover_time_s").expect("a failover after the fault");
+    let bound = rto + 3.0 * rtt + 0.2;
+    assert!(
+        took > rto - rtt && took <= bound,
+        "failover after {took} s, bound {bound} s (RTO {rto} s, RTT {rtt} s)"
+    );
+    assert!(
+        bound < 3.0 * rto - rtt,
+        "the bound excludes a failover at the second timeout"
+    );
+    assert_eq!(f.rx_packets, f.tx_packets);
+    assert_eq!(f.rx_bytes, 1000 * f.tx_packets);
+    assert!(f.tx_packets > 20_000, "{}", f.tx_packets);
+    let acked = extra(f, "failover_acked_at_s").unwrap();
+    let r1 = forwarded_by(&r, 1);
+    assert!(
+        r1.iter().all(|&t| t < acked || t >= REPAIR_S),
+        "the primary's router after the failover"
+    );
+    let back = r1
+        .iter()
+        .copied()
+        .find(|&t| t >= REPAIR_S)
+        .expect("data returns to the primary");
+    assert!(back - REPAIR_S <= HB_INTERVAL_S + 2.0 * RTO_MAX_S, "returned {back} s");
+    eprintln!(
+        "PF: failover {took} s (bound {bound} s), back on the primary {} s after the repair",
+        back - REPAIR_S
+    );
+}

@@ -1208,6 +1208,23 @@ pub struct SctpOptions {
     /// on at both ends. Default: fully reliable.
     #[serde(default)]
     pub max_retransmissions: Option<u32>,
+    /// With `multihoming`: the potentially-failed state of RFC 7829 (SCTP-PF) at both ends: a
+    /// peer address whose error counter exceeds `pf_max_retrans` gets no more DATA while another
+    /// address is active and is heartbeated once per RTO until it answers. Default false.
+    #[serde(default)]
+    pub potentially_failed: Option<bool>,
+    /// With `potentially_failed`: PotentiallyFailed.Max.Retrans (PFMR, RFC 7829), below
+    /// `path_max_retrans`. Default 0.
+    #[serde(default)]
+    pub pf_max_retrans: Option<u32>,
+}
+
+impl SctpOptions {
+    /// PotentiallyFailed.Max.Retrans when `potentially_failed` is on (the transport's
+    /// `SctpConfig::pf_max_retrans`), else `None`.
+    pub fn pf_max_retrans_if_on(&self) -> Option<u32> {
+        (self.potentially_failed == Some(true)).then(|| self.pf_max_retrans.unwrap_or(0))
+    }
 }
 
 /// An SCTP profile's name in scenarios.

@@ -560,6 +560,21 @@ fn validate_sctp_options(i: usize, o: &crate::SctpOptions, err: &mut impl FnMut(
     if o.send_buffer.is_some_and(|b| b.0 == 0 || b.0 > u32::MAX as u64) {
         err(at("send_buffer"), "expected a send buffer between 1B and 4GiB".into());
     }
+    // RFC 7829: PF is entered past PFMR, before Path.Max.Retrans makes the address inactive.
+    if let Some(n) = o.pf_max_retrans {
+        let pmr = o.path_max_retrans.unwrap_or(5);
+        if o.potentially_failed != Some(true) {
+            err(
+                at("pf_max_retrans"),
+                "expected `potentially_failed = true` with `pf_max_retrans`".into(),
+            );
+        } else if n >= pmr {
+            err(
+                at("pf_max_retrans"),
+                format!("expected a PotentiallyFailed.Max.Retrans below Path.Max.Retrans ({pmr}), got {n}"),
+            );
+        }
+    }
     for (key, v) in [
         ("assoc_max_retrans", o.assoc_max_retrans),
         ("path_max_retrans", o.path_max_retrans),

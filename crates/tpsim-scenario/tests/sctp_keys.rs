@@ -51,3 +51,44 @@ fn one_pr_policy_with_a_positive_lifetime() {
     let (key, _) = error(&with("lifetime = \"0s\""));
     assert_eq!(key, "flows[0].sctp.lifetime");
 }
+
+#[test]
+fn potentially_failed_keys_load_and_turn_pf_on() {
+    let sc = load(&with("multihoming = true, potentially_failed = true"), "<t>").unwrap_or_else(|e| panic!("{e}"));
+    let o = sc.flows[0].sctp.as_ref().unwrap();
+    assert_eq!(o.pf_max_retrans_if_on(), Some(0), "RFC 7829's PFMR by default");
+    let sc = load(
+        &with("multihoming = true, potentially_failed = true, pf_max_retrans = 2"),
+        "<t>",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sc.flows[0].sctp.as_ref().unwrap().pf_max_retrans_if_on(), Some(2));
+    let sc = load(&with("multihoming = true"), "<t>").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sc.flows[0].sctp.as_ref().unwrap().pf_max_retrans_if_on(), None);
+    let sc = load(&with("potentially_failed = false"), "<t>").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sc.flows[0].sctp.as_ref().unwrap().pf_max_retrans_if_on(), None);
+}
+
+#[test]
+fn pf_max_retrans_needs_pf_on_and_stays_below_path_max_retrans() {
+    let (key, msg) = error(&with("multihoming = true, pf_max_retrans = 1"));
+    assert_eq!(key, "flows[0].sctp.pf_max_retrans");
+    assert!(msg.contains("potentially_failed = true"), "{msg}");
+    let (key, msg) = error(&with(
+        "multihoming = true, potentially_failed = true, pf_max_retrans = 5",
+    ));
+    assert_eq!(key, "flows[0].sctp.pf_max_retrans");
+    assert!(
+        msg.contains("below Path.Max.Retrans (5)") && msg.contains("got 5"),
+        "{msg}"
+    );
+    let (key, _) = error(&with(
+        "multihoming = true, potentially_failed = true, pf_max_retrans = 2, path_max_retrans = 2",
+    ));
+    assert_eq!(key, "flows[0].sctp.pf_max_retrans");
+    load(
+        &with("multihoming = true, potentially_failed = true, pf_max_retrans = 2, path_max_retrans = 3"),
+        "<t>",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -376,6 +376,7 @@ fn sctp_config(sc: &Scenario, f: &tpsim_scenario::Flow) -> SctpConfig {
     if let Some(b) = o.send_buffer {
         c.send_buffer_bytes = b.0 as u32;
     }
+    c.pf_max_retrans = o.pf_max_retrans_if_on();
     c
 }
 

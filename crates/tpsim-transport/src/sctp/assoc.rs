@@ -788,8 +788,9 @@ impl SctpSocket {
     /// The `extra` columns: `fast_retransmit_chunks`, `abandoned_messages`; a multi-homed
     /// endpoint adds `failovers`,
     /// `failover_acked_at_s` (when new DATA first sent to an alternate after the last
-    /// failover was acknowledged, s) and `path<k>_data_bytes` (user bytes of DATA sent to peer
-    /// address k, retransmissions included).
+    /// failover was acknowledged, s), `pf_entries` (with the PF state on: times a destination
+    /// became potentially failed, RFC 7829 §3) and `path<k>_data_bytes` (user bytes of DATA
+    /// sent to peer address k, retransmissions included).
     fn report_extra(&self) -> Vec<(&'static str, Option<f64>)> {
         const PATH_BYTES: [&str; multihome::MAX_PATHS] = [
             "path0_data_bytes",
@@ -808,6 +809,9 @@ impl SctpSocket {
         if self.paths.len() > 1 {
             v.push(("failovers", Some(self.failovers as f64)));
             v.push(("failover_acked_at_s", self.failover_acked_at.map(|t| t.as_secs_f64())));
+            if self.sctp.pf_max_retrans.is_some() {
+                v.push(("pf_entries", Some(self.sstats.pf_entries as f64)));
+            }
             for (k, p) in self.paths.iter().enumerate() {
                 v.push((PATH_BYTES[k], Some(p.data_bytes_sent as f64)));
             }

@@ -14,12 +14,12 @@ use std::net::Ipv4Addr;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::sctp::{AddrList, ControlChunk, InitChunk, SctpRepr, StateCookie};
 
-const A1: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
-const A2: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 1);
-const B1: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 2);
-const B2: Ipv4Addr = Ipv4Addr::new(10, 0, 3, 2);
+pub(super) const A1: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+pub(super) const A2: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 1);
+pub(super) const B1: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 2);
+pub(super) const B2: Ipv4Addr = Ipv4Addr::new(10, 0, 3, 2);
 
-fn mh_cfg() -> SctpConfig {
+pub(super) fn mh_cfg() -> SctpConfig {
     SctpConfig {
         hb_jitter: false,
         ..cfg(SctpProfile::Rfc9260)
@@ -27,7 +27,7 @@ fn mh_cfg() -> SctpConfig {
 }
 
 /// Everything the socket sends now, with the address each packet goes to.
-fn out_to(s: &mut SctpSocket, now: SimTime) -> Vec<(Option<Ipv4Addr>, SctpRepr)> {
+pub(super) fn out_to(s: &mut SctpSocket, now: SimTime) -> Vec<(Option<Ipv4Addr>, SctpRepr)> {
     std::iter::from_fn(|| s.poll_transmit(now))
         .map(|seg| match seg.header {
             L4Header::Sctp(h) => (seg.addr, *h),
@@ -37,14 +37,14 @@ fn out_to(s: &mut SctpSocket, now: SimTime) -> Vec<(Option<Ipv4Addr>, SctpRepr)>
 }
 
 /// A packet from the peer's address `from`.
-fn feed_from(s: &mut SctpSocket, now: SimTime, from: Ipv4Addr, h: SctpRepr) {
+pub(super) fn feed_from(s: &mut SctpSocket, now: SimTime, from: Ipv4Addr, h: SctpRepr) {
     let mut g: Segment = seg(h);
     g.addr = Some(from);
     s.on_segment(now, &g);
 }
 
 /// Runs the socket's timers due at `now` and returns what it sends.
-fn tick(s: &mut SctpSocket, now: SimTime) -> Vec<(Option<Ipv4Addr>, SctpRepr)> {
+pub(super) fn tick(s: &mut SctpSocket, now: SimTime) -> Vec<(Option<Ipv4Addr>, SctpRepr)> {
     s.on_timeout(now);
     out_to(s, now)
 }
@@ -62,7 +62,7 @@ fn init_ack_listing(addrs: &[Ipv4Addr]) -> SctpRepr {
 
 /// The socket through the handshake with a dual-homed peer; B2 still UNCONFIRMED, its probe
 /// due at [`established_at`].
-fn mh_established(c: SctpConfig) -> SctpSocket {
+pub(super) fn mh_established(c: SctpConfig) -> SctpSocket {
     handshake(c, None)
 }
 
@@ -94,7 +94,7 @@ fn handshake(c: SctpConfig, primary: Option<Ipv4Addr>) -> SctpSocket {
 }
 
 /// [`mh_established`] with B2 confirmed: its probe answered at once.
-fn mh_confirmed(c: SctpConfig) -> SctpSocket {
+pub(super) fn mh_confirmed(c: SctpConfig) -> SctpSocket {
     let mut s = mh_established(c);
     let now = established_at();
     let probe = tick(&mut s, now);
@@ -106,7 +106,7 @@ fn mh_confirmed(c: SctpConfig) -> SctpSocket {
     s
 }
 
-fn hb_ack(info: u64) -> SctpRepr {
+pub(super) fn hb_ack(info: u64) -> SctpRepr {
     SctpRepr {
         control: Some(ControlChunk::HeartbeatAck(info)),
         ..from_peer()
@@ -114,7 +114,7 @@ fn hb_ack(info: u64) -> SctpRepr {
 }
 
 /// Sends one 1000-byte message `id` at `now`; returns where its packet went.
-fn send_one(s: &mut SctpSocket, now: SimTime, id: u64) -> Option<Ipv4Addr> {
+pub(super) fn send_one(s: &mut SctpSocket, now: SimTime, id: u64) -> Option<Ipv4Addr> {
     give(s, now, id, 1, 1000);
     let p = out_to(s, now);
     assert_eq!(p.len(), 1, "{p:?}");

@@ -18,6 +18,8 @@
 //!   the FORWARD TSN chunk (§3.2), "abandoned" (§3.4), the sender's rules A1–A5, C1–C5 and F1–F5
 //!   (§3.5), the receiver (§3.6), timed reliability (§4.1); RFC 7496 §3.1, the limited
 //!   retransmissions policy.
+//! * RFC 7829 §3, SCTP-PF, for [`SctpConfig::pf_max_retrans`]: the potentially-failed state of a
+//!   multi-homed peer's destinations.
 //!
 //! # Shape
 //!
@@ -68,8 +70,9 @@
 //!   (streams on which messages were delivered to this end);
 //! * `extra` (what this end sent): `fast_retransmit_chunks` (DATA chunks marked by fast
 //!   retransmit) and `abandoned_messages` (messages this end gave up under a PR-SCTP policy; 0
-//!   without PR-SCTP); a multi-homed end adds `failovers`, `failover_acked_at_s` and
-//!   `path<k>_data_bytes` (see [`SctpSocket::set_addresses`]).
+//!   without PR-SCTP); a multi-homed end adds `failovers`, `failover_acked_at_s`, `pf_entries`
+//!   (with [`SctpConfig::pf_max_retrans`] only) and `path<k>_data_bytes` (see
+//!   [`SctpSocket::set_addresses`]).
 //!
 //! # Partial reliability (PR-SCTP, RFC 3758)
 //!
@@ -104,10 +107,11 @@
 //! PMTU discovery, the extensions I-DATA, stream reset, ECN, ASCONF, RFC 7496's priority
 //! policy, the ERROR that a FORWARD TSN deserves when this end did not announce PR-SCTP (RFC
 //! 3758 §3.3.1: it is ignored), PR-SCTP's notifications to the application (an abandoned
-//! message is only counted), the potentially-failed state of RFC 7829, association restart and
-//! the collision cases of §5.2 (an unexpected INIT is ignored), the Cookie Preservative, and
-//! SHUTDOWN chunks bundled with DATA (SHUTDOWN goes out once everything is acknowledged). The
-//! HEARTBEAT jitter draws from a generator seeded by the verification tag, so runs repeat.
+//! message is only counted), RFC 7829's dormant state and Primary Path Switchover, association
+//! restart and the collision cases of §5.2 (an unexpected INIT is ignored), the Cookie
+//! Preservative, and SHUTDOWN chunks bundled with DATA (SHUTDOWN goes out once everything is
+//! acknowledged). The HEARTBEAT jitter draws from a generator seeded by the verification tag,
+//! so runs repeat.
 
 mod assoc;
 mod packet;
@@ -118,6 +122,8 @@ pub mod recv;
 mod conformance;
 #[cfg(test)]
 mod conformance_mh;
+#[cfg(test)]
+mod conformance_pf;
 #[cfg(test)]
 mod conformance_pr;
 #[cfg(test)]
@@ -283,6 +289,12 @@ pub struct SctpConfig {
     /// The PR-SCTP policy of messages sent with [`SctpSocket::send`] and
     /// [`SctpSocket::send_on`]: [`PrPolicy::Reliable`] in every profile.
     pub pr_policy: PrPolicy,
+    /// The potentially-failed state of RFC 7829 (SCTP-PF) with this PotentiallyFailed.Max.Retrans
+    /// (PFMR; RFC 7829 suggests 0): a confirmed, active destination of a multi-homed peer whose
+    /// error counter exceeds PFMR, and not Path.Max.Retrans, is potentially failed (see
+    /// `assoc/multihome.rs`); a PFMR at or above Path.Max.Retrans never marks one. `None`: RFC
+    /// 9260 alone, in every profile.
+    pub pf_max_retrans: Option<u32>,
 }
 
 /// How persistently a message is sent under PR-SCTP. Without PR-SCTP negotiated (see
@@ -343,6 +355,7 @@ impl SctpConfig {
             cookie_secret: 0x5c7b_a11d,
             pr_sctp: false,
             pr_policy: PrPolicy::Reliable,
+            pf_max_retrans: None,
         }
     }
 
@@ -436,4 +449,7 @@ pub struct SctpStats {
     pub forward_tsns: u64,
     /// FORWARD TSN chunks received that moved the Cumulative TSN (RFC 3758 §3.6).
     pub forward_tsns_received: u64,
+    /// Times a destination entered the potentially-failed state (RFC 7829 §3; 0 without
+    /// [`SctpConfig::pf_max_retrans`]).
+    pub pf_entries: u64,
 }

@@ -139,6 +139,9 @@ pub struct Path {
     pub error_count: u32,
     /// False once the error counter exceeded Path.Max.Retrans (RFC 9260 §8.2).
     pub active: bool,
+    /// Potentially failed (RFC 7829 §3): active, its error counter above PFMR. Only with
+    /// [`SctpConfig::pf_max_retrans`](super::SctpConfig::pf_max_retrans).
+    pub potentially_failed: bool,
     /// T3-rtx deadline (RFC 9260 §6.3.2).
     pub t3_rtx: Option<SimTime>,
     /// Next heartbeat check (RFC 9260 §8.3).
@@ -176,6 +179,7 @@ impl Path {
             rtt,
             error_count: 0,
             active: true,
+            potentially_failed: false,
             t3_rtx: None,
             hb_at: None,
             hb_outstanding: None,

@@ -464,7 +464,7 @@ impl SctpSocket {
         if !matches!(self.state, State::ShutdownSent | State::ShutdownAckSent) {
             return;
         }
-        if self.count_error(pi, true) {
+        if self.count_error(now, pi, true) {
             return;
         }
         self.paths[pi].rtt.back_off();
@@ -476,16 +476,25 @@ impl SctpSocket {
         }
     }
 
-    /// RFC 9260 §8.1/§8.2: one more error on path `pi`, and on the association if `assoc`
-    /// (not for the probes of an unconfirmed address, §5.4); true if the association was given
-    /// up.
-    pub(super) fn count_error(&mut self, pi: usize, assoc: bool) -> bool {
+    /// RFC 9260 §8.1/§8.2: one more error on path `pi` at `now`, and on the association if
+    /// `assoc` (not for the probes of an unconfirmed address, §5.4); true if the association
+    /// was given up. With the PF state, past PFMR the path is potentially failed first (RFC
+    /// 7829 §3).
+    pub(super) fn count_error(&mut self, now: SimTime, pi: usize, assoc: bool) -> bool {
         let p = &mut self.paths[pi];
         p.error_count += 1;
         if p.error_count > self.sctp.path_max_retrans && p.active {
             // §8.2: the address becomes inactive; new DATA moves to an alternate (§6.4.1; a
-            // single-homed association goes on using its only path).
+            // single-homed association goes on using its only path). RFC 7829 §3: a potentially
+            // failed one too, after Path.Max.Retrans − PFMR more errors.
             p.active = false;
+            p.potentially_failed = false;
+            self.choose_data_path();
+        } else if self.becomes_potentially_failed(pi) {
+            self.enter_potentially_failed(now, pi);
+        } else if self.paths[pi].potentially_failed {
+            // RFC 7829 §3: with every destination potentially failed, the one with the fewest
+            // errors takes the data: it may be another now.
             self.choose_data_path();
         }
         if !assoc {
@@ -511,10 +520,16 @@ impl SctpSocket {
         if self.paths[pi].hb_outstanding.take().is_some() {
             // Not acknowledged within an RTO: an error (§8.3, §8.1, §8.2; for an unconfirmed
             // address the path's counter only, §5.4) and the RTO backed off (§8.3).
-            if self.count_error(pi, confirmed) {
+            if self.count_error(now, pi, confirmed) {
                 return;
             }
             self.paths[pi].rtt.back_off();
+        }
+        if self.paths[pi].potentially_failed {
+            // RFC 7829 §3: a potentially-failed destination is heartbeated once per RTO (backed
+            // off while unanswered), whether or not idle destinations are.
+            self.send_heartbeat(now, pi);
+            return;
         }
         if !confirmed && self.paths[pi].active {
             // §5.4: an active unconfirmed address is probed once per RTO (whether or not idle

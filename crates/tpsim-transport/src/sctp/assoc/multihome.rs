@@ -3,6 +3,17 @@
 //! active alternate), retransmission of timed-out chunks to an alternate, and the HEARTBEAT
 //! period with its jitter.
 //!
+//! With [`SctpConfig::pf_max_retrans`](crate::sctp::SctpConfig::pf_max_retrans), the
+//! potentially-failed (PF) state of RFC 7829 §3: a confirmed active destination whose error
+//! counter (T3-rtx expiries, unanswered HEARTBEATs) exceeds PFMR is potentially failed. New DATA
+//! and retransmissions leave it at once for an active destination that is not, if one exists
+//! (with none, they go to the potentially-failed destination with the fewest errors); it gets
+//! a HEARTBEAT at once and then one per RTO, each unanswered one an error that backs the RTO
+//! off; a HEARTBEAT ACK, or a SACK newly acknowledging DATA sent to it, makes it active with
+//! its error counter cleared (new DATA returns if it is the primary), and past
+//! Path.Max.Retrans it is inactive as without PF. Its cwnd is whatever RFC 9260 §7.2 makes of
+//! it (the timeout's one PMDCS, the idle rule of §7.2.1). Off (`None`), nothing here changes.
+//!
 //! A socket that is never told addresses ([`SctpSocket::set_addresses`]) has one path and
 //! behaves as a single-homed endpoint: nothing here changes its packets.
 
@@ -96,19 +107,31 @@ impl SctpSocket {
         p.confirmed && p.active
     }
 
+    /// Whether DATA (new or retransmitted) may go to path `k` while an active destination that
+    /// is not potentially failed exists: usable and not potentially failed (RFC 7829 §3). Without
+    /// the PF state, [`usable`](Self::usable).
+    #[inline]
+    pub(super) fn takes_data(&self, k: usize) -> bool {
+        self.usable(k) && !self.paths[k].potentially_failed
+    }
+
     /// RFC 9260 §6.4/§6.4.1: new DATA goes to the primary while it is usable, else stays on
     /// the alternate in use, else to the first usable alternate (with none, to the primary).
+    /// With the PF state (RFC 7829 §3) potentially-failed destinations count as unusable here,
+    /// and when every destination is potentially failed or inactive new DATA goes to the
+    /// potentially-failed one with the fewest errors ([`least_failed`](Self::least_failed)).
     pub(super) fn choose_data_path(&mut self) {
         if self.paths.len() == 1 {
             return;
         }
-        let next = if self.usable(self.primary) {
+        let next = if self.takes_data(self.primary) {
             self.primary
-        } else if self.data_path != self.primary && self.usable(self.data_path) {
+        } else if self.data_path != self.primary && self.takes_data(self.data_path) {
             self.data_path
         } else {
             (0..self.paths.len())
-                .find(|&k| k != self.primary && self.usable(k))
+                .find(|&k| k != self.primary && self.takes_data(k))
+                .or_else(|| self.least_failed())
                 .unwrap_or(self.primary)
         };
         if next != self.data_path {
@@ -120,16 +143,56 @@ impl SctpSocket {
         }
     }
 
+    /// RFC 7829 §3: with every destination potentially failed or inactive, the potentially-failed
+    /// one with the lowest error counter; among equals the one new DATA goes to now, then the
+    /// primary, then the first (tpsim's tie-break). `None` if none is potentially failed.
+    fn least_failed(&self) -> Option<usize> {
+        (0..self.paths.len())
+            .filter(|&k| self.usable(k) && self.paths[k].potentially_failed)
+            .min_by_key(|&k| (self.paths[k].error_count, k != self.data_path, k != self.primary, k))
+    }
+
     /// RFC 9260 §6.4: where chunks that timed out on path `pi` are retransmitted: an active
-    /// destination other than `pi` if there is one.
+    /// destination other than `pi` if there is one (with the PF state, one not potentially
+    /// failed if there is one, else the potentially-failed one new DATA goes to, RFC 7829 §3).
     pub(super) fn alternate_for(&self, pi: usize) -> Option<usize> {
         if self.paths.len() == 1 {
             return None;
         }
-        if self.data_path != pi && self.usable(self.data_path) {
+        if self.data_path != pi && self.takes_data(self.data_path) {
             return Some(self.data_path);
         }
-        (0..self.paths.len()).find(|&k| k != pi && self.usable(k))
+        (0..self.paths.len())
+            .find(|&k| k != pi && self.takes_data(k))
+            .or_else(|| (self.data_path != pi && self.usable(self.data_path)).then_some(self.data_path))
+    }
+
+    /// RFC 7829 §3: whether one more error on path `pi` (counted already) makes it potentially
+    /// failed: the PF state is on, the peer multi-homed, the path CONFIRMED (an unconfirmed
+    /// address is only probed, RFC 9260 §5.4), active and not yet potentially failed, and its
+    /// error counter above PFMR. The caller has checked Path.Max.Retrans.
+    pub(super) fn becomes_potentially_failed(&self, pi: usize) -> bool {
+        let p = &self.paths[pi];
+        self.sctp.pf_max_retrans.is_some_and(|pfmr| p.error_count > pfmr)
+            && self.paths.len() > 1
+            && p.confirmed
+            && p.active
+            && !p.potentially_failed
+    }
+
+    /// RFC 7829 §3: path `pi` is potentially failed: new DATA leaves it for an active
+    /// destination (if one is not potentially failed), and it is heartbeated at once (unless a
+    /// HEARTBEAT to it awaits its ACK, whose check stays), then once per RTO.
+    pub(super) fn enter_potentially_failed(&mut self, now: SimTime, pi: usize) {
+        self.sstats.pf_entries += 1;
+        let p = &mut self.paths[pi];
+        p.potentially_failed = true;
+        if p.hb_outstanding.is_none() {
+            // Due now: the heartbeat timer sends it, after a T3-rtx expiry has backed off the
+            // RTO (RFC 9260 §6.3.3 E2) in the same `on_timeout`.
+            p.hb_at = Some(now);
+        }
+        self.choose_data_path();
     }
 
     /// Where a SACK goes: the path the last DATA came from (§6.4), if we may send there.
@@ -178,8 +241,10 @@ impl SctpSocket {
     }
 
     /// RFC 9260 §8.3: a HEARTBEAT ACK. The path its information names is confirmed (§5.4),
-    /// measured, its error counter cleared and, if inactive, made active; the association's
-    /// counter is cleared too. New DATA returns to the primary if it was the one restored.
+    /// measured, its error counter cleared and, if inactive or potentially failed (RFC 7829 §3),
+    /// made active; the association's counter is cleared too. New DATA returns to the primary if
+    /// it was the one restored. The path's cwnd stays as RFC 9260 §7.2 left it (RFC 7829 §3:
+    /// data resumes following §7.2).
     pub(super) fn on_heartbeat_ack(&mut self, now: SimTime, info: u64) {
         let pi = (info >> 56) as usize;
         if pi >= self.paths.len() || self.paths[pi].hb_outstanding != Some(info) {
@@ -191,6 +256,7 @@ impl SctpSocket {
         p.rtt.on_sample(SimDuration(now.0.saturating_sub(sent)));
         p.error_count = 0;
         p.active = true;
+        p.potentially_failed = false;
         if !p.confirmed {
             p.confirmed = true;
             // Verified: from now on heartbeated like any path (if idle paths are).

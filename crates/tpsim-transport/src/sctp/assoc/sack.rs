@@ -125,9 +125,11 @@ impl SctpSocket {
             let mut reactivated = false;
             for (k, p) in self.paths.iter_mut().enumerate() {
                 if acked[k] > 0 || cum_paths[k] {
-                    reactivated |= !p.active;
+                    // RFC 7829 §3: a potentially-failed destination is active again too.
+                    reactivated |= !p.active || p.potentially_failed;
                     p.error_count = 0;
                     p.active = true;
+                    p.potentially_failed = false;
                 }
                 if acked[k] > 0 {
                     // §7.2.1: the one packet in flight after a timeout is acknowledged.

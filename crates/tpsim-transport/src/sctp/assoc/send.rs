@@ -27,7 +27,7 @@ impl SctpSocket {
             return; // T1-cookie guards DATA bundled with the COOKIE ECHO
         }
         self.sstats.timeouts += 1;
-        if self.count_error(pi, true) {
+        if self.count_error(now, pi, true) {
             return;
         }
         let unit = self.cwnd_unit();
