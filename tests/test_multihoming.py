@@ -11,7 +11,7 @@ from conftest import ROOT, SCENARIOS, cli
 from tpsim.metrics import METRICS
 
 
-@pytest.mark.parametrize("name", ["sctp-dual-homed-failover", "sctp-dual-homed-wired-and-radio"])
+@pytest.mark.parametrize("name", ["sctp-dual-homed-failover", "sctp-dual-homed-wired-and-radio", "sctp-dual-homed-wireless"])
 def test_dual_homed_scenario_reports_its_failover(tmp_path, name):
     out = tmp_path / "o"
     p = cli("run", str(SCENARIOS / f"{name}.toml"), "-o", str(out))

@@ -6,10 +6,11 @@
 mod common;
 
 use common::sim;
-use tpsim_engine::{Column, RunResult};
+use tpsim_engine::{Column, DropReason, RunResult};
 
 const WIRED: &str = include_str!("../../../scenarios/sctp-dual-homed-failover.toml");
 const WIRED_AND_RADIO: &str = include_str!("../../../scenarios/sctp-dual-homed-wired-and-radio.toml");
+const WIRELESS: &str = include_str!("../../../scenarios/sctp-dual-homed-wireless.toml");
 const FAULT_S: f64 = 20.0;
 const REPAIR_S: f64 = 120.0;
 /// The scenario's (default) SCTP parameters: Path.Max.Retrans, RTO.Max, HB.interval.
@@ -48,21 +49,32 @@ fn run(scenario: &str) -> RunResult {
 /// and through the alternate's only from the fault on.
 #[test]
 fn dual_homed_association_fails_over_and_returns() {
-    check_failover(WIRED, 1, Some(2));
+    check_failover(WIRED, 1, Some(2), &[DropReason::LinkDown]);
 }
 
 /// The same over a wired primary path (through router 2) and a one-hop radio alternate: the
 /// radio path carries the data during the outage.
 #[test]
 fn wired_and_radio_association_fails_over_and_returns() {
-    check_failover(WIRED_AND_RADIO, 2, None);
+    check_failover(WIRED_AND_RADIO, 2, None, &[DropReason::LinkDown]);
     let r = run(WIRED_AND_RADIO);
     assert!(r.network.mac_data_frames > 0, "the radio carried data");
 }
 
+/// The same over two two-hop wireless paths on two channels (each end has a radio on each,
+/// a relay on each channel, OLSR per radio): the primary's relay (node 1) fails; the
+/// channel-2 relay (node 2) carries the data during the outage, and only then. Packets to the
+/// failed relay die at the client's MAC retry limit, then for want of a route once OLSR has
+/// dropped it.
+#[test]
+fn two_channel_wireless_association_fails_over_and_returns() {
+    check_failover(WIRELESS, 1, Some(2), &[DropReason::MacRetry, DropReason::NoRoute]);
+}
+
 /// The checks of a failover of `scenario`, whose primary path goes through router
-/// `primary_router` and alternate (if not one hop) through `alt_router`.
-fn check_failover(scenario: &str, primary_router: u64, alt_router: Option<u64>) {
+/// `primary_router` and alternate (if not one hop) through `alt_router`; data packets die
+/// of the fault for one of the reasons `lost_to`.
+fn check_failover(scenario: &str, primary_router: u64, alt_router: Option<u64>, lost_to: &[DropReason]) {
     let r = run(scenario);
     let f = &r.flows[0];
     assert_eq!(f.key.transport, "sctp");
@@ -84,7 +96,8 @@ fn check_failover(scenario: &str, primary_router: u64, alt_router: Option<u64>) 
     assert_eq!(f.rx_bytes, 1000 * f.tx_packets);
     assert!(f.dropped_segments > 0, "packets died on the failed link");
     assert_eq!(f.tx_segments, f.rx_segments + f.dropped_segments + f.in_flight_segments);
-    assert!(r.network.drops[tpsim_engine::DropReason::LinkDown as usize] > 0);
+    let lost: u64 = lost_to.iter().map(|&d| r.network.drops[d as usize]).sum();
+    assert!(lost > 0, "no drop for {lost_to:?}: {:?}", r.network.drops);
     // Per-destination data: both paths carried data.
     let (p0, p1) = (
         extra(f, "path0_data_bytes").unwrap(),
