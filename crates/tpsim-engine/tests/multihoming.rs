@@ -106,21 +106,8 @@ fn check_failover(scenario: &str, primary_router: u64, alt_router: Option<u64>, 
     assert!(p0 > 0.0 && p1 > 0.0, "{p0} {p1}");
     // The primary path's router forwards no data from the failover to the repair; the
     // alternate's none before the fault.
-    let r1 = forwarded_by(&r, primary_router);
-    assert!(
-        r1.iter().all(|&t| t < acked || t >= REPAIR_S),
-        "the primary's router after the failover"
-    );
-    let back = r1
-        .iter()
-        .copied()
-        .find(|&t| t >= REPAIR_S)
-        .expect("data returns to the primary");
-    assert!(back - REPAIR_S <= HB_INTERVAL_S + 2.0 * RTO_MAX_S, "returned {back} s");
-    eprintln!(
-        "failover {took} s (bound {bound} s), back on the primary {} s after the repair",
-        back - REPAIR_S
-    );
+    let back = returns_to_primary(&r, primary_router, acked);
+    eprintln!("failover {took} s (bound {bound} s), back on the primary {back} s after the repair");
     if let Some(alt) = alt_router {
         let r2 = forwarded_by(&r, alt);
         assert!(r2.iter().all(|&t| t >= FAULT_S), "alternate unused before the fault");
@@ -174,7 +161,15 @@ fn potentially_failed_state_fails_over_at_the_first_timeout() {
     assert_eq!(f.rx_bytes, 1000 * f.tx_packets);
     assert!(f.tx_packets > 20_000, "{}", f.tx_packets);
     let acked = extra(f, "failover_acked_at_s").unwrap();
-    let r1 = forwarded_by(&r, 1);
+    let back = returns_to_primary(&r, 1, acked);
+    eprintln!("PF: failover {took} s (bound {bound} s), back on the primary {back} s after the repair");
+}
+
+/// Checks that router `primary_router` of the primary path forwards no data from the failover
+/// (new DATA acknowledged on the alternate at `acked`) to the repair, and data again within
+/// HB.interval + 2·RTO.Max of the repair; returns how long after the repair, s.
+fn returns_to_primary(r: &RunResult, primary_router: u64, acked: f64) -> f64 {
+    let r1 = forwarded_by(r, primary_router);
     assert!(
         r1.iter().all(|&t| t < acked || t >= REPAIR_S),
         "the primary's router after the failover"
@@ -185,8 +180,5 @@ fn potentially_failed_state_fails_over_at_the_first_timeout() {
         .find(|&t| t >= REPAIR_S)
         .expect("data returns to the primary");
     assert!(back - REPAIR_S <= HB_INTERVAL_S + 2.0 * RTO_MAX_S, "returned {back} s");
-    eprintln!(
-        "PF: failover {took} s (bound {bound} s), back on the primary {} s after the repair",
-        back - REPAIR_S
-    );
+    back - REPAIR_S
 }

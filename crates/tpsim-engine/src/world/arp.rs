@@ -30,7 +30,7 @@ pub(super) struct ArpState {
 }
 
 impl ArpState {
-    /// The caches of `n` radio nodes for scenario table `a`.
+    /// The caches of `n` radios for scenario table `a`.
     pub fn new(a: &tpsim_scenario::Arp, n: usize, key: impl Fn(u64) -> RngStream) -> ArpState {
         let mut cfg = match a.preset.unwrap_or_default() {
             ArpPreset::Rfc => ArpConfig::rfc(),
@@ -79,7 +79,7 @@ impl ArpState {
 }
 
 impl World {
-    /// Asks `radio`'s cache for the next hop of unicast packet `id`. Returns the packet if it
+    /// Asks radio `radio`'s cache for the next hop of unicast packet `id`. Returns the packet if it
     /// may be queued now; otherwise the cache holds or dropped it.
     pub(super) fn arp_resolve(&mut self, radio: u32, id: PacketId) -> Option<PacketId> {
         let now = self.now;
@@ -132,7 +132,7 @@ impl World {
         self.pump_arp(radio);
     }
 
-    /// Moves `radio`'s ARP outputs: requests and replies out, released packets on, dropped
+    /// Moves radio `radio`'s ARP outputs: requests and replies out, released packets on, dropped
     /// ones counted; then its timer.
     fn pump_arp(&mut self, radio: u32) {
         let now = self.now;
@@ -179,7 +179,7 @@ impl World {
     }
 
     /// Queues an ARP packet (`op` [`ARP_REQUEST`] or [`ARP_REPLY`]) about `target` at
-    /// `radio`'s radio, to `link_dst`. The IPv4 source and destination hold the sender's and
+    /// radio `radio`, to `link_dst`. The IPv4 source and destination hold the sender's and
     /// the target's protocol addresses (`ar$spa`, `ar$tpa`).
     fn send_arp(&mut self, radio: u32, op: u32, target: u32, link_dst: u32) {
         let id = self.alloc_control(radio, wifi_addr(target), 1, 0, 0, ARP_LEN, link_dst, op);

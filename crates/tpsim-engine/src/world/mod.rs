@@ -182,7 +182,7 @@ pub struct World {
     energy: Option<EnergyModel>,
     /// Every node's movement as at t = 0, for the positions time series.
     mobility_init: Option<Vec<Mobility>>,
-    /// Ad hoc routing of radio nodes (scenarios with a radio).
+    /// Ad hoc routing, one instance per radio (scenarios with a radio).
     routing: Option<RoutingState>,
     /// Address resolution on the radios (scenarios with `[arp]`).
     arp: Option<ArpState>,

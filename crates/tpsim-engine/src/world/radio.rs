@@ -50,13 +50,13 @@ impl World {
         crate::wifi::wifi_addr(r)
     }
 
-    /// The time-series device index of `radio`'s radio (after every link direction).
+    /// The time-series device index of radio `radio` (after every link direction).
     #[inline]
     fn radio_dev(&self, radio: u32) -> u32 {
         self.links.len() as u32 + radio
     }
 
-    /// Queues `id` at `radio`'s radio (routing control first if `priority`); a unicast packet
+    /// Queues `id` at radio `radio` (routing control first if `priority`); a unicast packet
     /// first resolves its next hop's address if the scenario has ARP (RFC 826).
     pub(super) fn radio_send(&mut self, radio: u32, id: PacketId, priority: bool) {
         let d = &self.radios[radio as usize];
@@ -71,7 +71,7 @@ impl World {
         self.radio_enqueue(radio, id, priority);
     }
 
-    /// Puts `id` into `radio`'s interface queue (routing control first if `priority`), past
+    /// Puts `id` into radio `radio`'s interface queue (routing control first if `priority`), past
     /// ARP.
     pub(super) fn radio_enqueue(&mut self, radio: u32, id: PacketId, priority: bool) {
         let now = self.now;
@@ -90,7 +90,7 @@ impl World {
         self.serve_next(radio);
     }
 
-    /// Takes every packet waiting in `radio`'s interface queue for neighbour `hop` out.
+    /// Takes every packet waiting in radio `radio`'s interface queue for neighbour `hop` out.
     pub(super) fn radio_take_queued_to(&mut self, radio: u32, hop: u32) -> Vec<PacketId> {
         let now = self.now;
         let dev = self.radio_dev(radio);
@@ -180,7 +180,7 @@ impl World {
         }
     }
 
-    /// `radio`'s MAC deadline fired.
+    /// Radio `radio`'s MAC deadline fired.
     pub(super) fn on_mac_timer(&mut self, radio: u32, gen: u32) {
         let t = self.now;
         let Some(d) = self.radios.get_mut(radio as usize) else {
@@ -459,7 +459,7 @@ impl World {
         }
     }
 
-    /// `radio`'s radio stops for good (its energy is spent): a frame it is sending is cut
+    /// Radio `radio` stops for good (its energy is spent): a frame it is sending is cut
     /// short, and its queued packets are dropped (`energy`).
     pub(super) fn radio_off(&mut self, radio: u32) {
         let now = self.now;
@@ -474,7 +474,7 @@ impl World {
         self.drop_radio_queue(radio, dev, now, DropReason::Energy);
     }
 
-    /// Drops the packet in service at `radio`'s radio (device `dev`) and every queued one for
+    /// Drops the packet in service at radio `radio` (device `dev`) and every queued one for
     /// `reason` (its radio went off).
     fn drop_radio_queue(&mut self, radio: u32, dev: u32, now: tpsim_core::SimTime, reason: DropReason) {
         let d = &mut self.radios[radio as usize];
@@ -488,7 +488,7 @@ impl World {
         }
     }
 
-    /// `radio`'s radio is switched off (`on` false) or on again by a fault event. Either way
+    /// Radio `radio` is switched off (`on` false) or on again by a fault event. Either way
     /// its DCF starts over ([`tpsim_mac::Dcf::power_cycle`]) and its pending MAC deadline is
     /// dropped. Switched off, it senses nothing, a frame it is sending is cut short, and the
     /// packet in service and the queued ones are dropped for `reason`.

@@ -2,12 +2,12 @@
 //! oracle, control packets as real packets (UDP 654/698 in IPv4, queued at the head of the
 //! interface queue as ns-2's PriQueue does) and the routing metrics.
 //!
-//! * A data packet to a radio radio asks the radio's protocol for a next hop
+//! * A data packet to a radio address asks its protocol instance for a next hop
 //!   ([`World::route_dynamic`]); AODV may buffer it during a discovery and release or drop it
 //!   later (events).
 //! * Control messages are counted as `routing_packets` when a radio sends them (every hop
 //!   counted, as ns-2's traces count `RTR` sends); one that is dropped anywhere (queue full,
-//!   retry limit, flushed, dead radio) counts in `routing_drops`.
+//!   retry limit, flushed, dead node) counts in `routing_drops`.
 //! * MAC feedback: a unicast frame that fails at the retry limit tells the sender's protocol
 //!   that the link to its next hop broke (RFC 3561 §6.11 (i), RFC 3626 §13); AODV then flushes
 //!   the packets queued to that neighbour (`drops_link_break`).
@@ -76,7 +76,7 @@ pub(super) struct RoutingState {
 }
 
 impl RoutingState {
-    /// The routing of `n` radio nodes for a validated scenario.
+    /// The routing of `n` radios (one protocol instance each) for a validated scenario.
     pub fn new(sc: &Scenario, n: usize, key: impl Fn(u64) -> RngStream, moving: bool) -> RoutingState {
         let r = sc.routing.clone();
         let protocol = r.as_ref().map(|r| r.protocol).unwrap_or_default();
@@ -510,7 +510,7 @@ impl World {
         back
     }
 
-    /// Takes every packet waiting in `radio`'s interface queue for neighbour `hop` out: data
+    /// Takes every packet waiting in radio `radio`'s interface queue for neighbour `hop` out: data
     /// packets go to AODV as failures of that link (kept if a local repair of their
     /// destination runs, else dropped as `drops_link_break`), control packets are dropped.
     fn flush_queue_to(&mut self, radio: u32, hop: u32) {
