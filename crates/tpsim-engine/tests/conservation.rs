@@ -302,3 +302,58 @@ proptest! {
         prop_assert_eq!(&again.network, &r.network);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    /// The wireless conservation property with radios on two channels (each node on channel 1,
+    /// channel 2 or both, drawn), one routing instance per radio, and radios and nodes going
+    /// down and up at random times: every flow packet is accounted for, and the run repeats
+    /// identically.
+    #[test]
+    fn multi_channel_flows_account_for_every_packet_across_fault_events(
+        n in 4u32..10,
+        moving in any::<bool>(),
+        olsr in any::<bool>(),
+        arp in any::<bool>(),
+        channels in proptest::collection::vec(1u8..4, 10),
+        flows in proptest::collection::vec((0u32..10, 0u32..10, 5u32..60, any::<bool>()), 1..4),
+        draws in proptest::collection::vec((any::<bool>(), any::<u32>(), 0u32..12000, any::<bool>()), 0..8),
+        seed in 0u64..1000,
+    ) {
+        let flows: Vec<_> = flows.into_iter().map(|(s, d, iv, t)| (s % n, d % n, iv, t)).filter(|f| f.0 != f.1).collect();
+        prop_assume!(!flows.is_empty());
+        // Bit 0: channel 1, bit 1: channel 2.
+        let lists: Vec<Vec<u32>> = channels[..n as usize]
+            .iter()
+            .map(|&m| (1..=2).filter(|c| m & (1 << (c - 1)) != 0).collect())
+            .collect();
+        let mut text = wireless(n, moving, olsr, arp, None, &flows, 200, 0)
+            .replace("[radio]\n", &format!("[radio]\nchannels = {lists:?}\n"));
+        for &(node_event, target, at_ms, up) in &draws {
+            let node = target % n;
+            let dir = if up { "up" } else { "down" };
+            text += &if node_event {
+                format!("[[events]]\nat = \"{at_ms}ms\"\nkind = \"node_{dir}\"\nnode = {node}\n")
+            } else {
+                let chans = &lists[node as usize];
+                let c = chans[(target / n) as usize % chans.len()];
+                format!("[[events]]\nat = \"{at_ms}ms\"\nkind = \"interface_{dir}\"\nnode = {node}\nradio = true\nchannel = {c}\n")
+            };
+        }
+        let sc = load(&text, "<prop>").map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let r = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
+        for f in &r.flows {
+            prop_assert_eq!(
+                f.tx_segments,
+                f.rx_segments + f.dropped_segments + f.in_flight_segments,
+                "flow {} {}: {:?}\n{}", f.key.flow, f.key.direction, f, text
+            );
+            if f.key.transport == "udp" {
+                prop_assert_eq!(f.tx_packets, f.rx_packets + f.dropped_segments + f.in_flight_segments + f.buffered_packets, "message level: {:?}\n{}", f, text);
+            }
+        }
+        let again = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
+        prop_assert_eq!(&again.flows, &r.flows);
+        prop_assert_eq!(&again.network, &r.network);
+    }
+}
