@@ -145,7 +145,7 @@ impl RadioMap {
         if self.identity {
             return Some(node);
         }
-        let c = self.channel[peer as usize];
+        let c = *self.channel.get(peer as usize)?;
         self.of_node[node as usize]
             .iter()
             .copied()
@@ -332,6 +332,43 @@ impl Net {
             }
             // Connected routes and others in link order: deterministic, and all /24.
             self.nodes[u as usize].routes = routes;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RadioMap;
+
+    /// Radios are numbered channel by channel, in node order within a channel; each node
+    /// reaches a peer radio by its own radio on the peer's channel.
+    #[test]
+    fn radios_are_numbered_channel_by_channel() {
+        let m = RadioMap::new(4, Some(&[vec![1, 2], vec![1], vec![2], vec![2, 1]]));
+        assert!(!m.identity());
+        assert_eq!(m.len(), 6);
+        let owners: Vec<(u32, u32)> = (0..6).map(|r| (m.node(r), m.channel(r))).collect();
+        assert_eq!(owners, [(0, 1), (1, 1), (3, 1), (0, 2), (2, 2), (3, 2)]);
+        assert_eq!(m.radios(3), [2, 5]);
+        assert_eq!(m.toward(0, 4), Some(3), "node 0 reaches node 2's radio on channel 2");
+        assert_eq!(m.toward(1, 4), None, "node 1 has no radio on channel 2");
+        assert_eq!(m.toward(1, 99), None, "no such radio");
+        assert_eq!(m.on_channel(3, 2), Some(5));
+        assert_eq!(m.channels(), Some(&[1, 1, 1, 2, 2, 2][..]));
+    }
+
+    /// One radio per node on one channel (no `channels`, or the same channel everywhere):
+    /// radio r is node r's.
+    #[test]
+    fn one_radio_per_node_is_the_identity() {
+        for m in [
+            RadioMap::new(3, None),
+            RadioMap::new(3, Some(&[vec![6], vec![6], vec![6]])),
+        ] {
+            assert!(m.identity());
+            assert_eq!((0..3).map(|r| m.node(r)).collect::<Vec<_>>(), [0, 1, 2]);
+            assert_eq!(m.toward(2, 0), Some(2));
+            assert_eq!(m.channels(), None);
         }
     }
 }
