@@ -3,11 +3,12 @@
 //! An [`SctpRepr`] is 440 bytes (room for [`MAX_DATA_CHUNKS`](tpsim_wire::sctp::MAX_DATA_CHUNKS)
 //! DATA chunks), too large to travel inline in every [`Segment`](crate::Segment), so SCTP packets
 //! are boxed. A box is taken from a small per-thread pool of boxes whose packets were dropped and
-//! goes back to it when its packet is dropped: a packet then costs neither an allocation nor a
+//! goes back to it when its packet is dropped (the box dropped last waits in a one-box slot in
+//! front of the pool): a packet then costs neither an allocation nor a
 //! copy of the whole description (emptying a reused one rewrites its header and chunk counts
 //! only). Nothing observable depends on the pool: a box's previous content is never seen.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use tpsim_wire::SctpRepr;
@@ -19,6 +20,9 @@ thread_local! {
     // The boxes themselves are what is reused: they are handed out whole.
     #[allow(clippy::vec_box)]
     static POOL: RefCell<Vec<Box<SctpRepr>>> = const { RefCell::new(Vec::new()) };
+    // The box dropped last, in front of the pool (the top of the same stack): a packet that is
+    // dropped before the next is built, the common case, never touches the pool.
+    static SPARE: Cell<Option<Box<SctpRepr>>> = const { Cell::new(None) };
 }
 
 /// A boxed [`SctpRepr`] (dereferences to it), as [`L4Header::Sctp`](crate::L4Header::Sctp)
@@ -27,9 +31,12 @@ pub struct SctpBox(Option<Box<SctpRepr>>);
 
 impl SctpBox {
     /// A packet with no chunks yet (as [`SctpRepr::new`]).
-    #[inline]
+    #[inline(always)]
     pub fn empty(src_port: u16, dst_port: u16, verification_tag: u32) -> SctpBox {
-        let reused = POOL.try_with(|p| p.try_borrow_mut().ok().and_then(|mut v| v.pop()));
+        let reused = match SPARE.try_with(Cell::take) {
+            Ok(None) => POOL.try_with(|p| p.try_borrow_mut().ok().and_then(|mut v| v.pop())),
+            spare => spare,
+        };
         match reused {
             Ok(Some(mut b)) => {
                 b.src_port = src_port;
@@ -56,14 +63,17 @@ impl Drop for SctpBox {
     #[inline]
     fn drop(&mut self) {
         if let Some(b) = self.0.take() {
-            // Back to the pool if there is room (else, or while the thread ends, released).
-            let _ = POOL.try_with(move |p| {
-                if let Ok(mut v) = p.try_borrow_mut() {
-                    if v.len() < POOL_MAX {
-                        v.push(b);
+            // The spare box; the one it held back to the pool if there is room (else, or while
+            // the thread ends, released).
+            if let Ok(Some(older)) = SPARE.try_with(|c| c.replace(Some(b))) {
+                let _ = POOL.try_with(move |p| {
+                    if let Ok(mut v) = p.try_borrow_mut() {
+                        if v.len() < POOL_MAX {
+                            v.push(older);
+                        }
                     }
-                }
-            });
+                });
+            }
         }
     }
 }

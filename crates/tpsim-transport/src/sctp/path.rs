@@ -54,6 +54,7 @@ impl RtoEstimator {
 
     /// Takes a measurement `r` (the caller applies Karn's rule, C5) and recomputes the RTO,
     /// which clears any back-off.
+    #[inline]
     pub fn on_sample(&mut self, r: SimDuration) {
         self.samples += 1;
         self.sum_ns = self.sum_ns.saturating_add(r.0);
@@ -68,10 +69,10 @@ impl RtoEstimator {
                 ((1.0 - self.alpha) * s + self.alpha * r.0 as f64, v)
             }
         };
-        self.srtt = Some(SimDuration(srtt.round() as u64));
+        self.srtt = Some(SimDuration(round_ns(srtt)));
         // C3 note: an RTTVAR computed to be 0 is set to the clock granularity G (a small
         // non-zero RTTVAR stays as computed).
-        let rttvar = SimDuration(rttvar.round() as u64);
+        let rttvar = SimDuration(round_ns(rttvar));
         self.rttvar = if rttvar == SimDuration::ZERO {
             self.granularity
         } else {
@@ -111,6 +112,19 @@ impl RtoEstimator {
     /// Sum of the measurements, ns.
     pub fn sum_ns(&self) -> u64 {
         self.sum_ns
+    }
+}
+
+/// `x.round() as u64` (half away from zero, saturating, NaN to 0) for every `x`, without the
+/// library call `round` becomes on baseline x86-64: the truncation `x as u64` is exact, and so
+/// is `x` minus it (below 2^52; above, `x` is an integer).
+#[inline]
+fn round_ns(x: f64) -> u64 {
+    let i = x as u64;
+    if x - i as f64 >= 0.5 {
+        i.saturating_add(1)
+    } else {
+        i
     }
 }
 
@@ -328,6 +342,45 @@ mod tests {
         let mut z = est();
         z.on_sample(SimDuration::ZERO);
         assert_eq!(z.rttvar(), SimDuration::from_millis(1));
+    }
+
+    /// `round_ns` is `f64::round` then `as u64` (ties away from zero, saturation, NaN),
+    /// including the values next to the ties and the limits of exact integers.
+    #[test]
+    fn round_ns_matches_round() {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            -0.5,
+            -0.7,
+            -1.5,
+            0.49999999999999994,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1.8446744073709552e19,
+            1e30,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            1e-300,
+        ];
+        for k in 0..2000u64 {
+            let x = k as f64 * 0.25 + (k % 7) as f64 * 1e6;
+            // The neighbouring doubles (x >= 0).
+            let (up, down) = (
+                f64::from_bits(x.to_bits() + 1),
+                f64::from_bits(x.to_bits().saturating_sub(1)),
+            );
+            xs.extend([x, up, down, x * 1.000_000_1]);
+        }
+        for x in xs {
+            assert_eq!(round_ns(x), x.round() as u64, "{x:e}");
+        }
     }
 
     /// RFC 9260 §7.2.2: cwnd grows by one unit per cwnd of acknowledged bytes, only when the

@@ -3,9 +3,10 @@
 //! avoidance, delivery of complete messages.
 
 use super::{Ctrl, SctpSocket};
-use crate::sctp::recv::Accept;
+use crate::sctp::recv::{Accept, Complete};
 use crate::sctp::State;
 use crate::{Message, TransportEvent};
+use std::collections::VecDeque;
 use tpsim_core::SimTime;
 use tpsim_wire::sctp::{ControlChunk, DataFlags, ErrorCause, SackChunk, SctpRepr};
 
@@ -24,13 +25,19 @@ impl SctpSocket {
         let cum_before = r.cum_tsn();
         let (mut new, mut dup, mut immediate, mut dropped, mut bad_stream) = (0, 0, false, false, None);
         for c in p.data.as_slice() {
+            immediate |= c.flags.contains(DataFlags::IMMEDIATE);
+            if let Some(m) = r.take_in_sequence(now, c) {
+                // In sequence and deliverable: to the application at once (the common case).
+                new += 1;
+                deliver(&mut self.events, &mut self.rx_id_hint, &m);
+                continue;
+            }
             match r.on_data(now, c) {
                 Accept::New => new += 1,
                 Accept::Duplicate => dup += 1,
                 Accept::NoRoom => dropped = true,
                 Accept::BadStream => bad_stream = Some(c.stream_id),
             }
-            immediate |= c.flags.contains(DataFlags::IMMEDIATE);
         }
         let gaps = r.has_gaps();
         let filled = had_gaps && r.cum_tsn() != cum_before;
@@ -80,28 +87,7 @@ impl SctpSocket {
     pub(super) fn drain_ready(&mut self) {
         let Some(r) = self.recv.as_mut() else { return };
         while let Some(m) = r.pop_ready() {
-            // The PPID holds the id's low 32 bits: the id is the one nearest the last delivered.
-            let hint = self.rx_id_hint;
-            let id = (hint & !0xffff_ffff) | m.msg_id as u64;
-            // The next id (or the same) is the nearest at once: the other candidates are 2^32
-            // away from it.
-            let id = if id == hint || id == hint.wrapping_add(1) {
-                id
-            } else {
-                [id.wrapping_sub(1 << 32), id, id.wrapping_add(1 << 32)]
-                    .into_iter()
-                    .min_by_key(|&c| c.abs_diff(hint))
-                    .expect("three candidates")
-            };
-            self.rx_id_hint = id;
-            self.events.push_back(TransportEvent::Delivered {
-                message: Message {
-                    id,
-                    len: m.len,
-                    created: SimTime(m.payload.created_ns),
-                },
-                first_tx: SimTime(m.payload.first_tx_ns),
-            });
+            deliver(&mut self.events, &mut self.rx_id_hint, &m);
         }
     }
 
@@ -139,4 +125,31 @@ impl SctpSocket {
             .expect("caller checked")
             .build_sack(a_rwnd.min(u32::MAX as u64) as u32)
     }
+}
+
+/// Hands complete message `m` to the application: a `Delivered` event. The PPID holds the id's
+/// low 32 bits: the id is the one nearest `hint`, the id last delivered (updated).
+#[inline]
+fn deliver(events: &mut VecDeque<TransportEvent>, hint: &mut u64, m: &Complete) {
+    let h = *hint;
+    let id = (h & !0xffff_ffff) | m.msg_id as u64;
+    // The next id (or the same) is the nearest at once: the other candidates are 2^32 away
+    // from it.
+    let id = if id == h || id == h.wrapping_add(1) {
+        id
+    } else {
+        [id.wrapping_sub(1 << 32), id, id.wrapping_add(1 << 32)]
+            .into_iter()
+            .min_by_key(|&c| c.abs_diff(h))
+            .expect("three candidates")
+    };
+    *hint = id;
+    events.push_back(TransportEvent::Delivered {
+        message: Message {
+            id,
+            len: m.len,
+            created: SimTime(m.payload.created_ns),
+        },
+        first_tx: SimTime(m.payload.first_tx_ns),
+    });
 }

@@ -43,6 +43,25 @@ impl SctpSocket {
         // Paths of the chunks the Cumulative TSN Ack passes (abandoned ones included).
         let mut cum_paths = [false; MAX_PATHS];
         // Cumulative part.
+        if n_paths == 1 && self.n_marked == 0 && self.n_gap_acked == 0 && self.n_abandoned == 0 {
+            // One destination, no chunk marked, gap-acknowledged or abandoned (the common case):
+            // every chunk the Cumulative TSN Ack passes is newly acknowledged data of path 0,
+            // handled as the general loop below handles such a chunk.
+            while let Some(&x) = self.sent.front() {
+                if !tsn_le(x.chunk.tsn, cum) {
+                    break;
+                }
+                self.sent.pop_front();
+                self.buffered_bytes -= x.chunk.len as u64;
+                lowest_acked |= Some(x.chunk.tsn) == lowest_outstanding;
+                cum_paths[0] = true;
+                let size = self.size(&x.chunk);
+                acked[0] += size;
+                acked_bytes += size;
+                highest_new = Some(x.chunk.tsn);
+                self.on_chunk_acked(now, &x);
+            }
+        }
         while self.sent.front().is_some_and(|x| tsn_le(x.chunk.tsn, cum)) {
             let x = self.sent.pop_front().expect("checked");
             self.buffered_bytes -= x.chunk.len as u64;

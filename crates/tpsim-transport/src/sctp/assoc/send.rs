@@ -8,8 +8,8 @@ use crate::sctp::{SctpBox, State};
 use crate::{L4Header, Segment};
 use tpsim_core::SimTime;
 use tpsim_wire::sctp::{
-    pad4, ControlChunk, DataChunk, DataFlags, SctpRepr, MAX_DUP_TSNS, MAX_GAP_BLOCKS, SACK_CHUNK_LEN,
-    SCTP_COMMON_HEADER_LEN,
+    pad4, ControlChunk, DataChunk, DataFlags, SctpRepr, DATA_CHUNK_HEADER_LEN, MAX_DUP_TSNS, MAX_GAP_BLOCKS,
+    SACK_CHUNK_LEN, SCTP_COMMON_HEADER_LEN,
 };
 use tpsim_wire::IPV4_HEADER_LEN;
 
@@ -115,11 +115,115 @@ impl SctpSocket {
     /// The next packet to send, if any.
     #[inline]
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        if self.new_data_only() {
+            return self.build_new_data_packet(now);
+        }
+        if self.sack_only() {
+            return Some(self.build_sack_packet(now));
+        }
         // Nothing to send (the common last call): no packet is built.
         if self.nothing_to_send() {
             return None;
         }
         self.build_packet(now)
+    }
+
+    /// Whether the next packet is surely one of new DATA (with a delayed SACK riding on it if
+    /// one is pending) to the only path, built as [`build_packet`](Self::build_packet) would
+    /// build it but without its other cases: a single-homed association without PR-SCTP or
+    /// ns-2's send rule, established, with no control chunk queued, no SACK due at once, nothing
+    /// marked for retransmission, and new data that §6.1 B and D (cwnd, Max.Burst) let go.
+    #[inline]
+    fn new_data_only(&self) -> bool {
+        self.paths.len() == 1
+            && !self.unsent.is_empty()
+            && self.sctp.max_burst.is_none_or(|b| self.burst < b)
+            && self.window_open(0)
+            && self.ctrl.is_empty()
+            && !self.sack_now
+            && self.n_marked == 0
+            && !self.fast_rtx_now
+            && !self.pr
+            && !self.sctp.ns2_send_rule
+            && self.may_send_data()
+    }
+
+    /// Whether the next packet is surely a SACK alone to the only path, built as
+    /// [`build_packet`](Self::build_packet) would build it: a single-homed association with a
+    /// SACK due now, no control chunk queued, and no DATA waiting (none new, none marked, no
+    /// Fast Retransmit due).
+    #[inline]
+    fn sack_only(&self) -> bool {
+        self.sack_now
+            && self.paths.len() == 1
+            && self.unsent.is_empty()
+            && self.ctrl.is_empty()
+            && self.n_marked == 0
+            && !self.fast_rtx_now
+            && self.recv.is_some()
+            && self.paths[0].confirmed
+    }
+
+    /// [`build_packet`](Self::build_packet) when [`sack_only`](Self::sack_only) holds.
+    fn build_sack_packet(&mut self, now: SimTime) -> Segment {
+        let mut boxed = SctpBox::empty(self.cfg.local_port, self.cfg.remote_port, self.peer_tag);
+        let p: &mut SctpRepr = &mut boxed;
+        let sack = self.make_sack();
+        let ip_len = IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN + sack.chunk_len();
+        p.sack = Some(sack);
+        self.stats.ack_segments += 1;
+        debug_assert_eq!((ip_len, 0), self.lens(p));
+        Segment {
+            addr: self.paths[0].addr,
+            header: L4Header::Sctp(boxed),
+            payload_len: 0,
+            ip_len,
+            message: None,
+            first_tx: now,
+            stream: None,
+        }
+    }
+
+    /// [`build_packet`](Self::build_packet) when [`new_data_only`](Self::new_data_only) holds:
+    /// new DATA to path 0 (the data path of a single-homed association), within rwnd (§6.1 A),
+    /// with a pending delayed SACK bundled (§6.2) and room kept for it.
+    fn build_new_data_packet(&mut self, now: SimTime) -> Option<Segment> {
+        let mut boxed = SctpBox::empty(self.cfg.local_port, self.cfg.remote_port, self.peer_tag);
+        let p: &mut SctpRepr = &mut boxed;
+        let mut room = self.cfg.mtu.saturating_sub(IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN);
+        // One path: it is the data path (`choose_data_path` moves it only among several).
+        debug_assert_eq!(self.data_path, 0);
+        // §5.4: nothing but HEARTBEATs goes to an unconfirmed address.
+        let sack = self.sack_pending && self.recv.is_some() && self.paths[0].confirmed;
+        if sack {
+            // A delayed SACK rides on outgoing DATA (§6.2): keep room for the largest one.
+            room = room.saturating_sub(SACK_CHUNK_LEN + 4 * (MAX_GAP_BLOCKS + MAX_DUP_TSNS) as u32);
+        }
+        // `new_data_only` checked what `fill_new_data` checks before adding chunks.
+        self.add_new_data(now, p, room);
+        if p.data.is_empty() {
+            return None;
+        }
+        if sack {
+            p.sack = Some(self.make_sack());
+        }
+        self.stats.tx_segments += 1;
+        // `lens` without a control chunk: the header, the SACK and the padded DATA chunks under
+        // either size convention.
+        let (payload_len, data_len) = p.data_lens();
+        let ip_len = IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN + p.sack.as_ref().map_or(0, |s| s.chunk_len()) + data_len;
+        debug_assert_eq!((ip_len, payload_len), self.lens(p));
+        let path = &mut self.paths[0];
+        path.data_bytes_sent += payload_len as u64;
+        Some(Segment {
+            addr: path.addr,
+            header: L4Header::Sctp(boxed),
+            payload_len,
+            ip_len,
+            message: None,
+            first_tx: now,
+            stream: None,
+        })
     }
 
     /// Whether [`build_packet`](Self::build_packet) would surely find nothing to send.
@@ -348,8 +452,8 @@ impl SctpSocket {
 
     /// New DATA (RFC 9260 §6.1): within rwnd (A, with the one-chunk probe), cwnd (B), Max.Burst
     /// (D), and ns-2's send rule in the `ns2` profile.
-    pub(super) fn fill_new_data(&mut self, now: SimTime, p: &mut SctpRepr, mut room: u32) {
-        let pi = self.data_path;
+    #[inline(always)]
+    pub(super) fn fill_new_data(&mut self, now: SimTime, p: &mut SctpRepr, room: u32) {
         if self.unsent.is_empty() || !p.data.is_empty() && p.data.is_full() {
             return;
         }
@@ -359,9 +463,18 @@ impl SctpSocket {
         if self.sctp.max_burst.is_some_and(|b| self.burst >= b) {
             return;
         }
-        if p.data.is_empty() && !self.window_open(pi) {
+        if p.data.is_empty() && !self.window_open(self.data_path) {
             return;
         }
+        self.add_new_data(now, p, room);
+    }
+
+    /// [`fill_new_data`](Self::fill_new_data) once its conditions to start hold (new data
+    /// waits, `p` has room for a chunk, ns-2's rule, Max.Burst and cwnd let it go): chunks go
+    /// to the data path within `room` bytes and rwnd.
+    #[inline(always)]
+    fn add_new_data(&mut self, now: SimTime, p: &mut SctpRepr, mut room: u32) {
+        let pi = self.data_path;
         let mut added = 0;
         // Messages abandoned: with TSNs (a FORWARD TSN is due), without.
         let mut abandoned = (false, false);
@@ -377,6 +490,9 @@ impl SctpSocket {
                     abandoned.1 |= !with_tsns;
                     continue;
                 }
+            }
+            if room < DATA_CHUNK_HEADER_LEN {
+                break; // no chunk fits (the usual end of a full packet, found without a lookup)
             }
             let Some(q) = self.unsent.front() else { break };
             let c = &q.chunk;
