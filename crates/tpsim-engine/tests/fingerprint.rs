@@ -94,6 +94,29 @@ fn scenarios() -> Vec<(&'static str, String)> {
         ("energy-death", own("energy-death")),
         ("faults-wired", own("faults-wired")),
         ("faults-radio", own("faults-radio")),
+        (
+            "wired-mesh-sctp",
+            own_with(
+                "wired-mesh",
+                &[
+                    ("flows.0.transport", json!("sctp")),
+                    ("flows.1.transport", json!("sctp")),
+                ],
+            ),
+        ),
+        (
+            "wired-mesh-rate-based",
+            own_with(
+                "wired-mesh",
+                &[
+                    ("flows.0.transport", json!("tfrc")),
+                    ("flows.1.transport", json!("dccp-ccid3")),
+                    ("flows.3.transport", json!("dccp-ccid2")),
+                ],
+            ),
+        ),
+        ("sctp-dual-homed", file("sctp-dual-homed-failover.toml", &[])),
+        ("sctp-two-channels", file("sctp-dual-homed-wireless.toml", &[])),
     ]
 }
 
@@ -126,6 +149,17 @@ fn fingerprint(text: &str, name: &str) -> String {
                 && n.drops[DropReason::InterfaceDown as usize] + n.drops[DropReason::NodeDown as usize] > 0
         }
         "study-a-point" => n.energy_consumed_j_total.is_some(),
+        "wired-mesh-sctp" => r
+            .flows
+            .iter()
+            .any(|f| f.key.transport == "sctp" && f.retransmissions > 0),
+        "wired-mesh-rate-based" => ["tfrc", "dccp-ccid3", "dccp-ccid2"]
+            .iter()
+            .all(|t| r.flows.iter().any(|f| f.key.transport == *t && f.rx_packets > 0)),
+        "sctp-dual-homed" | "sctp-two-channels" => r.flows[0]
+            .extra
+            .iter()
+            .any(|(k, v)| *k == "failovers" && *v == Some(1.0)),
         _ => true,
     };
     assert!(exercised, "{name} no longer exercises what it is named for: {n:?}");
