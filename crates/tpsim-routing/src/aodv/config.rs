@@ -12,6 +12,23 @@ pub enum RreqBackoff {
     Linear,
 }
 
+/// How the TTLs of a discovery's RREQs are chosen (the expanding ring search, §6.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingRule {
+    /// RFC 3561 §6.4: the first RREQ has TTL_START, or the last known hop count +
+    /// TTL_INCREMENT if that is larger; each timeout adds TTL_INCREMENT; an RREQ whose TTL
+    /// would exceed TTL_THRESHOLD goes network-wide (NET_DIAMETER).
+    Rfc,
+    /// ns-2.35 `AODV::sendRequest`: the next TTL is the last one + TTL_INCREMENT while the last
+    /// one is below TTL_THRESHOLD, NET_DIAMETER otherwise (so 6 → 8 → NET_DIAMETER). The "last
+    /// one" of a new discovery is the larger of the TTL last used and the hop count the route
+    /// had when it went down; a route table entry starts with an infinite hop count, so the
+    /// first RREQ for a destination this node never had a route to goes network-wide at once
+    /// and TTL_START is never used. A destination last known h hops away starts at h +
+    /// TTL_INCREMENT (3 for a neighbour) if h < TTL_THRESHOLD.
+    Ns2,
+}
+
 /// Which nodes attempt a local repair (RFC 3561 §6.12) when the MAC reports a data frame it could
 /// not deliver (only with [`AodvConfig::local_repair`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,12 +71,14 @@ pub struct AodvConfig {
     pub rreq_ratelimit: u32,
     /// RERR_RATELIMIT: RERRs this node may originate or forward per second; 0 = unlimited (§6.11).
     pub rerr_ratelimit: u32,
-    /// TTL_START: IP TTL of the first RREQ of a discovery (§6.4).
+    /// TTL_START: IP TTL of the first RREQ of a discovery (§6.4; not used by [`RingRule::Ns2`]).
     pub ttl_start: u8,
     /// TTL_INCREMENT: TTL added on each expanding-ring retry (§6.4).
     pub ttl_increment: u8,
     /// TTL_THRESHOLD: beyond this TTL the RREQ goes network-wide (§6.4).
     pub ttl_threshold: u8,
+    /// How the TTL grows over a discovery's RREQs ([`RingRule`]).
+    pub ring_rule: RingRule,
     /// TIMEOUT_BUFFER: added to the TTL in RING_TRAVERSAL_TIME = 2·NODE_TRAVERSAL_TIME·(TTL +
     /// TIMEOUT_BUFFER) (§10).
     pub timeout_buffer: u32,
@@ -179,6 +198,7 @@ impl AodvConfig {
             ttl_start: 1,
             ttl_increment: 2,
             ttl_threshold: 7,
+            ring_rule: RingRule::Rfc,
             timeout_buffer: 2,
             // K · max(ACTIVE_ROUTE_TIMEOUT, HELLO_INTERVAL), K = 5.
             delete_period: SimDuration(5 * art.0.max(hello_interval.0)),
@@ -224,6 +244,10 @@ impl AodvConfig {
     /// (AODV_LOCAL_REPAIR is defined) with ns-2's rule ([`LocalRepairRule::Ns2`]) and
     /// LOCAL_REPAIR_WAIT_TIME 0.15 s.
     ///
+    /// The TTLs follow ns-2's ring ([`RingRule::Ns2`]): the first RREQ for a destination the
+    /// node never had a route to is network-wide, because `aodv_rt_entry` starts with an
+    /// infinite last hop count.
+    ///
     /// ns-2 waits 2·TTL·NODE_TRAVERSAL_TIME in the expanding ring (so TIMEOUT_BUFFER = 0 here)
     /// and k·2·NETWORK_DIAMETER·NODE_TRAVERSAL_TIME for its k-th network-wide RREQ (linear
     /// backoff, capped at MAX_RREQ_TIMEOUT). ns-2's RREP_WAIT_TIME (1 s) is not modelled. aodv.h
@@ -237,6 +261,9 @@ impl AodvConfig {
             rreq_ratelimit: 0,
             rerr_ratelimit: 0,
             ttl_start: 5,
+            // sendRequest's ring: a destination never reached before is asked network-wide
+            // at once, a known one from its old hop count + 2 (TTL_START 5 is never used).
+            ring_rule: RingRule::Ns2,
             timeout_buffer: 0,
             path_discovery_time: SimDuration::from_secs(6),
             rev_route_life: Some(SimDuration::from_secs(6)),

@@ -44,7 +44,8 @@
 //! * Every RREQ of a discovery (ring steps and retries) gets a new RREQ ID and a new originator
 //!   sequence number (§6.3). The expanding ring starts at TTL_START, or at the hop count of an
 //!   invalid entry + TTL_INCREMENT (§6.4); RREQ_RETRIES further RREQs follow the first one at
-//!   TTL = NET_DIAMETER.
+//!   TTL = NET_DIAMETER. [`RingRule::Ns2`] is ns-2.35's variant (network-wide at once for a
+//!   destination never reached).
 //! * A discovery's latency ([`AodvEvent::RouteFound`]) counts from the moment it was started
 //!   (the first RREQ created, before its jitter). A discovery completes as soon as *any*
 //!   message gives a valid route to the destination (an RREP, or an RREQ from it, like ns-2).
@@ -114,7 +115,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use config::{AodvConfig, LocalRepairRule, RreqBackoff};
+pub use config::{AodvConfig, LocalRepairRule, RingRule, RreqBackoff};
 pub use message::{Message, MessageKind, Rerr, Rrep, Rreq};
 
 use std::cmp::Ordering;
@@ -796,14 +797,27 @@ impl<P> Aodv<P> {
 
     fn start_discovery(&mut self, now: SimTime, dst: Addr) {
         let max = self.cfg.max_ttl();
-        // RFC 3561 §6.4: start from the last known hop count + TTL_INCREMENT if there is one.
-        let mut ttl = self.cfg.ttl_start;
-        if let Some(r) = self.routes.get(&dst) {
-            ttl = ttl.max(r.hops.saturating_add(self.cfg.ttl_increment));
-        }
-        if ttl > self.cfg.ttl_threshold {
-            ttl = max;
-        }
+        let known_hops = self.routes.get(&dst).map(|r| r.hops);
+        let ttl = match self.cfg.ring_rule {
+            RingRule::Rfc => {
+                // RFC 3561 §6.4: start from the last known hop count + TTL_INCREMENT if there
+                // is one.
+                let mut ttl = self.cfg.ttl_start;
+                if let Some(h) = known_hops {
+                    ttl = ttl.max(h.saturating_add(self.cfg.ttl_increment));
+                }
+                if ttl > self.cfg.ttl_threshold {
+                    max
+                } else {
+                    ttl
+                }
+            }
+            // ns-2.35: the old hop count is the "last TTL"; without one, network-wide.
+            RingRule::Ns2 => match known_hops {
+                Some(h) => self.next_ring_ttl(h),
+                None => max,
+            },
+        };
         self.stats.discoveries_started += 1;
         self.discoveries.insert(dst, Discovery::new(now, ttl, None));
         self.try_send_rreq(now, dst);
@@ -903,9 +917,29 @@ impl<P> Aodv<P> {
             }
         } else {
             // RFC 3561 §6.4: widen the ring; beyond TTL_THRESHOLD go network-wide.
-            let t = d.ttl.saturating_add(self.cfg.ttl_increment);
-            d.ttl = if t > self.cfg.ttl_threshold { max } else { t };
+            let last = d.ttl;
+            let ttl = self.next_ring_ttl(last);
+            self.discoveries.get_mut(&dst).expect("present").ttl = ttl;
             self.try_send_rreq(now, dst);
+        }
+    }
+
+    /// The ring's TTL after one of `last` (§6.4).
+    fn next_ring_ttl(&self, last: u8) -> u8 {
+        let (inc, threshold, max) = (self.cfg.ttl_increment, self.cfg.ttl_threshold, self.cfg.max_ttl());
+        match self.cfg.ring_rule {
+            // RFC 3561 §6.4: a TTL beyond TTL_THRESHOLD becomes NET_DIAMETER.
+            RingRule::Rfc => {
+                let t = last.saturating_add(inc);
+                if t > threshold {
+                    max
+                } else {
+                    t
+                }
+            }
+            // ns-2.35 `sendRequest`: grow while the last TTL is below TTL_THRESHOLD.
+            RingRule::Ns2 if last < threshold => last.saturating_add(inc).min(max),
+            RingRule::Ns2 => max,
         }
     }
 

@@ -289,6 +289,7 @@ fn rfc_constants() {
     assert_eq!((c.rreq_ratelimit, c.rerr_ratelimit), (10, 10));
     assert_eq!((c.ttl_start, c.ttl_increment, c.ttl_threshold), (1, 2, 7));
     assert_eq!(c.timeout_buffer, 2);
+    assert_eq!(c.ring_rule, RingRule::Rfc);
     assert_eq!(c.delete_period, SimDuration::from_millis(15_000));
     assert_eq!(c.blacklist_timeout, SimDuration::from_millis(5600));
     assert_eq!(c.next_hop_wait, SimDuration::from_millis(50));
@@ -315,6 +316,7 @@ fn ns2_constants() {
     assert_eq!(c.net_traversal_time, SimDuration::from_millis(1800));
     assert_eq!(c.rreq_retries, 3);
     assert_eq!((c.ttl_start, c.ttl_increment, c.ttl_threshold), (5, 2, 7));
+    assert_eq!(c.ring_rule, RingRule::Ns2);
     assert_eq!(c.rev_route_life, Some(SimDuration::from_secs(6)));
     assert_eq!(c.path_discovery_time, SimDuration::from_secs(6));
     assert_eq!(c.max_rreq_timeout, SimDuration::from_secs(10));
@@ -447,21 +449,68 @@ fn expanding_ring_then_retries_with_binary_backoff_then_failure() {
 
 #[test]
 fn ns2_schedule_is_linear_and_capped() {
-    // ns-2 aodv.cc sendRequest: TTL 5, 7, then 30; waits 2·TTL·30 ms in the ring, then
-    // k · 1.8 s for the k-th network-wide RREQ, four of them (RREQ_RETRIES = 3).
+    // ns-2 aodv.cc sendRequest: a destination never reached before is asked network-wide at
+    // once (the entry's last hop count starts infinite); the k-th network-wide RREQ waits
+    // k · 2 · 30 · 30 ms = k · 1.8 s, four of them (RREQ_RETRIES = 3).
     let mut c = AodvConfig::ns2();
     c.broadcast_jitter = SimDuration::ZERO;
     let (sent, _, end) = unanswered_discovery(c.clone());
     let ttls: Vec<u8> = sent.iter().map(|s| s.0).collect();
-    assert_eq!(ttls, [5, 7, 30, 30, 30, 30]);
+    assert_eq!(ttls, [30, 30, 30, 30]);
     let times: Vec<u64> = sent.iter().map(|s| s.1 .0 / 1_000_000).collect();
-    assert_eq!(times, [0, 300, 720, 2520, 6120, 11520]);
-    assert_eq!(end, ms(11520 + 7200));
+    assert_eq!(times, [0, 1800, 5400, 10800]);
+    assert_eq!(end, ms(10800 + 7200));
     // MAX_RREQ_TIMEOUT caps the wait.
     c.max_rreq_timeout = SimDuration::from_secs(3);
     let (sent, _, _) = unanswered_discovery(c);
     let times: Vec<u64> = sent.iter().map(|s| s.1 .0 / 1_000_000).collect();
-    assert_eq!(times, [0, 300, 720, 2520, 5520, 8520]);
+    assert_eq!(times, [0, 1800, 4800, 7800]);
+}
+
+/// Node 1 learns a route to 9 of `hops` hops (lifetime 1 s), sends a packet to 9 at 2 s, after
+/// the route expired, and gets no answer: the TTL and send time (ms) of each RREQ.
+fn rediscovery_after_expiry(cfg: AodvConfig, hops: u8) -> Vec<(u8, u64)> {
+    let mut n = node(1, cfg);
+    n.on_message(ms(0), a(2), 30, &Message::Rrep(rrep(9, 4, 1, hops - 1, 1000)));
+    assert_eq!(n.route_hops(ms(0), a(9)), Some(hops));
+    let mut now = ms(2000);
+    n.on_timeout(now);
+    assert_eq!(n.route_output(now, None, a(1), a(9), 7), RouteResult::Buffered);
+    let mut sent = Vec::new();
+    while !evs(&mut n).contains(&AodvEvent::DiscoveryFailed { dst: a(9) }) {
+        for o in tx(&mut n, now) {
+            assert_eq!(as_rreq(&o).dst, a(9));
+            sent.push((o.ttl, now.0 / 1_000_000 - 2000));
+        }
+        now = n.poll_timeout().expect("discovery timer");
+        n.on_timeout(now);
+    }
+    sent
+}
+
+#[test]
+fn ns2_ring_starts_from_the_old_hop_count_and_grows_while_below_the_threshold() {
+    // ns-2 aodv.cc sendRequest: TTL = last + TTL_INCREMENT while last < TTL_THRESHOLD (7),
+    // else NETWORK_DIAMETER; a new discovery's "last" is the hop count the route had. Ring
+    // waits 2 · TTL · 30 ms, network-wide waits k · 1.8 s.
+    let mut c = AodvConfig::ns2();
+    c.broadcast_jitter = SimDuration::ZERO;
+    let ttls = |h| -> Vec<u8> { rediscovery_after_expiry(c.clone(), h).iter().map(|s| s.0).collect() };
+    assert_eq!(ttls(1), [3, 5, 7, 30, 30, 30, 30]);
+    assert_eq!(ttls(2), [4, 6, 8, 30, 30, 30, 30]);
+    assert_eq!(ttls(6), [8, 30, 30, 30, 30]);
+    assert_eq!(ttls(7), [30, 30, 30, 30]);
+    let times: Vec<u64> = rediscovery_after_expiry(c.clone(), 1).iter().map(|s| s.1).collect();
+    assert_eq!(times, [0, 180, 480, 900, 2700, 6300, 11700]);
+    // The RFC rule on the same history: at least TTL_START, and 8 is already beyond the
+    // threshold.
+    let rfc = AodvConfig {
+        ring_rule: RingRule::Rfc,
+        ..c
+    };
+    let ttls = |h| -> Vec<u8> { rediscovery_after_expiry(rfc.clone(), h).iter().map(|s| s.0).collect() };
+    assert_eq!(ttls(1), [5, 7, 30, 30, 30, 30]);
+    assert_eq!(ttls(6), [30, 30, 30, 30]);
 }
 
 #[test]
