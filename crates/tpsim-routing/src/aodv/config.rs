@@ -100,6 +100,13 @@ pub struct AodvConfig {
     pub max_rreq_timeout: SimDuration,
     /// Growth of the wait between network-wide RREQs.
     pub rreq_backoff: RreqBackoff,
+    /// Period of ns-2's route table purge (`AODV::rt_purge`, run every 0.5 s from time 0);
+    /// `None`: timers run exactly (the RFC). ns-2 checks lifetimes and RREQ timeouts only
+    /// there: a route stays usable until the first multiple of the period after its lifetime
+    /// ends (the purge takes down a route whose end is before now), and a discovery's next
+    /// RREQ, or its failure, waits for the first multiple at or after its deadline. So in
+    /// ns-2 a route used exactly every ACTIVE_ROUTE_TIMEOUT never expires.
+    pub purge_interval: Option<SimDuration>,
     /// Data packets held during route discovery, all destinations together. When full the
     /// oldest packet is dropped (NoRoute), as ns-2's `aodv_rqueue` does. 0 = no buffering.
     pub buffer_limit: usize,
@@ -212,6 +219,7 @@ impl AodvConfig {
             rev_route_life: None,
             max_rreq_timeout: SimDuration(u64::MAX),
             rreq_backoff: RreqBackoff::BinaryExponential,
+            purge_interval: None,
             buffer_limit: 64,
             buffer_timeout: SimDuration::from_secs(30),
             broadcast_jitter: SimDuration::from_millis(10),
@@ -246,7 +254,8 @@ impl AodvConfig {
     ///
     /// The TTLs follow ns-2's ring ([`RingRule::Ns2`]): the first RREQ for a destination the
     /// node never had a route to is network-wide, because `aodv_rt_entry` starts with an
-    /// infinite last hop count.
+    /// infinite last hop count. Route lifetimes and RREQ retries run on the 0.5 s grid of
+    /// ns-2's route purge ([`AodvConfig::purge_interval`]).
     ///
     /// ns-2 waits 2·TTL·NODE_TRAVERSAL_TIME in the expanding ring (so TIMEOUT_BUFFER = 0 here)
     /// and k·2·NETWORK_DIAMETER·NODE_TRAVERSAL_TIME for its k-th network-wide RREQ (linear
@@ -269,6 +278,9 @@ impl AodvConfig {
             rev_route_life: Some(SimDuration::from_secs(6)),
             max_rreq_timeout: SimDuration::from_secs(10),
             rreq_backoff: RreqBackoff::Linear,
+            // RouteCacheTimer: rt_purge every 0.5 s; nothing else expires routes or resends
+            // RREQs (besides a new packet for the destination).
+            purge_interval: Some(SimDuration::from_millis(500)),
             // aodv.h defines AODV_LOCAL_REPAIR: rt_ll_failed repairs when num_forwards > hops,
             // waiting LOCAL_REPAIR_WAIT_TIME (0.15 s).
             local_repair: true,
@@ -358,6 +370,9 @@ impl AodvConfig {
         }
         if let Some(w) = self.local_repair_wait {
             pos(w, "local_repair_wait")?;
+        }
+        if let Some(p) = self.purge_interval {
+            pos(p, "purge_interval")?;
         }
         Ok(())
     }

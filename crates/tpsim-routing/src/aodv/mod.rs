@@ -552,11 +552,12 @@ impl<P> Aodv<P> {
             self.heard(now, p);
         }
         let art = self.cfg.active_route_timeout;
+        let end = self.life_end(now + art);
         if let Some(r) = self.routes.get_mut(&dst) {
             if r.active(now) {
                 // RFC 3561 §6.2: refresh the routes used by the packet.
                 let next_hop = r.next_hop;
-                r.expiry = r.expiry.max(now + art);
+                r.expiry = r.expiry.max(end);
                 let first_use = !r.data_used;
                 r.data_used = true;
                 self.refresh(now, next_hop);
@@ -881,7 +882,9 @@ impl<P> Aodv<P> {
             cfg.ring_traversal_time(ttl).0
         };
         let wait = SimDuration(wait.min(cfg.max_rreq_timeout.0));
-        d.deadline = now + jitter + wait;
+        let repair = d.repair.is_some();
+        let due = now + jitter + wait;
+        d.deadline = due;
         d.sent = true;
         self.queue(
             now + jitter,
@@ -890,6 +893,10 @@ impl<P> Aodv<P> {
             Message::Rreq(rreq),
             Origin::Originated,
         );
+        if !repair {
+            let at = self.retry_at(due);
+            self.discoveries.get_mut(&dst).expect("present").deadline = at;
+        }
     }
 
     fn discovery_timeout(&mut self, now: SimTime, dst: Addr) {
@@ -1247,12 +1254,12 @@ impl<P> Aodv<P> {
         if rev_next == from {
             return;
         }
-        let art = self.cfg.active_route_timeout;
+        let end = self.life_end(now + self.cfg.active_route_timeout);
         if self.routes.contains_key(&p.dst) {
             add_precursor(&mut self.precursors, p.dst, rev_next);
         }
         if let Some(r) = self.routes.get_mut(&p.orig) {
-            r.expiry = r.expiry.max(now + art);
+            r.expiry = r.expiry.max(end);
             add_precursor(&mut self.precursors, p.orig, from);
         }
         if self.routes.contains_key(&from) {
@@ -1359,6 +1366,7 @@ impl<P> Aodv<P> {
         if dst == self.addr {
             return false;
         }
+        let expiry = self.life_end(expiry);
         let take = match self.routes.get(&dst) {
             None => true,
             Some(r) => !r.valid_seq || seq_newer(seq, r.seq) || (seq == r.seq && (!r.active(now) || hops < r.hops)),
@@ -1408,6 +1416,7 @@ impl<P> Aodv<P> {
         q: &Rreq,
         rev_expiry: SimTime,
     ) -> bool {
+        let rev_expiry = self.life_end(rev_expiry);
         let Some(r) = self.routes.get_mut(&q.orig) else {
             return false;
         };
@@ -1428,6 +1437,7 @@ impl<P> Aodv<P> {
     /// `expiry` (with sequence number `seq` if given, else keeping the one it has); returns
     /// whether it was not active before.
     fn set_neighbour_route(&mut self, now: SimTime, nb: Addr, expiry: SimTime, seq: Option<u32>) -> bool {
+        let expiry = self.life_end(expiry);
         let r = self.routes.get_or_insert_with(nb, || Route::unknown(nb, nb));
         let newly = !r.active(now);
         r.next_hop = nb;
@@ -1459,10 +1469,33 @@ impl<P> Aodv<P> {
     /// RFC 3561 §6.2: an active route's lifetime becomes at least now + ACTIVE_ROUTE_TIMEOUT.
     #[inline]
     fn refresh(&mut self, now: SimTime, a: Addr) {
+        let end = self.life_end(now + self.cfg.active_route_timeout);
         if let Some(r) = self.routes.get_mut(&a) {
             if r.active(now) {
-                r.expiry = r.expiry.max(now + self.cfg.active_route_timeout);
+                r.expiry = r.expiry.max(end);
             }
+        }
+    }
+
+    /// When a lifetime that runs out at `t` really ends: `t`, or with
+    /// [`AodvConfig::purge_interval`] the first multiple of it after `t` (ns-2's purge takes a
+    /// route down once its end is in the past).
+    #[inline]
+    fn life_end(&self, t: SimTime) -> SimTime {
+        match self.cfg.purge_interval {
+            Some(p) if t != SimTime::NEVER => SimTime((t.0 / p.0).saturating_add(1).saturating_mul(p.0)),
+            _ => t,
+        }
+    }
+
+    /// When a discovery due at `t` acts: `t`, or with [`AodvConfig::purge_interval`] the first
+    /// multiple of it at or after `t` (ns-2 resends an RREQ from its purge once the RREQ's
+    /// timeout is not in the future).
+    #[inline]
+    fn retry_at(&self, t: SimTime) -> SimTime {
+        match self.cfg.purge_interval {
+            Some(p) if t != SimTime::NEVER => SimTime(t.0.div_ceil(p.0).saturating_mul(p.0)),
+            _ => t,
         }
     }
 

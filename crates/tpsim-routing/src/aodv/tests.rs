@@ -452,8 +452,10 @@ fn ns2_schedule_is_linear_and_capped() {
     // ns-2 aodv.cc sendRequest: a destination never reached before is asked network-wide at
     // once (the entry's last hop count starts infinite); the k-th network-wide RREQ waits
     // k · 2 · 30 · 30 ms = k · 1.8 s, four of them (RREQ_RETRIES = 3).
+    // Exact timers here; the purge grid is `ns2_routes_expire_and_rreqs_resend_on_the_purge_grid`.
     let mut c = AodvConfig::ns2();
     c.broadcast_jitter = SimDuration::ZERO;
+    c.purge_interval = None;
     let (sent, _, end) = unanswered_discovery(c.clone());
     let ttls: Vec<u8> = sent.iter().map(|s| s.0).collect();
     assert_eq!(ttls, [30, 30, 30, 30]);
@@ -495,6 +497,7 @@ fn ns2_ring_starts_from_the_old_hop_count_and_grows_while_below_the_threshold() 
     // waits 2 · TTL · 30 ms, network-wide waits k · 1.8 s.
     let mut c = AodvConfig::ns2();
     c.broadcast_jitter = SimDuration::ZERO;
+    c.purge_interval = None;
     let ttls = |h| -> Vec<u8> { rediscovery_after_expiry(c.clone(), h).iter().map(|s| s.0).collect() };
     assert_eq!(ttls(1), [3, 5, 7, 30, 30, 30, 30]);
     assert_eq!(ttls(2), [4, 6, 8, 30, 30, 30, 30]);
@@ -511,6 +514,46 @@ fn ns2_ring_starts_from_the_old_hop_count_and_grows_while_below_the_threshold() 
     let ttls = |h| -> Vec<u8> { rediscovery_after_expiry(rfc.clone(), h).iter().map(|s| s.0).collect() };
     assert_eq!(ttls(1), [5, 7, 30, 30, 30, 30]);
     assert_eq!(ttls(6), [30, 30, 30, 30]);
+}
+
+#[test]
+fn ns2_routes_expire_and_rreqs_resend_on_the_purge_grid() {
+    // ns-2 aodv.cc rt_purge, every 0.5 s from 0: it takes down a route whose rt_expire < now,
+    // and it calls sendRequest, which resends once rt_req_timeout <= now. rt_resolve uses any
+    // route that is up, whatever its rt_expire.
+    let mut c = AodvConfig::ns2();
+    c.broadcast_jitter = SimDuration::ZERO;
+    assert_eq!(c.purge_interval, Some(SimDuration::from_millis(500)));
+    let mut n = node(1, c.clone());
+    // Lifetime 1 s from 0.2 s: up until the purge at 1.5 s.
+    n.on_message(ms(200), a(2), 30, &Message::Rrep(rrep(9, 4, 1, 1, 1000)));
+    assert_eq!(n.lookup(ms(1499), a(9)), Some(a(2)));
+    assert_eq!(n.lookup(ms(1500), a(9)), None);
+    // A lifetime ending on a purge instant survives that purge (not before now).
+    n.on_message(ms(2000), a(3), 30, &Message::Rrep(rrep(8, 4, 1, 1, 500)));
+    assert_eq!(n.lookup(ms(2999), a(8)), Some(a(3)));
+    assert_eq!(n.lookup(ms(3000), a(8)), None);
+    // A route used exactly every ACTIVE_ROUTE_TIMEOUT (10 s) never goes down; with exact
+    // timers the use at 10 s finds it expired.
+    for (grid, kept) in [(c.purge_interval, true), (None, false)] {
+        let mut n = node(
+            1,
+            AodvConfig {
+                purge_interval: grid,
+                ..c.clone()
+            },
+        );
+        n.on_message(ms(0), a(2), 30, &Message::Rrep(rrep(9, 4, 1, 1, 10_000)));
+        let fwd = |r: RouteResult<u64>| matches!(r, RouteResult::Forward { .. });
+        assert!(fwd(n.route_output(ms(100), None, a(1), a(9), 1)));
+        assert_eq!(fwd(n.route_output(ms(10_100), None, a(1), a(9), 2)), kept);
+    }
+    // Unanswered discovery: the network-wide RREQs wait 1.8, 3.6, 5.4 and 7.2 s, each
+    // rounded up to the next purge.
+    let (sent, _, end) = unanswered_discovery(c);
+    let times: Vec<u64> = sent.iter().map(|s| s.1 .0 / 1_000_000).collect();
+    assert_eq!(times, [0, 2000, 6000, 11500]);
+    assert_eq!(end, ms(19_000));
 }
 
 #[test]
