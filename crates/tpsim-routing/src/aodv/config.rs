@@ -155,6 +155,11 @@ pub struct AodvConfig {
     /// broken route had; keeping it lets intermediate nodes with an equally old route answer.
     /// Off in both presets.
     pub invalidation_keeps_seq: bool,
+    /// A route whose lifetime runs out gets its destination sequence number incremented, as
+    /// ns-2.35's `rt_purge` does. The next RREQ for it then asks for a newer route than the
+    /// expired one, which the intermediate nodes that gave it cannot answer. RFC 3561 §6.11
+    /// increments only on breaks and RERRs, so off in the `rfc` and `ns3` presets.
+    pub expiry_increments_seq: bool,
     /// An RREQ that updates an inactive reverse route (expired or invalidated, not yet deleted)
     /// takes its next hop, hop count, sequence number and lifetime but leaves it invalid, and
     /// RREPs are still forwarded along it, as in ns-3's AODV (`RecvRequest` updates the entry
@@ -237,6 +242,7 @@ impl AodvConfig {
             forwarding_refreshes_next_hop: false,
             hello_from_every_node: false,
             invalidation_keeps_seq: false,
+            expiry_increments_seq: false,
             rreq_leaves_reverse_route_invalid: false,
         }
     }
@@ -255,7 +261,8 @@ impl AodvConfig {
     /// The TTLs follow ns-2's ring ([`RingRule::Ns2`]): the first RREQ for a destination the
     /// node never had a route to is network-wide, because `aodv_rt_entry` starts with an
     /// infinite last hop count. Route lifetimes and RREQ retries run on the 0.5 s grid of
-    /// ns-2's route purge ([`AodvConfig::purge_interval`]).
+    /// ns-2's route purge ([`AodvConfig::purge_interval`]), which also increments the
+    /// sequence number of a route it expires ([`AodvConfig::expiry_increments_seq`]).
     ///
     /// ns-2 waits 2·TTL·NODE_TRAVERSAL_TIME in the expanding ring (so TIMEOUT_BUFFER = 0 here)
     /// and k·2·NETWORK_DIAMETER·NODE_TRAVERSAL_TIME for its k-th network-wide RREQ (linear
@@ -281,6 +288,8 @@ impl AodvConfig {
             // RouteCacheTimer: rt_purge every 0.5 s; nothing else expires routes or resends
             // RREQs (besides a new packet for the destination).
             purge_interval: Some(SimDuration::from_millis(500)),
+            // rt_purge: rt_seqno++ before rt_down of an expired route.
+            expiry_increments_seq: true,
             // aodv.h defines AODV_LOCAL_REPAIR: rt_ll_failed repairs when num_forwards > hops,
             // waiting LOCAL_REPAIR_WAIT_TIME (0.15 s).
             local_repair: true,

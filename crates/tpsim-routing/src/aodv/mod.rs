@@ -797,6 +797,11 @@ impl<P> Aodv<P> {
     // ----- RREQ (§6.3–§6.5) -----
 
     fn start_discovery(&mut self, now: SimTime, dst: Addr) {
+        if self.next_sweep <= now {
+            // Routes that ran out now are made invalid first, so that the RREQ carries what
+            // that does to their sequence numbers.
+            self.sweep(now);
+        }
         let max = self.cfg.max_ttl();
         let known_hops = self.routes.get(&dst).map(|r| r.hops);
         let ttl = match self.cfg.ring_rule {
@@ -1239,10 +1244,10 @@ impl<P> Aodv<P> {
         // RFC 3561 §6.7: forward along the reverse route (ns-3: along an inactive one too,
         // which stays inactive).
         let rev_next = if self.cfg.rreq_leaves_reverse_route_invalid {
-            let dp = self.cfg.delete_period;
+            let (dp, bump) = (self.cfg.delete_period, self.cfg.expiry_increments_seq);
             match self.routes.get_mut(&p.orig) {
                 Some(r) if r.active(now) => Some(r.next_hop),
-                Some(r) => deactivate(r, dp, now).then_some(r.next_hop),
+                Some(r) => deactivate(r, dp, now, bump).then_some(r.next_hop),
                 None => None,
             }
         } else {
@@ -1420,7 +1425,7 @@ impl<P> Aodv<P> {
         let Some(r) = self.routes.get_mut(&q.orig) else {
             return false;
         };
-        if r.active(now) || !deactivate(r, self.cfg.delete_period, now) {
+        if r.active(now) || !deactivate(r, self.cfg.delete_period, now, self.cfg.expiry_increments_seq) {
             return false;
         }
         if !r.valid_seq || seq_newer(q.orig_seq, r.seq) {
@@ -1581,7 +1586,7 @@ impl<P> Aodv<P> {
     /// Expired routes become invalid (kept DELETE_PERIOD), invalid ones past it are deleted,
     /// silent HELLO neighbours are link breaks; recomputes `next_sweep`.
     fn sweep(&mut self, now: SimTime) {
-        let dp = self.cfg.delete_period;
+        let (dp, bump) = (self.cfg.delete_period, self.cfg.expiry_increments_seq);
         // Live entries in time order (stale ones dropped): every route due has its live entry
         // at or before now (see `expiries`); the first live entry later than now that is its
         // route's own expiry is the earliest expiry of all, and ends the walk.
@@ -1596,7 +1601,7 @@ impl<P> Aodv<P> {
             self.expiries.pop();
             r.filed = SimTime::NEVER;
             // RFC 3561 §6.11: an expired route is invalid, and deleted DELETE_PERIOD later.
-            if r.expiry <= now && !deactivate(r, dp, now) {
+            if r.expiry <= now && !deactivate(r, dp, now, bump) {
                 self.routes.remove(&a);
                 self.precursors.remove(&a);
                 continue;
@@ -1824,10 +1829,15 @@ impl<P> Aodv<P> {
 /// `RoutingTable::Purge` at a lookup): one whose lifetime ran out while valid is now invalid
 /// until deleted DELETE_PERIOD after it ran out; returns false if the entry is due for
 /// deletion.
-fn deactivate(r: &mut Route, delete_period: SimDuration, now: SimTime) -> bool {
+/// With `bump_seq` ([`AodvConfig::expiry_increments_seq`]) a route that ran out while valid
+/// also gets its (valid) destination sequence number incremented.
+fn deactivate(r: &mut Route, delete_period: SimDuration, now: SimTime, bump_seq: bool) -> bool {
     if r.valid {
         r.valid = false;
         r.expiry += delete_period;
+        if bump_seq && r.valid_seq {
+            r.seq = r.seq.wrapping_add(1);
+        }
     }
     r.expiry > now
 }

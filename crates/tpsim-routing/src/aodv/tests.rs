@@ -557,6 +557,29 @@ fn ns2_routes_expire_and_rreqs_resend_on_the_purge_grid() {
 }
 
 #[test]
+fn ns2_expiry_increments_the_sequence_number_asked_for() {
+    // ns-2 aodv.cc rt_purge: rt_seqno++ on a route that expired; sendRequest puts rt_seqno in
+    // the RREQ. RFC 3561 §6.11 increments only on breaks, so the next RREQ asks for seq 4.
+    let mut c = AodvConfig::ns2();
+    c.broadcast_jitter = SimDuration::ZERO;
+    for (bump, want) in [(true, 5), (false, 4)] {
+        let mut n = node(
+            1,
+            AodvConfig {
+                expiry_increments_seq: bump,
+                ..c.clone()
+            },
+        );
+        n.on_message(ms(0), a(2), 30, &Message::Rrep(rrep(9, 4, 1, 1, 1000)));
+        // The sweep has not run yet when the next packet finds the route gone.
+        assert_eq!(n.route_output(ms(3000), None, a(1), a(9), 7), RouteResult::Buffered);
+        let out = tx(&mut n, ms(3000));
+        let q = as_rreq(&out[0]);
+        assert_eq!((q.dst, q.dst_seq, q.unknown_seq), (a(9), want, false));
+    }
+}
+
+#[test]
 fn rreq_rate_limit_postpones_rreqs() {
     // RFC 3561 §6.3: at most RREQ_RATELIMIT RREQs per second.
     let mut c = cfg0();
