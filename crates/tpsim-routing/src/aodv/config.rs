@@ -29,6 +29,20 @@ pub enum RingRule {
     Ns2,
 }
 
+/// How a node changes its own sequence number (§6.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnSeqRule {
+    /// RFC 3561 §6.1, §6.6.1: +1 before each RREQ it originates; as the destination of an
+    /// RREQ it answers with its own number, raised to the RREQ's destination sequence number
+    /// if that is newer, and otherwise unchanged.
+    Rfc,
+    /// ns-2.35 (`sendRequest`, `recvRequest`): own numbers stay even, +2 before each RREQ; the
+    /// destination always answers with a new number, max(own, the RREQ's) + 1 rounded up to
+    /// even. So every RREP from the destination carries a number newer than any route to it
+    /// (ns-2 marks a route that expired or broke with an odd number, its number + 1).
+    Ns2,
+}
+
 /// Which nodes attempt a local repair (RFC 3561 §6.12) when the MAC reports a data frame it could
 /// not deliver (only with [`AodvConfig::local_repair`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,6 +174,8 @@ pub struct AodvConfig {
     /// expired one, which the intermediate nodes that gave it cannot answer. RFC 3561 §6.11
     /// increments only on breaks and RERRs, so off in the `rfc` and `ns3` presets.
     pub expiry_increments_seq: bool,
+    /// How this node's own sequence number changes ([`OwnSeqRule`]).
+    pub own_seq_rule: OwnSeqRule,
     /// An RREQ that updates an inactive reverse route (expired or invalidated, not yet deleted)
     /// takes its next hop, hop count, sequence number and lifetime but leaves it invalid, and
     /// RREPs are still forwarded along it, as in ns-3's AODV (`RecvRequest` updates the entry
@@ -243,6 +259,7 @@ impl AodvConfig {
             hello_from_every_node: false,
             invalidation_keeps_seq: false,
             expiry_increments_seq: false,
+            own_seq_rule: OwnSeqRule::Rfc,
             rreq_leaves_reverse_route_invalid: false,
         }
     }
@@ -262,7 +279,8 @@ impl AodvConfig {
     /// node never had a route to is network-wide, because `aodv_rt_entry` starts with an
     /// infinite last hop count. Route lifetimes and RREQ retries run on the 0.5 s grid of
     /// ns-2's route purge ([`AodvConfig::purge_interval`]), which also increments the
-    /// sequence number of a route it expires ([`AodvConfig::expiry_increments_seq`]).
+    /// sequence number of a route it expires ([`AodvConfig::expiry_increments_seq`]). The
+    /// destination of an RREQ always answers with a new sequence number ([`OwnSeqRule::Ns2`]).
     ///
     /// ns-2 waits 2·TTL·NODE_TRAVERSAL_TIME in the expanding ring (so TIMEOUT_BUFFER = 0 here)
     /// and k·2·NETWORK_DIAMETER·NODE_TRAVERSAL_TIME for its k-th network-wide RREQ (linear
@@ -290,6 +308,9 @@ impl AodvConfig {
             purge_interval: Some(SimDuration::from_millis(500)),
             // rt_purge: rt_seqno++ before rt_down of an expired route.
             expiry_increments_seq: true,
+            // seqno += 2 per RREQ; the destination's "seqno = max(seqno, rq_dst_seqno) + 1",
+            // made even.
+            own_seq_rule: OwnSeqRule::Ns2,
             // aodv.h defines AODV_LOCAL_REPAIR: rt_ll_failed repairs when num_forwards > hops,
             // waiting LOCAL_REPAIR_WAIT_TIME (0.15 s).
             local_repair: true,

@@ -115,7 +115,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use config::{AodvConfig, LocalRepairRule, RingRule, RreqBackoff};
+pub use config::{AodvConfig, LocalRepairRule, OwnSeqRule, RingRule, RreqBackoff};
 pub use message::{Message, MessageKind, Rerr, Rrep, Rreq};
 
 use std::cmp::Ordering;
@@ -845,7 +845,11 @@ impl<P> Aodv<P> {
             self.rreq_times.push_back(now);
         }
         // RFC 3561 §6.1 (a), §6.3: new own sequence number and RREQ ID for every RREQ.
-        self.seq = self.seq.wrapping_add(1);
+        self.seq = match self.cfg.own_seq_rule {
+            OwnSeqRule::Rfc => self.seq.wrapping_add(1),
+            // ns-2.35 sendRequest: seqno += 2 (own numbers stay even).
+            OwnSeqRule::Ns2 => (self.seq | 1).wrapping_add(1),
+        };
         self.rreq_id = self.rreq_id.wrapping_add(1);
         let (dst_seq, unknown_seq) = match self.routes.get(&dst) {
             Some(r) if r.valid_seq => (r.seq, false),
@@ -1127,6 +1131,10 @@ impl<P> Aodv<P> {
             // raised to the one in the RREQ if that is newer.
             if !q.unknown_seq && seq_newer(q.dst_seq, self.seq) {
                 self.seq = q.dst_seq;
+            }
+            if self.cfg.own_seq_rule == OwnSeqRule::Ns2 {
+                // ns-2.35 recvRequest: max(own, asked) + 1, then up to the next even number.
+                self.seq = self.seq.wrapping_add(2) & !1;
             }
             let rrep = Rrep {
                 repair: false,

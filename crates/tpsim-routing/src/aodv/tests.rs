@@ -580,6 +580,43 @@ fn ns2_expiry_increments_the_sequence_number_asked_for() {
 }
 
 #[test]
+fn ns2_destination_always_answers_with_a_new_even_sequence_number() {
+    // ns-2 aodv.cc recvRequest: seqno = max(seqno, rq_dst_seqno) + 1, made even;
+    // sendRequest: seqno += 2. RFC 3561 §6.6.1: unchanged unless the RREQ asks for more.
+    let mut c = AodvConfig::ns2();
+    c.broadcast_jitter = SimDuration::ZERO;
+    let answer = |c: &AodvConfig, asked: &[Option<u32>]| -> Vec<u32> {
+        let mut n = node(9, c.clone());
+        let mut seqs = Vec::new();
+        for (i, &dst_seq) in asked.iter().enumerate() {
+            let id = i as u32 + 1;
+            n.on_message(
+                ms(10 * id as u64),
+                a(2),
+                30,
+                &Message::Rreq(rreq(1, id, id, 9, dst_seq, 0)),
+            );
+            let out = tx(&mut n, ms(10 * id as u64));
+            seqs.push(as_rrep(&out[0]).dst_seq);
+        }
+        seqs
+    };
+    let asked = [None, Some(2), Some(5), Some(5), Some(20)];
+    assert_eq!(answer(&c, &asked), [2, 4, 6, 8, 22]);
+    let rfc = AodvConfig {
+        own_seq_rule: OwnSeqRule::Rfc,
+        ..c.clone()
+    };
+    assert_eq!(answer(&rfc, &asked), [0, 2, 5, 5, 20]);
+    // Own RREQs: +2 from an even number, to the next even number from an odd one.
+    let mut n = node(1, c);
+    for (dst, want) in [(7u8, 2u32), (8, 4)] {
+        assert_eq!(n.route_output(ms(0), None, a(1), a(dst), 1), RouteResult::Buffered);
+        assert_eq!(as_rreq(&tx(&mut n, ms(0))[0]).orig_seq, want);
+    }
+}
+
+#[test]
 fn rreq_rate_limit_postpones_rreqs() {
     // RFC 3561 §6.3: at most RREQ_RATELIMIT RREQs per second.
     let mut c = cfg0();
