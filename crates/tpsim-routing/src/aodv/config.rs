@@ -12,6 +12,37 @@ pub enum RreqBackoff {
     Linear,
 }
 
+/// How the TTLs of a discovery's RREQs are chosen (the expanding ring search, §6.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingRule {
+    /// RFC 3561 §6.4: the first RREQ has TTL_START, or the last known hop count +
+    /// TTL_INCREMENT if that is larger; each timeout adds TTL_INCREMENT; an RREQ whose TTL
+    /// would exceed TTL_THRESHOLD goes network-wide (NET_DIAMETER).
+    Rfc,
+    /// ns-2.35 `AODV::sendRequest`: the next TTL is the last one + TTL_INCREMENT while the last
+    /// one is below TTL_THRESHOLD, NET_DIAMETER otherwise (so 6 → 8 → NET_DIAMETER). The "last
+    /// one" of a new discovery is the larger of the TTL last used and the hop count the route
+    /// had when it went down; a route table entry starts with an infinite hop count, so the
+    /// first RREQ for a destination this node never had a route to goes network-wide at once
+    /// and TTL_START is never used. A destination last known h hops away starts at h +
+    /// TTL_INCREMENT (3 for a neighbour) if h < TTL_THRESHOLD.
+    Ns2,
+}
+
+/// How a node changes its own sequence number (§6.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnSeqRule {
+    /// RFC 3561 §6.1, §6.6.1: +1 before each RREQ it originates; as the destination of an
+    /// RREQ it answers with its own number, raised to the RREQ's destination sequence number
+    /// if that is newer, and otherwise unchanged.
+    Rfc,
+    /// ns-2.35 (`sendRequest`, `recvRequest`): own numbers stay even, +2 before each RREQ; the
+    /// destination always answers with a new number, max(own, the RREQ's) + 1 rounded up to
+    /// even. So every RREP from the destination carries a number newer than any route to it
+    /// (ns-2 marks a route that expired or broke with an odd number, its number + 1).
+    Ns2,
+}
+
 /// Which nodes attempt a local repair (RFC 3561 §6.12) when the MAC reports a data frame it could
 /// not deliver (only with [`AodvConfig::local_repair`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,12 +85,14 @@ pub struct AodvConfig {
     pub rreq_ratelimit: u32,
     /// RERR_RATELIMIT: RERRs this node may originate or forward per second; 0 = unlimited (§6.11).
     pub rerr_ratelimit: u32,
-    /// TTL_START: IP TTL of the first RREQ of a discovery (§6.4).
+    /// TTL_START: IP TTL of the first RREQ of a discovery (§6.4; not used by [`RingRule::Ns2`]).
     pub ttl_start: u8,
     /// TTL_INCREMENT: TTL added on each expanding-ring retry (§6.4).
     pub ttl_increment: u8,
     /// TTL_THRESHOLD: beyond this TTL the RREQ goes network-wide (§6.4).
     pub ttl_threshold: u8,
+    /// How the TTL grows over a discovery's RREQs ([`RingRule`]).
+    pub ring_rule: RingRule,
     /// TIMEOUT_BUFFER: added to the TTL in RING_TRAVERSAL_TIME = 2·NODE_TRAVERSAL_TIME·(TTL +
     /// TIMEOUT_BUFFER) (§10).
     pub timeout_buffer: u32,
@@ -81,6 +114,13 @@ pub struct AodvConfig {
     pub max_rreq_timeout: SimDuration,
     /// Growth of the wait between network-wide RREQs.
     pub rreq_backoff: RreqBackoff,
+    /// Period of ns-2's route table purge (`AODV::rt_purge`, run every 0.5 s from time 0);
+    /// `None`: timers run exactly (the RFC). ns-2 checks lifetimes and RREQ timeouts only
+    /// there: a route stays usable until the first multiple of the period after its lifetime
+    /// ends (the purge takes down a route whose end is before now), and a discovery's next
+    /// RREQ, or its failure, waits for the first multiple at or after its deadline. So in
+    /// ns-2 a route used exactly every ACTIVE_ROUTE_TIMEOUT never expires.
+    pub purge_interval: Option<SimDuration>,
     /// Data packets held during route discovery, all destinations together. When full the
     /// oldest packet is dropped (NoRoute), as ns-2's `aodv_rqueue` does. 0 = no buffering.
     pub buffer_limit: usize,
@@ -129,6 +169,13 @@ pub struct AodvConfig {
     /// broken route had; keeping it lets intermediate nodes with an equally old route answer.
     /// Off in both presets.
     pub invalidation_keeps_seq: bool,
+    /// A route whose lifetime runs out gets its destination sequence number incremented, as
+    /// ns-2.35's `rt_purge` does. The next RREQ for it then asks for a newer route than the
+    /// expired one, which the intermediate nodes that gave it cannot answer. RFC 3561 §6.11
+    /// increments only on breaks and RERRs, so off in the `rfc` and `ns3` presets.
+    pub expiry_increments_seq: bool,
+    /// How this node's own sequence number changes ([`OwnSeqRule`]).
+    pub own_seq_rule: OwnSeqRule,
     /// An RREQ that updates an inactive reverse route (expired or invalidated, not yet deleted)
     /// takes its next hop, hop count, sequence number and lifetime but leaves it invalid, and
     /// RREPs are still forwarded along it, as in ns-3's AODV (`RecvRequest` updates the entry
@@ -179,6 +226,7 @@ impl AodvConfig {
             ttl_start: 1,
             ttl_increment: 2,
             ttl_threshold: 7,
+            ring_rule: RingRule::Rfc,
             timeout_buffer: 2,
             // K · max(ACTIVE_ROUTE_TIMEOUT, HELLO_INTERVAL), K = 5.
             delete_period: SimDuration(5 * art.0.max(hello_interval.0)),
@@ -192,6 +240,7 @@ impl AodvConfig {
             rev_route_life: None,
             max_rreq_timeout: SimDuration(u64::MAX),
             rreq_backoff: RreqBackoff::BinaryExponential,
+            purge_interval: None,
             buffer_limit: 64,
             buffer_timeout: SimDuration::from_secs(30),
             broadcast_jitter: SimDuration::from_millis(10),
@@ -209,6 +258,8 @@ impl AodvConfig {
             forwarding_refreshes_next_hop: false,
             hello_from_every_node: false,
             invalidation_keeps_seq: false,
+            expiry_increments_seq: false,
+            own_seq_rule: OwnSeqRule::Rfc,
             rreq_leaves_reverse_route_invalid: false,
         }
     }
@@ -224,6 +275,13 @@ impl AodvConfig {
     /// (AODV_LOCAL_REPAIR is defined) with ns-2's rule ([`LocalRepairRule::Ns2`]) and
     /// LOCAL_REPAIR_WAIT_TIME 0.15 s.
     ///
+    /// The TTLs follow ns-2's ring ([`RingRule::Ns2`]): the first RREQ for a destination the
+    /// node never had a route to is network-wide, because `aodv_rt_entry` starts with an
+    /// infinite last hop count. Route lifetimes and RREQ retries run on the 0.5 s grid of
+    /// ns-2's route purge ([`AodvConfig::purge_interval`]), which also increments the
+    /// sequence number of a route it expires ([`AodvConfig::expiry_increments_seq`]). The
+    /// destination of an RREQ always answers with a new sequence number ([`OwnSeqRule::Ns2`]).
+    ///
     /// ns-2 waits 2·TTL·NODE_TRAVERSAL_TIME in the expanding ring (so TIMEOUT_BUFFER = 0 here)
     /// and k·2·NETWORK_DIAMETER·NODE_TRAVERSAL_TIME for its k-th network-wide RREQ (linear
     /// backoff, capped at MAX_RREQ_TIMEOUT). ns-2's RREP_WAIT_TIME (1 s) is not modelled. aodv.h
@@ -237,11 +295,22 @@ impl AodvConfig {
             rreq_ratelimit: 0,
             rerr_ratelimit: 0,
             ttl_start: 5,
+            // sendRequest's ring: a destination never reached before is asked network-wide
+            // at once, a known one from its old hop count + 2 (TTL_START 5 is never used).
+            ring_rule: RingRule::Ns2,
             timeout_buffer: 0,
             path_discovery_time: SimDuration::from_secs(6),
             rev_route_life: Some(SimDuration::from_secs(6)),
             max_rreq_timeout: SimDuration::from_secs(10),
             rreq_backoff: RreqBackoff::Linear,
+            // RouteCacheTimer: rt_purge every 0.5 s; nothing else expires routes or resends
+            // RREQs (besides a new packet for the destination).
+            purge_interval: Some(SimDuration::from_millis(500)),
+            // rt_purge: rt_seqno++ before rt_down of an expired route.
+            expiry_increments_seq: true,
+            // seqno += 2 per RREQ; the destination's "seqno = max(seqno, rq_dst_seqno) + 1",
+            // made even.
+            own_seq_rule: OwnSeqRule::Ns2,
             // aodv.h defines AODV_LOCAL_REPAIR: rt_ll_failed repairs when num_forwards > hops,
             // waiting LOCAL_REPAIR_WAIT_TIME (0.15 s).
             local_repair: true,
@@ -331,6 +400,9 @@ impl AodvConfig {
         }
         if let Some(w) = self.local_repair_wait {
             pos(w, "local_repair_wait")?;
+        }
+        if let Some(p) = self.purge_interval {
+            pos(p, "purge_interval")?;
         }
         Ok(())
     }

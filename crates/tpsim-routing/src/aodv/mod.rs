@@ -44,7 +44,8 @@
 //! * Every RREQ of a discovery (ring steps and retries) gets a new RREQ ID and a new originator
 //!   sequence number (§6.3). The expanding ring starts at TTL_START, or at the hop count of an
 //!   invalid entry + TTL_INCREMENT (§6.4); RREQ_RETRIES further RREQs follow the first one at
-//!   TTL = NET_DIAMETER.
+//!   TTL = NET_DIAMETER. [`RingRule::Ns2`] is ns-2.35's variant (network-wide at once for a
+//!   destination never reached).
 //! * A discovery's latency ([`AodvEvent::RouteFound`]) counts from the moment it was started
 //!   (the first RREQ created, before its jitter). A discovery completes as soon as *any*
 //!   message gives a valid route to the destination (an RREP, or an RREQ from it, like ns-2).
@@ -114,7 +115,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use config::{AodvConfig, LocalRepairRule, RreqBackoff};
+pub use config::{AodvConfig, LocalRepairRule, OwnSeqRule, RingRule, RreqBackoff};
 pub use message::{Message, MessageKind, Rerr, Rrep, Rreq};
 
 use std::cmp::Ordering;
@@ -551,11 +552,12 @@ impl<P> Aodv<P> {
             self.heard(now, p);
         }
         let art = self.cfg.active_route_timeout;
+        let end = self.life_end(now + art);
         if let Some(r) = self.routes.get_mut(&dst) {
             if r.active(now) {
                 // RFC 3561 §6.2: refresh the routes used by the packet.
                 let next_hop = r.next_hop;
-                r.expiry = r.expiry.max(now + art);
+                r.expiry = r.expiry.max(end);
                 let first_use = !r.data_used;
                 r.data_used = true;
                 self.refresh(now, next_hop);
@@ -795,15 +797,33 @@ impl<P> Aodv<P> {
     // ----- RREQ (§6.3–§6.5) -----
 
     fn start_discovery(&mut self, now: SimTime, dst: Addr) {
+        if self.next_sweep <= now {
+            // Routes that ran out now are made invalid first, so that the RREQ carries what
+            // that does to their sequence numbers.
+            self.sweep(now);
+        }
         let max = self.cfg.max_ttl();
-        // RFC 3561 §6.4: start from the last known hop count + TTL_INCREMENT if there is one.
-        let mut ttl = self.cfg.ttl_start;
-        if let Some(r) = self.routes.get(&dst) {
-            ttl = ttl.max(r.hops.saturating_add(self.cfg.ttl_increment));
-        }
-        if ttl > self.cfg.ttl_threshold {
-            ttl = max;
-        }
+        let known_hops = self.routes.get(&dst).map(|r| r.hops);
+        let ttl = match self.cfg.ring_rule {
+            RingRule::Rfc => {
+                // RFC 3561 §6.4: start from the last known hop count + TTL_INCREMENT if there
+                // is one.
+                let mut ttl = self.cfg.ttl_start;
+                if let Some(h) = known_hops {
+                    ttl = ttl.max(h.saturating_add(self.cfg.ttl_increment));
+                }
+                if ttl > self.cfg.ttl_threshold {
+                    max
+                } else {
+                    ttl
+                }
+            }
+            // ns-2.35: the old hop count is the "last TTL"; without one, network-wide.
+            RingRule::Ns2 => match known_hops {
+                Some(h) => self.next_ring_ttl(h),
+                None => max,
+            },
+        };
         self.stats.discoveries_started += 1;
         self.discoveries.insert(dst, Discovery::new(now, ttl, None));
         self.try_send_rreq(now, dst);
@@ -825,7 +845,11 @@ impl<P> Aodv<P> {
             self.rreq_times.push_back(now);
         }
         // RFC 3561 §6.1 (a), §6.3: new own sequence number and RREQ ID for every RREQ.
-        self.seq = self.seq.wrapping_add(1);
+        self.seq = match self.cfg.own_seq_rule {
+            OwnSeqRule::Rfc => self.seq.wrapping_add(1),
+            // ns-2.35 sendRequest: seqno += 2 (own numbers stay even).
+            OwnSeqRule::Ns2 => (self.seq | 1).wrapping_add(1),
+        };
         self.rreq_id = self.rreq_id.wrapping_add(1);
         let (dst_seq, unknown_seq) = match self.routes.get(&dst) {
             Some(r) if r.valid_seq => (r.seq, false),
@@ -867,7 +891,9 @@ impl<P> Aodv<P> {
             cfg.ring_traversal_time(ttl).0
         };
         let wait = SimDuration(wait.min(cfg.max_rreq_timeout.0));
-        d.deadline = now + jitter + wait;
+        let repair = d.repair.is_some();
+        let due = now + jitter + wait;
+        d.deadline = due;
         d.sent = true;
         self.queue(
             now + jitter,
@@ -876,6 +902,10 @@ impl<P> Aodv<P> {
             Message::Rreq(rreq),
             Origin::Originated,
         );
+        if !repair {
+            let at = self.retry_at(due);
+            self.discoveries.get_mut(&dst).expect("present").deadline = at;
+        }
     }
 
     fn discovery_timeout(&mut self, now: SimTime, dst: Addr) {
@@ -903,9 +933,29 @@ impl<P> Aodv<P> {
             }
         } else {
             // RFC 3561 §6.4: widen the ring; beyond TTL_THRESHOLD go network-wide.
-            let t = d.ttl.saturating_add(self.cfg.ttl_increment);
-            d.ttl = if t > self.cfg.ttl_threshold { max } else { t };
+            let last = d.ttl;
+            let ttl = self.next_ring_ttl(last);
+            self.discoveries.get_mut(&dst).expect("present").ttl = ttl;
             self.try_send_rreq(now, dst);
+        }
+    }
+
+    /// The ring's TTL after one of `last` (§6.4).
+    fn next_ring_ttl(&self, last: u8) -> u8 {
+        let (inc, threshold, max) = (self.cfg.ttl_increment, self.cfg.ttl_threshold, self.cfg.max_ttl());
+        match self.cfg.ring_rule {
+            // RFC 3561 §6.4: a TTL beyond TTL_THRESHOLD becomes NET_DIAMETER.
+            RingRule::Rfc => {
+                let t = last.saturating_add(inc);
+                if t > threshold {
+                    max
+                } else {
+                    t
+                }
+            }
+            // ns-2.35 `sendRequest`: grow while the last TTL is below TTL_THRESHOLD.
+            RingRule::Ns2 if last < threshold => last.saturating_add(inc).min(max),
+            RingRule::Ns2 => max,
         }
     }
 
@@ -1082,6 +1132,10 @@ impl<P> Aodv<P> {
             if !q.unknown_seq && seq_newer(q.dst_seq, self.seq) {
                 self.seq = q.dst_seq;
             }
+            if self.cfg.own_seq_rule == OwnSeqRule::Ns2 {
+                // ns-2.35 recvRequest: max(own, asked) + 1, then up to the next even number.
+                self.seq = self.seq.wrapping_add(2) & !1;
+            }
             let rrep = Rrep {
                 repair: false,
                 ack_required: self.cfg.rrep_ack,
@@ -1198,10 +1252,10 @@ impl<P> Aodv<P> {
         // RFC 3561 §6.7: forward along the reverse route (ns-3: along an inactive one too,
         // which stays inactive).
         let rev_next = if self.cfg.rreq_leaves_reverse_route_invalid {
-            let dp = self.cfg.delete_period;
+            let (dp, bump) = (self.cfg.delete_period, self.cfg.expiry_increments_seq);
             match self.routes.get_mut(&p.orig) {
                 Some(r) if r.active(now) => Some(r.next_hop),
-                Some(r) => deactivate(r, dp, now).then_some(r.next_hop),
+                Some(r) => deactivate(r, dp, now, bump).then_some(r.next_hop),
                 None => None,
             }
         } else {
@@ -1213,12 +1267,12 @@ impl<P> Aodv<P> {
         if rev_next == from {
             return;
         }
-        let art = self.cfg.active_route_timeout;
+        let end = self.life_end(now + self.cfg.active_route_timeout);
         if self.routes.contains_key(&p.dst) {
             add_precursor(&mut self.precursors, p.dst, rev_next);
         }
         if let Some(r) = self.routes.get_mut(&p.orig) {
-            r.expiry = r.expiry.max(now + art);
+            r.expiry = r.expiry.max(end);
             add_precursor(&mut self.precursors, p.orig, from);
         }
         if self.routes.contains_key(&from) {
@@ -1325,6 +1379,7 @@ impl<P> Aodv<P> {
         if dst == self.addr {
             return false;
         }
+        let expiry = self.life_end(expiry);
         let take = match self.routes.get(&dst) {
             None => true,
             Some(r) => !r.valid_seq || seq_newer(seq, r.seq) || (seq == r.seq && (!r.active(now) || hops < r.hops)),
@@ -1374,10 +1429,11 @@ impl<P> Aodv<P> {
         q: &Rreq,
         rev_expiry: SimTime,
     ) -> bool {
+        let rev_expiry = self.life_end(rev_expiry);
         let Some(r) = self.routes.get_mut(&q.orig) else {
             return false;
         };
-        if r.active(now) || !deactivate(r, self.cfg.delete_period, now) {
+        if r.active(now) || !deactivate(r, self.cfg.delete_period, now, self.cfg.expiry_increments_seq) {
             return false;
         }
         if !r.valid_seq || seq_newer(q.orig_seq, r.seq) {
@@ -1394,6 +1450,7 @@ impl<P> Aodv<P> {
     /// `expiry` (with sequence number `seq` if given, else keeping the one it has); returns
     /// whether it was not active before.
     fn set_neighbour_route(&mut self, now: SimTime, nb: Addr, expiry: SimTime, seq: Option<u32>) -> bool {
+        let expiry = self.life_end(expiry);
         let r = self.routes.get_or_insert_with(nb, || Route::unknown(nb, nb));
         let newly = !r.active(now);
         r.next_hop = nb;
@@ -1425,10 +1482,33 @@ impl<P> Aodv<P> {
     /// RFC 3561 §6.2: an active route's lifetime becomes at least now + ACTIVE_ROUTE_TIMEOUT.
     #[inline]
     fn refresh(&mut self, now: SimTime, a: Addr) {
+        let end = self.life_end(now + self.cfg.active_route_timeout);
         if let Some(r) = self.routes.get_mut(&a) {
             if r.active(now) {
-                r.expiry = r.expiry.max(now + self.cfg.active_route_timeout);
+                r.expiry = r.expiry.max(end);
             }
+        }
+    }
+
+    /// When a lifetime that runs out at `t` really ends: `t`, or with
+    /// [`AodvConfig::purge_interval`] the first multiple of it after `t` (ns-2's purge takes a
+    /// route down once its end is in the past).
+    #[inline]
+    fn life_end(&self, t: SimTime) -> SimTime {
+        match self.cfg.purge_interval {
+            Some(p) if t != SimTime::NEVER => SimTime((t.0 / p.0).saturating_add(1).saturating_mul(p.0)),
+            _ => t,
+        }
+    }
+
+    /// When a discovery due at `t` acts: `t`, or with [`AodvConfig::purge_interval`] the first
+    /// multiple of it at or after `t` (ns-2 resends an RREQ from its purge once the RREQ's
+    /// timeout is not in the future).
+    #[inline]
+    fn retry_at(&self, t: SimTime) -> SimTime {
+        match self.cfg.purge_interval {
+            Some(p) if t != SimTime::NEVER => SimTime(t.0.div_ceil(p.0).saturating_mul(p.0)),
+            _ => t,
         }
     }
 
@@ -1514,7 +1594,7 @@ impl<P> Aodv<P> {
     /// Expired routes become invalid (kept DELETE_PERIOD), invalid ones past it are deleted,
     /// silent HELLO neighbours are link breaks; recomputes `next_sweep`.
     fn sweep(&mut self, now: SimTime) {
-        let dp = self.cfg.delete_period;
+        let (dp, bump) = (self.cfg.delete_period, self.cfg.expiry_increments_seq);
         // Live entries in time order (stale ones dropped): every route due has its live entry
         // at or before now (see `expiries`); the first live entry later than now that is its
         // route's own expiry is the earliest expiry of all, and ends the walk.
@@ -1529,7 +1609,7 @@ impl<P> Aodv<P> {
             self.expiries.pop();
             r.filed = SimTime::NEVER;
             // RFC 3561 §6.11: an expired route is invalid, and deleted DELETE_PERIOD later.
-            if r.expiry <= now && !deactivate(r, dp, now) {
+            if r.expiry <= now && !deactivate(r, dp, now, bump) {
                 self.routes.remove(&a);
                 self.precursors.remove(&a);
                 continue;
@@ -1757,10 +1837,15 @@ impl<P> Aodv<P> {
 /// `RoutingTable::Purge` at a lookup): one whose lifetime ran out while valid is now invalid
 /// until deleted DELETE_PERIOD after it ran out; returns false if the entry is due for
 /// deletion.
-fn deactivate(r: &mut Route, delete_period: SimDuration, now: SimTime) -> bool {
+/// With `bump_seq` ([`AodvConfig::expiry_increments_seq`]) a route that ran out while valid
+/// also gets its (valid) destination sequence number incremented.
+fn deactivate(r: &mut Route, delete_period: SimDuration, now: SimTime, bump_seq: bool) -> bool {
     if r.valid {
         r.valid = false;
         r.expiry += delete_period;
+        if bump_seq && r.valid_seq {
+            r.seq = r.seq.wrapping_add(1);
+        }
     }
     r.expiry > now
 }

@@ -289,6 +289,7 @@ fn rfc_constants() {
     assert_eq!((c.rreq_ratelimit, c.rerr_ratelimit), (10, 10));
     assert_eq!((c.ttl_start, c.ttl_increment, c.ttl_threshold), (1, 2, 7));
     assert_eq!(c.timeout_buffer, 2);
+    assert_eq!(c.ring_rule, RingRule::Rfc);
     assert_eq!(c.delete_period, SimDuration::from_millis(15_000));
     assert_eq!(c.blacklist_timeout, SimDuration::from_millis(5600));
     assert_eq!(c.next_hop_wait, SimDuration::from_millis(50));
@@ -315,6 +316,7 @@ fn ns2_constants() {
     assert_eq!(c.net_traversal_time, SimDuration::from_millis(1800));
     assert_eq!(c.rreq_retries, 3);
     assert_eq!((c.ttl_start, c.ttl_increment, c.ttl_threshold), (5, 2, 7));
+    assert_eq!(c.ring_rule, RingRule::Ns2);
     assert_eq!(c.rev_route_life, Some(SimDuration::from_secs(6)));
     assert_eq!(c.path_discovery_time, SimDuration::from_secs(6));
     assert_eq!(c.max_rreq_timeout, SimDuration::from_secs(10));
@@ -447,21 +449,171 @@ fn expanding_ring_then_retries_with_binary_backoff_then_failure() {
 
 #[test]
 fn ns2_schedule_is_linear_and_capped() {
-    // ns-2 aodv.cc sendRequest: TTL 5, 7, then 30; waits 2·TTL·30 ms in the ring, then
-    // k · 1.8 s for the k-th network-wide RREQ, four of them (RREQ_RETRIES = 3).
+    // ns-2 aodv.cc sendRequest: a destination never reached before is asked network-wide at
+    // once (the entry's last hop count starts infinite); the k-th network-wide RREQ waits
+    // k · 2 · 30 · 30 ms = k · 1.8 s, four of them (RREQ_RETRIES = 3).
+    // Exact timers here; the purge grid is `ns2_routes_expire_and_rreqs_resend_on_the_purge_grid`.
     let mut c = AodvConfig::ns2();
     c.broadcast_jitter = SimDuration::ZERO;
+    c.purge_interval = None;
     let (sent, _, end) = unanswered_discovery(c.clone());
     let ttls: Vec<u8> = sent.iter().map(|s| s.0).collect();
-    assert_eq!(ttls, [5, 7, 30, 30, 30, 30]);
+    assert_eq!(ttls, [30, 30, 30, 30]);
     let times: Vec<u64> = sent.iter().map(|s| s.1 .0 / 1_000_000).collect();
-    assert_eq!(times, [0, 300, 720, 2520, 6120, 11520]);
-    assert_eq!(end, ms(11520 + 7200));
+    assert_eq!(times, [0, 1800, 5400, 10800]);
+    assert_eq!(end, ms(10800 + 7200));
     // MAX_RREQ_TIMEOUT caps the wait.
     c.max_rreq_timeout = SimDuration::from_secs(3);
     let (sent, _, _) = unanswered_discovery(c);
     let times: Vec<u64> = sent.iter().map(|s| s.1 .0 / 1_000_000).collect();
-    assert_eq!(times, [0, 300, 720, 2520, 5520, 8520]);
+    assert_eq!(times, [0, 1800, 4800, 7800]);
+}
+
+/// Node 1 learns a route to 9 of `hops` hops (lifetime 1 s), sends a packet to 9 at 2 s, after
+/// the route expired, and gets no answer: the TTL and send time (ms) of each RREQ.
+fn rediscovery_after_expiry(cfg: AodvConfig, hops: u8) -> Vec<(u8, u64)> {
+    let mut n = node(1, cfg);
+    n.on_message(ms(0), a(2), 30, &Message::Rrep(rrep(9, 4, 1, hops - 1, 1000)));
+    assert_eq!(n.route_hops(ms(0), a(9)), Some(hops));
+    let mut now = ms(2000);
+    n.on_timeout(now);
+    assert_eq!(n.route_output(now, None, a(1), a(9), 7), RouteResult::Buffered);
+    let mut sent = Vec::new();
+    while !evs(&mut n).contains(&AodvEvent::DiscoveryFailed { dst: a(9) }) {
+        for o in tx(&mut n, now) {
+            assert_eq!(as_rreq(&o).dst, a(9));
+            sent.push((o.ttl, now.0 / 1_000_000 - 2000));
+        }
+        now = n.poll_timeout().expect("discovery timer");
+        n.on_timeout(now);
+    }
+    sent
+}
+
+#[test]
+fn ns2_ring_starts_from_the_old_hop_count_and_grows_while_below_the_threshold() {
+    // ns-2 aodv.cc sendRequest: TTL = last + TTL_INCREMENT while last < TTL_THRESHOLD (7),
+    // else NETWORK_DIAMETER; a new discovery's "last" is the hop count the route had. Ring
+    // waits 2 · TTL · 30 ms, network-wide waits k · 1.8 s.
+    let mut c = AodvConfig::ns2();
+    c.broadcast_jitter = SimDuration::ZERO;
+    c.purge_interval = None;
+    let ttls = |h| -> Vec<u8> { rediscovery_after_expiry(c.clone(), h).iter().map(|s| s.0).collect() };
+    assert_eq!(ttls(1), [3, 5, 7, 30, 30, 30, 30]);
+    assert_eq!(ttls(2), [4, 6, 8, 30, 30, 30, 30]);
+    assert_eq!(ttls(6), [8, 30, 30, 30, 30]);
+    assert_eq!(ttls(7), [30, 30, 30, 30]);
+    let times: Vec<u64> = rediscovery_after_expiry(c.clone(), 1).iter().map(|s| s.1).collect();
+    assert_eq!(times, [0, 180, 480, 900, 2700, 6300, 11700]);
+    // The RFC rule on the same history: at least TTL_START, and 8 is already beyond the
+    // threshold.
+    let rfc = AodvConfig {
+        ring_rule: RingRule::Rfc,
+        ..c
+    };
+    let ttls = |h| -> Vec<u8> { rediscovery_after_expiry(rfc.clone(), h).iter().map(|s| s.0).collect() };
+    assert_eq!(ttls(1), [5, 7, 30, 30, 30, 30]);
+    assert_eq!(ttls(6), [30, 30, 30, 30]);
+}
+
+#[test]
+fn ns2_routes_expire_and_rreqs_resend_on_the_purge_grid() {
+    // ns-2 aodv.cc rt_purge, every 0.5 s from 0: it takes down a route whose rt_expire < now,
+    // and it calls sendRequest, which resends once rt_req_timeout <= now. rt_resolve uses any
+    // route that is up, whatever its rt_expire.
+    let mut c = AodvConfig::ns2();
+    c.broadcast_jitter = SimDuration::ZERO;
+    assert_eq!(c.purge_interval, Some(SimDuration::from_millis(500)));
+    let mut n = node(1, c.clone());
+    // Lifetime 1 s from 0.2 s: up until the purge at 1.5 s.
+    n.on_message(ms(200), a(2), 30, &Message::Rrep(rrep(9, 4, 1, 1, 1000)));
+    assert_eq!(n.lookup(ms(1499), a(9)), Some(a(2)));
+    assert_eq!(n.lookup(ms(1500), a(9)), None);
+    // A lifetime ending on a purge instant survives that purge (not before now).
+    n.on_message(ms(2000), a(3), 30, &Message::Rrep(rrep(8, 4, 1, 1, 500)));
+    assert_eq!(n.lookup(ms(2999), a(8)), Some(a(3)));
+    assert_eq!(n.lookup(ms(3000), a(8)), None);
+    // A route used exactly every ACTIVE_ROUTE_TIMEOUT (10 s) never goes down; with exact
+    // timers the use at 10 s finds it expired.
+    for (grid, kept) in [(c.purge_interval, true), (None, false)] {
+        let mut n = node(
+            1,
+            AodvConfig {
+                purge_interval: grid,
+                ..c.clone()
+            },
+        );
+        n.on_message(ms(0), a(2), 30, &Message::Rrep(rrep(9, 4, 1, 1, 10_000)));
+        let fwd = |r: RouteResult<u64>| matches!(r, RouteResult::Forward { .. });
+        assert!(fwd(n.route_output(ms(100), None, a(1), a(9), 1)));
+        assert_eq!(fwd(n.route_output(ms(10_100), None, a(1), a(9), 2)), kept);
+    }
+    // Unanswered discovery: the network-wide RREQs wait 1.8, 3.6, 5.4 and 7.2 s, each
+    // rounded up to the next purge.
+    let (sent, _, end) = unanswered_discovery(c);
+    let times: Vec<u64> = sent.iter().map(|s| s.1 .0 / 1_000_000).collect();
+    assert_eq!(times, [0, 2000, 6000, 11500]);
+    assert_eq!(end, ms(19_000));
+}
+
+#[test]
+fn ns2_expiry_increments_the_sequence_number_asked_for() {
+    // ns-2 aodv.cc rt_purge: rt_seqno++ on a route that expired; sendRequest puts rt_seqno in
+    // the RREQ. RFC 3561 §6.11 increments only on breaks, so the next RREQ asks for seq 4.
+    let mut c = AodvConfig::ns2();
+    c.broadcast_jitter = SimDuration::ZERO;
+    for (bump, want) in [(true, 5), (false, 4)] {
+        let mut n = node(
+            1,
+            AodvConfig {
+                expiry_increments_seq: bump,
+                ..c.clone()
+            },
+        );
+        n.on_message(ms(0), a(2), 30, &Message::Rrep(rrep(9, 4, 1, 1, 1000)));
+        // The sweep has not run yet when the next packet finds the route gone.
+        assert_eq!(n.route_output(ms(3000), None, a(1), a(9), 7), RouteResult::Buffered);
+        let out = tx(&mut n, ms(3000));
+        let q = as_rreq(&out[0]);
+        assert_eq!((q.dst, q.dst_seq, q.unknown_seq), (a(9), want, false));
+    }
+}
+
+#[test]
+fn ns2_destination_always_answers_with_a_new_even_sequence_number() {
+    // ns-2 aodv.cc recvRequest: seqno = max(seqno, rq_dst_seqno) + 1, made even;
+    // sendRequest: seqno += 2. RFC 3561 §6.6.1: unchanged unless the RREQ asks for more.
+    let mut c = AodvConfig::ns2();
+    c.broadcast_jitter = SimDuration::ZERO;
+    let answer = |c: &AodvConfig, asked: &[Option<u32>]| -> Vec<u32> {
+        let mut n = node(9, c.clone());
+        let mut seqs = Vec::new();
+        for (i, &dst_seq) in asked.iter().enumerate() {
+            let id = i as u32 + 1;
+            n.on_message(
+                ms(10 * id as u64),
+                a(2),
+                30,
+                &Message::Rreq(rreq(1, id, id, 9, dst_seq, 0)),
+            );
+            let out = tx(&mut n, ms(10 * id as u64));
+            seqs.push(as_rrep(&out[0]).dst_seq);
+        }
+        seqs
+    };
+    let asked = [None, Some(2), Some(5), Some(5), Some(20)];
+    assert_eq!(answer(&c, &asked), [2, 4, 6, 8, 22]);
+    let rfc = AodvConfig {
+        own_seq_rule: OwnSeqRule::Rfc,
+        ..c.clone()
+    };
+    assert_eq!(answer(&rfc, &asked), [0, 2, 5, 5, 20]);
+    // Own RREQs: +2 from an even number, to the next even number from an odd one.
+    let mut n = node(1, c);
+    for (dst, want) in [(7u8, 2u32), (8, 4)] {
+        assert_eq!(n.route_output(ms(0), None, a(1), a(dst), 1), RouteResult::Buffered);
+        assert_eq!(as_rreq(&tx(&mut n, ms(0))[0]).orig_seq, want);
+    }
 }
 
 #[test]
