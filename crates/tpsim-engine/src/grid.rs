@@ -92,6 +92,7 @@ impl Grid {
     /// Calls `f` with every node whose cell overlaps the square of half-side `r` around
     /// `center` (a superset of the nodes within distance `r`), in increasing cell order, and
     /// with the position (m) the node had when the grid was filled.
+    #[inline(always)]
     pub fn for_each_near(&self, center: (f64, f64), r: f64, mut f: impl FnMut(u32, (f64, f64))) {
         let (c0, c1) = (self.clamp_col(center.0 - r), self.clamp_col(center.0 + r));
         let (r0, r1) = (self.clamp_row(center.1 - r), self.clamp_row(center.1 + r));
