@@ -286,20 +286,7 @@ proptest! {
         prop_assume!(!flows.is_empty());
         let text = wireless(n, moving, olsr, arp, energy, &flows, drain_ms, 0) + &events(&draws, n, &[], true, 12000);
         let sc = load(&text, "<prop>").map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        let r = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
-        for f in &r.flows {
-            prop_assert_eq!(
-                f.tx_segments,
-                f.rx_segments + f.dropped_segments + f.in_flight_segments,
-                "flow {} {}: {:?}\n{}", f.key.flow, f.key.direction, f, text
-            );
-            if f.key.transport == "udp" {
-                prop_assert_eq!(f.tx_packets, f.rx_packets + f.dropped_segments + f.in_flight_segments + f.buffered_packets, "message level: {:?}\n{}", f, text);
-            }
-        }
-        let again = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
-        prop_assert_eq!(&again.flows, &r.flows);
-        prop_assert_eq!(&again.network, &r.network);
+        conserved_and_repeatable(&sc, seed, &text)?;
     }
 }
 
@@ -341,19 +328,53 @@ proptest! {
             };
         }
         let sc = load(&text, "<prop>").map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        let r = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
-        for f in &r.flows {
-            prop_assert_eq!(
-                f.tx_segments,
-                f.rx_segments + f.dropped_segments + f.in_flight_segments,
-                "flow {} {}: {:?}\n{}", f.key.flow, f.key.direction, f, text
-            );
-            if f.key.transport == "udp" {
-                prop_assert_eq!(f.tx_packets, f.rx_packets + f.dropped_segments + f.in_flight_segments + f.buffered_packets, "message level: {:?}\n{}", f, text);
-            }
-        }
-        let again = run(&sc, &RunOptions { seed, run: 0, pcap_dir: None }).unwrap();
-        prop_assert_eq!(&again.flows, &r.flows);
-        prop_assert_eq!(&again.network, &r.network);
+        conserved_and_repeatable(&sc, seed, &text)?;
     }
+}
+
+/// Runs `sc` (scenario text `text`, for messages) twice with `seed`: every flow row accounts
+/// for each packet exactly once (sent = received + dropped + in flight; for UDP also at the
+/// message level), and the second run's tables equal the first's.
+fn conserved_and_repeatable(sc: &tpsim_scenario::Scenario, seed: u64, text: &str) -> Result<(), TestCaseError> {
+    let r = run(
+        sc,
+        &RunOptions {
+            seed,
+            run: 0,
+            pcap_dir: None,
+        },
+    )
+    .unwrap();
+    for f in &r.flows {
+        prop_assert_eq!(
+            f.tx_segments,
+            f.rx_segments + f.dropped_segments + f.in_flight_segments,
+            "flow {} {}: {:?}\n{}",
+            f.key.flow,
+            f.key.direction,
+            f,
+            text
+        );
+        if f.key.transport == "udp" {
+            prop_assert_eq!(
+                f.tx_packets,
+                f.rx_packets + f.dropped_segments + f.in_flight_segments + f.buffered_packets,
+                "message level: {:?}\n{}",
+                f,
+                text
+            );
+        }
+    }
+    let again = run(
+        sc,
+        &RunOptions {
+            seed,
+            run: 0,
+            pcap_dir: None,
+        },
+    )
+    .unwrap();
+    prop_assert_eq!(&again.flows, &r.flows);
+    prop_assert_eq!(&again.network, &r.network);
+    Ok(())
 }

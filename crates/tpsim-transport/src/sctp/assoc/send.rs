@@ -173,15 +173,7 @@ impl SctpSocket {
         p.sack = Some(sack);
         self.stats.ack_segments += 1;
         debug_assert_eq!((ip_len, 0), self.lens(p));
-        Segment {
-            addr: self.paths[0].addr,
-            header: L4Header::Sctp(boxed),
-            payload_len: 0,
-            ip_len,
-            message: None,
-            first_tx: now,
-            stream: None,
-        }
+        self.segment(boxed, 0, 0, ip_len, now)
     }
 
     /// [`build_packet`](Self::build_packet) when [`new_data_only`](Self::new_data_only) holds:
@@ -213,17 +205,24 @@ impl SctpSocket {
         let (payload_len, data_len) = p.data_lens();
         let ip_len = IPV4_HEADER_LEN + SCTP_COMMON_HEADER_LEN + p.sack.as_ref().map_or(0, |s| s.chunk_len()) + data_len;
         debug_assert_eq!((ip_len, payload_len), self.lens(p));
-        let path = &mut self.paths[0];
-        path.data_bytes_sent += payload_len as u64;
-        Some(Segment {
-            addr: path.addr,
+        self.paths[0].data_bytes_sent += payload_len as u64;
+        Some(self.segment(boxed, 0, payload_len, ip_len, now))
+    }
+
+    /// The segment of packet `boxed` (`payload_len` user bytes, `ip_len` on the wire) to path
+    /// `pi`'s address. A packet may carry pieces of several messages: they travel in the
+    /// chunks, not in `message`.
+    #[inline]
+    fn segment(&self, boxed: SctpBox, pi: usize, payload_len: u32, ip_len: u32, now: SimTime) -> Segment {
+        Segment {
+            addr: self.paths[pi].addr,
             header: L4Header::Sctp(boxed),
             payload_len,
             ip_len,
             message: None,
             first_tx: now,
             stream: None,
-        })
+        }
     }
 
     /// Whether [`build_packet`](Self::build_packet) would surely find nothing to send.
@@ -353,16 +352,7 @@ impl SctpSocket {
         if !p.data.is_empty() {
             self.paths[d].data_bytes_sent += payload_len as u64;
         }
-        Some(Segment {
-            addr: self.paths[d].addr,
-            header: L4Header::Sctp(boxed),
-            payload_len,
-            ip_len,
-            // A packet may carry pieces of several messages: they travel in the chunks.
-            message: None,
-            first_tx: now,
-            stream: None,
-        })
+        Some(self.segment(boxed, d, payload_len, ip_len, now))
     }
 
     /// Puts the first control chunk queued into `p`, which has none, if it may ride with what
