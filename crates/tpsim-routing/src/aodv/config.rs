@@ -1,7 +1,7 @@
 //! AODV parameters: the constants of RFC 3561 §10 and the few knobs the RFC leaves to the
 //! implementation (buffering, jitter, optional mechanisms).
 
-use tpsim_core::SimDuration;
+use tpsim_core::{SimDuration, SimTime};
 
 /// How the wait for an RREP grows between the RREQs sent at TTL = NET_DIAMETER.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -359,6 +359,47 @@ impl AodvConfig {
     /// The IP TTL of network-wide messages: NET_DIAMETER as a `u8`.
     pub fn max_ttl(&self) -> u8 {
         self.net_diameter.min(255) as u8
+    }
+
+    /// The ring's TTL after an RREQ with TTL `last` (§6.4).
+    pub(super) fn next_ring_ttl(&self, last: u8) -> u8 {
+        let (inc, threshold, max) = (self.ttl_increment, self.ttl_threshold, self.max_ttl());
+        match self.ring_rule {
+            // RFC 3561 §6.4: a TTL beyond TTL_THRESHOLD becomes NET_DIAMETER.
+            RingRule::Rfc => {
+                let t = last.saturating_add(inc);
+                if t > threshold {
+                    max
+                } else {
+                    t
+                }
+            }
+            // ns-2.35 `sendRequest`: grow while the last TTL is below TTL_THRESHOLD.
+            RingRule::Ns2 if last < threshold => last.saturating_add(inc).min(max),
+            RingRule::Ns2 => max,
+        }
+    }
+
+    /// When a lifetime that runs out at `t` really ends: `t`, or with
+    /// [`purge_interval`](Self::purge_interval) the first multiple of it after `t` (ns-2's
+    /// purge takes a route down once its end is in the past).
+    #[inline]
+    pub(super) fn life_end(&self, t: SimTime) -> SimTime {
+        match self.purge_interval {
+            Some(p) if t != SimTime::NEVER => SimTime((t.0 / p.0).saturating_add(1).saturating_mul(p.0)),
+            _ => t,
+        }
+    }
+
+    /// When a discovery due at `t` acts: `t`, or with [`purge_interval`](Self::purge_interval)
+    /// the first multiple of it at or after `t` (ns-2 resends an RREQ from its purge once the
+    /// RREQ's timeout is not in the future).
+    #[inline]
+    pub(super) fn retry_at(&self, t: SimTime) -> SimTime {
+        match self.purge_interval {
+            Some(p) if t != SimTime::NEVER => SimTime(t.0.div_ceil(p.0).saturating_mul(p.0)),
+            _ => t,
+        }
     }
 
     /// Checks that the values are usable; the error names the offending field.

@@ -552,7 +552,7 @@ impl<P> Aodv<P> {
             self.heard(now, p);
         }
         let art = self.cfg.active_route_timeout;
-        let end = self.life_end(now + art);
+        let end = self.cfg.life_end(now + art);
         if let Some(r) = self.routes.get_mut(&dst) {
             if r.active(now) {
                 // RFC 3561 §6.2: refresh the routes used by the packet.
@@ -820,7 +820,7 @@ impl<P> Aodv<P> {
             }
             // ns-2.35: the old hop count is the "last TTL"; without one, network-wide.
             RingRule::Ns2 => match known_hops {
-                Some(h) => self.next_ring_ttl(h),
+                Some(h) => self.cfg.next_ring_ttl(h),
                 None => max,
             },
         };
@@ -891,9 +891,8 @@ impl<P> Aodv<P> {
             cfg.ring_traversal_time(ttl).0
         };
         let wait = SimDuration(wait.min(cfg.max_rreq_timeout.0));
-        let repair = d.repair.is_some();
         let due = now + jitter + wait;
-        d.deadline = due;
+        d.deadline = if d.repair.is_some() { due } else { cfg.retry_at(due) };
         d.sent = true;
         self.queue(
             now + jitter,
@@ -902,10 +901,6 @@ impl<P> Aodv<P> {
             Message::Rreq(rreq),
             Origin::Originated,
         );
-        if !repair {
-            let at = self.retry_at(due);
-            self.discoveries.get_mut(&dst).expect("present").deadline = at;
-        }
     }
 
     fn discovery_timeout(&mut self, now: SimTime, dst: Addr) {
@@ -933,29 +928,8 @@ impl<P> Aodv<P> {
             }
         } else {
             // RFC 3561 §6.4: widen the ring; beyond TTL_THRESHOLD go network-wide.
-            let last = d.ttl;
-            let ttl = self.next_ring_ttl(last);
-            self.discoveries.get_mut(&dst).expect("present").ttl = ttl;
+            d.ttl = self.cfg.next_ring_ttl(d.ttl);
             self.try_send_rreq(now, dst);
-        }
-    }
-
-    /// The ring's TTL after one of `last` (§6.4).
-    fn next_ring_ttl(&self, last: u8) -> u8 {
-        let (inc, threshold, max) = (self.cfg.ttl_increment, self.cfg.ttl_threshold, self.cfg.max_ttl());
-        match self.cfg.ring_rule {
-            // RFC 3561 §6.4: a TTL beyond TTL_THRESHOLD becomes NET_DIAMETER.
-            RingRule::Rfc => {
-                let t = last.saturating_add(inc);
-                if t > threshold {
-                    max
-                } else {
-                    t
-                }
-            }
-            // ns-2.35 `sendRequest`: grow while the last TTL is below TTL_THRESHOLD.
-            RingRule::Ns2 if last < threshold => last.saturating_add(inc).min(max),
-            RingRule::Ns2 => max,
         }
     }
 
@@ -1267,7 +1241,7 @@ impl<P> Aodv<P> {
         if rev_next == from {
             return;
         }
-        let end = self.life_end(now + self.cfg.active_route_timeout);
+        let end = self.cfg.life_end(now + self.cfg.active_route_timeout);
         if self.routes.contains_key(&p.dst) {
             add_precursor(&mut self.precursors, p.dst, rev_next);
         }
@@ -1379,7 +1353,7 @@ impl<P> Aodv<P> {
         if dst == self.addr {
             return false;
         }
-        let expiry = self.life_end(expiry);
+        let expiry = self.cfg.life_end(expiry);
         let take = match self.routes.get(&dst) {
             None => true,
             Some(r) => !r.valid_seq || seq_newer(seq, r.seq) || (seq == r.seq && (!r.active(now) || hops < r.hops)),
@@ -1429,7 +1403,7 @@ impl<P> Aodv<P> {
         q: &Rreq,
         rev_expiry: SimTime,
     ) -> bool {
-        let rev_expiry = self.life_end(rev_expiry);
+        let rev_expiry = self.cfg.life_end(rev_expiry);
         let Some(r) = self.routes.get_mut(&q.orig) else {
             return false;
         };
@@ -1450,7 +1424,7 @@ impl<P> Aodv<P> {
     /// `expiry` (with sequence number `seq` if given, else keeping the one it has); returns
     /// whether it was not active before.
     fn set_neighbour_route(&mut self, now: SimTime, nb: Addr, expiry: SimTime, seq: Option<u32>) -> bool {
-        let expiry = self.life_end(expiry);
+        let expiry = self.cfg.life_end(expiry);
         let r = self.routes.get_or_insert_with(nb, || Route::unknown(nb, nb));
         let newly = !r.active(now);
         r.next_hop = nb;
@@ -1482,33 +1456,11 @@ impl<P> Aodv<P> {
     /// RFC 3561 §6.2: an active route's lifetime becomes at least now + ACTIVE_ROUTE_TIMEOUT.
     #[inline]
     fn refresh(&mut self, now: SimTime, a: Addr) {
-        let end = self.life_end(now + self.cfg.active_route_timeout);
+        let end = self.cfg.life_end(now + self.cfg.active_route_timeout);
         if let Some(r) = self.routes.get_mut(&a) {
             if r.active(now) {
                 r.expiry = r.expiry.max(end);
             }
-        }
-    }
-
-    /// When a lifetime that runs out at `t` really ends: `t`, or with
-    /// [`AodvConfig::purge_interval`] the first multiple of it after `t` (ns-2's purge takes a
-    /// route down once its end is in the past).
-    #[inline]
-    fn life_end(&self, t: SimTime) -> SimTime {
-        match self.cfg.purge_interval {
-            Some(p) if t != SimTime::NEVER => SimTime((t.0 / p.0).saturating_add(1).saturating_mul(p.0)),
-            _ => t,
-        }
-    }
-
-    /// When a discovery due at `t` acts: `t`, or with [`AodvConfig::purge_interval`] the first
-    /// multiple of it at or after `t` (ns-2 resends an RREQ from its purge once the RREQ's
-    /// timeout is not in the future).
-    #[inline]
-    fn retry_at(&self, t: SimTime) -> SimTime {
-        match self.cfg.purge_interval {
-            Some(p) if t != SimTime::NEVER => SimTime(t.0.div_ceil(p.0).saturating_mul(p.0)),
-            _ => t,
         }
     }
 
