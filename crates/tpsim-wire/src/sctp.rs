@@ -955,7 +955,8 @@ mod tests {
         }
     }
 
-    fn roundtrip(r: &SctpRepr) -> Vec<u8> {
+    /// Emits `r`, checks that it parses back to `r`, and returns the bytes.
+    pub(super) fn roundtrip(r: &SctpRepr) -> Vec<u8> {
         let mut b = vec![0u8; r.packet_len() as usize];
         r.emit(&mut b);
         assert_eq!(SctpRepr::parse(&b), Ok(*r), "{r:?}");

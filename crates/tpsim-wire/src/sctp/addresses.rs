@@ -60,14 +60,8 @@ impl fmt::Debug for AddrList {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::roundtrip;
     use super::super::*;
-
-    fn roundtrip(r: &SctpRepr) -> Vec<u8> {
-        let mut b = vec![0u8; r.packet_len() as usize];
-        r.emit(&mut b);
-        assert_eq!(SctpRepr::parse(&b), Ok(*r), "{r:?}");
-        b
-    }
 
     #[test]
     fn init_address_parameters_follow_rfc9260_3_3_2_1() {

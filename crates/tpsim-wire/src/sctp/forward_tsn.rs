@@ -92,14 +92,8 @@ pub(super) fn emit_forward_tsn_param(b: &mut [u8]) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::roundtrip;
     use super::super::*;
-
-    fn roundtrip(r: &SctpRepr) -> Vec<u8> {
-        let mut b = vec![0u8; r.packet_len() as usize];
-        r.emit(&mut b);
-        assert_eq!(SctpRepr::parse(&b), Ok(*r), "{r:?}");
-        b
-    }
 
     /// RFC 3758 §3.2: type 192, flags 0, New Cumulative TSN, then Stream/Sequence pairs.
     #[test]
