@@ -401,8 +401,9 @@ def test_full_disk_while_writing_tables_leaves_no_partial_table(ws: Path) -> Non
     p = tpsim_cli("run", "sweep.toml", "-o", "out", "-j", "1", "--no-report", "-q", cwd=ws, env={"TPSIM_TEST_ENOSPC": "summary.csv"})
     assert_clean_error(p, 1, ("summary.csv", "No space left on device"))
     files = _files(ws / "out")
-    assert files and all(re.fullmatch(r"runs/[0-9a-f]{64}\.json", f) for f in files), list(files)  # no table, no temporary
-    assert all(json.loads(b) for b in files.values())  # the stored runs are whole
+    # The stored runs (records and the engine's files), no table, no temporary.
+    assert files and all(re.fullmatch(r"runs/[0-9a-f]{64}(\.json|\.[a-z]+\.parquet|\.tr)", f) for f in files), list(files)
+    assert all(json.loads(b) for f, b in files.items() if f.endswith(".json"))  # the stored records are whole
     p = tpsim_cli("run", "sweep.toml", "-o", "out", "-j", "1", "--no-report", "-q", cwd=ws)
     assert p.returncode == 0 and "ran 0, reused 4" in p.stdout, p.stderr
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
-from . import _tpsim
+from . import _tpsim, store
 from .results import Results, add_roles, atomic_write_text, check_output_dir
 from .scenario import Scenario, load
 from .sweep import Job, expand, jobs_for, parse_set, parse_sweep, point_value, runs_of
@@ -69,37 +69,29 @@ def build_id() -> str:
 
 def run_key(scenario: Scenario, seed: int, run: int) -> str:
     """Content hash (SHA-256 hex) identifying one stored run: the resolved scenario of its
-    sweep point (sweep values set, no ``[sweep]`` table), the seed, the replication index and
-    the engine build (:func:`build_id`). A changed scenario, or another build of the engine,
-    never matches a stored run."""
+    sweep point (sweep values set, no ``[sweep]`` table), the seed, the replication index,
+    the engine build (:func:`build_id`) and the run store's format. A changed scenario,
+    another build of the engine or another store format never matches a stored run."""
     blob = json.dumps(
-        {"scenario": scenario.resolved, "seed": seed, "run": run, "engine": build_id()},
+        {"scenario": scenario.resolved, "seed": seed, "run": run, "engine": build_id(), "store": store.FORMAT},
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-#: Keys every stored run file has (written by :func:`execute`).
-_STORED_KEYS = ("flows", "network", "timeseries", "run", "seed", "point", "params", "key")
-
-
-def _load_stored(path: Path, job: Job, report: bool = True) -> Optional[dict[str, Any]]:
-    """The run stored at ``path`` for ``job``, or ``None`` if there is none or it is damaged
-    (truncated, not JSON, or not this job's run): a damaged file is reported on stderr (if
-    ``report``) and its run is done again."""
-    if not path.exists():
-        return None
+def _load_stored(runs_dir: Path, job: Job, report: bool = True) -> Optional[dict[str, Any]]:
+    """The run stored in ``runs_dir`` for ``job`` (its record, :mod:`tpsim.store`), or
+    ``None`` if there is none or it is damaged (truncated, not JSON, not this job's run, a
+    file it names missing): a damaged run is reported on stderr (if ``report``) and done
+    again."""
     try:
-        res = json.loads(path.read_text(encoding="utf-8"))
-        ok = isinstance(res, dict) and all(k in res for k in _STORED_KEYS) and res["key"] == job.key
-    except (OSError, UnicodeDecodeError, ValueError):
-        ok = False
-    if not ok:
+        return store.load(runs_dir, job.key)
+    except ValueError as e:
         if report:
-            print(f"tpsim: {path}: damaged stored run (point {job.point.index}, run {job.run}); running it again",
+            path = store.record_path(runs_dir, job.key)
+            print(f"tpsim: {path}: damaged stored run (point {job.point.index}, run {job.run}: {e}); running it again",
                   file=sys.stderr)
         return None
-    return res
 
 
 #: Default of ``max_memory``: the largest memory estimate a run may have, bytes.
@@ -139,17 +131,34 @@ class RunCrashed(RuntimeError):
 
 
 def _job_main(text: str, source: str, seed: int, run: int, point: int, pcap_dir: Optional[str],
-              max_wall_s: Optional[float] = None, progress: Optional[Callable[[float, float], Any]] = None) -> dict[str, Any]:
+              max_wall_s: Optional[float] = None, runs_dir: Optional[str] = None, key: str = "",
+              progress: Optional[Callable[[float, float], Any]] = None) -> dict[str, Any]:
     """Executes one job (in this process, a worker process or a Dask worker); ``progress``
     (in this process only) is the engine's ``progress(now_s, end_s)`` callback, in simulated
-    seconds."""
+    seconds. With ``runs_dir``, the run's growing and large outputs (time series, traces,
+    per-ACK samples, movie trace) go to its files in that store while it runs
+    (:mod:`tpsim.store`) and the returned dict names them under ``files``; without, they
+    come back as columns."""
     if os.environ.get(FAIL_HOOK) == f"{point}:{run}":
         raise RuntimeError(f"deliberate failure ({FAIL_HOOK} test hook)")
     if os.environ.get(FAIL_HOOK) == f"{point}:{run}:abort":
         os.abort()  # a crashing worker (tests)
+    kwargs: dict[str, Any] = {"seed": seed, "run": run, "pcap_dir": pcap_dir, "max_wall_s": max_wall_s}
     if progress is not None:
-        return _tpsim.run(text, source, seed=seed, run=run, pcap_dir=pcap_dir, max_wall_s=max_wall_s, progress=progress)
-    return _tpsim.run(text, source, seed=seed, run=run, pcap_dir=pcap_dir, max_wall_s=max_wall_s)
+        kwargs["progress"] = progress
+    if runs_dir is None:
+        res = _tpsim.run(text, source, **kwargs)
+        res.pop("files", None)
+        return res
+    d = Path(runs_dir)
+    files = store.run_files(d, key)
+    try:
+        res = _tpsim.run(text, source, files=files, **kwargs)
+        res["files"] = store.settle(d, key, res["files"], files)
+    except BaseException:
+        store.discard(d, key)
+        raise
+    return res
 
 
 def _worker_init(memory_limit: Optional[int]) -> None:
@@ -252,7 +261,7 @@ def plan(
         for pt in points:
             _check_memory(pt, limit)
     jobs = jobs_for(points, seed, n)
-    stored = sum(1 for j in jobs if out is not None and _load_stored(_stored_path(Path(out), j), j, report=False) is not None)
+    stored = sum(1 for j in jobs if out is not None and _load_stored(_runs_dir(Path(out)), j, report=False) is not None)
     return Plan(base, points, jobs, stored, list(sets))
 
 
@@ -329,8 +338,9 @@ def _check_memory(point: Any, limit: int) -> None:
                       f"{limit / 1e9:.3g} GB; shorten it, coarsen output.bin, or raise the limit (--max-memory)")
 
 
-def _stored_path(out: Path, job: Job) -> Path:
-    return out / "runs" / f"{job.key}.json"
+def _runs_dir(out: Path) -> Path:
+    """Where the runs of results written to ``out`` are stored."""
+    return out / "runs"
 
 
 def run(
@@ -491,10 +501,20 @@ def run_plan(
     outdir = check_output_dir(out, "out") if out is not None else None
     check_scheduler(scheduler)
     fresh: list[float] = []
-    results = execute(p.jobs, outdir, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
-                      run_time_limit=run_time_limit, run_memory_limit=run_memory_limit, fresh=fresh,
-                      sim_progress=sim_progress)
-    table = Results.from_runs(results, param_keys=list(p.points[0].params))
+    # Results written nowhere keep their runs' files in a directory of their own, removed
+    # with them.
+    runs_dir = _runs_dir(outdir) if outdir is not None else Path(tempfile.mkdtemp(prefix="tpsim-runs-"))
+    try:
+        results = execute(p.jobs, runs_dir, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
+                          run_time_limit=run_time_limit, run_memory_limit=run_memory_limit, fresh=fresh,
+                          sim_progress=sim_progress, reuse=outdir is not None)
+    except BaseException:
+        if outdir is None:
+            shutil.rmtree(runs_dir, ignore_errors=True)
+        raise
+    table = Results.from_runs(results, param_keys=list(p.points[0].params), runs_dir=runs_dir)
+    if outdir is None:
+        table.own_directory(runs_dir)
     table.flows = add_roles(table.flows, {pt.index: len(pt.scenario.resolved.get("flows", [])) for pt in p.points})
     table.points = p.points
     table.base = p.base
@@ -510,7 +530,7 @@ def run_plan(
 
 def execute(
     job_list: list[Job],
-    outdir: Optional[Path],
+    runs_dir: Path,
     jobs: int = 1,
     scheduler: Optional[str] = None,
     pcap: bool = False,
@@ -519,12 +539,16 @@ def execute(
     run_memory_limit: Optional[int] = None,
     fresh: Optional[list[float]] = None,
     sim_progress: Optional[Callable[[int, float, float], Any]] = None,
+    reuse: bool = True,
 ) -> list[dict[str, Any]]:
-    """Runs the jobs not yet stored in ``outdir``, stores each as it finishes, and returns
-    every job's result (stored or new) in job order. A job that fails, exceeds a limit or
-    crashes its worker fails alone: the others run on. ``fresh``, if given, gets the engine
-    time of each run made now (not of the stored ones). ``sim_progress(job index, now_s,
-    end_s)`` reports simulated time for runs made in this process (see :func:`run`).
+    """Runs the jobs not yet stored in the run store ``runs_dir`` (:mod:`tpsim.store`;
+    ``reuse=False``: every job), stores each as it finishes, and returns every job's record
+    (stored or new) in job order: identity, flows and network rows, engine time and the names
+    of its files in ``runs_dir`` (time series, traces), which are never read here. A job that
+    fails, exceeds a limit or crashes its worker fails alone: the others run on. ``fresh``,
+    if given, gets the engine time of each run made now (not of the stored ones).
+    ``sim_progress(job index, now_s, end_s)`` reports simulated time for runs made in this
+    process (see :func:`run`).
 
     Raises:
         SweepFailed: if any job raised; every other job still ran and was stored.
@@ -534,7 +558,7 @@ def execute(
     results: dict[int, dict[str, Any]] = {}
     todo: list[tuple[int, Job]] = []
     for i, job in enumerate(job_list):
-        stored = _load_stored(_stored_path(outdir, job), job) if (outdir is not None and not pcap) else None
+        stored = _load_stored(runs_dir, job) if (reuse and not pcap) else None
         if stored is not None:
             results[i] = stored
         else:
@@ -548,40 +572,76 @@ def execute(
             failures.append(RunFailure(job.point.index, job.point.params, job.seed, job.run, f"{type(error).__name__}: {error}"))
         else:
             assert res is not None
-            res.update({"run": job.run, "seed": job.seed, "point": job.point.index, "key": job.key,
-                        "params": {k: point_value(v) for k, v in job.point.params.items()}})
-            if outdir is not None:
-                atomic_write_text(_stored_path(outdir, job), json.dumps(res))
+            res.update({"format": store.FORMAT, "run": job.run, "seed": job.seed, "point": job.point.index,
+                        "key": job.key, "params": {k: point_value(v) for k, v in job.point.params.items()}})
+            made.extend(_make_dirs(runs_dir))
+            try:
+                if "files" not in res:  # made without files (a Dask worker): the parent writes them
+                    res["files"] = store.spill(runs_dir, job.key, res)
+                atomic_write_text(store.record_path(runs_dir, job.key), json.dumps(res))
+            except BaseException:
+                store.remove(runs_dir, job.key)  # not stored: its files would be orphans
+                raise
             results[i] = res
             if fresh is not None:
                 fresh.append(float(res.get("engine_seconds", 0.0)))
         if progress:
             progress(len(results) + len(failures), total)
 
-    def args(job: Job) -> tuple:
-        pcap_dir = str(outdir / "pcap" / f"p{job.point.index}-run{job.run}") if (pcap and outdir is not None) else None
+    def args(job: Job, local: bool = True) -> tuple:
+        pcap_dir = str(runs_dir.parent / "pcap" / f"p{job.point.index}-run{job.run}") if (pcap and reuse) else None
         return (job.point.scenario.text, job.point.scenario.source, job.seed, job.run, job.point.index, pcap_dir,
-                run_time_limit)
+                run_time_limit, str(runs_dir) if local else None, job.key)
 
     n_workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
-    if scheduler and todo:
-        _run_dask(scheduler, todo, args, finish)
-    elif scheduler:
-        pass  # every run is stored: no need of the scheduler
-    elif (n_workers == 1 or len(todo) <= 1) and run_memory_limit is None:
-        for i, job in todo:
-            tick = (lambda now_s, end_s, i=i: sim_progress(i, now_s, end_s)) if sim_progress is not None else None
-            try:
-                res = _job_main(*args(job), progress=tick)
-            except (RuntimeError, ValueError, OSError) as e:
-                finish(i, job, None, e)
+    # Directories this call makes (the output directory and its runs/): removed again if
+    # no run ends up stored in them.
+    made: list[Path] = []
+    try:
+        if scheduler and todo:
+            _run_dask(scheduler, todo, lambda job: args(job, local=False), finish)
+        elif scheduler:
+            pass  # every run is stored: no need of the scheduler
+        elif todo:
+            made.extend(_make_dirs(runs_dir))  # the engine writes each run's files there
+            if (n_workers == 1 or len(todo) <= 1) and run_memory_limit is None:
+                for i, job in todo:
+                    tick = (lambda now_s, end_s, i=i: sim_progress(i, now_s, end_s)) if sim_progress is not None else None
+                    try:
+                        res = _job_main(*args(job), progress=tick)
+                    except (RuntimeError, ValueError, OSError) as e:
+                        finish(i, job, None, e)
+                    else:
+                        finish(i, job, res, None)
             else:
-                finish(i, job, res, None)
-    elif todo:
-        _run_pool(min(n_workers, len(todo)), todo, args, finish, run_memory_limit)
+                _run_pool(min(n_workers, len(todo)), todo, args, finish, run_memory_limit)
+    except BaseException:
+        # Interrupted, or storing failed: runs not stored (stopped midway, or finished by a
+        # worker but not recorded) leave no file.
+        for i, job in todo:
+            if i not in results:
+                store.remove(runs_dir, job.key)
+        raise
+    finally:
+        for d in reversed(made):
+            try:
+                d.rmdir()  # only if empty: nothing stored there
+            except OSError:
+                break
     if failures:
         raise SweepFailed(sorted(failures, key=lambda f: (f.point, f.run)), len(results), total)
     return [results[i] for i in range(total)]
+
+
+def _make_dirs(path: Path) -> list[Path]:
+    """Makes ``path`` and its missing parents; returns those it made, outermost first."""
+    missing = []
+    p = path
+    while not p.exists() and p.parent != p:
+        missing.append(p)
+        p = p.parent
+    path.mkdir(parents=True, exist_ok=True)
+    return list(reversed(missing))
 
 
 def _run_pool(n: int, todo: list, args: Callable, finish: Callable, memory_limit: Optional[int] = None) -> None:
@@ -656,8 +716,11 @@ def _pool_pass(pool: ProcessPoolExecutor, todo: list, args: Callable, finish: Ca
                     finish(i, job, None if err else fut.result(), err)
     except BaseException:
         # Interrupted (Ctrl-C) or failed here: stop the workers now; stored runs stay.
-        for proc in list(getattr(pool, "_processes", {}).values()):
+        procs = list(getattr(pool, "_processes", {}).values())
+        for proc in procs:
             proc.terminate()
+        for proc in procs:
+            proc.join(timeout=2)  # gone before their partial files are removed
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)

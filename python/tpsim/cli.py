@@ -564,11 +564,12 @@ def ns2_trace(
     if fmt not in ns2trace.FORMATS and fmt != "auto":
         _fail(f"error: --format: unknown format {fmt!r}; formats: {', '.join(ns2trace.FORMATS)}")
     res = _read_results(directory)
-    if not res.trace.width:
+    if not res.has("trace"):
         _fail(f"error: {directory} has no trace.parquet: run with --set output.ns2_trace=old (or new, wired)")
-    if not ns2trace.has_ns2_columns(res.trace):
+    trace = res.scan("trace")
+    if not all(c in trace.collect_schema().names() for c in ns2trace.NS2_COLUMNS):
         _fail(f"error: {directory}/trace.parquet has no ns-2 columns: run with --set output.ns2_trace=old (or new, wired)")
-    rows = ns2trace.run_trace(res.trace, point, run_)
+    rows = ns2trace.run_trace(trace, point, run_).collect()
     if rows.height == 0:
         _fail(f"error: the trace has no rows of point {point}, run {run_}")
     if fmt == "auto":

@@ -40,10 +40,9 @@ class NoMovie(ValueError):
 
 def movie_runs(res: Any) -> list[tuple[int, int]]:
     """The (point, run) pairs that have a movie trace, in order."""
-    a = res.animation
-    if not a.width or a.height == 0:
+    if not res.has("animation"):
         return []
-    pairs = a.select("point", "run").unique().sort(["point", "run"])
+    pairs = res.scan("animation").select("point", "run").unique().sort(["point", "run"]).collect()
     return [(int(p), int(r)) for p, r in pairs.iter_rows()]
 
 
@@ -74,7 +73,7 @@ def movie_data(res: Any, point: Optional[int] = None, run: Optional[int] = None)
     if (point, run) not in have:
         listed = ", ".join(f"point {p} run {r}" for p, r in have[:12]) + (" ..." if len(have) > 12 else "")
         raise NoMovie(f"no network movie trace for point {point} run {run}; it has {listed}")
-    a = res.animation.filter((pl.col("point") == point) & (pl.col("run") == run))
+    a = res.scan("animation").filter((pl.col("point") == point) & (pl.col("run") == run)).collect()
     of = {k: a.filter(pl.col("kind") == k) for k in ("position", "range", "cs_range", "node", "hop", "drop",
                                                       "delivery", "route")}
     pos = of["position"].sort(["node", "time_s"])

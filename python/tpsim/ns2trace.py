@@ -16,7 +16,7 @@ run always gives the same bytes.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import polars as pl
 
@@ -254,8 +254,9 @@ def default_format(trace: pl.DataFrame) -> str:
     return "old" if trace.filter(pl.col("event") == "mac_send").height else "wired"
 
 
-def run_trace(trace: pl.DataFrame, point: int = 0, run: int = 0) -> pl.DataFrame:
-    """The rows of one run (``point``, ``run``) of a results' packet trace, in their order."""
+def run_trace(trace: Any, point: int = 0, run: int = 0) -> Any:
+    """The rows of one run (``point``, ``run``) of a results' packet trace (a DataFrame or a
+    LazyFrame, returned as the same), in their order."""
     return trace.filter((pl.col("point") == point) & (pl.col("run") == run))
 
 

@@ -33,8 +33,11 @@ import fnmatch
 import json
 import math
 import os
+import re
+import shutil
 import stat
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
@@ -351,25 +354,54 @@ def summarize(flows: pl.DataFrame, network: pl.DataFrame, point_keys: Iterable[s
     return pl.concat(out, how="vertical")
 
 
+#: The tables of :class:`Results` kept in files and read only when asked for (attribute
+#: access reads one whole; :meth:`Results.scan` reads lazily).
+LAZY_TABLES = ("timeseries", "trace", "animation", "acks")
+
+
+class _LazyTable:
+    """A :class:`Results` attribute whose table is read from its files on first access."""
+
+    def __init__(self, doc: str):
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Optional[type] = None) -> Any:
+        if obj is None:
+            return self
+        return obj._frame(self.name)
+
+    def __set__(self, obj: Any, df: pl.DataFrame) -> None:
+        obj._set_frame(self.name, df)
+
+
 class Results:
     """The tables of one or more runs of a scenario.
+
+    The growing tables (time series, packet trace, movie trace, per-ACK samples) stay in
+    files -- each run's in the run store while they are made (:mod:`tpsim.store`), the
+    combined ones in the output directory once written -- and are read when asked for: as an
+    attribute (the whole table, then kept), or lazily with :meth:`scan`.
 
     Attributes:
         flows: one row per (run, flow, direction); metric columns as in docs/metrics.md.
         network: one row per run.
-        timeseries: long format ``run, seed, series, flow, link, direction, time_s, value``.
-        trace: the per-packet event trace of runs with ``[output] trace = true``, one row per
-            packet event (columns in docs/metrics.md); empty if no run kept one.
-        ns2_formats: the ns-2 trace format (``"old"``, ``"new"``, ``"wired"``) of each run
-            (point, run) made with ``[output] ns2_trace``; :meth:`write` writes their files.
-        animation: the network movie's trace of runs with ``[output] animation = true``
-            (columns in docs/workbench.md, "Network movie"); empty if no run kept one.
-        acks: the per-ACK samples of runs with ``[output] ack_samples = true``, one row per
-            acknowledgement (columns in docs/metrics.md, "Per-ACK samples"); empty if no run
-            kept them.
+        ns2_files: the ns-2 trace file of each run (point, run) made with
+            ``[output] ns2_trace``; :meth:`write` puts them in ``ns2/``.
         engine_seconds: wall time of each run's event loop, s (not part of the tables, which
             are deterministic).
     """
+
+    timeseries = _LazyTable("Binned series in long format: ``point``, swept keys, ``run, seed, series, flow, "
+                            "link, node, direction, time_s, value``; empty without time series.")
+    trace = _LazyTable("The per-packet event trace of runs with ``[output] trace = true`` (or ``ns2_trace``), "
+                       "one row per packet event (columns in docs/metrics.md); empty if no run kept one.")
+    animation = _LazyTable("The network movie's trace of runs with ``[output] animation = true`` (columns in "
+                           "docs/workbench.md, \"Network movie\"); empty if no run kept one.")
+    acks = _LazyTable("The per-ACK samples of runs with ``[output] ack_samples = true``, one row per "
+                      "acknowledgement (columns in docs/metrics.md, \"Per-ACK samples\"); empty if no run kept them.")
 
     def __init__(
         self,
@@ -384,11 +416,20 @@ class Results:
     ):
         self.flows = flows
         self.network = network
-        self.timeseries = timeseries
-        self.trace = trace if trace is not None else pl.DataFrame()
+        #: Lazy tables held in memory (given, or read once asked for).
+        self._frames: dict[str, pl.DataFrame] = {}
+        #: Lazy tables as every run's file: (the run's identity, the file), in run order.
+        self._parts: dict[str, list[tuple[dict[str, Any], Path]]] = {}
+        #: Lazy tables as one file with the documented column types.
+        self._files: dict[str, Path] = {}
+        for kind, df in (("timeseries", timeseries), ("trace", trace), ("animation", animation), ("acks", acks)):
+            if df is not None:
+                self._frames[kind] = df
+        self.ns2_files: dict[tuple[int, int], Path] = {}
+        #: ns-2 formats of runs whose trace is held in memory with its ns-2 columns (their
+        #: files are written from it).
         self.ns2_formats: dict[tuple[int, int], str] = {}
-        self.animation = animation if animation is not None else pl.DataFrame()
-        self.acks = acks if acks is not None else pl.DataFrame()
+        self._cleanup: Optional[weakref.finalize] = None
         self.engine_seconds = engine_seconds
         #: Swept keys (columns of every table, after ``point``); empty without a sweep.
         self.param_keys: list[str] = list(param_keys or [])
@@ -413,42 +454,96 @@ class Results:
         self._summary: Optional[tuple[int, int, pl.DataFrame]] = None
 
     @classmethod
-    def from_runs(cls, runs: list[dict[str, Any]], param_keys: Optional[list[str]] = None) -> "Results":
-        """Builds the tables from engine outputs; each dict has ``run``, ``seed``, optionally
-        ``point`` and ``params`` (swept key -> value), and the engine's
-        ``flows``/``network``/``timeseries`` columns (and ``trace`` if kept). Rows are sorted by (point, run, flow,
-        direction) whatever order the runs come in, so the tables do not depend on how many
-        workers produced them."""
+    def from_runs(cls, runs: list[dict[str, Any]], param_keys: Optional[list[str]] = None,
+                  runs_dir: Optional[Path] = None) -> "Results":
+        """Builds the tables from run records (:func:`tpsim.api.execute`); each dict has
+        ``run``, ``seed``, optionally ``point`` and ``params`` (swept key -> value), the
+        engine's ``flows``/``network`` columns, and each of the growing tables either as
+        columns (``timeseries``, ``trace``, ``animation``, ``acks``) or as a file of the run
+        store ``runs_dir`` named in ``files``, read only when asked for. Rows are sorted by
+        (point, run, flow, direction) whatever order the runs come in, so the tables do not
+        depend on how many workers produced them."""
+        from . import store
+
         keys = list(param_keys or [])
         runs = sorted(runs, key=lambda r: (r.get("point", 0), r["run"]))
-        flows, nets, series, traces, movies, acks = [], [], [], [], [], []
+        flows, nets = [], []
+        frames: dict[str, list[pl.DataFrame]] = {k: [] for k in LAZY_TABLES}
+        parts: dict[str, list[tuple[dict[str, Any], Path]]] = {k: [] for k in LAZY_TABLES}
+        ns2_files: dict[tuple[int, int], Path] = {}
         for r in runs:
             ident = {"point": r.get("point", 0), **{k: r.get("params", {}).get(k) for k in keys}, "run": r["run"], "seed": r["seed"]}
             n = len(r["flows"]["flow"])
             flows.append(pl.DataFrame({**{k: [v] * n for k, v in ident.items()}, **r["flows"]}, strict=False))
             nets.append(pl.DataFrame({**{k: [v] for k, v in ident.items()}, **{k: [v] for k, v in r["network"].items()}}, strict=False))
-            m = len(r["timeseries"]["series"])
-            series.append(pl.DataFrame({**{k: [v] * m for k, v in ident.items()}, **r["timeseries"]}, strict=False))
-            if r.get("trace") is not None:
-                m = len(r["trace"]["event"])
-                traces.append(_trace_frame({**{k: [v] * m for k, v in ident.items()}, **r["trace"]}, keys))
-            if r.get("animation") is not None:
-                m = len(r["animation"]["kind"])
-                movies.append(_typed_frame({**{k: [v] * m for k, v in ident.items()}, **r["animation"]}, keys,
-                                           ANIMATION_SCHEMA))
-            if r.get("acks") is not None:
-                m = len(r["acks"]["time_s"])
-                acks.append(_typed_frame({**{k: [v] * m for k, v in ident.items()}, **r["acks"]}, keys, ACKS_SCHEMA))
+            files = store.resolve_files(runs_dir, r) if runs_dir is not None else {}
+            for kind in LAZY_TABLES:
+                cols = r.get(kind)
+                if cols is not None:
+                    m = len(next(iter(cols.values()), []))
+                    frames[kind].append(_run_frame(kind, {**{k: [v] * m for k, v in ident.items()}, **cols}, keys))
+                elif kind in files:
+                    parts[kind].append((ident, files[kind]))
+            if "ns2" in files:
+                ns2_files[(int(ident["point"]), int(r["run"]))] = files["ns2"]
         flows_df = _normalize(pl.concat(flows, how="diagonal_relaxed"), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if flows else pl.DataFrame()
         net_df = _normalize(pl.concat(nets, how="vertical_relaxed"), keys).sort(["point", "run"], maintain_order=True) if nets else pl.DataFrame()
-        ts_df = _normalize(pl.concat(series, how="vertical_relaxed"), keys) if series else pl.DataFrame()
-        trace_df = pl.concat(traces, how="vertical_relaxed") if traces else pl.DataFrame()
-        movie_df = pl.concat(movies, how="vertical_relaxed") if movies else pl.DataFrame()
-        acks_df = pl.concat(acks, how="vertical_relaxed") if acks else pl.DataFrame()
-        res = cls(flows_df, net_df, ts_df, [float(r.get("engine_seconds", 0.0)) for r in runs], keys, trace_df,
-                  movie_df, acks_df)
-        res.ns2_formats = {(int(r.get("point", 0)), int(r["run"])): str(r["ns2_trace"]) for r in runs if r.get("ns2_trace")}
+        res = cls(flows_df, net_df, None, [float(r.get("engine_seconds", 0.0)) for r in runs], keys)
+        for kind in LAZY_TABLES:
+            if frames[kind]:
+                how = "vertical_relaxed" if kind == "timeseries" else "diagonal_relaxed"
+                res._frames[kind] = pl.concat(frames[kind], how=how)
+            elif parts[kind]:
+                res._parts[kind] = parts[kind]
+        if "timeseries" not in res._frames and "timeseries" not in res._parts:
+            res._frames["timeseries"] = pl.DataFrame()
+        res.ns2_files = ns2_files
+        res.ns2_formats = {(int(r.get("point", 0)), int(r["run"])): str(r["ns2_trace"])
+                           for r in runs if r.get("ns2_trace") and r.get("trace") is not None}
         return res
+
+    def own_directory(self, path: Path) -> None:
+        """Removes the directory ``path`` (a run store of these results only) when these
+        results are garbage-collected or the interpreter exits."""
+        self._cleanup = weakref.finalize(self, shutil.rmtree, str(path), True)
+
+    def has(self, table: str) -> bool:
+        """Whether these results have rows or columns of the lazy table ``table`` (one of
+        :data:`LAZY_TABLES`), without reading it."""
+        if table in self._frames:
+            return self._frames[table].width > 0
+        return bool(self._parts.get(table)) or table in self._files
+
+    def scan(self, table: str) -> pl.LazyFrame:
+        """The lazy table ``table`` (``"timeseries"``, ``"trace"``, ``"animation"`` or
+        ``"acks"``) as a polars LazyFrame: filter and select before collecting, and only what
+        is kept is read (e.g. ``res.scan("trace").filter(pl.col("run") == 0).collect()``).
+        An empty LazyFrame if the results have no such table.
+
+        Raises:
+            KeyError: for another table name.
+        """
+        from . import store
+
+        if table not in LAZY_TABLES:
+            raise KeyError(f"no lazy table {table!r}; tables: {', '.join(LAZY_TABLES)}")
+        if table in self._frames:
+            return self._frames[table].lazy()
+        if table in self._files:
+            return pl.scan_parquet(self._files[table])
+        if self._parts.get(table):
+            return store.scan(self._parts[table], table)
+        return pl.LazyFrame()
+
+    def _frame(self, table: str) -> pl.DataFrame:
+        if table not in self._frames:
+            self._frames[table] = self.scan(table).collect() if self.has(table) else pl.DataFrame()
+        return self._frames[table]
+
+    def _set_frame(self, table: str, df: pl.DataFrame) -> None:
+        self._frames[table] = df
+        self._parts.pop(table, None)
+        self._files.pop(table, None)
 
     def summary(self) -> pl.DataFrame:
         """Mean, std and 95% CI of every metric over the runs of each sweep point (see
@@ -489,7 +584,9 @@ class Results:
     def write(self, directory: Union[str, Path]) -> Path:
         """Writes every table into ``directory`` (created if needed), with
         ``scenario.resolved.json`` and ``tpsim.json`` when the scenario is known, all or none:
-        each file goes to a temporary file first and they are renamed into place together."""
+        each file goes to a temporary file first and they are renamed into place together.
+        The growing tables are combined from their runs' files by streaming (no run's rows
+        are held in memory); the ns-2 trace files are linked (or copied) into ``ns2/``."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         summary = self.summary()
@@ -499,44 +596,72 @@ class Results:
             (d / "network.parquet", lambda p: self.network.write_parquet(p)),
             (d / "network.csv", lambda p: self.network.write_csv(p)),
             (d / "summary.csv", lambda p: summary.write_csv(p)),
-            (d / "timeseries.parquet", lambda p: self.timeseries.write_parquet(p)),
         ]
-        if self.trace.width:
-            files.append((d / "trace.parquet", lambda p: self.trace.write_parquet(p)))
-        if self.animation.width:
-            files.append((d / "animation.parquet", lambda p: self.animation.write_parquet(p)))
-        if self.acks.width:
-            files.append((d / "acks.parquet", lambda p: self.acks.write_parquet(p)))
+        written = []
+        for kind in LAZY_TABLES:
+            target = d / f"{kind}.parquet"
+            if kind != "timeseries" and not self.has(kind):
+                continue
+            if kind in self._files and _same_file(self._files[kind], target):
+                continue
+            written.append(kind)
+            files.append((target, lambda p, kind=kind: self._write_table(kind, p)))
         if self.base is not None:
             resolved = json.dumps(self.resolved_scenario(), indent=2, sort_keys=True) + "\n"
             meta = json.dumps(self.meta(), indent=2) + "\n"
             files += [(d / "scenario.resolved.json", lambda p: p.write_text(resolved, encoding="utf-8")),
                       (d / "tpsim.json", lambda p: p.write_text(meta, encoding="utf-8"))]
         _atomic_many(files)
-        if not self.trace.width and (d / "trace.parquet").is_file():
-            # A trace of earlier results in this directory is not these results' trace.
-            (d / "trace.parquet").unlink()
+        for kind in written:
+            # Read from here on: one file, already with the documented types.
+            self._files[kind] = d / f"{kind}.parquet"
+            self._parts.pop(kind, None)
+        for kind in LAZY_TABLES:
+            if kind != "timeseries" and not self.has(kind) and (d / f"{kind}.parquet").is_file():
+                # A table of earlier results in this directory is not these results' table.
+                (d / f"{kind}.parquet").unlink()
         self._write_ns2(d)
-        if not self.animation.width and (d / "animation.parquet").is_file():
-            (d / "animation.parquet").unlink()
-        if not self.acks.width and (d / "acks.parquet").is_file():
-            (d / "acks.parquet").unlink()
         self.directory = d
         return d
 
+    def _write_table(self, kind: str, path: Path) -> None:
+        """Writes the lazy table ``kind`` to ``path``: from memory if held there, else
+        streamed from its files."""
+        if kind in self._frames:
+            self._frames[kind].write_parquet(path)
+        elif self.has(kind):
+            self.scan(kind).sink_parquet(path)
+        else:
+            pl.DataFrame().write_parquet(path)
+
     def _write_ns2(self, d: Path) -> None:
-        """Writes each run's ns-2 trace file (``ns2/``), after removing those of earlier
-        results in ``d``."""
+        """Puts each run's ns-2 trace file in ``d/ns2/`` (a hard link to the run's file where
+        the file system allows, else a copy; written from the trace held in memory for runs
+        made without files), after removing those of earlier results in ``d``."""
         from . import ns2trace
 
+        targets = {pr: d / ns2trace.file_name(*pr) for pr in [*self.ns2_files, *self.ns2_formats]}
         old = d / "ns2"
-        # Files of earlier results go, unless these results are those files' (read back
-        # from ``d``: the trace has the ns-2 columns, the formats are not known).
-        if old.is_dir() and (self.ns2_formats or not ns2trace.has_ns2_columns(self.trace)):
+        if old.is_dir():
+            keep = {t.name for t in targets.values()}
             for f in old.glob("p*-run*.tr"):
-                f.unlink()
+                if f.name not in keep:
+                    f.unlink()
+        for pr, src in sorted(self.ns2_files.items()):
+            target = targets[pr]
+            if _same_file(src, target):
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.tmp")
+            tmp.unlink(missing_ok=True)
+            try:
+                os.link(src, tmp)
+            except OSError:
+                shutil.copyfile(src, tmp)
+            os.replace(tmp, target)
+            self.ns2_files[pr] = target
         for (point, run), fmt in sorted(self.ns2_formats.items()):
-            path = d / ns2trace.file_name(point, run)
+            path = targets[(point, run)]
             tmp = path.with_name(path.name + ".tmp")
             ns2trace.write(ns2trace.run_trace(self.trace, point, run), tmp, fmt)
             os.replace(tmp, path)
@@ -573,18 +698,22 @@ class Results:
         for name in ("flows.parquet", "network.parquet"):
             if not (d / name).is_file():
                 raise FileNotFoundError(errno.ENOENT, f"no {name}: not the output directory of a tpsim run", str(d / name))
+        lazy = {k: d / f"{k}.parquet" for k in LAZY_TABLES if (d / f"{k}.parquet").is_file()}
         try:
             flows = pl.read_parquet(d / "flows.parquet")
             network = pl.read_parquet(d / "network.parquet")
-            ts = pl.read_parquet(d / "timeseries.parquet") if (d / "timeseries.parquet").is_file() else pl.DataFrame()
-            trace = pl.read_parquet(d / "trace.parquet") if (d / "trace.parquet").is_file() else pl.DataFrame()
-            movie = pl.read_parquet(d / "animation.parquet") if (d / "animation.parquet").is_file() else pl.DataFrame()
-            acks = pl.read_parquet(d / "acks.parquet") if (d / "acks.parquet").is_file() else pl.DataFrame()
+            for path in lazy.values():
+                pl.read_parquet_schema(path)  # readable (the rows are read when asked for)
         except (OSError, pl.exceptions.PolarsError) as e:
             raise ValueError(f"{d}: the tables cannot be read: {' '.join(str(e).split())}") from None
         cols = flows.columns if "point" in flows.columns else network.columns
         keys = cols[cols.index("point") + 1 : cols.index("run")] if "point" in cols and "run" in cols else []
-        res = cls(flows, network, ts, [], keys, trace, movie, acks)
+        res = cls(flows, network, None if "timeseries" in lazy else pl.DataFrame(), [], keys)
+        res._files.update(lazy)
+        for f in (d / "ns2").glob("p*-run*.tr") if (d / "ns2").is_dir() else []:
+            m = re.fullmatch(r"p(\d+)-run(\d+)\.tr", f.name)
+            if m:
+                res.ns2_files[(int(m.group(1)), int(m.group(2)))] = f
         res.directory = d
         meta: dict[str, Any] = {}
         try:
@@ -716,6 +845,24 @@ def _typed_frame(columns: dict[str, Any], param_keys: Iterable[str], schema: dic
     casts = [pl.col(k).cast(pl.UInt32 if k in ("point", "run") else pl.UInt64) if k in ("point", "run", "seed")
              else pl.col(k) for k in ident]
     return df.select(casts + [pl.col(k).cast(t) for k, t in schema.items()])
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name the same existing file."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _run_frame(kind: str, columns: dict[str, Any], param_keys: list[str]) -> pl.DataFrame:
+    """One run's lazy table ``kind`` given as columns (with the run's identity), with its
+    documented types."""
+    if kind == "timeseries":
+        return _normalize(pl.DataFrame(columns, strict=False), param_keys)
+    if kind == "trace":
+        return _trace_frame(columns, param_keys)
+    return _typed_frame(columns, param_keys, ANIMATION_SCHEMA if kind == "animation" else ACKS_SCHEMA)
 
 
 def _trace_frame(columns: dict[str, Any], param_keys: Iterable[str] = ()) -> pl.DataFrame:

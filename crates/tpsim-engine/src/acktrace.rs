@@ -1,25 +1,39 @@
 //! Per-ACK samples (`[output] ack_samples = true`): one row per acknowledgement or feedback
 //! packet a flow direction's data sender processes, with the sender's state right after it
 //! ([`tpsim_transport::AckSample`]), kept as column vectors while the run goes and turned
-//! into a [`Table`] at its end (columns: docs/metrics.md, "Per-ACK samples").
+//! into a [`Table`] at its end (columns: docs/metrics.md, "Per-ACK samples"), or handed out
+//! a batch at a time when the run streams them ([`crate::stream`]).
 //!
 //! The world holds an `Option<AckTrace>`: when the option is off, each received segment costs
 //! one branch on that `None` and nothing else. Rows are recorded from the warm-up on.
 
 use crate::metrics::FlowKey;
+use crate::stream::{SinkState, TableSink};
 use crate::table::{Column, Table};
 use tpsim_core::SimTime;
 use tpsim_transport::AckSample;
 
 /// The per-ACK samples of one run, one vector per column; absent values are NaN (76 bytes a
 /// row).
-#[derive(Clone, Debug, Default)]
+#[derive(Default)]
 pub struct AckTrace {
     time_ns: Vec<u64>,
     dir: Vec<u32>,
     /// cwnd_bytes, ssthresh_bytes, cwnd_packets, ssthresh_packets, srtt_s, rtt_sample_s,
     /// x_bps, x_recv_bps.
     values: [Vec<f64>; 8],
+    /// Where the rows go while the run goes ([`Self::stream_to`]): the flow directions by
+    /// index, the sink, rows per batch.
+    out: Option<(Vec<FlowKey>, SinkState, usize)>,
+}
+
+impl std::fmt::Debug for AckTrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AckTrace")
+            .field("rows", &self.len())
+            .field("streamed", &self.out.is_some())
+            .finish()
+    }
 }
 
 /// The value columns, in table order.
@@ -62,6 +76,51 @@ impl AckTrace {
         ];
         for (col, x) in self.values.iter_mut().zip(v) {
             col.push(x.unwrap_or(f64::NAN));
+        }
+        if self.out.as_ref().is_some_and(|o| self.time_ns.len() >= o.2) {
+            self.flush(false);
+        }
+    }
+
+    /// Streams the rows from now on to `sink`, `batch_rows` at a time (see
+    /// [`crate::stream`]); `keys[dir]` names flow direction `dir`.
+    pub fn stream_to(&mut self, sink: Box<dyn TableSink>, keys: Vec<FlowKey>, batch_rows: usize) {
+        self.out = Some((keys, SinkState::new(sink), batch_rows.max(1)));
+    }
+
+    /// Whether the rows are streamed (then [`Self::finish`] completes the stream).
+    pub fn streamed(&self) -> bool {
+        self.out.is_some()
+    }
+
+    /// Hands the rows recorded so far to the stream and forgets them.
+    fn flush(&mut self, last: bool) {
+        let Some((keys, mut sink, batch)) = self.out.take() else {
+            return;
+        };
+        let refs: Vec<&FlowKey> = keys.iter().collect();
+        sink.send(self.len(), last, || self.table(&refs));
+        self.time_ns.clear();
+        self.dir.clear();
+        for col in &mut self.values {
+            col.clear();
+        }
+        self.out = Some((keys, sink, batch));
+    }
+
+    /// Hands out the last rows and completes the stream (streamed samples; nothing
+    /// otherwise).
+    ///
+    /// # Errors
+    /// The first error the stream gave during the run.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        if self.out.is_none() {
+            return Ok(());
+        }
+        self.flush(true);
+        match self.out.take() {
+            Some((_, mut sink, _)) => sink.finish(),
+            None => Ok(()),
         }
     }
 

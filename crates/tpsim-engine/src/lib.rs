@@ -27,6 +27,7 @@ pub mod phyrx;
 pub mod pkttrace;
 pub mod priqueue;
 pub mod sockets;
+pub mod stream;
 pub mod table;
 pub mod trace;
 pub mod wifi;
@@ -35,13 +36,14 @@ pub mod world;
 pub use world::CTRL_TYPES;
 
 pub use metrics::{DropReason, FlowKey, FlowRow, NetworkRow, RunResult, SeriesTable};
+pub use stream::{Streams, TableSink};
 pub use table::{Column, Table};
 pub use world::{RunOptions, World};
 
 /// What can go wrong while running a valid scenario.
 #[derive(Debug)]
 pub enum EngineError {
-    /// Writing a trace file failed.
+    /// Writing a trace file or a streamed output failed.
     Io(std::io::Error),
 }
 

@@ -65,6 +65,26 @@ impl Table {
         self.columns.push((name.into(), col));
     }
 
+    /// Appends `other`'s rows (a table with the same columns, in the same order).
+    ///
+    /// # Panics
+    /// If the two tables' columns differ in name or kind.
+    pub fn append(&mut self, other: &Table) {
+        assert_eq!(self.columns.len(), other.columns.len(), "tables with other columns");
+        for ((name, col), (other_name, other_col)) in self.columns.iter_mut().zip(&other.columns) {
+            assert_eq!(name, other_name, "tables with other columns");
+            match (col, other_col) {
+                (Column::U64(a), Column::U64(b)) => a.extend_from_slice(b),
+                (Column::OptU32(a), Column::OptU32(b)) => a.extend_from_slice(b),
+                (Column::F64(a), Column::F64(b)) => a.extend_from_slice(b),
+                (Column::Text(a), Column::Text(b)) => a.extend_from_slice(b),
+                (Column::OptText(a), Column::OptText(b)) => a.extend_from_slice(b),
+                (Column::Bool(a), Column::Bool(b)) => a.extend_from_slice(b),
+                _ => panic!("column {name}: another kind of values"),
+            }
+        }
+    }
+
     /// The column called `name`.
     pub fn get(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)

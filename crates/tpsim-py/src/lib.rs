@@ -1,13 +1,19 @@
 //! PyO3 glue only: scenario text in, plain columns out. The Python package `tpsim` builds
 //! DataFrames, files and figures from what these functions return.
 
+mod parquet_sink;
+
+use parquet_sink::{write_table, ParquetSink};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use std::collections::HashMap;
+use std::io::BufWriter;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 use std::time::Instant;
-use tpsim_engine::{Column, RunOptions, RunResult, Table, World};
+use tpsim_engine::{Column, RunOptions, RunResult, Streams, Table, World};
 use tpsim_scenario::ScenarioError as RsScenarioError;
 
 create_exception!(
@@ -88,6 +94,52 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
     ))
 }
 
+/// Outputs a run can write to files instead of returning them (`run`'s `files`).
+const FILE_OUTPUTS: [&str; 5] = ["trace", "ns2", "acks", "timeseries", "animation"];
+
+/// The files of `files` that the run will write: the outputs the scenario produces
+/// (`timeseries` unless `[output] timeseries = false`, `trace` with `trace` or `ns2_trace`,
+/// `ns2` with `ns2_trace`, `acks` with `ack_samples`, `animation` with `animation`).
+fn produced(sc: &tpsim_scenario::Scenario, files: HashMap<String, PathBuf>) -> PyResult<HashMap<String, PathBuf>> {
+    let mut out = HashMap::new();
+    for (kind, path) in files {
+        let made = match kind.as_str() {
+            "trace" => sc.output.keeps_trace(),
+            "ns2" => sc.output.ns2_trace.is_some(),
+            "acks" => sc.output.ack_samples,
+            "timeseries" => true,
+            "animation" => sc.output.animation,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "files: unknown output {kind:?}; expected one of {}",
+                    FILE_OUTPUTS.join(", ")
+                )))
+            }
+        };
+        if made {
+            out.insert(kind, path);
+        }
+    }
+    Ok(out)
+}
+
+/// The streams of the outputs in `files` that grow while the run goes.
+fn streams(files: &HashMap<String, PathBuf>) -> PyResult<Streams> {
+    let mut s = Streams::default();
+    if let Some(p) = files.get("trace") {
+        s.trace = Some(Box::new(ParquetSink::new(p)));
+    }
+    if let Some(p) = files.get("acks") {
+        s.acks = Some(Box::new(ParquetSink::new(p)));
+    }
+    if let Some(p) = files.get("ns2") {
+        let f = std::fs::File::create(p)
+            .map_err(|e| PyRuntimeError::new_err(format!("trace output failed: {}: {e}", p.display())))?;
+        s.ns2 = Some(Box::new(BufWriter::with_capacity(1 << 16, f)));
+    }
+    Ok(s)
+}
+
 /// Runs one replication of a scenario and returns its tables as plain columns.
 ///
 /// Returns a dict: `flows` (dict of equal-length lists, one entry per flow direction),
@@ -96,17 +148,28 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 /// `[output] ns2_trace` also `trace` (with the ns-2 rows and columns) and `ns2_trace` (the
 /// format: "old", "new" or "wired"), with `[output] animation = true` `animation` (dict of
 /// lists: the network movie's trace), with `[output] ack_samples = true` `acks` (dict of lists,
-/// one entry per acknowledgement), and `engine_seconds` (wall time of the event loop, s).
+/// one entry per acknowledgement), `engine_seconds` (wall time of the event loop, s) and
+/// `files` (below).
+///
+/// `files` maps outputs to file paths: `trace`, `acks`, `timeseries`, `animation` (Parquet)
+/// and `ns2` (the ns-2 trace text). Each output the scenario produces and `files` names is
+/// written there instead of being returned, the trace, its ns-2 text and the per-ACK samples
+/// while the run goes (the engine holds one batch of their rows at a time), the others at
+/// its end; the returned `files` lists what was written (a subset of `files`). The Parquet
+/// columns have the engine's types (unsigned 64-bit counts, 32-bit indices); the caller casts
+/// them to the documented ones.
+///
 /// The GIL is released while the engine
 /// runs; between slices of events the run checks for signals (Ctrl-C raises
 /// `KeyboardInterrupt` within milliseconds) and for `max_wall_s`, and calls `progress(now_s,
 /// end_s)` (simulated seconds reached and at the end) at most every 0.2 s of wall time if
 /// given (an exception it raises stops the run and propagates). Raises `ScenarioError` for
-/// an invalid scenario, `RunLimitError` when the run exceeds `max_wall_s` seconds of wall
-/// time, and `RuntimeError` for a failure inside the engine (an I/O error writing pcap, or an
+/// an invalid scenario, `ValueError` for an unknown output in `files`, `RunLimitError` when
+/// the run exceeds `max_wall_s` seconds of wall time, and `RuntimeError` for a failure
+/// inside the engine (an I/O error writing pcap or an output file, naming the file, or an
 /// engine bug).
 #[pyfunction]
-#[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None, max_wall_s = None, progress = None))]
+#[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None, max_wall_s = None, progress = None, files = None))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per option
 fn run(
     py: Python<'_>,
@@ -117,8 +180,10 @@ fn run(
     pcap_dir: Option<String>,
     max_wall_s: Option<f64>,
     progress: Option<PyObject>,
+    files: Option<HashMap<String, PathBuf>>,
 ) -> PyResult<PyObject> {
     let sc = tpsim_scenario::load(text, source).map_err(|e| scenario_err(py, e))?;
+    let files = produced(&sc, files.unwrap_or_default())?;
     let opts = RunOptions {
         seed: seed.unwrap_or(sc.simulation.seed),
         run,
@@ -129,6 +194,7 @@ fn run(
         Ok(Err(e)) => return Err(PyRuntimeError::new_err(e.to_string())),
         Err(panic) => return Err(engine_bug(panic)),
     };
+    world.stream(streams(&files)?);
     let t0 = Instant::now();
     let mut reported = t0;
     // Division by 1e9 rounds correctly: a 1000 s run ends at 1000.0, not 1000.0000000000001.
@@ -158,11 +224,33 @@ fn run(
         }
     }
     let secs = t0.elapsed().as_secs_f64();
-    match py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| world.results(secs)))) {
-        Ok(Ok(r)) => to_py(py, &r, sc.output.ns2_trace),
-        Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
+    let result = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(|| -> Result<RunResult, String> {
+            let mut r = world.results(secs).map_err(|e| e.to_string())?;
+            write_at_end(&mut r, &files).map_err(|e| format!("trace output failed: {e}"))?;
+            Ok(r)
+        }))
+    });
+    match result {
+        Ok(Ok(r)) => to_py(py, &r, sc.output.ns2_trace, &files),
+        Ok(Err(e)) => Err(PyRuntimeError::new_err(e)),
         Err(panic) => Err(engine_bug(panic)),
     }
+}
+
+/// Writes the outputs made at the end of the run (time series, the movie's trace) that
+/// `files` names, and drops them from `r`.
+fn write_at_end(r: &mut RunResult, files: &HashMap<String, PathBuf>) -> std::io::Result<()> {
+    if let Some(p) = files.get("timeseries") {
+        write_table(&r.series_table(), p)?;
+        r.timeseries = Default::default();
+    }
+    if let Some(p) = files.get("animation") {
+        if let Some(t) = r.animation.take() {
+            write_table(&t, p)?;
+        }
+    }
+    Ok(())
 }
 
 /// The memory one run of the scenario `text` would need, by part: a list of (part, bytes)
@@ -269,11 +357,23 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table, scalar: bool) -> PyResult<Bound<
     Ok(d)
 }
 
-fn to_py(py: Python<'_>, r: &RunResult, ns2: Option<tpsim_scenario::Ns2Trace>) -> PyResult<PyObject> {
+fn to_py(
+    py: Python<'_>,
+    r: &RunResult,
+    ns2: Option<tpsim_scenario::Ns2Trace>,
+    files: &HashMap<String, PathBuf>,
+) -> PyResult<PyObject> {
     let out = PyDict::new(py);
     out.set_item("flows", table_to_py(py, &r.flows_table(), false)?)?;
     out.set_item("network", table_to_py(py, &r.network_table(), true)?)?;
-    out.set_item("timeseries", table_to_py(py, &r.series_table(), false)?)?;
+    if !files.contains_key("timeseries") {
+        out.set_item("timeseries", table_to_py(py, &r.series_table(), false)?)?;
+    }
+    let written = PyDict::new(py);
+    for (kind, path) in files {
+        written.set_item(kind, path)?;
+    }
+    out.set_item("files", written)?;
     if let Some(t) = &r.trace {
         out.set_item("trace", table_to_py(py, t, false)?)?;
     }

@@ -97,7 +97,7 @@ impl World {
             ptrace: sc
                 .output
                 .keeps_trace()
-                .then(|| crate::pkttrace::PacketTrace::new(sc.output.ns2_trace.is_some())),
+                .then(|| crate::pkttrace::PacketTrace::new(sc.output.ns2_trace)),
             movie: sc
                 .output
                 .animation

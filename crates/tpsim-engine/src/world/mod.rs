@@ -206,6 +206,25 @@ pub struct RunOptions {
 }
 
 impl World {
+    /// Streams the run's growing outputs from now on (call before running; see
+    /// [`crate::stream`]): the packet trace and its ns-2 text, the per-ACK samples. A stream
+    /// for an output the scenario does not produce is dropped; an output without a stream
+    /// stays in memory and comes back in [`World::results`].
+    pub fn stream(&mut self, mut streams: crate::stream::Streams) {
+        let metrics = &self.metrics;
+        let keys = || {
+            (0..metrics.directions())
+                .map(|d| metrics.key(d).clone())
+                .collect::<Vec<_>>()
+        };
+        if let Some(t) = &mut self.ptrace {
+            t.stream_to(&mut streams, keys());
+        }
+        if let (Some(t), Some(sink)) = (&mut self.acks, streams.acks.take()) {
+            t.stream_to(sink, keys(), streams.batch_rows);
+        }
+    }
+
     /// Runs the event loop to the end of the run (duration + drain).
     pub fn run(&mut self) {
         while !self.run_for(u64::MAX) {}
@@ -366,16 +385,17 @@ impl World {
             .map(|ms| move |t: f64| ms.iter_mut().map(|m| m.position(t)).collect::<Vec<_>>());
         let timeseries = self.metrics.series_table(&queues, self.energy.as_ref(), positions);
         let metrics = &self.metrics;
-        let trace = self.ptrace.as_ref().map(|t| {
-            let keys: Vec<_> = (0..metrics.directions()).map(|d| metrics.key(d)).collect();
-            t.table(&keys)
-        });
+        let keys: Vec<_> = (0..metrics.directions()).map(|d| metrics.key(d)).collect();
+        // Streamed outputs are complete once their last rows are out; the others come back.
+        let trace = match &mut self.ptrace {
+            Some(t) if t.streamed() => t.finish().map(|()| None)?,
+            t => t.as_ref().map(|t| t.table(&keys)),
+        };
+        let acks = match &mut self.acks {
+            Some(t) if t.streamed() => t.finish().map(|()| None)?,
+            t => t.as_ref().map(|t| t.table(&keys)),
+        };
         let animation = self.movie_table();
-        let metrics = &self.metrics;
-        let acks = self.acks.as_ref().map(|t| {
-            let keys: Vec<_> = (0..metrics.directions()).map(|d| metrics.key(d)).collect();
-            t.table(&keys)
-        });
         Ok(RunResult {
             flows,
             network,
@@ -431,6 +451,7 @@ impl World {
                         hop,
                     ));
                 }
+                t.maybe_flush();
             }
         }
     }

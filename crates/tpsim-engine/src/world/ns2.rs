@@ -136,6 +136,7 @@ impl World {
                 if self.metrics.counted(p.dir, p.seq, now) {
                     t.record_frame(now, event, node, Some(p), f.bytes);
                     t.record_ns2(ns2_row(&self.packets, &self.net, rmap, self.routing.as_ref(), id, hop));
+                    t.maybe_flush();
                 }
             }
             (_, ptype) => {
@@ -152,6 +153,7 @@ impl World {
                         ptype: ptype.unwrap_or(NS2_ARP),
                         message: NO_MESSAGE,
                     });
+                    t.maybe_flush();
                 }
             }
         }

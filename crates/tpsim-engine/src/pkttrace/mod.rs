@@ -1,17 +1,24 @@
 //! The per-packet event trace (`[output] trace = true`): one row per send, forward, receive
 //! and drop of a packet, kept as column vectors while the run goes and turned into a
-//! [`Table`] at its end (columns: docs/metrics.md, "Packet trace").
+//! [`Table`] at its end (columns: docs/metrics.md, "Packet trace"), or, when the run streams
+//! it ([`crate::stream`]), handed out a batch at a time, with the ns-2 text of each batch
+//! ([`ns2text`]).
 //!
 //! The world holds an `Option<PacketTrace>`: when the trace is off, each hook costs one
 //! branch on that `None` and nothing else. Rows are counted like the flows table: a flow
 //! direction's packets from the first one sent at or after the warm-up, other packets
 //! (pure ACKs, routing control, ARP, beacons) for events at or after the warm-up.
 
+mod ns2text;
+
 use crate::metrics::{DropReason, FlowKey};
 use crate::packet::{Packet, NO_DIR};
+use crate::stream::{SinkState, Streams};
 use crate::table::{Column, Table};
+use std::io::{self, Write};
 use std::net::Ipv4Addr;
 use tpsim_core::SimTime;
+use tpsim_scenario::Ns2Trace;
 
 /// What happened to the packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,6 +236,18 @@ struct Ns2Columns {
 }
 
 impl Ns2Columns {
+    fn clear(&mut self) {
+        self.uid.clear();
+        self.hop.clear();
+        self.src.clear();
+        self.dst.clear();
+        self.sport.clear();
+        self.dport.clear();
+        self.ttl.clear();
+        self.ptype.clear();
+        self.message.clear();
+    }
+
     fn push(&mut self, r: Ns2Row) {
         self.uid.push(r.uid);
         self.hop.push(r.hop);
@@ -243,7 +262,7 @@ impl Ns2Columns {
 }
 
 /// The trace of one run, one vector per column (31 bytes a row, 53 with the ns-2 columns).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct PacketTrace {
     time_ns: Vec<u64>,
     event: Vec<u8>,
@@ -261,14 +280,129 @@ pub struct PacketTrace {
     duplicate: Vec<bool>,
     /// The ns-2 columns (`[output] ns2_trace`), else `None`.
     ns2: Option<Ns2Columns>,
+    /// The ns-2 trace format of the scenario (with the ns-2 columns).
+    ns2_format: Option<Ns2Trace>,
+    /// Where the rows go while the run goes ([`Self::stream_to`]); `None`: kept to the end.
+    out: Option<Box<TraceOut>>,
+}
+
+/// A streamed trace's outputs.
+struct TraceOut {
+    /// The flow directions, by index (the rows name their flow and direction).
+    keys: Vec<FlowKey>,
+    table: Option<SinkState>,
+    /// The ns-2 text and its first write error.
+    text: Option<(Box<dyn Write + Send>, Option<io::Error>)>,
+    batch_rows: usize,
+}
+
+impl std::fmt::Debug for TraceOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceOut")
+            .field("table", &self.table.is_some())
+            .field("text", &self.text.is_some())
+            .field("batch_rows", &self.batch_rows)
+            .finish()
+    }
 }
 
 impl PacketTrace {
-    /// A trace that also keeps the ns-2 columns and the hop events (`ns2` true).
-    pub fn new(ns2: bool) -> PacketTrace {
+    /// A trace; with `ns2` (the scenario's `[output] ns2_trace`) it also keeps the ns-2
+    /// columns and the hop events.
+    pub fn new(ns2: Option<Ns2Trace>) -> PacketTrace {
         PacketTrace {
-            ns2: ns2.then(Ns2Columns::default),
+            ns2: ns2.map(|_| Ns2Columns::default()),
+            ns2_format: ns2,
             ..PacketTrace::default()
+        }
+    }
+
+    /// Streams the rows from now on (see [`crate::stream`]): to `streams.trace` as tables,
+    /// and, if the trace keeps the ns-2 columns, to `streams.ns2` as ns-2 text; `keys[dir]`
+    /// names flow direction `dir`. Without either stream, rows stay in memory.
+    pub fn stream_to(&mut self, streams: &mut Streams, keys: Vec<FlowKey>) {
+        let table = streams.trace.take().map(SinkState::new);
+        let text = streams.ns2.take().filter(|_| self.ns2.is_some()).map(|w| (w, None));
+        if table.is_some() || text.is_some() {
+            self.out = Some(Box::new(TraceOut {
+                keys,
+                table,
+                text,
+                batch_rows: streams.batch_rows.max(1),
+            }));
+        }
+    }
+
+    /// Whether the rows are streamed (then [`Self::finish`] completes the outputs and
+    /// [`Self::table`] has only the rows not yet handed out).
+    pub fn streamed(&self) -> bool {
+        self.out.is_some()
+    }
+
+    /// Hands out the rows recorded so far if a batch is full (streamed traces; call after
+    /// each row is complete, its ns-2 columns included).
+    #[inline]
+    pub fn maybe_flush(&mut self) {
+        if let Some(out) = &self.out {
+            if self.time_ns.len() >= out.batch_rows {
+                self.flush(false);
+            }
+        }
+    }
+
+    /// Hands the rows recorded so far to the streams and forgets them.
+    fn flush(&mut self, last: bool) {
+        let Some(mut out) = self.out.take() else { return };
+        let keys: Vec<&FlowKey> = out.keys.iter().collect();
+        if let (Some((w, err @ None)), Some(fmt)) = (&mut out.text, self.ns2_format) {
+            if let Err(e) = ns2text::write(self, &keys, fmt, w) {
+                *err = Some(e);
+            }
+        }
+        if let Some(sink) = &mut out.table {
+            sink.send(self.len(), last, || self.table(&keys));
+        }
+        self.out = Some(out);
+        self.clear();
+    }
+
+    /// Hands out the last rows and completes the streams (streamed traces; nothing
+    /// otherwise).
+    ///
+    /// # Errors
+    /// The first error a stream gave during the run.
+    pub fn finish(&mut self) -> io::Result<()> {
+        if self.out.is_none() {
+            return Ok(());
+        }
+        self.flush(true);
+        let Some(mut out) = self.out.take() else { return Ok(()) };
+        if let Some((mut w, err)) = out.text.take() {
+            if let Some(e) = err {
+                return Err(e);
+            }
+            w.flush()?;
+        }
+        if let Some(sink) = &mut out.table {
+            sink.finish()?;
+        }
+        Ok(())
+    }
+
+    /// Forgets every row (keeping the vectors' capacity).
+    fn clear(&mut self) {
+        self.time_ns.clear();
+        self.event.clear();
+        self.node.clear();
+        self.layer.clear();
+        self.kind.clear();
+        self.dir.clear();
+        self.packet.clear();
+        self.size_b.clear();
+        self.reason.clear();
+        self.duplicate.clear();
+        if let Some(c) = &mut self.ns2 {
+            c.clear();
         }
     }
 
