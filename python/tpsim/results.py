@@ -467,15 +467,19 @@ class Results:
 
         keys = list(param_keys or [])
         runs = sorted(runs, key=lambda r: (r.get("point", 0), r["run"]))
-        flows, nets = [], []
+        flows: dict[str, list[Any]] = {}
+        nets: dict[str, list[Any]] = {}
+        n_flows = n_nets = 0
         frames: dict[str, list[pl.DataFrame]] = {k: [] for k in LAZY_TABLES}
         parts: dict[str, list[tuple[dict[str, Any], Path]]] = {k: [] for k in LAZY_TABLES}
         ns2_files: dict[tuple[int, int], Path] = {}
         for r in runs:
             ident = {"point": r.get("point", 0), **{k: r.get("params", {}).get(k) for k in keys}, "run": r["run"], "seed": r["seed"]}
             n = len(r["flows"]["flow"])
-            flows.append(pl.DataFrame({**{k: [v] * n for k, v in ident.items()}, **r["flows"]}, strict=False))
-            nets.append(pl.DataFrame({**{k: [v] for k, v in ident.items()}, **{k: [v] for k, v in r["network"].items()}}, strict=False))
+            _extend(flows, n_flows, {**{k: [v] * n for k, v in ident.items()}, **r["flows"]}, n)
+            n_flows += n
+            _extend(nets, n_nets, {**{k: [v] for k, v in ident.items()}, **{k: [v] for k, v in r["network"].items()}}, 1)
+            n_nets += 1
             files = store.resolve_files(runs_dir, r) if runs_dir is not None else {}
             for kind in LAZY_TABLES:
                 cols = r.get(kind)
@@ -486,8 +490,8 @@ class Results:
                     parts[kind].append((ident, files[kind]))
             if "ns2" in files:
                 ns2_files[(int(ident["point"]), int(r["run"]))] = files["ns2"]
-        flows_df = _normalize(pl.concat(flows, how="diagonal_relaxed"), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if flows else pl.DataFrame()
-        net_df = _normalize(pl.concat(nets, how="vertical_relaxed"), keys).sort(["point", "run"], maintain_order=True) if nets else pl.DataFrame()
+        flows_df = _normalize(pl.DataFrame(flows, strict=False), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if runs else pl.DataFrame()
+        net_df = _normalize(pl.DataFrame(nets, strict=False), keys).sort(["point", "run"], maintain_order=True) if runs else pl.DataFrame()
         res = cls(flows_df, net_df, None, [float(r.get("engine_seconds", 0.0)) for r in runs], keys)
         for kind in LAZY_TABLES:
             if frames[kind]:
@@ -845,6 +849,18 @@ def _typed_frame(columns: dict[str, Any], param_keys: Iterable[str], schema: dic
     casts = [pl.col(k).cast(pl.UInt32 if k in ("point", "run") else pl.UInt64) if k in ("point", "run", "seed")
              else pl.col(k) for k in ident]
     return df.select(casts + [pl.col(k).cast(t) for k, t in schema.items()])
+
+
+def _extend(table: dict[str, list[Any]], rows: int, columns: dict[str, list[Any]], n: int) -> None:
+    """Appends ``n`` rows given as ``columns`` to ``table`` (``rows`` rows so far), with null
+    where either has a column the other lacks (as polars' diagonal concatenation)."""
+    for name, values in columns.items():
+        if name not in table:
+            table[name] = [None] * rows
+        table[name].extend(values)
+    for name, values in table.items():
+        if len(values) < rows + n:
+            values.extend([None] * (rows + n - len(values)))
 
 
 def _same_file(a: Path, b: Path) -> bool:
