@@ -6,23 +6,23 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import multiprocessing
 import os
 import re
 import shlex
-import shutil
 import sys
-import tempfile
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 from . import _tpsim
-from .results import Results, add_roles, atomic_write_text, check_output_dir
+from ._build import build_id
 from .scenario import Scenario, load
 from .sweep import Job, expand, jobs_for, parse_set, parse_sweep, point_value, runs_of
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from .results import Results
 
 #: Environment variable of the deterministic failure hook used by the tests: "POINT:RUN"
 #: makes that job raise instead of running.
@@ -48,7 +48,8 @@ def _check_not_bootstrapping() -> None:
     """In a worker process that is importing the main script (spawn start method), a call
     that runs tpsim means the script has no ``__main__`` guard: the worker leaves at once
     (quietly; the parent reports it once) instead of starting a run of its own."""
-    if not getattr(multiprocessing.current_process(), "_inheriting", False):
+    mp = sys.modules.get("multiprocessing")  # a bootstrapping worker has imported it
+    if mp is None or not getattr(mp.current_process(), "_inheriting", False):
         return
     marker = os.environ.get(MAIN_GUARD_ENV)
     if marker:
@@ -59,12 +60,6 @@ def _check_not_bootstrapping() -> None:
             pass
         os._exit(3)
     raise MainGuardError(MAIN_GUARD_MESSAGE)
-
-
-def build_id() -> str:
-    """The engine build's fingerprint: the version and a hash of the engine's sources and
-    Cargo.lock taken when it was compiled (``"0.1.0+1a2b3c4d5e6f7a8b"``)."""
-    return f"{_tpsim.__version__}+{_tpsim.__build__}"
 
 
 def run_key(scenario: Scenario, seed: int, run: int) -> str:
@@ -291,6 +286,8 @@ def check_scheduler(address: Any) -> None:
 
 
 def _check_run_args(out: Any, scheduler: Any, pcap: Any, progress: Any) -> None:
+    from .results import check_output_dir
+
     if out is not None:
         check_output_dir(out, "out")
     check_scheduler(scheduler)
@@ -487,6 +484,8 @@ def run_plan(
         SweepFailed: if some runs failed (the others are stored when ``out`` is given).
         KeyboardInterrupt: if interrupted (finished runs are stored when ``out`` is given).
     """
+    from .results import Results, add_roles, check_output_dir
+
     _check_not_bootstrapping()
     outdir = check_output_dir(out, "out") if out is not None else None
     check_scheduler(scheduler)
@@ -530,6 +529,8 @@ def execute(
         SweepFailed: if any job raised; every other job still ran and was stored.
         KeyboardInterrupt: after stopping the workers; finished runs stay stored.
     """
+    from .results import atomic_write_text
+
     total = len(job_list)
     results: dict[int, dict[str, Any]] = {}
     todo: list[tuple[int, Job]] = []
@@ -590,6 +591,11 @@ def _run_pool(n: int, todo: list, args: Callable, finish: Callable, memory_limit
     running are run again one at a time in a pool of their own, so that the one that crashes
     fails alone (``RunCrashed``); the jobs still waiting go back to a new pool (after a second
     such loss, they too run alone)."""
+    import multiprocessing
+    import shutil
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
     ctx = multiprocessing.get_context("spawn")
 
     def pool(workers: int) -> ProcessPoolExecutor:
@@ -640,6 +646,9 @@ def _run_pool_passes(n: int, todo: list, args: Callable, finish: Callable, memor
 def _pool_pass(pool: ProcessPoolExecutor, todo: list, args: Callable, finish: Callable) -> list:
     """Runs ``todo`` on ``pool`` and finishes each job; returns the jobs lost to a broken pool
     as ``(index, job, seen running)``."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     broken = []
     running: set = set()
     try:
