@@ -293,8 +293,8 @@ def _check_run_args(out: Any, scheduler: Any, pcap: Any, progress: Any) -> None:
     check_scheduler(scheduler)
     if not isinstance(pcap, bool):
         raise TypeError(f"pcap must be True or False, got {type(pcap).__name__} {pcap!r:.80}")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be a callable progress(done, total), got {type(progress).__name__} {progress!r:.80}")
+    if progress is not None and not isinstance(progress, bool) and not callable(progress):
+        raise TypeError(f"progress must be True, False or a callable progress(done, total), got {type(progress).__name__} {progress!r:.80}")
 
 
 def _pairs(items: Any, parser: Callable[[Iterable[str]], list], what: str) -> list:
@@ -340,7 +340,7 @@ def run(
     set: Union[Sequence[tuple[str, Any]], Iterable[str], None] = None,
     sweep: Union[Sequence[tuple[str, list[Any]]], Iterable[str], None] = None,
     pcap: bool = False,
-    progress: Optional[Callable[[int, int], None]] = None,
+    progress: Union[bool, Callable[[int, int], None], None] = None,
     max_memory: Union[str, int, float, None] = DEFAULT_MAX_MEMORY,
     run_time_limit: Optional[float] = None,
     run_memory_limit: Union[str, int, float, None] = None,
@@ -364,7 +364,9 @@ def run(
         sweep: extra sweep dimensions, ``[("flows.0.app.size", ["64B", "128B"])]`` or
             ``["k=v1,v2"]``.
         pcap: write pcap files (of links that ask for them) under ``out/pcap/p<point>-run<r>/``.
-        progress: called as ``progress(done, total)`` as runs finish.
+        progress: ``True`` shows a progress bar on stderr (runs done and, for a run made in
+            this process, its simulated seconds; then the report step), as ``tpsim run``
+            does; a callable is called as ``progress(done, total)`` as runs finish.
         max_memory: refuse (before any run) a point whose run the engine estimates to need
             more than this many bytes (a size such as ``"16GB"``; ``None``: no check).
         run_time_limit: stop a run that takes longer than this many seconds of wall-clock
@@ -407,12 +409,28 @@ def run(
         raise ValueError(f"run_time_limit must be a number of seconds greater than 0, got {run_time_limit!r}")
     mem = parse_size(run_memory_limit, "run_memory_limit") if run_memory_limit is not None else None
     p = plan(scenario, seed, runs, set, sweep, out, max_memory=max_memory)
-    res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
-                   run_time_limit=run_time_limit, run_memory_limit=mem,
-                   command=reproduce_command(p, out, seed, runs, set, sweep), sim_progress=sim_progress)
-    if report:
-        res.write_report(out)
-    return res
+
+    def go(runs_done: Optional[Callable[[int, int], None]], sim: Optional[Callable[[int, float, float], Any]],
+           report_step: Callable[[], Optional[Callable[[int, int], None]]] = lambda: None) -> Results:
+        res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=runs_done,
+                       run_time_limit=run_time_limit, run_memory_limit=mem,
+                       command=reproduce_command(p, out, seed, runs, set, sweep), sim_progress=sim)
+        if report:
+            res.write_report(out, progress=report_step())
+        return res
+
+    if progress is not True:
+        return go(None if isinstance(progress, bool) else progress, sim_progress)
+    from .progress import RunProgress
+
+    with RunProgress(p.base.name, len(p.jobs)) as bar:
+
+        def sim_time(job: int, now_s: float, end_s: float) -> None:
+            bar.sim_time(job, now_s, end_s)
+            if sim_progress is not None:
+                sim_progress(job, now_s, end_s)
+
+        return go(bar.runs_done, sim_time, bar.report_step)
 
 
 def reproduce_command(p: "Plan", out: Any, seed: Optional[int], runs: Optional[int], sets: Any, sweeps: Any) -> str:
