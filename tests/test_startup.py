@@ -79,6 +79,14 @@ def test_validate_error_imports_no_data_libraries(tmp_path):
     assert not loaded, f"tpsim validate (an invalid scenario) imported {sorted(loaded)}"
 
 
+def test_run_of_an_invalid_scenario_imports_no_data_libraries(tmp_path):
+    (tmp_path / "s.toml").write_text(one_link(duration="2s"))
+    p, mods = command(tmp_path, "run", "s.toml", "-o", "out", "--sweep", "flows.0.nope=1,2")
+    assert p.returncode == 2 and p.stderr.startswith("error: --sweep: unknown key"), p.stderr
+    loaded = tops(mods) & {"rich", *DATA}
+    assert not loaded, f"tpsim run (a bad --sweep) imported {sorted(loaded)}"
+
+
 def test_quiet_run_draws_no_bar(tmp_path):
     (tmp_path / "s.toml").write_text(one_link(duration="2s"))
     p, mods = command(tmp_path, "run", "s.toml", "-o", "out", "-q", "--no-report", "-j", "1")

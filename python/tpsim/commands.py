@@ -82,7 +82,6 @@ def _run(
     limits: "tuple[str, Optional[float], Optional[str]]" = ("16GB", None, None),
 ) -> None:
     from .api import RunTooLarge, SchedulerError, SweepFailed, check_scheduler, parse_size, plan, run_plan
-    from .results import OutputPathError, check_output_dir
 
     out = _path_arg(out_arg, "-o/--out")
     sc = scenario if isinstance(scenario, Scenario) else _load_or_exit(scenario)
@@ -103,6 +102,8 @@ def _run(
         _fail(_scenario_error(e))
     except (RunTooLarge, ValueError, TypeError) as e:
         _fail(f"error: {_one_line(e)}")
+    from .results import OutputPathError, check_output_dir  # polars: not needed for a bad scenario
+
     try:
         check_output_dir(out, "output directory (-o)")
     except OutputPathError as e:
