@@ -85,7 +85,6 @@ def _os_error(e: OSError, doing: str = "cannot write") -> str:
     return f"error: {doing}{where}: {_one_line(e.strerror or e)}"
 
 
-
 def _click_classes(name: str) -> tuple:
     """The exception class ``name`` of click and of the copy of click that newer typers ship
     (click itself only if it is imported: a typer that does not use it raises none of its
@@ -107,10 +106,12 @@ _VERSION_ARGS = (["--version"], ["-V"], ["version"])
 
 
 def _print_version() -> None:
+    """What ``typer.echo(build_id())`` prints, without typer (nothing if stdout is closed)."""
     from ._build import build_id
 
-    sys.stdout.write(build_id() + "\n")
-    sys.stdout.flush()
+    if sys.stdout is not None:
+        sys.stdout.write(build_id() + "\n")
+        sys.stdout.flush()
 
 
 def main() -> None:
