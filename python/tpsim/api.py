@@ -6,23 +6,23 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import multiprocessing
 import os
 import re
 import shlex
-import shutil
 import sys
-import tempfile
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 from . import _tpsim, store
-from .results import Results, add_roles, atomic_write_text, check_output_dir
+from ._build import build_id
 from .scenario import Scenario, load
 from .sweep import Job, expand, jobs_for, parse_set, parse_sweep, point_value, runs_of
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from .results import Results
 
 #: Environment variable of the deterministic failure hook used by the tests: "POINT:RUN"
 #: makes that job raise instead of running.
@@ -48,7 +48,8 @@ def _check_not_bootstrapping() -> None:
     """In a worker process that is importing the main script (spawn start method), a call
     that runs tpsim means the script has no ``__main__`` guard: the worker leaves at once
     (quietly; the parent reports it once) instead of starting a run of its own."""
-    if not getattr(multiprocessing.current_process(), "_inheriting", False):
+    mp = sys.modules.get("multiprocessing")  # a bootstrapping worker has imported it
+    if mp is None or not getattr(mp.current_process(), "_inheriting", False):
         return
     marker = os.environ.get(MAIN_GUARD_ENV)
     if marker:
@@ -59,12 +60,6 @@ def _check_not_bootstrapping() -> None:
             pass
         os._exit(3)
     raise MainGuardError(MAIN_GUARD_MESSAGE)
-
-
-def build_id() -> str:
-    """The engine build's fingerprint: the version and a hash of the engine's sources and
-    Cargo.lock taken when it was compiled (``"0.1.0+1a2b3c4d5e6f7a8b"``)."""
-    return f"{_tpsim.__version__}+{_tpsim.__build__}"
 
 
 def run_key(scenario: Scenario, seed: int, run: int) -> str:
@@ -300,13 +295,15 @@ def check_scheduler(address: Any) -> None:
 
 
 def _check_run_args(out: Any, scheduler: Any, pcap: Any, progress: Any) -> None:
+    from .results import check_output_dir
+
     if out is not None:
         check_output_dir(out, "out")
     check_scheduler(scheduler)
     if not isinstance(pcap, bool):
         raise TypeError(f"pcap must be True or False, got {type(pcap).__name__} {pcap!r:.80}")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be a callable progress(done, total), got {type(progress).__name__} {progress!r:.80}")
+    if progress is not None and not isinstance(progress, bool) and not callable(progress):
+        raise TypeError(f"progress must be True, False or a callable progress(done, total), got {type(progress).__name__} {progress!r:.80}")
 
 
 def _pairs(items: Any, parser: Callable[[Iterable[str]], list], what: str) -> list:
@@ -353,7 +350,7 @@ def run(
     set: Union[Sequence[tuple[str, Any]], Iterable[str], None] = None,
     sweep: Union[Sequence[tuple[str, list[Any]]], Iterable[str], None] = None,
     pcap: bool = False,
-    progress: Optional[Callable[[int, int], None]] = None,
+    progress: Union[bool, Callable[[int, int], None], None] = None,
     max_memory: Union[str, int, float, None] = DEFAULT_MAX_MEMORY,
     run_time_limit: Optional[float] = None,
     run_memory_limit: Union[str, int, float, None] = None,
@@ -377,7 +374,9 @@ def run(
         sweep: extra sweep dimensions, ``[("flows.0.app.size", ["64B", "128B"])]`` or
             ``["k=v1,v2"]``.
         pcap: write pcap files (of links that ask for them) under ``out/pcap/p<point>-run<r>/``.
-        progress: called as ``progress(done, total)`` as runs finish.
+        progress: ``True`` shows a progress bar on stderr (runs done and, for a run made in
+            this process, its simulated seconds; then the report step), as ``tpsim run``
+            does; a callable is called as ``progress(done, total)`` as runs finish.
         max_memory: refuse (before any run) a point whose run the engine estimates to need
             more than this many bytes (a size such as ``"16GB"``; ``None``: no check).
         run_time_limit: stop a run that takes longer than this many seconds of wall-clock
@@ -420,12 +419,28 @@ def run(
         raise ValueError(f"run_time_limit must be a number of seconds greater than 0, got {run_time_limit!r}")
     mem = parse_size(run_memory_limit, "run_memory_limit") if run_memory_limit is not None else None
     p = plan(scenario, seed, runs, set, sweep, out, max_memory=max_memory)
-    res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
-                   run_time_limit=run_time_limit, run_memory_limit=mem,
-                   command=reproduce_command(p, out, seed, runs, set, sweep), sim_progress=sim_progress)
-    if report:
-        res.write_report(out)
-    return res
+
+    def go(runs_done: Optional[Callable[[int, int], None]], sim: Optional[Callable[[int, float, float], Any]],
+           report_step: Callable[[], Optional[Callable[[int, int], None]]] = lambda: None) -> Results:
+        res = run_plan(p, out, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=runs_done,
+                       run_time_limit=run_time_limit, run_memory_limit=mem,
+                       command=reproduce_command(p, out, seed, runs, set, sweep), sim_progress=sim)
+        if report:
+            res.write_report(out, progress=report_step())
+        return res
+
+    if progress is not True:
+        return go(None if isinstance(progress, bool) else progress, sim_progress)
+    from .progress import RunProgress
+
+    with RunProgress(p.base.name, len(p.jobs)) as bar:
+
+        def sim_time(job: int, now_s: float, end_s: float) -> None:
+            bar.sim_time(job, now_s, end_s)
+            if sim_progress is not None:
+                sim_progress(job, now_s, end_s)
+
+        return go(bar.runs_done, sim_time, bar.report_step)
 
 
 def reproduce_command(p: "Plan", out: Any, seed: Optional[int], runs: Optional[int], sets: Any, sweeps: Any) -> str:
@@ -497,6 +512,11 @@ def run_plan(
         SweepFailed: if some runs failed (the others are stored when ``out`` is given).
         KeyboardInterrupt: if interrupted (finished runs are stored when ``out`` is given).
     """
+    import shutil
+    import tempfile
+
+    from .results import Results, add_roles, check_output_dir
+
     _check_not_bootstrapping()
     outdir = check_output_dir(out, "out") if out is not None else None
     check_scheduler(scheduler)
@@ -554,6 +574,8 @@ def execute(
         SweepFailed: if any job raised; every other job still ran and was stored.
         KeyboardInterrupt: after stopping the workers; finished runs stay stored.
     """
+    from .results import atomic_write_text
+
     total = len(job_list)
     results: dict[int, dict[str, Any]] = {}
     todo: list[tuple[int, Job]] = []
@@ -650,6 +672,11 @@ def _run_pool(n: int, todo: list, args: Callable, finish: Callable, memory_limit
     running are run again one at a time in a pool of their own, so that the one that crashes
     fails alone (``RunCrashed``); the jobs still waiting go back to a new pool (after a second
     such loss, they too run alone)."""
+    import multiprocessing
+    import shutil
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
     ctx = multiprocessing.get_context("spawn")
 
     def pool(workers: int) -> ProcessPoolExecutor:
@@ -700,6 +727,9 @@ def _run_pool_passes(n: int, todo: list, args: Callable, finish: Callable, memor
 def _pool_pass(pool: ProcessPoolExecutor, todo: list, args: Callable, finish: Callable) -> list:
     """Runs ``todo`` on ``pool`` and finishes each job; returns the jobs lost to a broken pool
     as ``(index, job, seen running)``."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     broken = []
     running: set = set()
     try:
