@@ -293,7 +293,7 @@ CASES: dict[str, Case] = {
     # command-line arguments (a finished output directory must stay as it is)
     "--seed -1": Case(RUN + ["--seed", "-1"], 2, ("seed", "-1")),
     "--seed 2^64": Case(RUN + ["--seed", str(2**64)], 2, ("seed", str(2**64))),
-    "--seed abc": Case(RUN + ["--seed", "abc"], 2, ("--seed", "integer")),
+    "--seed abc": Case(RUN + ["--seed", "abc"], 2, ("--seed", "abc", "int")),
     "--runs 0": Case(RUN + ["--runs", "0"], 2, ("--runs",)),
     "--runs -3": Case(RUN + ["--runs", "-3"], 2, ("--runs", "-3")),
     "--runs 2.5": Case(RUN + ["--runs", "2.5"], 2, ("--runs",)),

@@ -295,7 +295,7 @@ def check_scheduler(address: Any) -> None:
 
 
 def _check_run_args(out: Any, scheduler: Any, pcap: Any, progress: Any) -> None:
-    from .results import check_output_dir
+    from .files import check_output_dir
 
     if out is not None:
         check_output_dir(out, "out")
@@ -515,11 +515,12 @@ def run_plan(
     import shutil
     import tempfile
 
-    from .results import Results, add_roles, check_output_dir
+    from .files import check_output_dir
 
     _check_not_bootstrapping()
     outdir = check_output_dir(out, "out") if out is not None else None
     check_scheduler(scheduler)
+    tables = _import_tables_meanwhile()
     fresh: list[float] = []
     # Results written nowhere keep their runs' files in a directory of their own, removed
     # with them.
@@ -532,6 +533,10 @@ def run_plan(
         if outdir is None:
             shutil.rmtree(runs_dir, ignore_errors=True)
         raise
+    if tables is not None:
+        tables.join()
+    from .results import Results, add_roles
+
     table = Results.from_runs(results, param_keys=list(p.points[0].params), runs_dir=runs_dir)
     if outdir is None:
         table.own_directory(runs_dir)
@@ -546,6 +551,27 @@ def run_plan(
     if outdir is not None:
         table.write(outdir)
     return table
+
+
+def _import_tables_meanwhile() -> Optional[Any]:
+    """Starts importing the table modules (:mod:`tpsim.results`, polars) in a thread, to
+    overlap with the runs, which release the GIL while the engine runs; returns the thread
+    (``None`` if they are imported already). The main thread's own import of them later
+    waits for it (Python's module locks), and a failed import there is raised then."""
+    if "tpsim.results" in sys.modules:
+        return None
+    import importlib
+    import threading
+
+    def load() -> None:
+        try:
+            importlib.import_module("tpsim.results")
+        except BaseException:  # raised again by the main thread's import
+            pass
+
+    t = threading.Thread(target=load, name="tpsim-import-tables", daemon=True)
+    t.start()
+    return t
 
 
 def execute(
@@ -574,7 +600,7 @@ def execute(
         SweepFailed: if any job raised; every other job still ran and was stored.
         KeyboardInterrupt: after stopping the workers; finished runs stay stored.
     """
-    from .results import atomic_write_text
+    from .files import atomic_write_text
 
     total = len(job_list)
     results: dict[int, dict[str, Any]] = {}

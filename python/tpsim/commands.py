@@ -103,7 +103,7 @@ def _run(
         _fail(_scenario_error(e))
     except (RunTooLarge, ValueError, TypeError) as e:
         _fail(f"error: {_one_line(e)}")
-    from .results import OutputPathError, check_output_dir  # polars: not needed for a bad scenario
+    from .files import OutputPathError, check_output_dir
 
     try:
         check_output_dir(out, "output directory (-o)")
@@ -368,7 +368,7 @@ def animate(
 ) -> None:
     """Write the network movie of one run: a self-contained HTML player (no network access)."""
     from .movie import NoMovie, write_movie
-    from .results import OutputPathError, check_output_file
+    from .files import OutputPathError, check_output_file
 
     directory = _path_arg(directory_arg, "DIRECTORY")
     target = directory / "movie.html"
@@ -400,7 +400,7 @@ def schema(out: Optional[str] = typer.Option(None, "-o", "--out", help="Write to
 def _write_output_file(out: str, text: str) -> Path:
     """Writes ``text`` to the file ``out`` (-o) atomically; exit 2 for a path that cannot be a
     file, 1 if it cannot be written (nothing half-written either way)."""
-    from .results import OutputPathError, atomic_write_text, check_output_file
+    from .files import OutputPathError, atomic_write_text, check_output_file
 
     try:
         path = check_output_file(out, "-o/--out")
@@ -438,7 +438,7 @@ def import_ns2(
     duration: Optional[float] = typer.Option(None, "--duration", help="Simulated time, s (default: the last event rounded up to 100 s)."),
 ) -> None:
     """Convert ns-2 movement (and traffic) files into a self-contained tpsim scenario."""
-    from .results import OutputPathError, check_output_file
+    from .files import OutputPathError, check_output_file
 
     mpath = _path_arg(movement, "MOVEMENT")
     tpath = _path_arg(traffic, "TRAFFIC") if traffic is not None else None
