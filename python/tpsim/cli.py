@@ -181,6 +181,10 @@ def _run(
     total = len(p.jobs)
     todo = total - (0 if pcap else p.stored)
     command = "tpsim " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    if report:  # the report's render workers import matplotlib while the runs run
+        from ._pool import prestart
+
+        prestart()
     try:
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
@@ -430,7 +434,11 @@ def report(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
 ) -> None:
     """(Re)build the figures and report.html of DIRECTORY from its stored tables."""
+    from ._pool import prestart
+
     directory = _path_arg(directory_arg, "DIRECTORY")
+    if directory.is_dir():  # the render workers import matplotlib while the tables are read
+        prestart()
     res = _read_results(directory)
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
