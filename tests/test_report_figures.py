@@ -189,3 +189,20 @@ def test_pdfs_embed_the_cut_down_font_as_truetype(many):
         assert f["/Subtype"] == "/Type0" and f["/BaseFont"].endswith("+tpsimSans")
         (desc,) = f["/DescendantFonts"]
         assert desc.get_object()["/Subtype"] == "/CIDFontType2" and "/FontFile2" in desc.get_object()["/FontDescriptor"]
+
+
+def test_many_flow_directions_as_series_are_a_band_per_swept_value(many):
+    flows = tpsim.plot.with_flow_direction(many.flows)
+    spec, info = metric_spec(flows, "goodput_kbps", "links.0.delay", ["flow_direction"], params=many.param_keys)
+    items = spec["panels"][0]["items"]
+    # 30 flow directions: a band and a median line (not 30 lines); the median at each delay
+    # is the median over the flow directions.
+    assert [it["kind"] for it in items] == ["band", "band", "line"] and info.series == ["median", "25–75 %", "5–95 %"]
+    for pos, delay in zip(items[2]["x"], ["10ms", "40ms"]):
+        vals = flows.filter(pl.col("links.0.delay") == delay)["goodput_kbps"].to_numpy()
+        assert items[2]["y"][items[2]["x"].index(pos)] == pytest.approx(np.median(vals))
+    assert "over the 30 flow directions" in info.aggregation
+    # With the delay as a series instead: one band per delay, never one over both.
+    spec, info = metric_spec(flows, "goodput_kbps", "transport", ["flow_direction", "links.0.delay"], params=many.param_keys)
+    assert [it["kind"] for it in spec["panels"][0]["items"]] == ["band", "band", "line"] * 2
+    assert info.series[0].startswith("link delay = 10 ms") and info.series[3].startswith("link delay = 40 ms")

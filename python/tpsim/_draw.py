@@ -422,6 +422,21 @@ def _serve(rfd: int, wfd: int) -> None:
             write_frame(w, out)
 
 
+#: A small figure of every kind of item, drawn once before a worker forks (what it loads,
+#: the children share).
+_WARM_UP = {"size": [2.0, 1.5], "nrows": 1, "ncols": 1, "suptitle": "Warm-up (s)", "panels": [{
+    "title": "t", "xlabel": "x (s)", "ylabel": "y (%)", "xticks": [0, 1], "xticklabels": ["0", "1"],
+    "items": [{"kind": "line", "x": [0, 1], "y": [0, 1], "yerr": [[0.1, 0.1], [0.1, 0.1]], "color": "#0072B2", "marker": "o",
+               "linestyle": "-", "label": "a"},
+              {"kind": "line", "x": [0, 1], "y": [1, None], "drawstyle": "steps-post", "color": "#D55E00", "label": "b"},
+              {"kind": "band", "x": [0, 1], "lo": [0, 0], "hi": [1, 1], "step": "post", "color": "#009E73", "label": "c"},
+              {"kind": "bar", "x": [0.5], "height": [0.5], "width": 0.2, "color": "#CC79A7", "hatch": "//",
+               "yerr": [[0.1], [0.1]], "label": "d"},
+              {"kind": "hline", "y": 0}, {"kind": "note", "text": "µ–"}],
+    "legend": {"entries": ["a", "b", "c", "d"], "loc": "best"}}],
+    "legend": {"entries": ["a", "b"], "ncols": 2, "rows_planned": 1}}
+
+
 def _die_with_parent() -> None:
     """Linux: this process is killed when its parent ends (even by SIGKILL)."""
     if sys.platform.startswith("linux"):
@@ -447,11 +462,7 @@ def worker_main(fds: list[int]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _die_with_parent()
     pairs = list(zip(fds[0::2], fds[1::2]))
-    _add_font()
-    with style():  # import matplotlib and load the fonts before forking
-        fig = _figure((1, 1))
-        fig.text(0.5, 0.5, "0")
-        fig.savefig(io.BytesIO(), format="png")
+    render(_WARM_UP, ["png", "pdf"])  # matplotlib, its PDF backend and the fonts loaded before forking
     children = []
     for i, (rfd, wfd) in enumerate(pairs[1:], 1):
         pid = os.fork()

@@ -373,6 +373,11 @@ def metric_spec(
         kind = "ecdf"
     if kind == "ecdf":
         return _ecdf_spec(df, data, metric, x, hues, facet, title, xlabel, ylabel, max_series, fixed)
+    units = [h for h in hues if h in PER_FLOW_COLUMNS]
+    others = [h for h in hues if h not in units]
+    if (units and kind != "bar" and data.height and data.select(hues).n_unique() > max_series
+            and (data.select(others).n_unique() if others else 1) <= 2):
+        return _unit_band_spec(df, data, metric, x, hues, units, facet, kind, title, xlabel, ylabel, fixed)
     return _metric_spec(df, data, metric, x, hues, facet, kind, connect, title, xlabel, ylabel, max_series, fixed)
 
 
@@ -463,7 +468,10 @@ def _metric_spec(df, data, metric, x, hues, facet, kind, connect, title, xlabel,
     x_name = key_name(x)
     t = title if title is not None else f"{_upper_first(disp.label.split(' (')[0])} vs {x_name}" + (f" ({', '.join(fixed)})" if fixed else "")
     agg = _aggregation(data, metric, x, hues, facet, n_runs)
-    capped = f" The {len(named)} series with the largest means are named; {len(order) - len(named)} more in grey." if len(named) < len(order) else ""
+    capped = ""
+    if len(named) < len(order):
+        capped = (f" The {len(named)} series with the largest means are named; {len(order) - len(named)} more "
+                  + ("not drawn." if kind == "bar" else "in grey."))
     caption = (f"{_upper_first(disp.label)} against {xl}"
                + (f", one {'line' if kind != 'bar' else 'bar'} per {', '.join(key_name(h) for h in hues)}" if hues else "")
                + (f", one panel per {key_name(facet)}" if facet else "") + f". Aggregation: {agg}.{capped}")
@@ -477,6 +485,116 @@ def _metric_spec(df, data, metric, x, hues, facet, kind, connect, title, xlabel,
         hue=list(hues), series=series_names, facet=facet,
         colors=[{_name(k, hues): styles[k]["color"] for k in order}.get(n, "0.7") for n in series_names],
         facets=[_facet_title(facet, f) for f in facets] if facet else [], aggregation=agg, caption=caption, scale=disp.scale,
+    )
+    return spec, info
+
+
+def _quantiles(col: str) -> list[pl.Expr]:
+    """Median, 25–75 %, 5–95 % and min–max of ``col`` as ``mid``, ``i_lo``, ``i_hi``,
+    ``q05``, ``q95``, ``min``, ``max``, and the count of values ``n``."""
+    v = pl.col(col)
+    return [v.median().alias("mid"), v.quantile(0.25, "linear").alias("i_lo"), v.quantile(0.75, "linear").alias("i_hi"),
+            v.quantile(0.05, "linear").alias("q05"), v.quantile(0.95, "linear").alias("q95"), v.min().alias("min"),
+            v.max().alias("max"), v.count().alias("n")]
+
+
+def _unit_band_spec(df, data, metric, x, hues, units, facet, kind, title, xlabel, ylabel, fixed=()):
+    """More series of flows (or nodes) than a legend names: at each x, the quantiles over the
+    flows of their values (each one's mean over the runs) as a band and a median line, one
+    per value of the other hue columns (swept values are never merged into one band)."""
+    others = [h for h in hues if h not in units]
+    xs_all = list(dict.fromkeys(df[x].to_list()))
+    xaxis = axis_for(xs_all)
+    if kind == "auto":
+        kind = "line" if xaxis.numeric else "points"
+    pos_of = dict(zip(xs_all, xaxis.positions)) if xaxis.numeric else {v: i for i, v in enumerate(xs_all)}
+    facets = list(dict.fromkeys(df[facet].to_list())) if facet else [None]
+    n_runs = data["run"].n_unique()
+    panels_data = []
+    allvals: list[float] = []
+    for fv in facets:
+        part = data.filter(pl.col(facet) == fv) if facet else data
+        stats = None
+        if part.height:
+            means = _per_run(part, metric, [x] + hues).with_columns(pl.col(metric).list.mean())
+            stats = means.group_by(others + [x], maintain_order=True).agg(_quantiles(metric))
+            allvals += [v for c in ("min", "max") for v in stats[c].to_list() if v is not None]
+        panels_data.append((fv, stats))
+    disp = metric_display(metric, allvals)
+    combos = list(dict.fromkeys(r for _, st in panels_data if st is not None for r in st.select(others).iter_rows())) if others else [()]
+    noun = _unit_noun(units[0]) if len(units) == 1 else "flow directions"
+    ncols = min(len(facets), 3)
+    nrows = math.ceil(len(facets) / ncols)
+    width = COLUMN_WIDTH_IN if ncols == 1 else DOUBLE_WIDTH_IN
+    xl = xlabel if xlabel is not None else key_label(x, xs_all)
+    yl = ylabel if ylabel is not None else disp.label
+    legend: list[str] = []
+    colors: list[str] = []
+    counts: list[int] = []
+    outers: list[bool] = []
+    panels = []
+    for i, (fv, st) in enumerate(panels_data):
+        items: list[dict[str, Any]] = []
+        for c, combo in enumerate(combos):
+            if st is None:
+                continue
+            rows = st.filter(_match(others, combo)) if others else st
+            rows = rows.filter(pl.col(x).is_in([v for v in xs_all if pos_of.get(v) is not None]))
+            if rows.height == 0:
+                continue
+            rows = rows.with_columns(pl.col(x).replace_strict(list(pos_of), list(pos_of.values()), return_dtype=pl.Float64)
+                                     .alias("_pos")).sort("_pos")
+            counts += rows["n"].to_list()
+            min_max = int(rows["n"].min()) < BAND_MIN_FOR_5_95
+            outers.append(min_max)
+            color = OKABE_ITO[c % len(OKABE_ITO)]
+            prefix = f"{series_label(others, combo)}: " if others else ""
+            entries = [f"{prefix}median", f"{prefix}25–75 %", f"{prefix}{'min–max' if min_max else '5–95 %'}"]
+            px = rows["_pos"].to_list()
+            rows = rows.with_columns(pl.col("min" if min_max else "q05").alias("o_lo"), pl.col("max" if min_max else "q95").alias("o_hi"))
+            sc = {k: [None if v is None else v * disp.scale for v in rows[k].to_list()] for k in ("mid", "i_lo", "i_hi", "o_lo", "o_hi")}
+            items += [{"kind": "band", "x": px, "lo": sc["o_lo"], "hi": sc["o_hi"], "color": color, "alpha": 0.18, "zorder": 0.5,
+                       "label": entries[2]},
+                      {"kind": "band", "x": px, "lo": sc["i_lo"], "hi": sc["i_hi"], "color": color, "alpha": 0.38, "zorder": 0.6,
+                       "label": entries[1]},
+                      {"kind": "line", "x": px, "y": sc["mid"], "color": color, "marker": MARKERS[c % len(MARKERS)],
+                       "linestyle": "-" if kind == "line" else "none", "zorder": 1.5, "label": entries[0]}]
+            for e in entries:
+                if e not in legend:
+                    legend.append(e)
+                    colors.append(color)
+        if not items:
+            items.append({"kind": "note", "text": "no values"})
+        panel: dict[str, Any] = {"items": items, "title": _facet_title(facet, fv) if facet else None,
+                                 "xlabel": xl if i // ncols == nrows - 1 else None, "ylabel": yl if i % ncols == 0 else None,
+                                 "xticks": [p for p in xaxis.positions if p is not None] if xaxis.numeric else list(range(len(xs_all))),
+                                 "xticklabels": list(xaxis.ticklabels) if xaxis.numeric else [_tick(v) for v in xs_all]}
+        panels.append(panel)
+    legend_rows = _legend_rows(len(legend), facet)
+    panel_legend, fig_legend = _legend_spec(legend, facet, legend_rows, 2.2)
+    if panel_legend:
+        panels[0]["legend"] = panel_legend
+    t = title if title is not None else f"{_upper_first(disp.label.split(' (')[0])} vs {key_name(x)}" + (f" ({', '.join(fixed)})" if fixed else "")
+    n_text = (str(min(counts)) if min(counts) == max(counts) else f"{min(counts)}–{max(counts)}") if counts else "0"
+    each = "its value in the one run" if n_runs <= 1 else f"its mean over {n_runs} runs"
+    outer = "min–max" if all(outers) else ("5–95 %" if not any(outers) else f"5–95 % (min–max under {BAND_MIN_FOR_5_95})")
+    agg = (f"per {_unit_noun(units[0], 1) if len(units) == 1 else 'flow direction'}: {each}; at each {key_name(x)}, "
+           f"the median (line), 25–75 % and {outer} (shaded) over the {n_text} {noun}"
+           + (f", one band per {', '.join(key_name(h) for h in others)}" if others else "")
+           + (", roles never mixed" if facet == "role" else ""))
+    caption = (f"{_upper_first(disp.label)} against {xl} over the {noun}" + (f", one panel per {key_name(facet)}" if facet else "")
+               + f". Aggregation: {agg}.")
+    spec = {"size": [width, PANEL_HEIGHT_IN * nrows + (0.25 if title != "" else 0) + 0.17 * legend_rows],
+            "nrows": nrows, "ncols": ncols, "sharey": True, "suptitle": _wrap(t, 44 if ncols == 1 else 92) if t else None,
+            "panels": panels, "legend": fig_legend}
+    info = FigureInfo(
+        kind=kind, metric=metric, title=t, xlabel=xl, ylabel=yl, x=x, x_numeric=bool(xaxis.numeric),
+        x_values=list(xaxis.ticklabels) if xaxis.numeric else [_tick(v) for v in xs_all],
+        x_positions=list(xaxis.positions) if xaxis.numeric else [None] * len(xs_all), hue=list(hues), series=legend, facet=facet,
+        colors=colors, facets=[_facet_title(facet, f) for f in facets] if facet else [], aggregation=agg, caption=caption,
+        scale=disp.scale, bands=[{"role": None, "members": max(counts) if counts else 0, "unit": _unit_noun(units[0], 1),
+                                  "over": units, "series": [series_label(others, c) if others else "" for c in combos],
+                                  "center": "median", "inner": [25, 75], "outer": [0, 100] if all(outers) else [5, 95]}],
     )
     return spec, info
 
