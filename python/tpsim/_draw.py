@@ -1,10 +1,12 @@
-"""Draws tpsim's figures from their specs and saves them: the matplotlib half of
-:mod:`tpsim.plot`, which computes the specs (what to draw, as plain data) from the tables.
+"""Draws tpsim's figures from their specs and returns their files' bytes: the matplotlib
+half of :mod:`tpsim.plot`, which computes the specs (what to draw, as plain data) from the
+tables.
 
 A spec is a dict of lists, numbers and text only, so it crosses process boundaries: the
-report draws its figures in render worker processes (:class:`tpsim.report` starts them),
-which load this file by path and import only the standard library, numpy and matplotlib (not
-polars, not the rest of tpsim). The same spec gives the same file bytes in any process: every
+report draws its figures in render worker processes (:mod:`tpsim._pool` starts them), which
+load this file by path and import only the standard library, numpy, matplotlib and Pillow
+(not polars, not the rest of tpsim); importing this module imports no matplotlib until a
+figure is drawn. The same spec gives the same file bytes in any process: every
 figure is drawn with matplotlib's default settings plus :data:`STYLE` (a user's matplotlibrc
 or runtime rcParams do not apply), PNG and PDF metadata carry no dates or versions.
 

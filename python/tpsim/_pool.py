@@ -154,6 +154,18 @@ def prestart(workers: Optional[int] = None) -> None:
             _early = Pool(n)
         except OSError:
             _early = None
+        else:
+            import atexit
+
+            atexit.register(_close_early)
+
+
+def _close_early() -> None:
+    """At exit: ends prestarted workers no report took (a run that failed)."""
+    global _early
+    pool, _early = _early, None
+    if pool is not None:
+        pool.close()
 
 
 def take(n: int) -> Optional[Pool]:
