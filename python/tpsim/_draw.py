@@ -42,6 +42,7 @@ import os
 import pickle
 import struct
 import sys
+import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -375,7 +376,8 @@ def render(spec: dict[str, Any], formats: list[str]) -> dict[str, bytes]:
 # --- worker processes ---------------------------------------------------------------------
 # The parent (tpsim.report) writes jobs to a worker's input pipe and reads the answers from
 # its output pipe, each a pickle of plain data behind an 8-byte length:
-#   job:    (job id, spec, formats)    answer: (job id, {format: file content}, None) or (job id, None, error text)
+#   job:    (job id, spec, formats)
+#   answer: (job id, {format: file content}, None, CPU s) or (job id, None, error text, CPU s)
 # The parent writes the files.
 # A worker ends at the end of its input (the parent closed it, or died).
 
@@ -417,15 +419,15 @@ def _serve(rfd: int, wfd: int) -> None:
             except EOFError:
                 return
             jid, spec, formats = job
+            cpu = time.process_time()
             try:
-                out = (jid, render(spec, formats), None)
-            except Exception as e:  # reported by the parent with the figure's name
-                out = (jid, None, f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+                out = (jid, render(spec, formats), None, time.process_time() - cpu)
+            except Exception as e:  # the parent draws it again itself, which raises
+                out = (jid, None, f"{type(e).__name__}: {e}\n{traceback.format_exc()}", time.process_time() - cpu)
             write_frame(w, out)
 
 
-#: A small figure of every kind of item, drawn once before a worker forks (what it loads,
-#: the children share).
+#: A small figure of every kind of item (for tests and benchmarks: what a first figure loads).
 _WARM_UP = {"size": [2.0, 1.5], "nrows": 1, "ncols": 1, "suptitle": "Warm-up (s)", "panels": [{
     "title": "t", "xlabel": "x (s)", "ylabel": "y (%)", "xticks": [0, 1], "xticklabels": ["0", "1"],
     "items": [{"kind": "line", "x": [0, 1], "y": [0, 1], "yerr": [[0.1, 0.1], [0.1, 0.1]], "color": "#0072B2", "marker": "o",
@@ -464,7 +466,15 @@ def worker_main(fds: list[int]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _die_with_parent()
     pairs = list(zip(fds[0::2], fds[1::2]))
-    render(_WARM_UP, ["png", "pdf"])  # matplotlib, its PDF backend and the fonts loaded before forking
+    # matplotlib, its PNG and PDF writers and the font imported once, before forking (a
+    # figure drawn here first would cost more time than the children save).
+    import fontTools.subset  # noqa: F401
+    import matplotlib.backends.backend_pdf  # noqa: F401
+    import matplotlib.style  # noqa: F401
+    import PIL.PngImagePlugin  # noqa: F401
+
+    _figure((1, 1))
+    _add_font()
     children = []
     for i, (rfd, wfd) in enumerate(pairs[1:], 1):
         pid = os.fork()

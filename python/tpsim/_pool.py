@@ -48,7 +48,8 @@ def workers_for(n_figures: Optional[int], workers: Optional[int] = None) -> int:
 
 class Pool:
     """``n`` render worker processes; :meth:`submit` jobs, read ``answers`` (a queue of
-    ``(job id, {format: bytes} or None, error text or None)``), :meth:`close` when done."""
+    ``(job id, {format: bytes} or None, error text or None, CPU s the job took)``),
+    :meth:`close` when done."""
 
     _BOOT = ("import importlib.util, sys; "
              "s = importlib.util.spec_from_file_location('tpsim_render_worker', sys.argv[1]); "
@@ -105,12 +106,12 @@ class Pool:
                 write_frame(w, job)
                 self.answers.put(read_frame(r))
             except Exception as e:  # the worker died: its jobs are drawn by the caller
-                self.answers.put((job[0], None, f"render worker ended: {type(e).__name__}: {e}"))
+                self.answers.put((job[0], None, f"render worker ended: {type(e).__name__}: {e}", 0.0))
                 while True:
                     job = self.jobs.get()
                     if job is None:
                         return
-                    self.answers.put((job[0], None, "render worker ended"))
+                    self.answers.put((job[0], None, "render worker ended", 0.0))
 
     def submit(self, jid: int, spec: dict[str, Any], formats: list[str]) -> None:
         self.jobs.put((jid, spec, formats))

@@ -239,7 +239,7 @@ class FigureJobs:
         try:
             if self.pool is not None:
                 for _ in range(total):
-                    jid, content, error = self.pool.answers.get()
+                    jid, content, error, _ = self.pool.answers.get()
                     spec, info = self.items[jid]
                     if content is None:  # a worker failed: draw it here (an error in the figure raises here)
                         content = _draw.render(spec, self.formats)
