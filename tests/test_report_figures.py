@@ -206,3 +206,58 @@ def test_many_flow_directions_as_series_are_a_band_per_swept_value(many):
     spec, info = metric_spec(flows, "goodput_kbps", "transport", ["flow_direction", "links.0.delay"], params=many.param_keys)
     assert [it["kind"] for it in spec["panels"][0]["items"]] == ["band", "band", "line"] * 2
     assert info.series[0].startswith("link delay = 10 ms") and info.series[3].startswith("link delay = 40 ms")
+
+
+def _render_workers() -> set[int]:
+    """Running processes of this checkout's render workers (``_draw.py`` on their command line)."""
+    draw = str(Path(tpsim.__file__).resolve().with_name("_draw.py")).encode()
+    out = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if draw in (d / "cmdline").read_bytes() and (d / "stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX":
+                    out.add(int(d.name))
+            except OSError:
+                pass
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+def test_render_workers_start_with_the_command_and_die_with_it(tmp_path):
+    import os
+    import signal
+    import time
+
+    from tpsim._pool import workers_for
+
+    if workers_for(None) < 2:
+        pytest.skip("one core: the figures are drawn in the command's process")
+    from conftest import one_link
+
+    before = _render_workers()
+    f = tmp_path / "slow.toml"
+    f.write_text(one_link(app='{ kind = "cbr", size = "100B", interval = "10us" }', duration="3000s"))
+    proc = subprocess.Popen([sys.executable, "-m", "tpsim", "run", str(f), "-o", str(tmp_path / "o"), "-q", "-j", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(_render_workers() - before) < workers_for(None):
+            time.sleep(0.1)
+        mine = _render_workers() - before
+        # Started before the (long) run ends: they import matplotlib meanwhile.
+        assert len(mine) == workers_for(None) and proc.poll() is None
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        proc.kill()
+        proc.communicate()
+    deadline = time.monotonic() + 5
+    while _render_workers() & mine and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not (_render_workers() & mine), "render workers outlived the killed command"
+    # A command that fails on its input ends its workers too.
+    p = subprocess.run([sys.executable, "-m", "tpsim", "run", str(tmp_path / "missing.toml"), "-o", str(tmp_path / "o2")],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    time.sleep(0.5)
+    assert not (_render_workers() - before)

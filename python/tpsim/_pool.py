@@ -116,9 +116,14 @@ class Pool:
     def submit(self, jid: int, spec: dict[str, Any], formats: list[str]) -> None:
         self.jobs.put((jid, spec, formats))
 
-    def close(self) -> None:
-        """Ends the workers (jobs not taken yet are dropped)."""
+    def close(self, kill: bool = False) -> None:
+        """Ends the workers (jobs not taken yet are dropped); ``kill``: at once, not after the
+        job they are drawing (or their start)."""
         import queue
+
+        if kill:
+            for p in self.procs:
+                p.kill()
 
         while True:
             try:
@@ -162,11 +167,11 @@ def prestart(workers: Optional[int] = None) -> None:
 
 
 def _close_early() -> None:
-    """At exit: ends prestarted workers no report took (a run that failed)."""
+    """At exit: ends prestarted workers no report took (bad input, a run that failed)."""
     global _early
     pool, _early = _early, None
     if pool is not None:
-        pool.close()
+        pool.close(kill=True)
 
 
 def take(n: int) -> Optional[Pool]:

@@ -153,6 +153,10 @@ def _run(
     from .api import RunTooLarge, SchedulerError, SweepFailed, check_scheduler, parse_size, plan, run_plan
     from .results import OutputPathError, check_output_dir
 
+    if report:  # the report's render workers import matplotlib while the runs are planned and run
+        from ._pool import prestart
+
+        prestart()
     out = _path_arg(out_arg, "-o/--out")
     sc = scenario if isinstance(scenario, Scenario) else _load_or_exit(scenario)
     if runs is not None and runs < 1:
@@ -181,10 +185,6 @@ def _run(
     total = len(p.jobs)
     todo = total - (0 if pcap else p.stored)
     command = "tpsim " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    if report:  # the report's render workers import matplotlib while the runs run
-        from ._pool import prestart
-
-        prestart()
     try:
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
