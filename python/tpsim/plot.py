@@ -954,7 +954,10 @@ def timeseries_spec(
         outer = "min–max" if b["outer"] == [0, 100] else "5–95 %"
         parts_text.append(f"the {b['members']} {b['who']} as a band: the median (line), 25–75 % and {outer} (shaded) of their "
                           "values in each bin" + (f" (those without a value in a bin left out)" if has_gaps else ""))
-    agg = f"one run (point {point}, run {run}), per {ts_bin(sub)} bin; " + "; ".join(parts_text)
+    if bands:
+        agg = f"one run (point {point}, run {run}), per {ts_bin(sub)} bin; " + "; ".join(parts_text)
+    else:
+        agg = f"one run (point {point}, run {run}), one line per {owner_word}, per {ts_bin(sub)} bin"
     info = FigureInfo(
         kind="timeseries", metric=series, title=t, xlabel=xl, ylabel=yl, x="time_s", x_numeric=True,
         x_values=[], x_positions=[], hue=keys, series=legend, aggregation=agg, colors=colors,
