@@ -906,7 +906,6 @@ def timeseries_spec(
         legend.append(lbl)
         colors.append(st["color"])
     bands = []
-    has_gaps = False
     for j, role in enumerate(band_roles):
         color = OKABE_ITO[(len(line_groups) + j) % len(OKABE_ITO)]
         mine = [k for k, _, r, _ in groups if r == role]
@@ -914,7 +913,6 @@ def timeseries_spec(
             pl.col("flow").is_in([k[0] for k in mine]) if owners == ["flow"] else _match_any(keys, mine))
         n = sum(1 for x in groups if x[2] == role)
         min_max = n < BAND_MIN_FOR_5_95
-        has_gaps = has_gaps or g["value"].null_count() > 0
         st = _band_stats(g, min_max)
         t = st["time_s"].to_list()
         scaled = {c: [None if v is None else v * disp.scale for v in st[c].to_list()] for c in ("mid", "i_lo", "i_hi", "o_lo", "o_hi")}
@@ -930,8 +928,8 @@ def timeseries_spec(
                    "marker": None, "linewidth": 1.0, "zorder": 1.5, "label": entries[0]}]
         legend += entries
         colors += [color] * 3
-        bands.append({"role": role, "members": n, "unit": owner_word, "who": who, "center": "median", "inner": [25, 75],
-                      "outer": [0, 100] if min_max else [5, 95]})
+        bands.append({"role": role, "members": n, "unit": owner_word, "who": who, "gaps": g["value"].null_count() > 0,
+                      "center": "median", "inner": [25, 75], "outer": [0, 100] if min_max else [5, 95]})
     width = _bin_width(sub)
     if width is not None:  # each bin drawn over its width: the last one too
         for it in items:
@@ -953,7 +951,7 @@ def timeseries_spec(
     for b in bands:
         outer = "min–max" if b["outer"] == [0, 100] else "5–95 %"
         parts_text.append(f"the {b['members']} {b['who']} as a band: the median (line), 25–75 % and {outer} (shaded) of their "
-                          "values in each bin" + (f" (those without a value in a bin left out)" if has_gaps else ""))
+                          "values in each bin" + (" (those without a value in a bin left out)" if b["gaps"] else ""))
     if bands:
         agg = f"one run (point {point}, run {run}), per {ts_bin(sub)} bin; " + "; ".join(parts_text)
     else:
@@ -962,7 +960,7 @@ def timeseries_spec(
         kind="timeseries", metric=series, title=t, xlabel=xl, ylabel=yl, x="time_s", x_numeric=True,
         x_values=[], x_positions=[], hue=keys, series=legend, aggregation=agg, colors=colors,
         caption=f"{_upper_first(disp.label)} over time" + (f" at {point_desc}" if point_desc else "") + f". Aggregation: {agg}.",
-        scale=disp.scale, bands=[{k: v for k, v in b.items() if k != "who"} for b in bands],
+        scale=disp.scale, bands=[{k: v for k, v in b.items() if k not in ("who", "gaps")} for b in bands],
     )
     return spec, info
 
