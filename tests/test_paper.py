@@ -131,9 +131,10 @@ def test_every_default_figure_has_human_labels_with_units_and_a_numeric_x(studie
     assert len({next(iter(v)) for v in colour.values()}) == len(colour)
     assert "network-wide" in c["network-mac_frames-ns2"]["aggregation"]
     assert c["delay_mean_s-ns2"]["ylabel"] in ("mean end-to-end delay (ms)", "mean end-to-end delay (s)")
-    # Study A: 56 queues, a capped legend.
+    # Study A: 56 queues, drawn as one band of quantiles per bin.
     q = {f["name"]: f for f in figures(studies["a"])}["timeseries-queue_packets"]
-    assert len(q["series"]) < MAX_SERIES and "more in grey" in q["aggregation"]
+    assert len(q["series"]) < MAX_SERIES and "as a band" in q["aggregation"]
+    assert q["bands"] == [{"role": None, "members": 56, "unit": "queue", "center": "median", "inner": [25, 75], "outer": [5, 95]}]
 
 
 def test_roles_in_the_flows_table(studies):

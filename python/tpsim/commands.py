@@ -84,6 +84,10 @@ def _run(
 ) -> None:
     from .api import RunTooLarge, SchedulerError, SweepFailed, check_scheduler, parse_size, plan, run_plan
 
+    if report:  # the report's render workers import matplotlib while the runs are planned and run
+        from ._pool import prestart
+
+        prestart()
     out = _path_arg(out_arg, "-o/--out")
     sc = scenario if isinstance(scenario, Scenario) else _load_or_exit(scenario)
     if runs is not None and runs < 1:
@@ -349,7 +353,11 @@ def report(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
 ) -> None:
     """(Re)build the figures and report.html of DIRECTORY from its stored tables."""
+    from ._pool import prestart
+
     directory = _path_arg(directory_arg, "DIRECTORY")
+    if directory.is_dir():  # the render workers import matplotlib while the tables are read
+        prestart()
     res = _read_results(directory)
     try:
         with RunProgress("", 0, enabled=not quiet and stderr_is_terminal(), remaining=False) as bar:

@@ -12,15 +12,16 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import polars as pl
 
+from . import _pool
 from .api import build_id
 from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
 from .metrics import HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
-from .plot import MAX_SERIES, FigureInfo, default_layout, metric_figure, save, timeseries_figure, with_flow_direction
-from .results import FLOW_KEYS, NETWORK_KEYS, Results, atomic_write_text, mean_ci
+from .plot import MAX_SERIES, FigureInfo, default_layout, draw, metric_spec, timeseries_spec, with_flow_direction
+from .results import FLOW_KEYS, NETWORK_KEYS, Results, _atomic, atomic_write_text, mean_ci
 
 #: Formats of the report's figures: PNG (embedded in the page) and vector PDF (for papers).
 FIGURE_FORMATS = ("png", "pdf")
@@ -79,15 +80,30 @@ def stack_split(flows: pl.DataFrame, keys: list[str], x: str) -> list[Any]:
     return list(dict.fromkeys(flows[STACK_KEY].to_list()))
 
 
-def figure_plan(res: Results) -> list[tuple[str, Callable[[], Any]]]:
-    """The report's figures as (file stem, function drawing it), in report order: the
+class PlannedFigure:
+    """A figure of the report's plan: :meth:`spec` gives its (spec, :class:`FigureInfo`)
+    without drawing (:func:`tpsim.plot.metric_spec`); calling it draws it (a matplotlib
+    figure)."""
+
+    def __init__(self, make_spec: Callable[[], tuple[dict[str, Any], FigureInfo]]):
+        self._make_spec = make_spec
+
+    def spec(self) -> tuple[dict[str, Any], FigureInfo]:
+        return self._make_spec()
+
+    def __call__(self):
+        return draw(*self._make_spec())
+
+
+def figure_plan(res: Results) -> list[tuple[str, PlannedFigure]]:
+    """The report's figures as (file stem, :class:`PlannedFigure`), in report order: the
     headline flow metrics, the network metrics the scenario produces (each once per stack
     when :func:`stack_split` says so), the time series."""
     all_flows = with_flow_direction(res.flows)
     keys = list(res.param_keys)
     x, hues = default_layout(all_flows, keys)
     stacks = stack_split(all_flows, keys, x)
-    plan: list[tuple[str, Callable[[], Any]]] = []
+    plan: list[tuple[str, PlannedFigure]] = []
     for stack in stacks or [None]:
         def only(df: pl.DataFrame, stack=stack) -> pl.DataFrame:
             return df.filter(pl.col(STACK_KEY) == stack) if stack is not None else df
@@ -98,7 +114,7 @@ def figure_plan(res: Results) -> list[tuple[str, Callable[[], Any]]]:
         fig_hues = [h for h in hues if stack is None or h != STACK_KEY]
         for m in HEADLINE_FLOW_METRICS:
             if _has_values(flows, m):
-                plan.append((m + suffix, lambda m=m, flows=flows: metric_figure(flows, m, x, fig_hues, params=keys)))
+                plan.append((m + suffix, PlannedFigure(lambda m=m, flows=flows: metric_spec(flows, m, x, fig_hues, params=keys))))
         if keys and res.network.height:
             net = only(res.network)
             net_x = x if x in net.columns else (keys[0] if keys else "run")
@@ -109,8 +125,8 @@ def figure_plan(res: Results) -> list[tuple[str, Callable[[], Any]]]:
                 if m not in net.columns or net[m].null_count() == net.height or not (net[m].fill_null(0) != 0).any():
                     if m != "mac_frames" or m not in net.columns:
                         continue
-                plan.append((f"network-{m}{suffix}",
-                             lambda m=m, net=net, net_x=net_x, net_hues=net_hues: metric_figure(net, m, net_x, net_hues, params=keys)))
+                plan.append((f"network-{m}{suffix}", PlannedFigure(
+                    lambda m=m, net=net, net_x=net_x, net_hues=net_hues: metric_spec(net, m, net_x, net_hues, params=keys))))
     ts = res.timeseries
     if ts.height:
         for series in HEADLINE_SERIES:
@@ -123,8 +139,8 @@ def figure_plan(res: Results) -> list[tuple[str, Callable[[], Any]]]:
                     by_point = have.group_by("point").agg(pl.col("value").mean()).sort(["value", "point"], descending=[True, False])
                     point = int(by_point["point"][0])
                 run = int(have.filter(pl.col("point") == point)["run"].min())
-                plan.append((f"timeseries-{series}",
-                             lambda s=series, p=point, r=run: timeseries_figure(ts, s, run=r, point=p, flows=res.flows)))
+                plan.append((f"timeseries-{series}", PlannedFigure(
+                    lambda s=series, p=point, r=run: timeseries_spec(ts, s, run=r, point=p, flows=res.flows))))
         # Multi-homed associations: goodput per receiving address, one line per (direction, path).
         paths = ts.filter(pl.col("series").str.starts_with("goodput_path"))
         if paths.height:
@@ -134,14 +150,14 @@ def figure_plan(res: Results) -> list[tuple[str, Callable[[], Any]]]:
                 pl.lit("goodput_kbps").alias("series"))
             point = int(per_path["point"].min())
             run = int(per_path.filter(pl.col("point") == point)["run"].min())
-            plan.append(("timeseries-goodput-per-path",
-                         lambda p=point, r=run: timeseries_figure(
-                             per_path, "goodput_kbps", run=r, point=p, flows=res.flows,
-                             title=f"Goodput per path (the receiver's address); run {r}")))
+            plan.append(("timeseries-goodput-per-path", PlannedFigure(
+                lambda p=point, r=run: timeseries_spec(per_path, "goodput_kbps", run=r, point=p, flows=res.flows,
+                                                       title=f"Goodput per path (the receiver's address); run {r}"))))
     ack_cwnd = _ack_cwnd(res.acks)
     if ack_cwnd is not None:
         one, col, point, run, title = ack_cwnd
-        plan.append(("acks-cwnd", lambda: timeseries_figure(one, col, run=run, point=point, flows=res.flows, title=title)))
+        plan.append(("acks-cwnd", PlannedFigure(
+            lambda: timeseries_spec(one, col, run=run, point=point, flows=res.flows, title=title))))
     return plan
 
 
@@ -166,27 +182,91 @@ def _ack_cwnd(acks: pl.DataFrame) -> Optional[tuple[pl.DataFrame, str, int, int,
     return None
 
 
+class FigureJobs:
+    """The report's figures being drawn: specs computed here (polars), drawn by worker
+    processes (or here, with one worker) while this process does other work; :meth:`finish`
+    writes the files and ``figures.json`` and returns the figures. The files are the same
+    bytes whatever the number of workers."""
+
+    def __init__(self, res: Results, figdir: Path, progress: Optional[Callable[[int, int], None]] = None,
+                 formats: Sequence[str] = FIGURE_FORMATS, workers: Optional[int] = None):
+        self.figdir = Path(figdir)
+        self.progress = progress
+        self.formats = list(formats)
+        # Workers first: they import matplotlib while the specs are computed (or were started
+        # earlier by the command line, tpsim._pool.prestart).
+        self.pool: Optional[_pool.Pool] = None
+        plan = figure_plan(res)
+        n = _pool.workers_for(len(plan), workers)
+        if n > 1:
+            self.pool = _pool.take(n)
+        if progress:
+            progress(0, len(plan))
+        self.items: list[tuple[dict[str, Any], FigureInfo]] = []
+        try:
+            for i, (stem, planned) in enumerate(plan):
+                spec, info = planned.spec()
+                info.name = stem
+                self.items.append((spec, info))
+                if self.pool is not None:
+                    self.pool.submit(i, spec, self.formats)
+        except BaseException:
+            self._close()
+            raise
+
+    def cancel(self) -> None:
+        """Stops the workers (figures not drawn yet are not drawn)."""
+        self._close()
+
+    def _close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+    def _write(self, info: FigureInfo, content: dict[str, bytes]) -> list[Path]:
+        paths = []
+        for ext in self.formats:
+            p = self.figdir / f"{info.name}.{ext}"
+            _atomic(p, lambda tmp, data=content[ext]: tmp.write_bytes(data))
+            paths.append(p)
+        return paths
+
+    def finish(self) -> list[Figure]:
+        from . import _draw
+
+        total = len(self.items)
+        files: dict[int, list[Path]] = {}
+        try:
+            if self.pool is not None:
+                for _ in range(total):
+                    jid, content, error, _ = self.pool.answers.get()
+                    spec, info = self.items[jid]
+                    if content is None:  # a worker failed: draw it here (an error in the figure raises here)
+                        content = _draw.render(spec, self.formats)
+                    files[jid] = self._write(info, content)
+                    if self.progress:
+                        self.progress(len(files), total)
+            else:
+                for jid, (spec, info) in enumerate(self.items):
+                    files[jid] = self._write(info, _draw.render(spec, self.formats))
+                    if self.progress:
+                        self.progress(len(files), total)
+        finally:
+            self._close()
+        figs = [Figure(info, files[i]) for i, (_, info) in enumerate(self.items)]
+        record = [{**f.info.to_dict(), "files": [p.name for p in f.files]} for f in figs]
+        atomic_write_text(self.figdir / "figures.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        return figs
+
+
 def make_figures(res: Results, figdir: Path, progress: Optional[Callable[[int, int], None]] = None,
-                 formats: tuple[str, ...] = FIGURE_FORMATS) -> list[Figure]:
+                 formats: tuple[str, ...] = FIGURE_FORMATS, workers: Optional[int] = None) -> list[Figure]:
     """Draws the report's figures into ``figdir`` (each in ``formats``) and writes
     ``figdir/figures.json``, the record of every figure (:class:`tpsim.plot.FigureInfo`:
     labels, x values, aggregation, caption, files). ``progress(done, total)`` is called as
-    figures are done."""
-    plan = figure_plan(res)
-    figs: list[Figure] = []
-    if progress:
-        progress(0, len(plan))
-    for i, (stem, draw) in enumerate(plan):
-        fig = draw()
-        info: FigureInfo = fig.tpsim
-        info.name = stem
-        files = save(fig, figdir / stem, formats)
-        figs.append(Figure(info, files))
-        if progress:
-            progress(i + 1, len(plan))
-    record = [{**f.info.to_dict(), "files": [p.name for p in f.files]} for f in figs]
-    atomic_write_text(figdir / "figures.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    return figs
+    figures are done. ``workers``: processes drawing them (default: one per core, see
+    :func:`tpsim._pool.workers_for`); the files are the same bytes with any number."""
+    return FigureJobs(res, figdir, progress, formats, workers).finish()
 
 
 # --- tables -------------------------------------------------------------------------------
@@ -430,18 +510,14 @@ def _timing(sim: dict[str, Any]) -> str:
     return text
 
 
-def render(res: Results, figs: list[Figure], command: Optional[str] = None) -> str:
-    """The report's HTML."""
+def page_parts(res: Results) -> dict[str, Any]:
+    """Everything of the report's page but the figures: the header's facts, the tables, the
+    movie, the definitions (computed while the figures are being drawn)."""
     base = res.base
-    name = base.name if base is not None else "tpsim run"
     resolved = res.resolved_scenario()
     sim = resolved.get("simulation", {}) or {}
-    desc = sim.get("description") or ""
-    timing = _timing(sim)
     keys = list(res.param_keys)
     summary = res.summary()
-    seeds = sorted(set(res.flows["seed"].to_list())) if res.flows.height else []
-    runs = res.flows["run"].n_unique() if res.flows.height else 0
     tables = [t for t in (
         _role_table(res, keys, TABLE_FLOW_METRICS),
         _averaged_table(res, keys, HEADLINE_FLOW_METRICS),
@@ -449,6 +525,19 @@ def render(res: Results, figs: list[Figure], command: Optional[str] = None) -> s
         _flow_table(res, summary, keys, TABLE_FLOW_METRICS + unknown_metrics(res.flows, keys)),
         _points_table(res),
     ) if t is not None]
+    return {
+        "name": base.name if base is not None else "tpsim run", "description": sim.get("description") or "",
+        "timing": _timing(sim), "resolved": resolved, "tables": tables, "movie": _movie(res), "definitions": _definitions(),
+        "seeds": sorted(set(res.flows["seed"].to_list())) if res.flows.height else [],
+        "runs": res.flows["run"].n_unique() if res.flows.height else 0,
+    }
+
+
+def render(res: Results, figs: list[Figure], command: Optional[str] = None, parts: Optional[dict[str, Any]] = None) -> str:
+    """The report's HTML (``parts``: :func:`page_parts`, computed here if not given)."""
+    base = res.base
+    parts = parts if parts is not None else page_parts(res)
+    resolved, tables, defs, movie = parts["resolved"], parts["tables"], parts["definitions"], parts["movie"]
     figures = []
     for f in figs:
         data = base64.b64encode(f.png.read_bytes()).decode("ascii")
@@ -457,9 +546,7 @@ def render(res: Results, figs: list[Figure], command: Optional[str] = None) -> s
             "src": f"data:image/png;base64,{data}", "wide": bool(f.info.facets and len(f.info.facets) > 1),
             "files": [{"name": p.suffix[1:].upper(), "href": f"figures/{p.name}"} for p in f.files if p.suffix != ".png"],
         })
-    defs = _definitions()
     toc = [{"id": "figures", "title": "Figures", "children": [{"id": f["id"], "title": f["title"]} for f in figures]}]
-    movie = _movie(res)
     if movie is not None:
         toc.append({"id": "movie", "title": "Network movie", "children": []})
     toc += [{"id": "tables", "title": "Tables", "children": [{"id": t.id, "title": t.title} for t in tables]},
@@ -468,8 +555,9 @@ def render(res: Results, figs: list[Figure], command: Optional[str] = None) -> s
         toc.append({"id": "scenario", "title": "Scenario", "children": []})
     written = getattr(base, "written", getattr(base, "text", "")) if base is not None else ""
     return _env().get_template("report.html.j2").render(
-        name=name, description=desc, build=build_id(), timing=timing,
-        sets=[f"{k} = {json.dumps(v) if not isinstance(v, str) else v}" for k, v in res.sets], seeds=", ".join(map(str, seeds)), runs=runs,
+        name=parts["name"], description=parts["description"], build=build_id(), timing=parts["timing"],
+        sets=[f"{k} = {json.dumps(v) if not isinstance(v, str) else v}" for k, v in res.sets],
+        seeds=", ".join(map(str, parts["seeds"])), runs=parts["runs"],
         points=len(res.points) or 1, command=command, toc=toc, figures=figures, tables=tables, definitions=defs,
         scenario_text=written, resolved=json.dumps(resolved, indent=2, sort_keys=True) if resolved else "",
         source=getattr(base, "source", "") if base is not None else "", has_base=base is not None, movie=movie,
@@ -492,8 +580,9 @@ def _movie(res: Results) -> Optional[dict[str, Any]]:
 
 
 def write_report(res: Results, outdir: Path, command: Optional[str] = None,
-                 progress: Optional[Callable[[int, int], None]] = None) -> Path:
-    """Writes ``outdir/report.html`` and its figures under ``outdir/figures/``.
+                 progress: Optional[Callable[[int, int], None]] = None, workers: Optional[int] = None) -> Path:
+    """Writes ``outdir/report.html`` and its figures under ``outdir/figures/`` (drawn by
+    ``workers`` processes, see :func:`make_figures`, while this one computes the tables).
     ``progress(done, total)`` counts the figures and then the page.
 
     Returns:
@@ -507,8 +596,14 @@ def write_report(res: Results, outdir: Path, command: Optional[str] = None,
         if progress:
             progress(done, n + 1)
 
-    figs = make_figures(res, outdir / "figures", progress=step)
-    html = render(res, figs, command)
+    jobs = FigureJobs(res, outdir / "figures", progress=step, workers=workers)
+    try:
+        parts = page_parts(res)
+    except BaseException:
+        jobs.cancel()
+        raise
+    figs = jobs.finish()
+    html = render(res, figs, command, parts)
     path = outdir / "report.html"
     atomic_write_text(path, html)
     if progress:
@@ -516,4 +611,5 @@ def write_report(res: Results, outdir: Path, command: Optional[str] = None,
     return path
 
 
-__all__ = ["write_report", "make_figures", "figure_plan", "render", "Figure", "FIGURE_FORMATS"]
+__all__ = ["write_report", "make_figures", "figure_plan", "render", "page_parts", "Figure", "FigureJobs", "PlannedFigure",
+           "FIGURE_FORMATS"]
