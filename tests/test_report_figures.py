@@ -191,6 +191,25 @@ def test_pdfs_embed_the_cut_down_font_as_truetype(many):
         assert desc.get_object()["/Subtype"] == "/CIDFontType2" and "/FontFile2" in desc.get_object()["/FontDescriptor"]
 
 
+def test_the_cut_down_font_is_made_once_in_the_cache(tmp_path, monkeypatch):
+    from fontTools.ttLib import TTFont
+
+    from tpsim import _draw
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = _draw.font_file()
+    assert path is not None and path.parent == tmp_path / "tpsim"
+    font = TTFont(path)
+    assert font["name"].getDebugName(1) == "tpsim Sans"
+    assert "GSUB" not in font and "kern" in font
+    cmap = font.getBestCmap()
+    assert all(ord(c) in cmap for c in "Goodput kbit/s µ±≤→ΔΣ") and 0x4E00 not in cmap
+    made = path.stat().st_mtime_ns
+    assert _draw.font_file() == path and path.stat().st_mtime_ns == made, "made once, then reused"
+    monkeypatch.setenv("XDG_CACHE_HOME", "/proc/no-such-dir")
+    assert _draw.font_file() is None, "no cache directory: DejaVu Sans is used instead"
+
+
 def test_many_flow_directions_as_series_are_a_band_per_swept_value(many):
     flows = tpsim.plot.with_flow_direction(many.flows)
     spec, info = metric_spec(flows, "goodput_kbps", "links.0.delay", ["flow_direction"], params=many.param_keys)

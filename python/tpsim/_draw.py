@@ -53,11 +53,15 @@ from typing import Any, Iterable, Optional
 #: Okabe & Ito (2008) colour-blind-safe palette (blue, vermillion, bluish green, reddish
 #: purple, orange, sky blue, black, yellow).
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
-#: The figures' font: DejaVu Sans cut down to the characters figures use (same glyphs and
-#: metrics, a tenth of the time to embed in a PDF; scripts/make_report_font.py), DejaVu Sans
-#: for any other character.
-FONT_FILE = Path(__file__).resolve().parent / "fonts" / "tpsim-sans.ttf"
+#: The figures' font, "tpsim Sans" (:func:`font_file`), then DejaVu Sans for any character it
+#: lacks.
 FONT_FAMILY = ["tpsim Sans", "DejaVu Sans"]
+#: Unicode ranges "tpsim Sans" keeps: Basic Latin to Latin Extended-B, Greek, General
+#: Punctuation, super- and subscripts, currency, letterlike symbols, number forms, arrows,
+#: mathematical operators.
+FONT_RANGES = [(0x20, 0x24F), (0x370, 0x3FF), (0x2000, 0x20CF), (0x2100, 0x22FF)]
+#: Version of how "tpsim Sans" is made (part of its cached file's name).
+FONT_RECIPE = 1
 #: Resolution of PNG output (screens and the report).
 PNG_DPI = 200
 #: File formats :func:`save` writes.
@@ -92,14 +96,86 @@ METADATA = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationD
 _font_added = False
 
 
+def _cache_dir() -> Path:
+    """tpsim's cache directory: ``$XDG_CACHE_HOME/tpsim`` (default ``~/.cache/tpsim``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tpsim"
+
+
+def font_file() -> Optional[Path]:
+    """The file of "tpsim Sans", made once per machine in :func:`_cache_dir` (``None`` if it
+    cannot be made: the figures then use DejaVu Sans).
+
+    "tpsim Sans" is matplotlib's DejaVu Sans (the same outlines, metrics, hinting and kerning)
+    cut down with fontTools to :data:`FONT_RANGES` and without the OpenType layout tables
+    (GSUB, GPOS, GDEF) and MATH; the legacy ``kern`` table kerns the same pairs, and there are
+    no ligatures ("fi" is two letters). Embedding a subset of it in a PDF (Type 42) takes
+    about a tenth of the time DejaVu Sans takes. The Bitstream Vera licence of DejaVu asks a
+    modified font for another name, hence its own. The file's name carries a hash of the
+    DejaVu Sans it was made from, so a new matplotlib makes a new one."""
+    import hashlib
+
+    from matplotlib import font_manager
+
+    try:
+        src = Path(font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans"), fallback_to_default=False))
+        digest = hashlib.sha256(src.read_bytes() + bytes([FONT_RECIPE])).hexdigest()[:16]
+        path = _cache_dir() / f"tpsim-sans-{digest}.ttf"
+        if not path.is_file():
+            _make_font(src, path)
+        return path
+    except Exception:  # no cache directory, fontTools failed: DejaVu Sans does the same, slower
+        return None
+
+
+def _make_font(src: Path, path: Path) -> None:
+    """Writes "tpsim Sans" (:func:`font_file`) made from DejaVu Sans ``src`` to ``path``,
+    atomically (render workers may make it at the same time)."""
+    import tempfile
+
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    font = TTFont(src, recalcTimestamp=False)
+    opts = subset.Options()
+    opts.layout_features = []
+    opts.name_IDs = ["*"]
+    opts.name_languages = ["*"]
+    opts.notdef_outline = True
+    opts.glyph_names = True
+    opts.recommended_glyphs = True
+    opts.hinting = True
+    opts.legacy_kern = True
+    opts.drop_tables += ["GSUB", "GPOS", "GDEF", "MATH", "FFTM"]
+    sub = subset.Subsetter(opts)
+    sub.populate(unicodes=[u for lo, hi in FONT_RANGES for u in range(lo, hi + 1)])
+    sub.subset(font)
+    for rec in font["name"].names:
+        if rec.nameID in (1, 4, 16):
+            rec.string = "tpsim Sans"
+        elif rec.nameID == 3:
+            rec.string = "tpsim Sans Book (DejaVu Sans cut down for tpsim)"
+        elif rec.nameID == 6:
+            rec.string = "tpsimSans"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tpsim-sans-", suffix=".ttf", dir=path.parent)
+    os.close(fd)
+    try:
+        font.save(tmp)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
 def _add_font() -> None:
     global _font_added
     if not _font_added:
         from matplotlib import font_manager
 
         _font_added = True
-        if FONT_FILE.is_file():
-            font_manager.fontManager.addfont(str(FONT_FILE))
+        path = font_file()
+        if path is not None:
+            font_manager.fontManager.addfont(str(path))
 
 
 @contextmanager
