@@ -153,7 +153,7 @@ def figure_plan(res: Results) -> list[tuple[str, PlannedFigure]]:
             plan.append(("timeseries-goodput-per-path", PlannedFigure(
                 lambda p=point, r=run: timeseries_spec(per_path, "goodput_kbps", run=r, point=p, flows=res.flows,
                                                        title=f"Goodput per path (the receiver's address); run {r}"))))
-    ack_cwnd = _ack_cwnd(res.acks)
+    ack_cwnd = _ack_cwnd(res)
     if ack_cwnd is not None:
         one, col, point, run, title = ack_cwnd
         plan.append(("acks-cwnd", PlannedFigure(
@@ -161,22 +161,29 @@ def figure_plan(res: Results) -> list[tuple[str, PlannedFigure]]:
     return plan
 
 
-def _ack_cwnd(acks: pl.DataFrame) -> Optional[tuple[pl.DataFrame, str, int, int, str]]:
+def _ack_cwnd(res: Results) -> Optional[tuple[pl.DataFrame, str, int, int, str]]:
     """The congestion window at every acknowledgement of the first window-based flow
     direction (lowest point, run, flow) of the per-ACK samples, as a one-series long table
     for :func:`timeseries_figure`, with its column name, point, run and title; ``None``
-    without per-ACK samples of a window."""
+    without per-ACK samples of a window. Reads only that flow direction's samples."""
+    if not res.has("acks"):
+        return None
+    acks = res.scan("acks")
+    columns = acks.collect_schema().names()
     for col in ("cwnd_bytes", "cwnd_packets"):
-        if col not in acks.columns or acks[col].null_count() == acks.height:
+        if col not in columns:
             continue
         have = acks.filter(pl.col(col).is_not_null())
-        first = have.sort(["point", "run", "flow", "direction"]).row(0, named=True)
+        firsts = have.select("point", "run", "flow", "direction").sort(["point", "run", "flow", "direction"]).head(1).collect()
+        if firsts.height == 0:
+            continue
+        first = firsts.row(0, named=True)
         point, run, flow, direction = first["point"], first["run"], first["flow"], first["direction"]
         one = have.filter((pl.col("point") == point) & (pl.col("run") == run) & (pl.col("flow") == flow)
                           & (pl.col("direction") == direction))
-        keys = [c for c in acks.columns[: acks.columns.index("time_s")] if c != "seed"]
+        keys = [c for c in columns[: columns.index("time_s")] if c != "seed"]
         one = one.select(keys + ["time_s", "flow", "direction", pl.col(col).alias("value")]).with_columns(
-            pl.lit(col).alias("series"))
+            pl.lit(col).alias("series")).collect()
         title = f"Congestion window at every ACK: flow {flow} {direction}; run {run}"
         return one, col, int(point), int(run), title
     return None
