@@ -10,6 +10,7 @@ import os
 import re
 import shlex
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
@@ -367,7 +368,9 @@ def run(
         out: if given, each finished run is stored at once in ``out/runs/<hash>.json`` and
             reused by a later call (resume after an interruption or a failure), and the tables
             are written to ``out`` atomically.
-        jobs: local worker processes (1 runs in this process; 0 or less means all cores).
+        jobs: local worker processes (1 runs in this process); 0 or less: automatic, one per
+            core once the runs prove long enough to be worth starting them (short runs stay
+            in this process, :data:`POOL_AFTER_S`).
         scheduler: address of a Dask distributed scheduler (``tcp://host:port``); runs the jobs
             on its workers instead of local processes (needs ``pip install "tpsim[dask]"``).
         set: keys set for every point, ``[("flows.0.app.interval", "10ms")]`` or ``["k=v"]``.
@@ -553,6 +556,13 @@ def run_plan(
     return table
 
 
+#: With ``jobs=0`` (automatic, the command line's default) the runs first go one by one in the
+#: calling process; once the runs left would take longer than this there (s, from the mean
+#: time of those done), they go to one worker process per core, whose start costs about half a
+#: second. Sweeps of short runs (study D: 48 runs of a few ms) never start them.
+POOL_AFTER_S = 1.0
+
+
 def _import_tables_meanwhile() -> Optional[Any]:
     """Starts importing the table modules (:mod:`tpsim.results`, polars) in a thread, to
     overlap with the runs, which release the GIL while the engine runs; returns the thread
@@ -652,8 +662,18 @@ def execute(
             pass  # every run is stored: no need of the scheduler
         elif todo:
             made.extend(_make_dirs(runs_dir))  # the engine writes each run's files there
-            if (n_workers == 1 or len(todo) <= 1) and run_memory_limit is None:
-                for i, job in todo:
+            pooled = n_workers > 1 or run_memory_limit is not None
+            rest = list(todo)
+            if not pooled or (run_memory_limit is None and not (jobs and jobs > 0)):
+                # One process, or automatic (jobs 0): runs go in this process while the rest
+                # would take less than starting worker processes costs (short runs), then the
+                # rest goes to the workers.
+                t0 = time.perf_counter()
+                while rest:
+                    done = len(todo) - len(rest)
+                    if pooled and done and (time.perf_counter() - t0) / done * len(rest) > POOL_AFTER_S:
+                        break
+                    i, job = rest.pop(0)
                     tick = (lambda now_s, end_s, i=i: sim_progress(i, now_s, end_s)) if sim_progress is not None else None
                     try:
                         res = _job_main(*args(job), progress=tick)
@@ -661,8 +681,8 @@ def execute(
                         finish(i, job, None, e)
                     else:
                         finish(i, job, res, None)
-            else:
-                _run_pool(min(n_workers, len(todo)), todo, args, finish, run_memory_limit)
+            if rest:
+                _run_pool(min(n_workers, len(rest)), rest, args, finish, run_memory_limit)
     except BaseException:
         # Interrupted, or storing failed: runs not stored (stopped midway, or finished by a
         # worker but not recorded) leave no file.
