@@ -316,19 +316,25 @@ def _cell(mean: Optional[float], lo: Optional[float], hi: Optional[float], scale
 
 def _param_values(res: Results, key: str) -> list[Any]:
     col = res.flows[key] if key in res.flows.columns else res.network[key]
-    return list(dict.fromkeys(col.to_list()))
+    return col.unique(maintain_order=True).to_list()
+
+
+def _param_ticks(res: Results, key: str) -> dict[str, str]:
+    """A numeric swept key's values (as text) -> their text in the unit of the column's
+    header; empty for categories. Computed once per key and tables."""
+    cache = res.__dict__.setdefault("_report_ticks", {})
+    ident = (key, id(res.flows), id(res.network))
+    if ident not in cache:
+        vals = _param_values(res, key)
+        ax = axis_for(vals)
+        cache[ident] = {str(v): t for v, t in zip(vals, ax.ticklabels)} if ax.numeric else {}
+    return cache[ident]
 
 
 def _param_cells(res: Results, keys: list[str], row: dict[str, Any]) -> list[str]:
     """A row's swept values: numbers in the unit of the column's header (``5`` under ``node
     speed (m/s)``), categories as text."""
-    out = []
-    for k in keys:
-        vals = _param_values(res, k)
-        ax = axis_for(vals)
-        ticks = {str(v): t for v, t in zip(vals, ax.ticklabels)} if ax.numeric else {}
-        out.append(ticks.get(str(row[k]), value_text(row[k])))
-    return out
+    return [_param_ticks(res, k).get(str(row[k]), value_text(row[k])) for k in keys]
 
 
 def _param_header(res: Results, keys: list[str], per_flow: bool = False) -> list[str]:
