@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -167,6 +168,32 @@ def test_worker_processes_write_the_same_bytes_as_one_process(many, tmp_path):
     # Drawn again: the same bytes (no dates, no random ids).
     make_figures(many, tmp_path / "again", workers=2)
     assert _digests(tmp_path / "again") == a
+
+
+def test_a_rebuilt_report_keeps_the_figures_it_would_draw_the_same(many, tmp_path, monkeypatch):
+    from tpsim import _draw
+    from tpsim.report import make_figures
+
+    figdir = tmp_path / "f"
+    first = make_figures(many, figdir, workers=1)
+    before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in figdir.glob("*.p*")}
+    drawn: list[Any] = []
+    render = _draw.render
+    monkeypatch.setattr(_draw, "render", lambda spec, formats: drawn.append(spec) or render(spec, formats))
+    again = make_figures(many, figdir, workers=1)
+    assert drawn == [] and [f.info.name for f in again] == [f.info.name for f in first]
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in figdir.glob("*.p*")} == before
+    # A damaged or missing file is drawn again, and only its figure.
+    victim = first[0].files[0]
+    victim.write_bytes(b"not a figure")
+    (figdir / first[1].files[1].name).unlink()
+    make_figures(many, figdir, workers=1)
+    assert len(drawn) == 2
+    assert {p.name: p.read_bytes() for p in figdir.glob("*.p*")} == {n: b for n, (_, b) in before.items()}
+    # Other formats: every figure drawn.
+    drawn.clear()
+    make_figures(many, figdir, workers=1, formats=("png",))
+    assert len(drawn) == len(first)
 
 
 def test_the_report_process_leaves_matplotlib_to_its_workers(many, tmp_path):

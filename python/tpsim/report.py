@@ -8,6 +8,7 @@ autoescaping: every user-supplied string is escaped."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -189,11 +190,45 @@ def _ack_cwnd(res: Results) -> Optional[tuple[pl.DataFrame, str, int, int, str]]
     return None
 
 
+def _drawing_key() -> str:
+    """What a figure's bytes depend on besides its spec and formats: the drawing code
+    (:mod:`tpsim._draw`, with the style and the font recipe) and the versions of the libraries
+    that write the files."""
+    from importlib import metadata
+
+    from . import _draw
+
+    parts = [hashlib.sha256(Path(_draw.__file__).read_bytes()).hexdigest()]
+    for lib in ("matplotlib", "pillow", "fonttools"):
+        try:
+            parts.append(f"{lib} {metadata.version(lib)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{lib} -")
+    return "\n".join(parts)
+
+
+def _spec_key(spec: dict[str, Any], formats: Sequence[str], drawing: str) -> str:
+    """SHA-256 (hex) of everything a figure's files are made from."""
+    blob = json.dumps({"spec": spec, "formats": list(formats), "drawing": drawing}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _file_sha256(path: Path) -> Optional[str]:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 class FigureJobs:
     """The report's figures being drawn: specs computed here (polars), drawn by worker
     processes (or here, with one worker) while this process does other work; :meth:`finish`
     writes the files and ``figures.json`` and returns the figures. The files are the same
-    bytes whatever the number of workers."""
+    bytes whatever the number of workers.
+
+    A figure whose files in ``figdir`` were made from the same spec, formats and drawing code
+    (``figures.json`` records the hash of these and of each file) and are unchanged is kept,
+    not drawn again: a report rebuilt from the same tables draws nothing."""
 
     def __init__(self, res: Results, figdir: Path, progress: Optional[Callable[[int, int], None]] = None,
                  formats: Sequence[str] = FIGURE_FORMATS, workers: Optional[int] = None):
@@ -204,22 +239,57 @@ class FigureJobs:
         # earlier by the command line, tpsim._pool.prestart).
         self.pool: Optional[_pool.Pool] = None
         plan = figure_plan(res)
-        n = _pool.workers_for(len(plan), workers)
-        if n > 1:
-            self.pool = _pool.take(n)
+        previous = self._previous()
+        drawing = _drawing_key()
         if progress:
             progress(0, len(plan))
         self.items: list[tuple[dict[str, Any], FigureInfo]] = []
+        #: Per figure: its spec key, and its files' hashes if they are kept as they are.
+        self.keys: list[str] = []
+        self.kept: dict[int, dict[str, str]] = {}
+        asked_pool = False
         try:
             for i, (stem, planned) in enumerate(plan):
                 spec, info = planned.spec()
                 info.name = stem
                 self.items.append((spec, info))
+                key = _spec_key(spec, self.formats, drawing)
+                self.keys.append(key)
+                hashes = self._unchanged(previous.get(stem), key)
+                if hashes is not None:
+                    self.kept[i] = hashes
+                    continue
+                if not asked_pool:  # at the first figure to draw: at most one per figure left
+                    asked_pool = True
+                    n = _pool.workers_for(len(plan) - i, workers)
+                    if n > 1:
+                        self.pool = _pool.take(n)
                 if self.pool is not None:
                     self.pool.submit(i, spec, self.formats)
         except BaseException:
             self._close()
             raise
+
+    def _previous(self) -> dict[str, dict[str, Any]]:
+        """The figures of the report already in ``figdir``, by name (``figures.json``)."""
+        try:
+            record = json.loads((self.figdir / "figures.json").read_text(encoding="utf-8"))
+            return {r["name"]: r for r in record if isinstance(r, dict) and "name" in r}
+        except (OSError, ValueError, TypeError):
+            return {}
+
+    def _unchanged(self, entry: Optional[dict[str, Any]], key: str) -> Optional[dict[str, str]]:
+        """The files' hashes of a figure already drawn from the same spec key whose files are
+        all there unchanged; ``None`` otherwise."""
+        if not entry or entry.get("spec_sha256") != key:
+            return None
+        hashes = entry.get("sha256") or {}
+        if set(hashes) != set(self.formats):
+            return None
+        for ext, h in hashes.items():
+            if _file_sha256(self.figdir / f"{entry['name']}.{ext}") != h:
+                return None
+        return dict(hashes)
 
     def cancel(self) -> None:
         """Stops the workers (figures not drawn yet are not drawn)."""
@@ -243,25 +313,34 @@ class FigureJobs:
 
         total = len(self.items)
         files: dict[int, list[Path]] = {}
+        hashes: dict[int, dict[str, str]] = dict(self.kept)
+        for i in self.kept:
+            files[i] = [self.figdir / f"{self.items[i][1].name}.{ext}" for ext in self.formats]
+        if self.progress and files:
+            self.progress(len(files), total)
+
+        def done(jid: int, content: dict[str, bytes]) -> None:
+            files[jid] = self._write(self.items[jid][1], content)
+            hashes[jid] = {ext: hashlib.sha256(content[ext]).hexdigest() for ext in self.formats}
+            if self.progress:
+                self.progress(len(files), total)
+
         try:
             if self.pool is not None:
-                for _ in range(total):
+                for _ in range(total - len(self.kept)):
                     jid, content, error, _ = self.pool.answers.get()
-                    spec, info = self.items[jid]
                     if content is None:  # a worker failed: draw it here (an error in the figure raises here)
-                        content = _draw.render(spec, self.formats)
-                    files[jid] = self._write(info, content)
-                    if self.progress:
-                        self.progress(len(files), total)
+                        content = _draw.render(self.items[jid][0], self.formats)
+                    done(jid, content)
             else:
                 for jid, (spec, info) in enumerate(self.items):
-                    files[jid] = self._write(info, _draw.render(spec, self.formats))
-                    if self.progress:
-                        self.progress(len(files), total)
+                    if jid not in files:
+                        done(jid, _draw.render(spec, self.formats))
         finally:
             self._close()
         figs = [Figure(info, files[i]) for i, (_, info) in enumerate(self.items)]
-        record = [{**f.info.to_dict(), "files": [p.name for p in f.files]} for f in figs]
+        record = [{**f.info.to_dict(), "files": [p.name for p in f.files], "spec_sha256": self.keys[i],
+                   "sha256": hashes[i]} for i, f in enumerate(figs)]
         atomic_write_text(self.figdir / "figures.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         return figs
 
