@@ -949,15 +949,19 @@ def render_report(points: Dict[str, Dict[str, Any]], header: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_header(command: str, date: str, elapsed: float, tcp_note: str) -> str:
-    cpu = platform.machine()
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``), else its architecture."""
     try:
         for ln in Path("/proc/cpuinfo").read_text().splitlines():
             if ln.lower().startswith("model name"):
-                cpu = ln.split(":", 1)[1].strip()
-                break
+                return ln.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.machine()
+
+
+def render_header(command: str, date: str, elapsed: float, tcp_note: str) -> str:
+    cpu = cpu_model()
     return "\n".join([
         f"Written by `{command}` on {date} (this run took {elapsed:.0f} s; points not in it keep their last "
         "result, with its date). Do not edit between the markers.", "",

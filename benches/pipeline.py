@@ -676,15 +676,7 @@ def verdict(t: Target, v: Optional[float], proxy: bool = False) -> str:
 
 
 def machine_line() -> str:
-    cpu = platform.machine()
-    try:
-        for ln in Path("/proc/cpuinfo").read_text().splitlines():
-            if ln.lower().startswith("model name"):
-                cpu = ln.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
+    return f"{os.cpu_count()} cores, {ns2cmp.cpu_model()}, Python {platform.python_version()}"
 
 
 def case_table(results: Dict[str, CaseResult], quick: bool) -> str:
