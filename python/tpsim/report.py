@@ -128,29 +128,40 @@ def figure_plan(res: Results) -> list[tuple[str, PlannedFigure]]:
                         continue
                 plan.append((f"network-{m}{suffix}", PlannedFigure(
                     lambda m=m, net=net, net_x=net_x, net_hues=net_hues: metric_spec(net, m, net_x, net_hues, params=keys))))
-    ts = res.timeseries
-    if ts.height:
+    if res.has("timeseries"):
+        # Read lazily: which series each point and run has, then only the rows each figure
+        # draws (a study's series do not fit memory at once).
+        ts = res.scan("timeseries")
+        have_all = ts.filter(pl.col("value").is_not_null()).select("series", "point", "run").unique().collect()
+
+        def rows(series: str, point: int, run: int) -> pl.DataFrame:
+            return ts.filter((pl.col("series") == series) & (pl.col("point") == point) & (pl.col("run") == run)).collect()
+
         for series in HEADLINE_SERIES:
-            have = ts.filter((pl.col("series") == series) & pl.col("value").is_not_null())
+            have = have_all.filter(pl.col("series") == series)
             if have.height:
                 # The first sweep point that has the series (cwnd only exists for TCP), run 0;
                 # for queues, the point with the longest mean queue (empty queues show nothing).
                 point = int(have["point"].min())
                 if series == "queue_packets":
-                    by_point = have.group_by("point").agg(pl.col("value").mean()).sort(["value", "point"], descending=[True, False])
+                    by_point = (ts.filter((pl.col("series") == series) & pl.col("value").is_not_null())
+                                .group_by("point").agg(pl.col("value").mean()).sort(["value", "point"], descending=[True, False])
+                                .collect())
                     point = int(by_point["point"][0])
                 run = int(have.filter(pl.col("point") == point)["run"].min())
                 plan.append((f"timeseries-{series}", PlannedFigure(
-                    lambda s=series, p=point, r=run: timeseries_spec(ts, s, run=r, point=p, flows=res.flows))))
+                    lambda s=series, p=point, r=run: timeseries_spec(rows(s, p, r), s, run=r, point=p, flows=res.flows))))
         # Multi-homed associations: goodput per receiving address, one line per (direction, path).
-        paths = ts.filter(pl.col("series").str.starts_with("goodput_path"))
-        if paths.height:
-            per_path = paths.with_columns(
-                pl.concat_str([pl.col("direction"), pl.lit(", path "),
-                               pl.col("series").str.extract(r"goodput_path(\d+)_kbps")]).alias("direction"),
-                pl.lit("goodput_kbps").alias("series"))
-            point = int(per_path["point"].min())
-            run = int(per_path.filter(pl.col("point") == point)["run"].min())
+        path_runs = ts.filter(pl.col("series").str.starts_with("goodput_path")).select("point", "run").unique().collect()
+        if path_runs.height:
+            point = int(path_runs["point"].min())
+            run = int(path_runs.filter(pl.col("point") == point)["run"].min())
+            per_path = (ts.filter(pl.col("series").str.starts_with("goodput_path") & (pl.col("point") == point)
+                                  & (pl.col("run") == run))
+                        .with_columns(pl.concat_str([pl.col("direction"), pl.lit(", path "),
+                                                     pl.col("series").str.extract(r"goodput_path(\d+)_kbps")]).alias("direction"),
+                                      pl.lit("goodput_kbps").alias("series"))
+                        .collect())
             plan.append(("timeseries-goodput-per-path", PlannedFigure(
                 lambda p=point, r=run: timeseries_spec(per_path, "goodput_kbps", run=r, point=p, flows=res.flows,
                                                        title=f"Goodput per path (the receiver's address); run {r}"))))
