@@ -98,8 +98,9 @@ fn engine_bug(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 const FILE_OUTPUTS: [&str; 5] = ["trace", "ns2", "acks", "timeseries", "animation"];
 
 /// The files of `files` that the run will write: the outputs the scenario produces
-/// (`timeseries` unless `[output] timeseries = false`, `trace` with `trace` or `ns2_trace`,
-/// `ns2` with `ns2_trace`, `acks` with `ack_samples`, `animation` with `animation`).
+/// (`timeseries` always, without rows under `[output] timeseries = false`; `trace` with
+/// `trace` or `ns2_trace`; `ns2` with `ns2_trace`; `acks` with `ack_samples`; `animation`
+/// with `animation`).
 fn produced(sc: &tpsim_scenario::Scenario, files: HashMap<String, PathBuf>) -> PyResult<HashMap<String, PathBuf>> {
     let mut out = HashMap::new();
     for (kind, path) in files {

@@ -221,9 +221,10 @@ pub struct Ns2Row {
     pub message: u8,
 }
 
-/// The ns-2 columns, one vector each (22 bytes a row).
-#[derive(Clone, Debug, Default)]
+/// The ns-2 columns, one vector each (22 bytes a row), and the format of their text.
+#[derive(Clone, Debug)]
 struct Ns2Columns {
+    format: Ns2Trace,
     uid: Vec<u32>,
     hop: Vec<u32>,
     src: Vec<u32>,
@@ -236,6 +237,21 @@ struct Ns2Columns {
 }
 
 impl Ns2Columns {
+    fn new(format: Ns2Trace) -> Ns2Columns {
+        Ns2Columns {
+            format,
+            uid: Vec::new(),
+            hop: Vec::new(),
+            src: Vec::new(),
+            dst: Vec::new(),
+            sport: Vec::new(),
+            dport: Vec::new(),
+            ttl: Vec::new(),
+            ptype: Vec::new(),
+            message: Vec::new(),
+        }
+    }
+
     fn clear(&mut self) {
         self.uid.clear();
         self.hop.clear();
@@ -278,10 +294,8 @@ pub struct PacketTrace {
     /// `DropReason as u8`, or `NO_REASON`.
     reason: Vec<u8>,
     duplicate: Vec<bool>,
-    /// The ns-2 columns (`[output] ns2_trace`), else `None`.
+    /// The ns-2 columns and format (`[output] ns2_trace`), else `None`.
     ns2: Option<Ns2Columns>,
-    /// The ns-2 trace format of the scenario (with the ns-2 columns).
-    ns2_format: Option<Ns2Trace>,
     /// Where the rows go while the run goes ([`Self::stream_to`]); `None`: kept to the end.
     out: Option<Box<TraceOut>>,
 }
@@ -311,8 +325,7 @@ impl PacketTrace {
     /// columns and the hop events.
     pub fn new(ns2: Option<Ns2Trace>) -> PacketTrace {
         PacketTrace {
-            ns2: ns2.map(|_| Ns2Columns::default()),
-            ns2_format: ns2,
+            ns2: ns2.map(Ns2Columns::new),
             ..PacketTrace::default()
         }
     }
@@ -354,8 +367,8 @@ impl PacketTrace {
     fn flush(&mut self, last: bool) {
         let Some(mut out) = self.out.take() else { return };
         let keys: Vec<&FlowKey> = out.keys.iter().collect();
-        if let (Some((w, err @ None)), Some(fmt)) = (&mut out.text, self.ns2_format) {
-            if let Err(e) = ns2text::write(self, &keys, fmt, w) {
+        if let Some((w, err @ None)) = &mut out.text {
+            if let Err(e) = ns2text::write(self, &keys, w) {
                 *err = Some(e);
             }
         }

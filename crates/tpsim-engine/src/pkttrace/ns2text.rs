@@ -365,13 +365,14 @@ fn wired_line(w: &mut dyn Write, r: &Row, ev: char) -> io::Result<()> {
     )
 }
 
-/// Writes the ns-2 lines of `t`'s rows in format `fmt`; `keys[dir]` names flow direction
-/// `dir`. Nothing for a trace without the ns-2 columns.
+/// Writes the ns-2 lines of `t`'s rows in the trace's format; `keys[dir]` names flow
+/// direction `dir`. Nothing for a trace without the ns-2 columns.
 ///
 /// # Errors
 /// Whatever writing to `w` fails with.
-pub(super) fn write(t: &PacketTrace, keys: &[&FlowKey], fmt: Ns2Trace, w: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(t: &PacketTrace, keys: &[&FlowKey], w: &mut dyn Write) -> io::Result<()> {
     let Some(c) = &t.ns2 else { return Ok(()) };
+    let fmt = c.format;
     for i in 0..t.len() {
         let dir = t.dir[i];
         let some = |v: u32| (v != NO_NODE).then_some(v);
