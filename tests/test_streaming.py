@@ -178,9 +178,10 @@ def test_a_run_stopped_midway_leaves_no_partial_files(tmp_path: Path) -> None:
     assert not out.exists(), "nothing stored: the directories it made are gone too"
 
 
-def test_the_engine_refuses_an_unknown_output_file() -> None:
+def test_the_engine_refuses_an_unknown_output_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match='unknown output "pcap"'):
-        _tpsim.run(WIRED, files={"pcap": "/tmp/x"})
+        _tpsim.run(WIRED, files={"pcap": str(tmp_path / "x")})
+    assert not (tmp_path / "x").exists()
 
 
 def test_the_ns2_trace_command_writes_the_stored_runs_file(tmp_path: Path) -> None:

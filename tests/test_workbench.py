@@ -144,12 +144,21 @@ def test_changed_scenario_never_reuses_stale_runs(tmp_path):
 def test_dask_local_cluster_gives_the_local_results(tmp_path):
     distributed = pytest.importorskip("distributed")
     f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 2"))
-    assert cli("run", str(f), "-o", str(tmp_path / "local"), "--no-report").returncode == 0
+    # With an ns-2 trace: Dask workers return it as columns, and the calling process writes
+    # the run's files that local runs get from the engine.
+    trace = ("--set", "output.ns2_trace=wired")
+    assert cli("run", str(f), "-o", str(tmp_path / "local"), "--no-report", *trace).returncode == 0
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", scheduler_port=0, dashboard_address=None) as cluster:
-        p = cli("run", str(f), "-o", str(tmp_path / "dask"), "--scheduler", cluster.scheduler_address, "--no-report")
+        p = cli("run", str(f), "-o", str(tmp_path / "dask"), "--scheduler", cluster.scheduler_address, "--no-report", *trace)
     assert p.returncode == 0, p.stderr
     for t in TABLES:
         assert (tmp_path / "local" / t).read_bytes() == (tmp_path / "dask" / t).read_bytes(), t
+    local, dask = pl.read_parquet(tmp_path / "local" / "trace.parquet"), pl.read_parquet(tmp_path / "dask" / "trace.parquet")
+    assert local.height > 0 and local.equals(dask) and local.schema == dask.schema
+    trs = sorted(p.name for p in (tmp_path / "local" / "ns2").glob("*.tr"))
+    assert trs and trs == sorted(p.name for p in (tmp_path / "dask" / "ns2").glob("*.tr"))
+    for name in trs:
+        assert (tmp_path / "local" / "ns2" / name).read_bytes() == (tmp_path / "dask" / "ns2" / name).read_bytes(), name
 
 
 @pytest.mark.parametrize(

@@ -517,8 +517,9 @@ _WARM_UP = {"size": [2.0, 1.5], "nrows": 1, "ncols": 1, "suptitle": "Warm-up (s)
     "legend": {"entries": ["a", "b"], "ncols": 2, "rows_planned": 1}}
 
 
-def _die_with_parent() -> None:
-    """Linux: this process is killed when its parent ends (even by SIGKILL)."""
+def die_with_parent() -> None:
+    """Linux: this process is killed when its parent ends (even by SIGKILL); it ends at once
+    if the parent already has. (The report's render workers and the runs' worker processes.)"""
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -540,7 +541,7 @@ def worker_main(fds: list[int]) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _die_with_parent()
+    die_with_parent()
     pairs = list(zip(fds[0::2], fds[1::2]))
     # matplotlib, its PNG and PDF writers and the font imported once, before forking (a
     # figure drawn here first would cost more time than the children save).
@@ -555,7 +556,7 @@ def worker_main(fds: list[int]) -> None:
     for i, (rfd, wfd) in enumerate(pairs[1:], 1):
         pid = os.fork()
         if pid == 0:
-            _die_with_parent()
+            die_with_parent()
             for j, (a, b) in enumerate(pairs):
                 if j != i:
                     os.close(a)

@@ -160,16 +160,9 @@ def _job_main(text: str, source: str, seed: int, run: int, point: int, pcap_dir:
 def _worker_init(memory_limit: Optional[int]) -> None:
     """Worker process set-up: die with the parent (Linux: no orphaned workers if the parent is
     killed), and cap the address space at ``memory_limit`` bytes if given."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
+    from ._draw import die_with_parent
 
-        try:
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):  # pragma: no cover - libc without prctl
-            pass
-        if os.getppid() == 1:  # the parent died before the call
-            os._exit(1)
+    die_with_parent()
     if memory_limit is not None:
         import resource
 
@@ -531,7 +524,7 @@ def run_plan(
     try:
         results = execute(p.jobs, runs_dir, jobs=jobs, scheduler=scheduler, pcap=pcap, progress=progress,
                           run_time_limit=run_time_limit, run_memory_limit=run_memory_limit, fresh=fresh,
-                          sim_progress=sim_progress, reuse=outdir is not None)
+                          sim_progress=sim_progress, out=outdir)
     except BaseException:
         if outdir is None:
             shutil.rmtree(runs_dir, ignore_errors=True)
@@ -595,10 +588,11 @@ def execute(
     run_memory_limit: Optional[int] = None,
     fresh: Optional[list[float]] = None,
     sim_progress: Optional[Callable[[int, float, float], Any]] = None,
-    reuse: bool = True,
+    out: Optional[Path] = None,
 ) -> list[dict[str, Any]]:
-    """Runs the jobs not yet stored in the run store ``runs_dir`` (:mod:`tpsim.store`;
-    ``reuse=False``: every job), stores each as it finishes, and returns every job's record
+    """Runs the jobs not yet stored in the run store ``runs_dir`` (:mod:`tpsim.store`; the
+    stored runs are reused only for results written to an output directory ``out``, where
+    pcap files go too), stores each as it finishes, and returns every job's record
     (stored or new) in job order: identity, flows and network rows, engine time and the names
     of its files in ``runs_dir`` (time series, traces), which are never read here. A job that
     fails, exceeds a limit or crashes its worker fails alone: the others run on. ``fresh``,
@@ -616,7 +610,7 @@ def execute(
     results: dict[int, dict[str, Any]] = {}
     todo: list[tuple[int, Job]] = []
     for i, job in enumerate(job_list):
-        stored = _load_stored(runs_dir, job) if (reuse and not pcap) else None
+        stored = _load_stored(runs_dir, job) if (out is not None and not pcap) else None
         if stored is not None:
             results[i] = stored
         else:
@@ -647,7 +641,7 @@ def execute(
             progress(len(results) + len(failures), total)
 
     def args(job: Job, local: bool = True) -> tuple:
-        pcap_dir = str(runs_dir.parent / "pcap" / f"p{job.point.index}-run{job.run}") if (pcap and reuse) else None
+        pcap_dir = str(out / "pcap" / f"p{job.point.index}-run{job.run}") if (pcap and out is not None) else None
         return (job.point.scenario.text, job.point.scenario.source, job.seed, job.run, job.point.index, pcap_dir,
                 run_time_limit, str(runs_dir) if local else None, job.key)
 
@@ -662,16 +656,16 @@ def execute(
             pass  # every run is stored: no need of the scheduler
         elif todo:
             made.extend(_make_dirs(runs_dir))  # the engine writes each run's files there
-            pooled = n_workers > 1 or run_memory_limit is not None
             rest = list(todo)
-            if not pooled or (run_memory_limit is None and not (jobs and jobs > 0)):
-                # One process, or automatic (jobs 0): runs go in this process while the rest
-                # would take less than starting worker processes costs (short runs), then the
-                # rest goes to the workers.
+            automatic = not (jobs and jobs > 0)
+            if run_memory_limit is None and (n_workers == 1 or len(todo) == 1 or automatic):
+                # In this process: one worker, one run, or (automatic) while the runs left
+                # would take less than starting worker processes costs, then the rest goes to
+                # the workers.
                 t0 = time.perf_counter()
                 while rest:
                     done = len(todo) - len(rest)
-                    if pooled and done and (time.perf_counter() - t0) / done * len(rest) > POOL_AFTER_S:
+                    if n_workers > 1 and done and (time.perf_counter() - t0) / done * len(rest) > POOL_AFTER_S:
                         break
                     i, job = rest.pop(0)
                     tick = (lambda now_s, end_s, i=i: sim_progress(i, now_s, end_s)) if sim_progress is not None else None

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Optional, Sequence, Union
 
 import polars as pl
 
+from ._draw import FORMATS  # noqa: F401  (the formats save writes; tpsim plot checks --format against them)
 from .labels import axis_for, fmt_number, key_label, key_name, metric_display, value_text
 from .metrics import label  # noqa: F401  (re-exported for older callers)
 from .results import FLOW_KEYS, mean_ci
@@ -60,8 +61,6 @@ MAX_CATEGORIES = 24
 BAND_KEEP_LINES = MAX_SERIES // 2
 #: Below this many flow directions (or queues) the outer band is min–max, not 5–95 %.
 BAND_MIN_FOR_5_95 = 20
-#: File formats :func:`save` writes.
-FORMATS = ("png", "svg", "pdf")
 #: Columns whose values are flows, flow directions or nodes (per-flow units, not swept
 #: values): many of them are drawn as a distribution or a band, never a line each.
 PER_FLOW_COLUMNS = ("flow_direction", "flow", "node", "src", "dst")
@@ -993,21 +992,18 @@ def save(fig, stem: Union[str, Path], formats: Iterable[str] = ("png", "svg")) -
     Raises:
         ValueError: for an unknown format.
     """
-    from ._draw import METADATA, style
-    from .results import _atomic
+    from ._draw import figure_bytes
+    from .files import _atomic
 
     formats = list(formats)
-    for ext in formats:
-        if ext not in FORMATS:
-            raise ValueError(f"unknown figure format {ext!r}; formats: {', '.join(FORMATS)}")
     stem = Path(stem)
     paths = []
     try:
-        with style():
-            for ext in formats:
-                p = stem.with_name(stem.name + f".{ext}")
-                _atomic(p, lambda tmp, ext=ext: fig.savefig(tmp, format=ext, metadata=METADATA[ext]))
-                paths.append(p)
+        content = figure_bytes(fig, formats)  # raises ValueError for an unknown format
+        for ext in formats:
+            p = stem.with_name(stem.name + f".{ext}")
+            _atomic(p, lambda tmp, data=content[ext]: tmp.write_bytes(data))
+            paths.append(p)
     finally:
         plt = sys.modules.get("matplotlib.pyplot")
         if plt is not None:  # a figure of pyplot's (tpsim's own are not registered there)

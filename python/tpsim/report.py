@@ -246,8 +246,8 @@ class FigureJobs:
         self.figdir = Path(figdir)
         self.progress = progress
         self.formats = list(formats)
-        # Workers first: they import matplotlib while the specs are computed (or were started
-        # earlier by the command line, tpsim._pool.prestart).
+        # Workers are taken at the first figure that needs drawing (the command line started
+        # them early, tpsim._pool.prestart, so that they have imported matplotlib by then).
         self.pool: Optional[_pool.Pool] = None
         plan = figure_plan(res)
         previous = self._previous()

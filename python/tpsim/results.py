@@ -665,6 +665,13 @@ def add_roles(flows: pl.DataFrame, main_flows: dict[int, int], default_main: Opt
     return df.select(cols[:at] + ["role"] + cols[at:])
 
 
+#: Column types of the time series (``timeseries.parquet``), in column order after the run's
+#: identity.
+TIMESERIES_SCHEMA = {
+    "series": pl.Utf8, "flow": pl.UInt32, "link": pl.UInt32, "node": pl.UInt32, "direction": pl.Utf8,
+    "time_s": pl.Float64, "value": pl.Float64,
+}
+
 #: Column types of the packet trace (``trace.parquet``), in column order after the run's
 #: identity (``point``, swept keys, ``run``, ``seed``).
 TRACE_SCHEMA = {
@@ -729,21 +736,19 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def lazy_schema(kind: str, columns: Iterable[str]) -> dict[str, Any]:
+    """The column types of the lazy table ``kind`` (one of :data:`LAZY_TABLES`) after the
+    run's identity, for a table with ``columns`` (a trace has the ns-2 columns only if it was
+    recorded with them)."""
+    if kind == "trace":
+        return {**TRACE_SCHEMA, **(NS2_TRACE_SCHEMA if "uid" in columns else {})}
+    return {"timeseries": TIMESERIES_SCHEMA, "animation": ANIMATION_SCHEMA, "acks": ACKS_SCHEMA}[kind]
+
+
 def _run_frame(kind: str, columns: dict[str, Any], param_keys: list[str]) -> pl.DataFrame:
     """One run's lazy table ``kind`` given as columns (with the run's identity), with its
     documented types."""
-    if kind == "timeseries":
-        return _normalize(pl.DataFrame(columns, strict=False), param_keys)
-    if kind == "trace":
-        return _trace_frame(columns, param_keys)
-    return _typed_frame(columns, param_keys, ANIMATION_SCHEMA if kind == "animation" else ACKS_SCHEMA)
-
-
-def _trace_frame(columns: dict[str, Any], param_keys: Iterable[str] = ()) -> pl.DataFrame:
-    """One run's packet trace with the fixed types of :data:`TRACE_SCHEMA` (and of
-    :data:`NS2_TRACE_SCHEMA` for a trace with the ns-2 columns)."""
-    schema = {**TRACE_SCHEMA, **(NS2_TRACE_SCHEMA if "uid" in columns else {})}
-    return _typed_frame(columns, param_keys, schema)
+    return _typed_frame(columns, param_keys, lazy_schema(kind, columns))
 
 
 def _normalize(df: pl.DataFrame, param_keys: Iterable[str] = ()) -> pl.DataFrame:

@@ -120,7 +120,7 @@ def resolve_files(store: Path, rec: dict[str, Any]) -> dict[str, Path]:
     return {k: store / v for k, v in rec.get("files", {}).items()}
 
 
-def spill(store: Path, key: str, res: dict[str, Any], param_keys: Sequence[str] = ()) -> dict[str, str]:
+def spill(store: Path, key: str, res: dict[str, Any]) -> dict[str, str]:
     """Writes the outputs of a run made without files (a Dask worker returns them as
     columns) into the store, as the engine would have, and takes them out of ``res``;
     returns the record's ``files`` entry."""
@@ -134,28 +134,16 @@ def spill(store: Path, key: str, res: dict[str, Any], param_keys: Sequence[str] 
         if cols is None:
             continue
         path = file_path(store, key, kind)
-        part = partial_path(path)
-        pl.DataFrame(cols, strict=False).write_parquet(part)
-        os.replace(part, path)
+        frame = pl.DataFrame(cols, strict=False)
+        frame.write_parquet(partial_path(path))
+        os.replace(partial_path(path), path)
         out[kind] = path.name
         if kind == "trace" and res.get("ns2_trace"):
-            trace = scan_one(path, kind).collect()
             tr = file_path(store, key, "ns2")
-            ns2trace.write(trace, partial_path(tr), res["ns2_trace"])
+            ns2trace.write(frame, partial_path(tr), res["ns2_trace"])
             os.replace(partial_path(tr), tr)
             out["ns2"] = tr.name
     return out
-
-
-def _schemas() -> dict[str, dict[str, Any]]:
-    import polars as pl
-
-    from .results import ACKS_SCHEMA, ANIMATION_SCHEMA, NS2_TRACE_SCHEMA, TRACE_SCHEMA
-
-    series = {"series": pl.Utf8, "flow": pl.UInt32, "link": pl.UInt32, "node": pl.UInt32, "direction": pl.Utf8,
-              "time_s": pl.Float64, "value": pl.Float64}
-    return {"timeseries": series, "trace": {**TRACE_SCHEMA, **NS2_TRACE_SCHEMA}, "acks": ACKS_SCHEMA,
-            "animation": ANIMATION_SCHEMA}
 
 
 def scan_one(path: Path, kind: str) -> Any:
@@ -163,10 +151,11 @@ def scan_one(path: Path, kind: str) -> Any:
     trace without ns-2 columns keeps only the plain ones)."""
     import polars as pl
 
+    from .results import lazy_schema
+
     lf = pl.scan_parquet(path)
     names = lf.collect_schema().names()
-    schema = _schemas()[kind]
-    return lf.select([pl.col(c).cast(t) for c, t in schema.items() if c in names])
+    return lf.select([pl.col(c).cast(t) for c, t in lazy_schema(kind, names).items()])
 
 
 def identity_types(idents: Sequence[dict[str, Any]]) -> dict[str, Any]:
