@@ -23,7 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import pytest
 
@@ -162,7 +162,7 @@ def assert_clean_error(p: subprocess.CompletedProcess, code: int, needles: tuple
         assert len(lines) >= 2 and all(DIAG.match(l) for l in lines[1:]), err
     else:
         assert len(lines) == 1, err
-        assert lines[0].startswith(("error: ", "interrupted")), err
+        assert lines[0].startswith(("error: ", "interrupted", "terminated")), err
     for n in needles:
         assert n in err, (n, err)
     for n in forbid:
@@ -553,6 +553,98 @@ def test_workers_exit_when_the_command_is_killed(ws: Path) -> None:
     while any(_alive(k) for k in kids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [k for k in kids if _alive(k)], "worker processes outlived the killed command"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_sigterm_with_two_workers_ends_as_ctrl_c_does(ws: Path, tmp_path: Path) -> None:
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "tpsim", "run", "slow.toml", "-o", "out", "-j", "2", "--sweep",
+                             "flows.0.app.size=100B,101B,102B", "--no-report", "-q"], cwd=ws, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=str(tmp)))
+    kids = _wait_for_workers(proc, 2)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert time.monotonic() - t0 < 5
+    p = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+    assert_clean_error(p, 143, ("terminated", "re-run the same command"), forbid=("leaked", "Warning"))
+    deadline = time.monotonic() + 5
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [k for k in kids if _alive(k)], "worker processes outlived the terminated command"
+    assert list(tmp.iterdir()) == [], "temporary files left behind"
+
+
+def _file_size_limit(n: int) -> Callable[[], None]:
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))
+
+    return limit
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_a_write_error_in_a_worker_ends_the_sweep_at_once(ws: Path, tmp_path: Path, attempt: int) -> None:
+    """As a full disk does: every file the command writes is capped at 1 KiB (``RLIMIT_FSIZE``),
+    so the first run's time-series file fails in its worker; the sweep ends with that error
+    (no hang, no run left running), nothing half-written is left, and the same command
+    completes once the cause is gone (benches/full_disk.py does this 50 times on a real
+    200 KiB file system)."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    args = [sys.executable, "-m", "tpsim", "run", "sweep.toml", "-o", "out", "-j", "2", "--runs", "3", "--no-report", "-q"]
+    t0 = time.monotonic()
+    p = subprocess.run(args, cwd=ws, capture_output=True, text=True, timeout=60, preexec_fn=_file_size_limit(1024),
+                       env=dict(os.environ, TMPDIR=str(tmp)))
+    assert time.monotonic() - t0 < 5
+    assert_clean_error(p, 1, ("cannot write", "out/runs/", "File too large", "stored runs"))
+    assert list(tmp.iterdir()) == []
+    assert not [f for f in _files(ws / "out") if not re.fullmatch(r"runs/[0-9a-f]{64}(\.json|\.[a-z]+\.parquet)", f)] if (ws / "out").exists() else True
+    p = tpsim_cli("run", "sweep.toml", "-o", "out", "-j", "2", "--runs", "3", "--no-report", "-q", cwd=ws)
+    assert p.returncode == 0, p.stderr
+
+
+def test_more_jobs_than_cores_are_capped_with_a_note(ws: Path) -> None:
+    p = tpsim_cli("run", "sweep.toml", "-o", "out", "-j", "1000", "--no-report", "-q", cwd=ws)
+    assert p.returncode == 0, p.stderr
+    assert re.fullmatch(r"note: -j 1000: this machine lets tpsim use \d+ core\(s\); at most \d+ worker processes\n", p.stderr), p.stderr
+
+
+def test_a_billion_runs_are_refused_at_once(ws: Path) -> None:
+    t0 = time.monotonic()
+    p = tpsim_cli("run", "ok.toml", "-o", "out", "--runs", "1000000000", "-q", cwd=ws)
+    assert time.monotonic() - t0 < 5
+    assert_clean_error(p, 2, ("the sweep", "1,000,000,000 run(s)", "--force"))
+    assert not (ws / "out").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_validate_of_a_million_point_sweep_holds_one_point_at_a_time(ws: Path) -> None:
+    values = lambda unit: ", ".join(f'"{i}{unit}"' for i in range(1, 1001))  # noqa: E731
+    (ws / "million.toml").write_text(OK + f'\n[sweep]\n"flows.0.app.size" = [{values("B")}]\n"flows.0.app.interval" = [{values("ms")}]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "tpsim", "validate", "million.toml"], cwd=ws, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    peak = 0
+    try:
+        _wait_for_cpu(proc, 3.0)  # thousands of points checked by then
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        peak = int(status.split("VmHWM:")[1].split()[0]) * 1024
+    finally:
+        proc.kill()
+        proc.communicate()
+    assert 0 < peak < 200 * 2**20, peak
+
+
+def test_run_memory_limit_below_the_estimate_is_refused_and_a_crash_is_one_line(ws: Path) -> None:
+    p = tpsim_cli("run", "ok.toml", "-o", "out", "--run-memory-limit", "1kB", "-q", cwd=ws)
+    assert_clean_error(p, 2, ("--run-memory-limit", "more than the run memory limit of 1 kB"))
+    p = tpsim_cli("run", "ok.toml", "-o", "out", "--run-memory-limit", "1MB", "--no-report", "-q", cwd=ws)
+    assert_clean_error(p, 1, ("RunCrashed", "worker process died", "memory limit 1 MB"), forbid=("memory allocation of", "panicked"))
 
 
 # --- the Python API: argument types checked up front ----------------------------------------

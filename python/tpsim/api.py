@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, U
 
 from . import _tpsim, store
 from ._build import build_id
+from ._workers import RunCrashed
 from .scenario import Scenario, load
-from .sweep import Job, expand, jobs_for, parse_set, parse_sweep, point_value, runs_of
+from .sweep import Job, expand, iter_points, jobs_for, parse_set, parse_sweep, point_value, runs_of
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
-
     from .results import Results
 
 #: Environment variable of the deterministic failure hook used by the tests: "POINT:RUN"
@@ -90,8 +89,61 @@ def _load_stored(runs_dir: Path, job: Job, report: bool = True) -> Optional[dict
         return None
 
 
-#: Default of ``max_memory``: the largest memory estimate a run may have, bytes.
-DEFAULT_MAX_MEMORY = 16 * 10**9
+#: Default of ``max_memory``: ``"auto"``, the memory this machine has available
+#: (:func:`machine_memory`), or 16 GB where that is not known.
+DEFAULT_MAX_MEMORY = "auto"
+_FALLBACK_MAX_MEMORY = 16 * 10**9
+
+#: What the calling process holds per sweep point while a sweep is planned, run and
+#: collected: about 7 kB for a 300-byte scenario (its text, resolved table and key, measured)
+#: plus this many bytes per byte of the scenario's text...
+PLAN_POINT_BYTES = 8_000
+PLAN_TEXT_FACTOR = 4
+#: ...and per job (replication of a point): its key and record, with the run's network row
+#: and one flow row per flow (about 2.5 kB each, measured on records of one to 48 flows).
+JOB_BYTES = 2_500
+JOB_FLOW_BYTES = 2_500
+
+
+def machine_memory() -> Optional[int]:
+    """Bytes of memory this process may still take: the kernel's ``MemAvailable``, lowered to
+    what a cgroup v2 memory limit (``memory.max`` less ``memory.current``) leaves; ``None``
+    where neither is readable (not Linux)."""
+    avail = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
+            cap = f.read().strip()
+        if cap != "max":
+            with open("/sys/fs/cgroup/memory.current", encoding="ascii") as f:
+                left = max(0, int(cap) - int(f.read().strip()))
+            avail = left if avail is None else min(avail, left)
+    except (OSError, ValueError):
+        pass
+    return avail
+
+
+def _memory_limit(value: Union[str, int, float, None]) -> Optional[tuple[int, str, str]]:
+    """The ``max_memory`` limit as ``(bytes, what it is, how to raise it)``; ``None``: no check.
+
+    Raises:
+        ValueError: for a size that is not one (naming ``max_memory``).
+    """
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        avail = machine_memory()
+        if avail is None:
+            return (_FALLBACK_MAX_MEMORY, "the default limit", "raise it (--max-memory) or --force")
+        return (avail, "the memory this machine has available", "free some memory, or set --max-memory (or --force)")
+    return (parse_size(value, "max_memory"), "the limit", "raise the limit (--max-memory)")
 
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
                "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -120,10 +172,6 @@ def parse_size(value: Union[str, int, float], what: str = "size") -> int:
 class RunTooLarge(ValueError):
     """A sweep point's runs would need more memory than allowed (``max_memory``), by the
     engine's estimate; nothing was run."""
-
-
-class RunCrashed(RuntimeError):
-    """A run's worker process died (for instance at its memory limit) before returning."""
 
 
 def _job_main(text: str, source: str, seed: int, run: int, point: int, pcap_dir: Optional[str],
@@ -155,18 +203,6 @@ def _job_main(text: str, source: str, seed: int, run: int, point: int, pcap_dir:
         store.discard(d, key)
         raise
     return res
-
-
-def _worker_init(memory_limit: Optional[int]) -> None:
-    """Worker process set-up: die with the parent (Linux: no orphaned workers if the parent is
-    killed), and cap the address space at ``memory_limit`` bytes if given."""
-    from ._draw import die_with_parent
-
-    die_with_parent()
-    if memory_limit is not None:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
 
 
 @dataclass
@@ -222,17 +258,24 @@ def plan(
     sweep: Union[Sequence[tuple[str, list[Any]]], Iterable[str], None] = None,
     out: Union[str, Path, None] = None,
     max_memory: Union[str, int, float, None] = DEFAULT_MAX_MEMORY,
+    run_memory_limit: Union[str, int, float, None] = None,
+    force: bool = False,
 ) -> Plan:
     """Validates everything and lists the jobs, before any run starts.
 
     ``set`` and ``sweep`` take ``(key, value)`` / ``(key, [values])`` pairs or the command
     line's ``"key=value"`` / ``"key=v1,v2"`` strings. Every point's run must fit
-    ``max_memory`` (bytes, or a size such as ``"16GB"``; ``None``: no check) by the engine's
-    estimate (``tpsim_engine::memory``).
+    ``max_memory`` (bytes, a size such as ``"16GB"``, ``"auto"``: the memory this machine has
+    available; ``None``: no check) and ``run_memory_limit`` (the cap :func:`run` puts on each
+    run's worker) by the engine's estimate (``tpsim_engine::memory``), and, before any point
+    is made, the sweep as a whole (its points and their runs' records, held by this process:
+    :data:`PLAN_POINT_BYTES`, :data:`JOB_BYTES`) must fit the memory this machine has
+    available. ``force`` skips the checks against the machine (not explicit limits).
 
     Raises:
         ScenarioError: for an invalid scenario, an unknown key, an empty value list, or runs < 1.
-        RunTooLarge: if a point's run would need more than ``max_memory``.
+        RunTooLarge: if a point's run would need more than ``max_memory`` or
+            ``run_memory_limit``, or the sweep more than the machine has.
         TypeError, ValueError: for arguments of the wrong type or range (seed outside
             0..2**64-1, runs not a positive integer, a sweep that is not a list of pairs).
     """
@@ -244,14 +287,43 @@ def plan(
     sweeps = _pairs(sweep, parse_sweep, "sweep")
     n = runs_of(base, runs)
     seed = base.seed if seed is None else int(seed)
-    points = expand(base, sets, sweeps)
-    if max_memory is not None:
-        limit = parse_size(max_memory, "max_memory")
+    auto = isinstance(max_memory, str) and max_memory.strip().lower() == "auto"
+    machine = None if force else machine_memory()
+
+    def admit(n_points: int) -> None:
+        if machine is not None:
+            _check_sweep(base, n_points, n, machine)
+
+    points = expand(base, sets, sweeps, admit=admit)
+    limits = []
+    limit = None if (force and auto) else _memory_limit(max_memory)
+    if limit is not None:
+        limits.append(limit)
+    if run_memory_limit is not None:
+        limits.append((parse_size(run_memory_limit, "run_memory_limit"), "the run memory limit", "raise --run-memory-limit"))
+    if limits:
         for pt in points:
-            _check_memory(pt, limit)
+            _check_memory(pt, limits)
     jobs = jobs_for(points, seed, n)
     stored = sum(1 for j in jobs if out is not None and _load_stored(_runs_dir(Path(out)), j, report=False) is not None)
     return Plan(base, points, jobs, stored, list(sets))
+
+
+def check_points(base: Scenario, max_memory: Union[str, int, float, None] = DEFAULT_MAX_MEMORY) -> int:
+    """Checks every point of ``base``'s sweep and cases (valid, and one run within
+    ``max_memory`` as :func:`plan` checks it) one at a time, holding one point at a time
+    (``tpsim validate``); returns the number of points.
+
+    Raises:
+        ScenarioError, RunTooLarge: as :func:`plan`, for the first point that fails.
+    """
+    limit = _memory_limit(max_memory)
+    n = 0
+    for pt in iter_points(base):
+        if limit is not None:
+            _check_memory(pt, [limit])
+        n += 1
+    return n
 
 
 def _check_args(seed: Any = None, runs: Any = None, jobs: Any = None) -> None:
@@ -318,15 +390,38 @@ def _pairs(items: Any, parser: Callable[[Iterable[str]], list], what: str) -> li
     return out
 
 
-def _check_memory(point: Any, limit: int) -> None:
+def _check_sweep(base: Scenario, n_points: int, runs: int, available: int) -> None:
+    """Refuses a sweep whose points and runs' records would not fit the ``available`` bytes
+    of this process (before any point is made: a sweep of 10⁶ points or 10⁹ runs is refused
+    in a moment)."""
+    flows = len(base.resolved.get("flows", []) or [])
+    need = n_points * (PLAN_POINT_BYTES + PLAN_TEXT_FACTOR * len(base.text)) + n_points * runs * (JOB_BYTES + JOB_FLOW_BYTES * flows)
+    if need > available:
+        raise RunTooLarge(f"the sweep: {n_points:,} point(s) x {runs:,} run(s) would need about {size_text(need)} in this "
+                          f"process to plan and collect, more than the {size_text(available)} this machine has available; "
+                          "narrow the sweep or lower --runs (--force runs it anyway)")
+
+
+def size_text(n: float) -> str:
+    """A size in bytes for people: ``"512 kB"``, ``"3.2 MB"``, ``"1.5 GB"`` (SI units)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def _check_memory(point: Any, limits: list) -> None:
+    """Refuses ``point`` if the engine's estimate of one run's memory passes one of
+    ``limits``, ``(bytes, what the limit is, how to raise it)`` triples."""
     parts = _tpsim.estimate_memory(point.scenario.text, point.scenario.source)
     total = sum(b for _, b in parts)
-    if total <= limit:
-        return
-    biggest = ", ".join(f"{name} {b / 1e9:.3g} GB" for name, b in sorted(parts, key=lambda p: -p[1])[:3] if b)
-    where = f"point {point.index} ({', '.join(f'{k} = {point_value(v)}' for k, v in point.params.items())})" if point.params else "the scenario"
-    raise RunTooLarge(f"{where}: one run would need about {total / 1e9:.3g} GB ({biggest}), more than the limit of "
-                      f"{limit / 1e9:.3g} GB; shorten it, coarsen output.bin, or raise the limit (--max-memory)")
+    for limit, what, raise_it in limits:
+        if total <= limit:
+            continue
+        biggest = ", ".join(f"{name} {size_text(b)}" for name, b in sorted(parts, key=lambda p: -p[1])[:3] if b)
+        where = f"point {point.index} ({', '.join(f'{k} = {point_value(v)}' for k, v in point.params.items())})" if point.params else "the scenario"
+        raise RunTooLarge(f"{where}: one run would need about {size_text(total)} ({biggest}), more than {what} of "
+                          f"{size_text(limit)}; shorten it, coarsen output.bin, or {raise_it}")
 
 
 def _runs_dir(out: Path) -> Path:
@@ -350,6 +445,7 @@ def run(
     run_memory_limit: Union[str, int, float, None] = None,
     report: bool = False,
     sim_progress: Optional[Callable[[int, float, float], Any]] = None,
+    force: bool = False,
 ) -> Results:
     """Runs every sweep point's replications and returns their tables.
 
@@ -361,9 +457,10 @@ def run(
         out: if given, each finished run is stored at once in ``out/runs/<hash>.json`` and
             reused by a later call (resume after an interruption or a failure), and the tables
             are written to ``out`` atomically.
-        jobs: local worker processes (1 runs in this process); 0 or less: automatic, one per
-            core once the runs prove long enough to be worth starting them (short runs stay
-            in this process, :data:`POOL_AFTER_S`).
+        jobs: local worker processes (1 runs in this process), at most one per core and one
+            per run to make; 0 or less: automatic, one per core once the runs prove long
+            enough to be worth starting them (short runs stay in this process,
+            :data:`POOL_AFTER_S`).
         scheduler: address of a Dask distributed scheduler (``tcp://host:port``); runs the jobs
             on its workers instead of local processes (needs ``pip install "tpsim[dask]"``).
         set: keys set for every point, ``[("flows.0.app.interval", "10ms")]`` or ``["k=v"]``.
@@ -374,18 +471,23 @@ def run(
             this process, its simulated seconds; then the report step), as ``tpsim run``
             does; a callable is called as ``progress(done, total)`` as runs finish.
         max_memory: refuse (before any run) a point whose run the engine estimates to need
-            more than this many bytes (a size such as ``"16GB"``; ``None``: no check).
+            more than this many bytes (a size such as ``"16GB"``; ``"auto"``: the memory
+            this machine has available; ``None``: no check).
         run_time_limit: stop a run that takes longer than this many seconds of wall-clock
             time; it fails as its own run (``RunLimitError``).
-        run_memory_limit: cap each run's process at this address-space size (a size such as
-            ``"4GB"``); runs then go to worker processes, and one that exceeds it fails as its
-            own run (``RunCrashed``).
+        run_memory_limit: cap the address space each run may take beyond what its worker
+            process maps at its start (a size such as ``"4GB"``); runs then go to worker
+            processes, one that exceeds it fails as its own run (``RunCrashed``), and a point
+            whose run the engine estimates above it is refused before any run
+            (``RunTooLarge``).
         report: with ``out``, also write the figures and ``report.html`` there (as
             :meth:`Results.write_report`).
         sim_progress: called as ``sim_progress(job, now_s, end_s)`` (job index, simulated
             seconds reached and the run's end) at most every 0.2 s of wall time while a run
             executes in this process (``jobs=1``, or a single run to make); not for runs in
             worker processes.
+        force: run even where the estimates say the runs or the sweep would not fit the
+            memory this machine has available (explicit limits still hold).
 
     Returns:
         :class:`Results`; with a sweep, every table has a ``point`` column and one column per
@@ -414,7 +516,7 @@ def run(
                                        or not math.isfinite(run_time_limit) or run_time_limit <= 0):
         raise ValueError(f"run_time_limit must be a number of seconds greater than 0, got {run_time_limit!r}")
     mem = parse_size(run_memory_limit, "run_memory_limit") if run_memory_limit is not None else None
-    p = plan(scenario, seed, runs, set, sweep, out, max_memory=max_memory)
+    p = plan(scenario, seed, runs, set, sweep, out, max_memory=max_memory, run_memory_limit=mem, force=force)
 
     def go(runs_done: Optional[Callable[[int, int], None]], sim: Optional[Callable[[int, float, float], Any]],
            report_step: Callable[[], Optional[Callable[[int, int], None]]] = lambda: None) -> Results:
@@ -645,7 +747,9 @@ def execute(
         return (job.point.scenario.text, job.point.scenario.source, job.seed, job.run, job.point.index, pcap_dir,
                 run_time_limit, str(runs_dir) if local else None, job.key)
 
-    n_workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
+    from ._pool import cpus
+
+    n_workers = min(jobs, cpus()) if jobs and jobs > 0 else cpus()
     # Directories this call makes (the output directory and its runs/): removed again if
     # no run ends up stored in them.
     made: list[Path] = []
@@ -671,12 +775,15 @@ def execute(
                     tick = (lambda now_s, end_s, i=i: sim_progress(i, now_s, end_s)) if sim_progress is not None else None
                     try:
                         res = _job_main(*args(job), progress=tick)
-                    except (RuntimeError, ValueError, OSError) as e:
+                    except (RuntimeError, ValueError) as e:  # the run's own error; an OSError ends the sweep
                         finish(i, job, None, e)
                     else:
                         finish(i, job, res, None)
             if rest:
-                _run_pool(min(n_workers, len(rest)), rest, args, finish, run_memory_limit)
+                from ._workers import run_jobs
+
+                run_jobs(min(n_workers, len(rest)), rest, args, finish, run_memory_limit, guard_env=MAIN_GUARD_ENV,
+                         guard_error=lambda: MainGuardError(MAIN_GUARD_MESSAGE))
     except BaseException:
         # Interrupted, or storing failed: runs not stored (stopped midway, or finished by a
         # worker but not recorded) leave no file.
@@ -704,97 +811,6 @@ def _make_dirs(path: Path) -> list[Path]:
         p = p.parent
     path.mkdir(parents=True, exist_ok=True)
     return list(reversed(missing))
-
-
-def _run_pool(n: int, todo: list, args: Callable, finish: Callable, memory_limit: Optional[int] = None) -> None:
-    """Runs ``todo`` on ``n`` worker processes. A worker that dies (a crash, its memory limit)
-    breaks the whole pool, and every job not finished then fails with it. The jobs that were
-    running are run again one at a time in a pool of their own, so that the one that crashes
-    fails alone (``RunCrashed``); the jobs still waiting go back to a new pool (after a second
-    such loss, they too run alone)."""
-    import multiprocessing
-    import shutil
-    import tempfile
-    from concurrent.futures import ProcessPoolExecutor
-
-    ctx = multiprocessing.get_context("spawn")
-
-    def pool(workers: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(memory_limit,))
-
-    marker_dir = tempfile.mkdtemp(prefix="tpsim-workers-")
-    marker = os.path.join(marker_dir, "unguarded-main")
-    previous = os.environ.get(MAIN_GUARD_ENV)
-    os.environ[MAIN_GUARD_ENV] = marker
-    try:
-        _run_pool_passes(n, todo, args, finish, memory_limit, pool, marker)
-    finally:
-        if previous is None:
-            os.environ.pop(MAIN_GUARD_ENV, None)
-        else:
-            os.environ[MAIN_GUARD_ENV] = previous
-        shutil.rmtree(marker_dir, ignore_errors=True)
-
-
-def _run_pool_passes(n: int, todo: list, args: Callable, finish: Callable, memory_limit: Optional[int], pool: Callable,
-                     marker: str) -> None:
-    def check_guard() -> None:
-        if os.path.exists(marker):
-            raise MainGuardError(MAIN_GUARD_MESSAGE)
-
-    queue = list(todo)
-    strikes: dict[int, int] = {}
-    while queue:
-        alone = []
-        requeue = []
-        lost = _pool_pass(pool(n), queue, args, finish)
-        check_guard()
-        for i, job, was_running in lost:
-            if was_running or strikes.get(i, 0) >= 1:
-                alone.append((i, job))
-            else:
-                strikes[i] = 1
-                requeue.append((i, job))
-        for i, job in alone:
-            lost_alone = _pool_pass(pool(1), [(i, job)], args, finish)
-            check_guard()
-            for i2, job2, _ in lost_alone:
-                limit = f" (memory limit {memory_limit / 1e9:.3g} GB)" if memory_limit else ""
-                finish(i2, job2, None, RunCrashed(f"the run's worker process died{limit}"))
-        queue = requeue
-
-
-def _pool_pass(pool: ProcessPoolExecutor, todo: list, args: Callable, finish: Callable) -> list:
-    """Runs ``todo`` on ``pool`` and finishes each job; returns the jobs lost to a broken pool
-    as ``(index, job, seen running)``."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-    from concurrent.futures.process import BrokenProcessPool
-
-    broken = []
-    running: set = set()
-    try:
-        pending = {pool.submit(_job_main, *args(job)): (i, job) for i, job in todo}
-        while pending:
-            done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-            running.update(f for f in pending if f.running())
-            for fut in done:
-                i, job = pending.pop(fut)
-                err = fut.exception()
-                if isinstance(err, BrokenProcessPool):
-                    broken.append((i, job, fut in running))
-                else:
-                    finish(i, job, None if err else fut.result(), err)
-    except BaseException:
-        # Interrupted (Ctrl-C) or failed here: stop the workers now; stored runs stay.
-        procs = list(getattr(pool, "_processes", {}).values())
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.join(timeout=2)  # gone before their partial files are removed
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-    return broken
 
 
 #: Environment variable: seconds to wait for the Dask scheduler before giving up (default

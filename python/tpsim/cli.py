@@ -3,8 +3,8 @@
 Exit status: 0 on success; 2 for a bad scenario or bad arguments (nothing is run or
 written); 1 when runs failed (the others are stored; re-running the same command completes
 only the missing ones) or for a problem of the environment (an output that cannot be
-written, a full disk, an unreachable scheduler); 130 when interrupted (finished runs are
-stored). Every error is one line on stderr (a scenario's problems: "error: invalid scenario"
+written, a full disk, an unreachable scheduler); 130 when interrupted (Ctrl-C), 143 when
+terminated (SIGTERM); finished runs are stored either way and nothing is left behind. Every error is one line on stderr (a scenario's problems: "error: invalid scenario"
 and one ``file:line:col: ...`` line per problem), never a Python traceback
 (``TPSIM_DEBUG=1`` shows one for an internal error).
 
@@ -21,15 +21,31 @@ import unicodedata
 import warnings
 from pathlib import Path
 
-#: Set once an "interrupted" line has been printed.
+#: Set once an "interrupted" or "terminated" line has been printed.
 _interrupt_reported = False
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C's ``KeyboardInterrupt`` is (the engine
+    checks for both between slices of events), so that the same clean-up runs: workers
+    ended, partial files removed, stored runs kept. Exit status 143."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def interrupted(e: KeyboardInterrupt) -> "tuple[str, int]":
+    """The word and exit status for an interrupt: ``("terminated", 143)`` for SIGTERM,
+    ``("interrupted", 130)`` for Ctrl-C."""
+    return ("terminated", 143) if isinstance(e, Terminated) else ("interrupted", 130)
 
 
 def _fail(message: str, code: int = 2) -> None:
     import typer
 
     global _interrupt_reported
-    _interrupt_reported = _interrupt_reported or code == 130
+    _interrupt_reported = _interrupt_reported or code in (130, 143)
     typer.echo(_escape_controls(message), err=True)
     raise typer.Exit(code)
 
@@ -130,6 +146,10 @@ def main() -> None:
         # Library warnings (matplotlib, polars, scipy) are not the user's to act on.
         warnings.simplefilter("ignore")
     code: object = 0
+    if not fast:
+        import signal
+
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if typer_app is None:
             _print_version()
@@ -151,7 +171,11 @@ def main() -> None:
         code = getattr(e, "exit_code", 1)
     except exit_ as e:
         code = e.exit_code
-    except abort + (KeyboardInterrupt,):
+    except KeyboardInterrupt as e:
+        word, code = interrupted(e)
+        if not _interrupt_reported:
+            _err(word)
+    except abort:
         if not _interrupt_reported:
             _err("interrupted")
         code = 130

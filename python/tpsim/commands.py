@@ -14,7 +14,7 @@ from typing import List, Optional
 import typer
 
 from . import _tpsim
-from .cli import _fail, _one_line, _os_error, _path_arg, _scenario_error
+from .cli import _fail, _one_line, _os_error, _path_arg, _scenario_error, interrupted
 from .progress import RunProgress, stderr_is_terminal
 from .scenario import Scenario
 
@@ -54,16 +54,16 @@ def _root(
 @app.command()
 def validate(scenario: str = typer.Argument(..., help="Scenario file (TOML).")) -> None:
     """Check a scenario file (and every point of its sweep); print every problem with its key and line."""
-    from .api import RunTooLarge, plan
+    from .api import RunTooLarge, check_points
 
     sc = _load_or_exit(scenario)
     try:
-        p = plan(sc)
+        n = check_points(sc)
     except _tpsim.ScenarioError as e:
         _fail(_scenario_error(e))
     except RunTooLarge as e:
         _fail(f"error: {_one_line(e)}")
-    typer.echo(f"{scenario}: ok ({len(p.points)} sweep point(s) x {sc.runs} run(s), seed {sc.seed})")
+    typer.echo(f"{scenario}: ok ({n} sweep point(s) x {sc.runs} run(s), seed {sc.seed})")
 
 
 def _failed_runs(e, out: Path) -> str:
@@ -80,7 +80,7 @@ def _failed_runs(e, out: Path) -> str:
 def _run(
     scenario: "str | Scenario", out_arg: str, seed: Optional[int], runs: Optional[int], jobs: int, scheduler: Optional[str],
     set_: List[str], sweep: List[str], pcap: bool, quiet: bool, report: bool,
-    limits: "tuple[str, Optional[float], Optional[str]]" = ("16GB", None, None),
+    limits: "tuple[str, Optional[float], Optional[str]]" = ("auto", None, None), force: bool = False,
 ) -> None:
     from .api import RunTooLarge, SchedulerError, SweepFailed, check_scheduler, parse_size, plan, run_plan
 
@@ -95,6 +95,8 @@ def _run(
     max_memory, run_time_limit, run_memory = limits
     try:
         run_memory_limit = parse_size(run_memory, "--run-memory-limit") if run_memory is not None else None
+        if max_memory.strip().lower() != "auto":
+            parse_size(max_memory, "--max-memory")
         if run_time_limit is not None and not (run_time_limit > 0 and run_time_limit < float("inf")):
             raise ValueError(f"--run-time-limit: expected seconds greater than 0, found {run_time_limit}")
         if scheduler is not None:
@@ -102,7 +104,8 @@ def _run(
                 check_scheduler(scheduler)
             except ValueError:
                 raise ValueError(f"--scheduler: expected an address such as tcp://HOST:8786, got {scheduler!r:.200}") from None
-        p = plan(sc, seed=seed, runs=runs, set=set_, sweep=sweep, out=out, max_memory=parse_size(max_memory, "--max-memory"))
+        p = plan(sc, seed=seed, runs=runs, set=set_, sweep=sweep, out=out, max_memory=max_memory,
+                 run_memory_limit=run_memory_limit, force=force)
     except _tpsim.ScenarioError as e:
         _fail(_scenario_error(e))
     except (RunTooLarge, ValueError, TypeError) as e:
@@ -117,6 +120,11 @@ def _run(
         _fail(_os_error(e, "cannot write the output directory"), 1)
     total = len(p.jobs)
     todo = total - (0 if pcap else p.stored)
+    if jobs > 1 and scheduler is None:
+        from ._pool import cpus
+
+        if jobs > cpus():
+            typer.echo(f"note: -j {jobs}: this machine lets tpsim use {cpus()} core(s); at most {cpus()} worker processes", err=True)
     command = "tpsim " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
         # The bar: runs done and, for a run made in this process, its simulated seconds.
@@ -128,8 +136,9 @@ def _run(
                 res.write_report(out, command=command, progress=bar.report_step())
     except SweepFailed as e:
         _fail(_failed_runs(e, out), 1)
-    except KeyboardInterrupt:
-        _fail(f"interrupted: finished runs are stored in {out / 'runs'}; re-run the same command to complete the rest.", 130)
+    except KeyboardInterrupt as e:
+        word, code = interrupted(e)
+        _fail(f"{word}: finished runs are stored in {out / 'runs'}; re-run the same command to complete the rest.", code)
     except SchedulerError as e:
         _fail(f"error: {_one_line(e)}", 1)
     except OSError as e:
@@ -155,12 +164,14 @@ def run(
     pcap: bool = typer.Option(False, "--pcap", help="Write pcap files of the links that ask for them (runs again even if stored)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write figures and report.html."),
-    max_memory: str = typer.Option("16GB", "--max-memory", help="Refuse, before running, a point whose run the engine estimates to need more memory."),
+    max_memory: str = typer.Option("auto", "--max-memory", help="Refuse, before running, a point whose run the engine estimates to need more memory (auto: what this machine has available)."),
+    force: bool = typer.Option(False, "--force", help="Run even where the estimates say the runs or the sweep would not fit this machine's memory."),
     run_time_limit: Optional[float] = typer.Option(None, "--run-time-limit", help="Stop a run after this many seconds of wall time; it fails alone."),
-    run_memory_limit: Optional[str] = typer.Option(None, "--run-memory-limit", help="Cap each run's process memory, e.g. 4GB (runs in worker processes); a run over it fails alone."),
+    run_memory_limit: Optional[str] = typer.Option(None, "--run-memory-limit", help="Cap the memory each run may take beyond its worker process's start, e.g. 4GB (runs in worker processes); a run over it fails alone, one the engine estimates over it is refused before anything runs."),
 ) -> None:
     """Run a scenario (every sweep point x replication) and write tables, figures and report.html."""
-    _run(scenario, out, seed, runs, jobs, scheduler, set_, sweep, pcap, quiet, report, (max_memory, run_time_limit, run_memory_limit))
+    _run(scenario, out, seed, runs, jobs, scheduler, set_, sweep, pcap, quiet, report, (max_memory, run_time_limit, run_memory_limit),
+         force)
 
 
 @app.command()
@@ -175,6 +186,7 @@ def study(
     set_: List[str] = typer.Option([], "--set", help="KEY=VALUE set for every point, e.g. --set simulation.duration=30s (repeatable)."),
     sweep: List[str] = typer.Option([], "--sweep", help="KEY=V1,V2,... replaces a swept key's values or adds a dimension (repeatable)."),
     quick: bool = typer.Option(False, "--quick", help="A preview: one replication per point (same as --runs 1)."),
+    force: bool = typer.Option(False, "--force", help="Run even where the estimates say the runs or the sweep would not fit this machine's memory."),
 ) -> None:
     """Run a reference study's scenario with its sweep and write its report."""
     from .studies import STUDIES, find
@@ -193,7 +205,7 @@ def study(
     if path is None:
         _fail(f"error: no study {name!r}; known: {', '.join(STUDIES)} (tpsim study --list)")
     out = out if out is not None else str(Path("out") / f"study-{name.lower().removeprefix('study-')}")
-    _run(path, out, seed, runs, jobs, None, set_, sweep, False, quiet, True)
+    _run(path, out, seed, runs, jobs, None, set_, sweep, False, quiet, True, force=force)
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from . import _tpsim
 from .scenario import Scenario
@@ -260,10 +261,11 @@ def _case_error(e: Exception, base: Scenario, case: Any, source: str) -> Excepti
     return err
 
 
-def expand(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequence[tuple[str, list[Any]]] = ()) -> list[Point]:
+def expand(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequence[tuple[str, list[Any]]] = (),
+           admit: Optional[Callable[[int], None]] = None) -> list[Point]:
     """Every point of ``base``'s cases x the grid of its ``[sweep]`` table, with ``sweeps``
     added (a key given in both takes the command line's values) and ``sets`` applied to
-    every point.
+    every point (:func:`iter_points`, as a list).
 
     Raises:
         ScenarioError: for an unknown key, an empty value list, a ``--set`` of a key that the
@@ -271,6 +273,15 @@ def expand(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequenc
             values make the scenario invalid (the message names the point's values, and the
             line of the case's setting that caused it).
     """
+    return list(iter_points(base, sets, sweeps, admit))
+
+
+def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequence[tuple[str, list[Any]]] = (),
+                admit: Optional[Callable[[int], None]] = None) -> Iterator[Point]:
+    """The points of :func:`expand` one at a time (a sweep of any size in bounded memory);
+    the keys and values are checked before the first point, then ``admit(number of
+    points)`` is called (it may raise to refuse the sweep), then each point is checked as
+    it is made. Raises as :func:`expand`."""
     from .cases import scenario_error
 
     file_sweep: dict[str, list[Any]] = {normal_key(k): v for k, v in tomllib.loads(base.text).get("sweep", {}).items()}
@@ -316,11 +327,12 @@ def expand(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequenc
                     raise scenario_error(base.source, line, col, f"cases[{case.index}].{ck}",
                                          f"{how} also sets this key; set it in the cases or in the sweep, not both")
     keys = list(file_sweep)
-    points = []
-    combos = list(itertools.product(*(file_sweep[k] for k in keys)))
+    if admit is not None:
+        admit(max(len(cases), 1) * math.prod(len(file_sweep[k]) for k in keys))
+    i = -1
     for case in cases or [None]:
-        for combo in combos:
-            i = len(points)
+        for combo in itertools.product(*(file_sweep[k] for k in keys)):
+            i += 1
             params = ({"case": case.name} if case is not None else {}) | dict(zip(keys, combo))
             pairs = list(sets) + (case.pairs if case is not None else []) + [(k, v) for key, v in zip(keys, combo) for k in parts(key)]
             label = ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items())
@@ -332,8 +344,7 @@ def expand(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Sequenc
                 if case is not None:
                     raise _case_error(e, base, case, source) from None
                 raise _tpsim.ScenarioError(str(e).replace(base.source + ":", source + ":", 1) if params else str(e)) from None
-            points.append(Point(i, params, sc, case.as_dict() if case is not None else None))
-    return points
+            yield Point(i, params, sc, case.as_dict() if case is not None else None)
 
 
 def jobs_for(points: Sequence[Point], seed: int, runs: int) -> list[Job]:

@@ -5,13 +5,13 @@ mod parquet_sink;
 
 use parquet_sink::{write_table, ParquetSink};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::collections::HashMap;
-use std::io::BufWriter;
+use std::io::{self, BufWriter, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tpsim_engine::{Column, RunOptions, RunResult, Streams, Table, World};
 use tpsim_scenario::ScenarioError as RsScenarioError;
@@ -28,6 +28,70 @@ create_exception!(
     PyRuntimeError,
     "A run stopped because it exceeded a limit the user set (wall-clock time)."
 );
+
+/// An I/O error on one file, carried inside an `io::Error` (whose kind it keeps) so that the
+/// engine's streams pass it through; [`os_error`] makes it Python's `OSError` naming the file.
+#[derive(Debug)]
+pub struct FileError {
+    path: PathBuf,
+    source: io::Error,
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.source)
+    }
+}
+
+impl std::error::Error for FileError {}
+
+/// `e`, naming the file `path` it happened on.
+pub fn file_error(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        FileError {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    )
+}
+
+/// Python's `OSError(errno, strerror[, filename])` for `e`, so that callers tell a full disk
+/// or an unwritable directory (the environment's problem, ending a sweep) from a failed run.
+fn os_error(e: &io::Error) -> PyErr {
+    let named = e.get_ref().and_then(|r| r.downcast_ref::<FileError>());
+    let inner = named.map_or(e, |f| &f.source);
+    let errno = inner.raw_os_error().unwrap_or(match inner.kind() {
+        io::ErrorKind::StorageFull => 28,
+        io::ErrorKind::PermissionDenied => 13,
+        io::ErrorKind::NotFound => 2,
+        _ => 5, // EIO
+    });
+    let text = inner.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    };
+    match named {
+        Some(f) => PyOSError::new_err((errno, text, f.path.display().to_string())),
+        None => PyOSError::new_err((errno, text)),
+    }
+}
+
+/// A file writer whose errors name the file.
+struct NamedWriter {
+    path: PathBuf,
+    inner: BufWriter<std::fs::File>,
+}
+
+impl Write for NamedWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf).map_err(|e| file_error(&self.path, e))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().map_err(|e| file_error(&self.path, e))
+    }
+}
 
 fn scenario_err(py: Python<'_>, e: RsScenarioError) -> PyErr {
     let err = ScenarioError::new_err(e.to_string());
@@ -134,9 +198,11 @@ fn streams(files: &HashMap<String, PathBuf>) -> PyResult<Streams> {
         s.acks = Some(Box::new(ParquetSink::new(p)));
     }
     if let Some(p) = files.get("ns2") {
-        let f = std::fs::File::create(p)
-            .map_err(|e| PyRuntimeError::new_err(format!("trace output failed: {}: {e}", p.display())))?;
-        s.ns2 = Some(Box::new(BufWriter::with_capacity(1 << 16, f)));
+        let f = std::fs::File::create(p).map_err(|e| os_error(&file_error(p, e)))?;
+        s.ns2 = Some(Box::new(NamedWriter {
+            path: p.clone(),
+            inner: BufWriter::with_capacity(1 << 16, f),
+        }));
     }
     Ok(s)
 }
@@ -166,9 +232,9 @@ fn streams(files: &HashMap<String, PathBuf>) -> PyResult<Streams> {
 /// end_s)` (simulated seconds reached and at the end) at most every 0.2 s of wall time if
 /// given (an exception it raises stops the run and propagates). Raises `ScenarioError` for
 /// an invalid scenario, `ValueError` for an unknown output in `files`, `RunLimitError` when
-/// the run exceeds `max_wall_s` seconds of wall time, and `RuntimeError` for a failure
-/// inside the engine (an I/O error writing pcap or an output file, naming the file, or an
-/// engine bug).
+/// the run exceeds `max_wall_s` seconds of wall time, `OSError` (errno, message and, where
+/// known, the file) when a pcap or output file cannot be written, and `RuntimeError` for an
+/// engine bug.
 #[pyfunction]
 #[pyo3(signature = (text, source = "<string>", seed = None, run = 0, pcap_dir = None, max_wall_s = None, progress = None, files = None))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per option
@@ -192,7 +258,7 @@ fn run(
     };
     let mut world = match py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| World::build(&sc, &opts)))) {
         Ok(Ok(w)) => w,
-        Ok(Err(e)) => return Err(PyRuntimeError::new_err(e.to_string())),
+        Ok(Err(tpsim_engine::EngineError::Io(e))) => return Err(os_error(&e)),
         Err(panic) => return Err(engine_bug(panic)),
     };
     world.stream(streams(&files)?);
@@ -226,15 +292,15 @@ fn run(
     }
     let secs = t0.elapsed().as_secs_f64();
     let result = py.allow_threads(|| {
-        catch_unwind(AssertUnwindSafe(|| -> Result<RunResult, String> {
-            let mut r = world.results(secs).map_err(|e| e.to_string())?;
-            write_at_end(&mut r, &files).map_err(|e| format!("trace output failed: {e}"))?;
+        catch_unwind(AssertUnwindSafe(|| -> io::Result<RunResult> {
+            let mut r = world.results(secs).map_err(|tpsim_engine::EngineError::Io(e)| e)?;
+            write_at_end(&mut r, &files)?;
             Ok(r)
         }))
     });
     match result {
         Ok(Ok(r)) => to_py(py, &r, sc.output.ns2_trace, &files),
-        Ok(Err(e)) => Err(PyRuntimeError::new_err(e)),
+        Ok(Err(e)) => Err(os_error(&e)),
         Err(panic) => Err(engine_bug(panic)),
     }
 }

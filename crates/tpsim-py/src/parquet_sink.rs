@@ -35,9 +35,9 @@ impl ParquetSink {
         }
     }
 
-    /// An I/O error naming the file.
-    fn err(&self, e: impl std::fmt::Display) -> io::Error {
-        io::Error::other(format!("{}: {e}", self.path.display()))
+    /// An error naming the file (its kind and OS error kept: a full disk stays one).
+    fn err(&self, e: io::Error) -> io::Error {
+        crate::file_error(&self.path, e)
     }
 }
 
@@ -153,7 +153,7 @@ impl TableSink for ParquetSink {
             let props = WriterProperties::builder()
                 .set_created_by(format!("tpsim {}", env!("CARGO_PKG_VERSION")))
                 .build();
-            let schema = schema(batch).map_err(|e| self.err(e))?;
+            let schema = schema(batch).map_err(|e| self.err(io::Error::other(e)))?;
             let w = SerializedFileWriter::new(BufWriter::new(file), schema, Arc::new(props))
                 .map_err(|e| self.err(io_or(e)))?;
             self.writer = Some(w);
@@ -178,7 +178,7 @@ impl TableSink for ParquetSink {
                 w.finish().map_err(|e| self.err(io_or(e)))?;
                 Ok(())
             }
-            None => Err(self.err("no rows nor columns were written")),
+            None => Err(self.err(io::Error::other("no rows nor columns were written"))),
         }
     }
 }
