@@ -92,6 +92,22 @@ SELF_TRAFFIC = TRAFFIC.replace("$node_(2) $null_(0)", "$node_(0) $null_(0)")  # 
 HUGE_TIME_MOVEMENT = MOVEMENT.replace("at 5.0", "at 1e300")  # line 10
 NAN_TIME_MOVEMENT = MOVEMENT.replace("at 5.0", "at NaN")
 SECRET = "SECRET-TOKEN-4242 this line must never be echoed\n"
+# Validation gaps the engine relied on: a link of three nodes, a background flow
+# excluding a node that does not exist, a node in two node_ranges groups, an interface event on
+# a channel the node has no radio on (each accepted once; the last then panicked in the engine).
+LINK_OF_THREE = OK.replace("nodes = [0, 1]", "nodes = [0, 1, 1]")
+EXCLUDE_MISSING = OK + '\n[background]\nflows = 2\nsize = "10B"\ninterval = "1s"\nexclude = [0, 5]\n'
+RADIO3 = '[simulation]\nduration = "2s"\n[nodes]\ncount = 3\nplacement = { kind = "grid", spacing = "100m" }\n[radio]\nstandard = "802.11b"\n'
+TWO_RANGES = RADIO3 + 'node_ranges = [{ nodes = [0, 1], range = "150m" }, { nodes = [1], range = "250m" }]\n'
+EVENT_NO_RADIO_CHANNEL = RADIO3 + (
+    '[[flows]]\nsrc = 0\ndst = 1\ntransport = "udp"\napp = { kind = "cbr", size = "100B", interval = "100ms" }\n'
+    '[[events]]\nat = "1s"\nkind = "interface_down"\nnode = 1\nradio = true\nchannel = 3\n'
+)
+
+
+def _line(text: str, needle: str) -> int:
+    """The line number of the first line of ``text`` holding ``needle``."""
+    return next(i for i, l in enumerate(text.splitlines(), 1) if needle in l)
 
 
 def ns2_scenario(movement: Optional[str] = None, traffic: Optional[str] = None) -> str:
@@ -200,6 +216,8 @@ def ws(tmp_path: Path, finished: Path) -> Path:
         "ref-missing.toml": ns2_scenario(movement="nope.scen"),
         "ref-zero.toml": ns2_scenario(traffic="/dev/zero"),
         "ref-self.toml": ns2_scenario(traffic="self.cbr"),
+        "link-of-three.toml": LINK_OF_THREE, "exclude-missing.toml": EXCLUDE_MISSING, "two-ranges.toml": TWO_RANGES,
+        "event-channel.toml": EVENT_NO_RADIO_CHANNEL,
     }
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
@@ -271,6 +289,10 @@ CASES: dict[str, Case] = {
     "referenced missing file": Case(["validate", "ref-missing.toml"], 2, ("ref-missing.toml:5:", "nope.scen", "No such file")),
     "referenced /dev/zero": Case(["validate", "ref-zero.toml"], 2, ("ref-zero.toml:9:", "/dev/zero"), forbid=("out of memory",), rlimit_as=1 * GB, needs="/dev/zero"),
     "referenced flow with source = destination": Case(["validate", "ref-self.toml"], 2, ("ns2_traffic.file", "self.cbr", "line")),
+    "link of three nodes": Case(["validate", "link-of-three.toml"], 2, (f"link-of-three.toml:{_line(LINK_OF_THREE, 'nodes = [0, 1, 1]')}:", "links[0].nodes", "invalid length 3", "2 elements")),
+    "background exclude of a missing node": Case(["validate", "exclude-missing.toml"], 2, (f"exclude-missing.toml:{_line(EXCLUDE_MISSING, 'exclude')}:", "background.exclude[1]", "node index 5 out of range")),
+    "node in two node_ranges": Case(["validate", "two-ranges.toml"], 2, (f"two-ranges.toml:{_line(TWO_RANGES, 'node_ranges')}:", "radio.node_ranges[1].nodes", "node 1 is also in radio.node_ranges[0]")),
+    "interface event on a channel without a radio": Case(["run", "event-channel.toml", "-o", "out", "-q"], 2, (f"event-channel.toml:{_line(EVENT_NO_RADIO_CHANNEL, 'channel = 3')}:", "events[0].channel", "no radio on channel 3"), forbid=("panic",)),
     # ns-2 files (import-ns2)
     "ns-2 movement non-UTF-8": Case(["import-ns2", "nonutf8.toml", "-o", "out.toml"], 2, ("nonutf8.toml", "UTF-8")),
     "ns-2 movement binary": Case(["import-ns2", "binary.bin", "-o", "out.toml"], 2, ("binary.bin", "UTF-8")),
