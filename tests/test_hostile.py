@@ -396,6 +396,19 @@ def test_controls_work(ws: Path) -> None:
     assert tpsim_cli("validate", "ok-ref.toml", cwd=ws).returncode == 0
 
 
+def test_import_ns2_writes_to_stdout(ws: Path) -> None:
+    """``-o /dev/stdout`` (a pipe here) is written in place: the scenario alone on stdout, the
+    same as the file ``-o FILE`` writes; nothing else is written."""
+    before = snapshot(ws)
+    p = tpsim_cli("import-ns2", "good.scen", "good.cbr", "-o", "/dev/stdout", cwd=ws)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip() == "wrote /dev/stdout", p.stderr
+    assert snapshot(ws) == before, "files were written or changed"
+    assert tpsim_cli("import-ns2", "good.scen", "good.cbr", "-o", "imported.toml", cwd=ws).returncode == 0
+    assert p.stdout == (ws / "imported.toml").read_text()
+    assert tpsim.Scenario(p.stdout).resolved["nodes"]["count"] == 3
+
+
 # --- the environment: failing runs, limits, full disk ---------------------------------------
 
 

@@ -471,7 +471,7 @@ def import_ns2(
     except _tpsim.ScenarioError as e:
         _fail(f"error: the converted scenario is not valid (please report this)\n{e}", 1)
     _write_output_file(out, text)
-    typer.echo(f"wrote {out}")
+    typer.echo(f"wrote {out}", err=True)  # on stderr: `-o /dev/stdout` is the scenario alone
 
 
 @app.command("ns2-trace")
