@@ -103,6 +103,8 @@ EVENT_NO_RADIO_CHANNEL = RADIO3 + (
     '[[flows]]\nsrc = 0\ndst = 1\ntransport = "udp"\napp = { kind = "cbr", size = "100B", interval = "100ms" }\n'
     '[[events]]\nat = "1s"\nkind = "interface_down"\nnode = 1\nradio = true\nchannel = 3\n'
 )
+# A study directory ($TPSIM_SCENARIOS) whose study D file is not TOML (line 2).
+BAD_STUDY = '[simulation]\nduration = "10s\n'
 
 
 def _line(text: str, needle: str) -> int:
@@ -217,8 +219,9 @@ def ws(tmp_path: Path, finished: Path) -> Path:
         "ref-zero.toml": ns2_scenario(traffic="/dev/zero"),
         "ref-self.toml": ns2_scenario(traffic="self.cbr"),
         "link-of-three.toml": LINK_OF_THREE, "exclude-missing.toml": EXCLUDE_MISSING, "two-ranges.toml": TWO_RANGES,
-        "event-channel.toml": EVENT_NO_RADIO_CHANNEL,
+        "event-channel.toml": EVENT_NO_RADIO_CHANNEL, "bad-studies/study-d-wired-voip.toml": BAD_STUDY,
     }
+    (tmp_path / "bad-studies").mkdir()
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     (tmp_path / "nonutf8.toml").write_bytes(b"\xff\xfe[simulation]\nduration = \"1s\"\n")
@@ -293,6 +296,7 @@ CASES: dict[str, Case] = {
     "background exclude of a missing node": Case(["validate", "exclude-missing.toml"], 2, (f"exclude-missing.toml:{_line(EXCLUDE_MISSING, 'exclude')}:", "background.exclude[1]", "node index 5 out of range")),
     "node in two node_ranges": Case(["validate", "two-ranges.toml"], 2, (f"two-ranges.toml:{_line(TWO_RANGES, 'node_ranges')}:", "radio.node_ranges[1].nodes", "node 1 is also in radio.node_ranges[0]")),
     "interface event on a channel without a radio": Case(["run", "event-channel.toml", "-o", "out", "-q"], 2, (f"event-channel.toml:{_line(EVENT_NO_RADIO_CHANNEL, 'channel = 3')}:", "events[0].channel", "no radio on channel 3"), forbid=("panic",)),
+    "malformed study file in $TPSIM_SCENARIOS": Case(["study", "d", "-o", "out", "-q"], 2, ("study d", "bad-studies/study-d-wired-voip.toml:2:", "malformed TOML"), env={"TPSIM_SCENARIOS": "bad-studies"}),
     # ns-2 files (import-ns2)
     "ns-2 movement non-UTF-8": Case(["import-ns2", "nonutf8.toml", "-o", "out.toml"], 2, ("nonutf8.toml", "UTF-8")),
     "ns-2 movement binary": Case(["import-ns2", "binary.bin", "-o", "out.toml"], 2, ("binary.bin", "UTF-8")),
@@ -394,6 +398,15 @@ def test_controls_work(ws: Path) -> None:
     assert p.returncode == 0 and (ws / "fig.png").is_file(), p.stderr
     (ws / "ok-ref.toml").write_text(ns2_scenario(movement="good.scen", traffic="good.cbr"))
     assert tpsim_cli("validate", "ok-ref.toml", cwd=ws).returncode == 0
+
+
+def test_study_list_names_a_malformed_study_file(ws: Path) -> None:
+    p = tpsim_cli("study", "--list", cwd=ws, env={"TPSIM_SCENARIOS": "bad-studies"})
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    (d,) = [l for l in p.stdout.splitlines() if l.startswith("d ")]
+    assert "bad-studies/study-d-wired-voip.toml:2:" in d and "malformed TOML" in d, d
+    # The other studies are still listed from where they are found.
+    assert len(p.stdout.splitlines()) == 5 and "(not found)" not in p.stdout, p.stdout
 
 
 def test_import_ns2_writes_to_stdout(ws: Path) -> None:
