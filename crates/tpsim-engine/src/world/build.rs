@@ -7,13 +7,14 @@
 //!
 //! The world indexes its tables with the scenario's numbers without checking them again;
 //! `tpsim_scenario::load` refuses every scenario that would break one of these assumptions.
-//! Each row names the engine's use, the rule (in tpsim-scenario) and its tests; the property
+//! Each row names the engine's use, the rule (in tpsim-scenario) and its tests (a test named
+//! alone is in tpsim-scenario's `tests/validation.rs`); the property
 //! test `tests/accepted_builds.rs` runs random scenarios that `load` accepts through the
 //! whole engine.
 //!
 //! | Engine site | Assumes | Rule (tpsim-scenario) | Tests |
 //! |---|---|---|---|
-//! | `build_links`: `net.add_interface(l.nodes[end])`, `Paths::compute` | a link's two ends are existing, different nodes | `validate_links`; `[[links]] nodes` holds exactly two elements (`pair.rs`) | scenario `tests/validation.rs` (`a_link_lists_exactly_two_nodes`, `each_index_the_engine_trusts_is_checked`) |
+//! | `build_links`: `net.add_interface(l.nodes[end])`; `Paths::compute`, `Net::static_link_routes` | a link's two ends are existing, different nodes | `validate_links`; `[[links]] nodes` holds exactly two elements (`pair.rs`) | scenario `tests/validation.rs` (`a_link_lists_exactly_two_nodes`, `each_index_the_engine_trusts_is_checked`) |
 //! | `add_flow`: `net.addrs`, `net.bind`, `source_addr` of `f.src`, `f.dst` | flow ends are nodes | `validate_flow` (`src`, `dst` in range and different) | `each_index_the_engine_trusts_is_checked` |
 //! | `add_flow`: `net.addrs(f.dst)[primary]` | `sctp.primary` is one of the destination's addresses | `validate_flow` (`sctp.primary`) | scenario `tests/sctp_keys.rs` (`primary_must_name_one_of_the_destination_addresses`) |
 //! | `RadioMap::new`: `of_node[v]`; `radio_addr_of`: `radios(dst)[0]` | one channel list per node, none empty | `validate_radio_table` (`radio.channels`) | scenario `tests/channels.rs` (`channel_lists_must_fit_the_nodes`), `each_index_the_engine_trusts_is_checked` |
