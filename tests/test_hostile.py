@@ -92,6 +92,24 @@ SELF_TRAFFIC = TRAFFIC.replace("$node_(2) $null_(0)", "$node_(0) $null_(0)")  # 
 HUGE_TIME_MOVEMENT = MOVEMENT.replace("at 5.0", "at 1e300")  # line 10
 NAN_TIME_MOVEMENT = MOVEMENT.replace("at 5.0", "at NaN")
 SECRET = "SECRET-TOKEN-4242 this line must never be echoed\n"
+# Validation gaps the engine relied on: a link of three nodes, a background flow
+# excluding a node that does not exist, a node in two node_ranges groups, an interface event on
+# a channel the node has no radio on (each accepted once; the last then panicked in the engine).
+LINK_OF_THREE = OK.replace("nodes = [0, 1]", "nodes = [0, 1, 1]")
+EXCLUDE_MISSING = OK + '\n[background]\nflows = 2\nsize = "10B"\ninterval = "1s"\nexclude = [0, 5]\n'
+RADIO3 = '[simulation]\nduration = "2s"\n[nodes]\ncount = 3\nplacement = { kind = "grid", spacing = "100m" }\n[radio]\nstandard = "802.11b"\n'
+TWO_RANGES = RADIO3 + 'node_ranges = [{ nodes = [0, 1], range = "150m" }, { nodes = [1], range = "250m" }]\n'
+EVENT_NO_RADIO_CHANNEL = RADIO3 + (
+    '[[flows]]\nsrc = 0\ndst = 1\ntransport = "udp"\napp = { kind = "cbr", size = "100B", interval = "100ms" }\n'
+    '[[events]]\nat = "1s"\nkind = "interface_down"\nnode = 1\nradio = true\nchannel = 3\n'
+)
+# A study directory ($TPSIM_SCENARIOS) whose study D file is not TOML (line 2).
+BAD_STUDY = '[simulation]\nduration = "10s\n'
+
+
+def _line(text: str, needle: str) -> int:
+    """The line number of the first line of ``text`` holding ``needle``."""
+    return next(i for i, l in enumerate(text.splitlines(), 1) if needle in l)
 
 
 def ns2_scenario(movement: Optional[str] = None, traffic: Optional[str] = None) -> str:
@@ -200,7 +218,10 @@ def ws(tmp_path: Path, finished: Path) -> Path:
         "ref-missing.toml": ns2_scenario(movement="nope.scen"),
         "ref-zero.toml": ns2_scenario(traffic="/dev/zero"),
         "ref-self.toml": ns2_scenario(traffic="self.cbr"),
+        "link-of-three.toml": LINK_OF_THREE, "exclude-missing.toml": EXCLUDE_MISSING, "two-ranges.toml": TWO_RANGES,
+        "event-channel.toml": EVENT_NO_RADIO_CHANNEL, "bad-studies/study-d-wired-voip.toml": BAD_STUDY,
     }
+    (tmp_path / "bad-studies").mkdir()
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     (tmp_path / "nonutf8.toml").write_bytes(b"\xff\xfe[simulation]\nduration = \"1s\"\n")
@@ -271,6 +292,11 @@ CASES: dict[str, Case] = {
     "referenced missing file": Case(["validate", "ref-missing.toml"], 2, ("ref-missing.toml:5:", "nope.scen", "No such file")),
     "referenced /dev/zero": Case(["validate", "ref-zero.toml"], 2, ("ref-zero.toml:9:", "/dev/zero"), forbid=("out of memory",), rlimit_as=1 * GB, needs="/dev/zero"),
     "referenced flow with source = destination": Case(["validate", "ref-self.toml"], 2, ("ns2_traffic.file", "self.cbr", "line")),
+    "link of three nodes": Case(["validate", "link-of-three.toml"], 2, (f"link-of-three.toml:{_line(LINK_OF_THREE, 'nodes = [0, 1, 1]')}:", "links[0].nodes", "invalid length 3", "2 elements")),
+    "background exclude of a missing node": Case(["validate", "exclude-missing.toml"], 2, (f"exclude-missing.toml:{_line(EXCLUDE_MISSING, 'exclude')}:", "background.exclude[1]", "node index 5 out of range")),
+    "node in two node_ranges": Case(["validate", "two-ranges.toml"], 2, (f"two-ranges.toml:{_line(TWO_RANGES, 'node_ranges')}:", "radio.node_ranges[1].nodes", "node 1 is also in radio.node_ranges[0]")),
+    "interface event on a channel without a radio": Case(["run", "event-channel.toml", "-o", "out", "-q"], 2, (f"event-channel.toml:{_line(EVENT_NO_RADIO_CHANNEL, 'channel = 3')}:", "events[0].channel", "no radio on channel 3"), forbid=("panic",)),
+    "malformed study file in $TPSIM_SCENARIOS": Case(["study", "d", "-o", "out", "-q"], 2, ("study d", "bad-studies/study-d-wired-voip.toml:2:", "malformed TOML"), env={"TPSIM_SCENARIOS": "bad-studies"}),
     # ns-2 files (import-ns2)
     "ns-2 movement non-UTF-8": Case(["import-ns2", "nonutf8.toml", "-o", "out.toml"], 2, ("nonutf8.toml", "UTF-8")),
     "ns-2 movement binary": Case(["import-ns2", "binary.bin", "-o", "out.toml"], 2, ("binary.bin", "UTF-8")),
@@ -372,6 +398,28 @@ def test_controls_work(ws: Path) -> None:
     assert p.returncode == 0 and (ws / "fig.png").is_file(), p.stderr
     (ws / "ok-ref.toml").write_text(ns2_scenario(movement="good.scen", traffic="good.cbr"))
     assert tpsim_cli("validate", "ok-ref.toml", cwd=ws).returncode == 0
+
+
+def test_study_list_names_a_malformed_study_file(ws: Path) -> None:
+    p = tpsim_cli("study", "--list", cwd=ws, env={"TPSIM_SCENARIOS": "bad-studies"})
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    (d,) = [l for l in p.stdout.splitlines() if l.startswith("d ")]
+    assert "bad-studies/study-d-wired-voip.toml:2:" in d and "malformed TOML" in d, d
+    # The other studies are still listed from where they are found.
+    assert len(p.stdout.splitlines()) == 5 and "(not found)" not in p.stdout, p.stdout
+
+
+def test_import_ns2_writes_to_stdout(ws: Path) -> None:
+    """``-o /dev/stdout`` (a pipe here) is written in place: the scenario alone on stdout, the
+    same as the file ``-o FILE`` writes; nothing else is written."""
+    before = snapshot(ws)
+    p = tpsim_cli("import-ns2", "good.scen", "good.cbr", "-o", "/dev/stdout", cwd=ws)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip() == "wrote /dev/stdout", p.stderr
+    assert snapshot(ws) == before, "files were written or changed"
+    assert tpsim_cli("import-ns2", "good.scen", "good.cbr", "-o", "imported.toml", cwd=ws).returncode == 0
+    assert p.stdout == (ws / "imported.toml").read_text()
+    assert tpsim.Scenario(p.stdout).resolved["nodes"]["count"] == 3
 
 
 # --- the environment: failing runs, limits, full disk ---------------------------------------

@@ -198,14 +198,31 @@ def study(
 
     if list_ or name is None:
         for key, (f, desc) in STUDIES.items():
-            where = find(key)
+            try:
+                where = find(key)
+            except _tpsim.ScenarioError as e:
+                typer.echo(f"{key:4} {desc}  [{_study_error(e)}]")
+                continue
             typer.echo(f"{key:4} {desc}  [{where.source if where else f + ' (not found)'}]")
         return
-    path = find(name)
+    try:
+        path = find(name)
+    except _tpsim.ScenarioError as e:
+        _fail(f"error: study {name}: {_study_error(e)}")
     if path is None:
         _fail(f"error: no study {name!r}; known: {', '.join(STUDIES)} (tpsim study --list)")
     out = out if out is not None else str(Path("out") / f"study-{name.lower().removeprefix('study-')}")
     _run(path, out, seed, runs, jobs, None, set_, sweep, False, quiet, True, force=force)
+
+
+def _study_error(e: Exception) -> str:
+    """One line for a study file that is not a valid scenario (``$TPSIM_SCENARIOS`` or
+    ``./scenarios`` may hold one): its first problem, ``file:line:col: ...``, and how many
+    more there are."""
+    diags = [l for l in _scenario_error(e).splitlines() if l != "error: invalid scenario"]
+    first = _one_line(diags[0].removeprefix("error: ")) if diags else _one_line(e)
+    more = len(diags) - 1
+    return first + (f" (and {more} more problem{'s' * (more > 1)}: tpsim validate shows them)" if more > 0 else "")
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:
@@ -483,7 +500,7 @@ def import_ns2(
     except _tpsim.ScenarioError as e:
         _fail(f"error: the converted scenario is not valid (please report this)\n{e}", 1)
     _write_output_file(out, text)
-    typer.echo(f"wrote {out}")
+    typer.echo(f"wrote {out}", err=True)  # on stderr: `-o /dev/stdout` is the scenario alone
 
 
 @app.command("ns2-trace")

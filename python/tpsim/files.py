@@ -29,17 +29,27 @@ def _target(path: Path) -> tuple[Path, bool]:
     """Where a write of ``path`` goes and whether it is replaced atomically: a symlink's
     target; a device, FIFO or socket is written in place (never replaced by a regular file)."""
     path = Path(path)
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
     try:
-        st = os.stat(path)
+        st = os.stat(path)  # through symlinks
     except FileNotFoundError:
-        return path, True
+        st = None
     except NotADirectoryError:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path)) from None
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        # By the name given: /dev/stdout leads to /proc/self/fd/1, whose target (a pipe,
+        # "pipe:[...]") has no path of its own.
+        return path, False
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return path, True
+    if st is None:
+        return path, True
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    return path, stat.S_ISREG(st.st_mode)
+    return path, True
 
 
 def _stage(path: Path, write: Callable[[Path], Any]) -> Optional[Path]:

@@ -185,6 +185,16 @@ pub fn validate_events(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
                 .and_then(|r| r.channels.as_ref())
                 .zip(e.node)
                 .and_then(|(c, v)| c.get(v as usize));
+            // Without `[radio] channels` every node has one radio, on channel 1.
+            let one_radio = sc.radio.as_ref().is_some_and(|r| r.channels.is_none());
+            if let (Some(true), true, Some(c), Some(v)) = (e.radio, one_radio, e.channel, e.node) {
+                if c != 1 && v < n {
+                    err(
+                        p("channel"),
+                        format!("node {v} has no radio on channel {c}: without `radio.channels` every node has one radio, on channel 1"),
+                    );
+                }
+            }
             if let (Some(true), Some(chans), Some(v)) = (e.radio, node_channels, e.node) {
                 match e.channel {
                     None if chans.len() > 1 => err(

@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod import;
 pub mod ns2;
+mod pair;
 pub mod topology;
 pub mod units;
 pub mod validate;
@@ -348,6 +349,7 @@ pub struct Waypoint {
     /// When the move starts.
     pub at: Duration,
     /// Target [x, y].
+    #[serde(deserialize_with = "pair::pair")]
     pub to: [Meters; 2],
     /// Speed towards the target (0 stops the node where it is).
     pub speed: Speed,
@@ -375,7 +377,7 @@ pub struct Background {
     #[serde(default)]
     pub rate: Option<Rate>,
     /// [earliest, latest] start. Default ["0s", "0s"].
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pair::opt_pair")]
     pub start: Option<[Duration; 2]>,
     /// Nodes never chosen as endpoints (e.g. the main flow's).
     #[serde(default)]
@@ -462,14 +464,14 @@ pub struct Mobility {
     /// "static", "random-waypoint", "random-walk", "constant-velocity", "waypoints" or "ns2".
     pub model: MobilityModel,
     /// random-waypoint, random-walk: [minimum, maximum] speed, e.g. ["1m/s", "2m/s"].
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pair::opt_pair")]
     pub speed: Option<[Speed; 2]>,
     /// random-waypoint: pause at each waypoint. Default "0s".
     #[serde(default)]
     pub pause: Option<Duration>,
     /// random-waypoint, random-walk: the [width, height] area from the origin. Default the
     /// uniform placement's area.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pair::opt_pair")]
     pub area: Option<[Meters; 2]>,
     /// random-waypoint: "stationary" (default) or "placement".
     #[serde(default)]
@@ -485,7 +487,7 @@ pub struct Mobility {
     #[serde(default)]
     pub max_turn: Option<Angle>,
     /// constant-velocity: [vx, vy].
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pair::opt_pair")]
     pub velocity: Option<[Speed; 2]>,
     /// waypoints: the moves, any order (sorted by time, stable).
     #[serde(default)]
@@ -527,7 +529,7 @@ pub struct Placement {
     /// "explicit", "grid" or "uniform".
     pub kind: PlacementKind,
     /// explicit: one [x, y] per node, e.g. [["0m", "0m"], ["200m", "0m"]].
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pair::opt_pairs")]
     pub positions: Option<Vec<[Meters; 2]>>,
     /// grid: number of columns (default ⌈√count⌉).
     #[serde(default)]
@@ -536,7 +538,7 @@ pub struct Placement {
     #[serde(default)]
     pub spacing: Option<Meters>,
     /// uniform: [width, height] of the area.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pair::opt_pair")]
     pub area: Option<[Meters; 2]>,
 }
 
@@ -932,6 +934,7 @@ pub struct NodeRange {
 #[serde(deny_unknown_fields)]
 pub struct Link {
     /// The two node indices it joins. The "forward" direction runs from the first to the second.
+    #[serde(deserialize_with = "pair::pair")]
     pub nodes: [u32; 2],
     /// Transmission rate of each direction, e.g. "256kbps".
     pub rate: Rate,

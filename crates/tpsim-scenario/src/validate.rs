@@ -244,6 +244,17 @@ fn validate_background(sc: &Scenario, b: &crate::Background, err: &mut impl FnMu
             );
         }
     }
+    for (j, &v) in b.exclude.iter().enumerate() {
+        if v >= n {
+            err(
+                vec![k("background"), k("exclude"), Seg::Index(j)],
+                format!(
+                    "node index {v} out of range: expected 0..{} (nodes.count = {n})",
+                    n.saturating_sub(1)
+                ),
+            );
+        }
+    }
     // Counted from the (short) list, not by visiting every node: `nodes.count` may be huge.
     let mut excluded: Vec<u32> = b.exclude.iter().copied().filter(|&v| v < n).collect();
     excluded.sort_unstable();
@@ -360,6 +371,8 @@ fn validate_radio_table(sc: &Scenario, radio: &crate::Radio, err: &mut impl FnMu
             }
         }
     }
+    // The group that first lists each node (from the lists, not by visiting every node).
+    let mut group_of: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
     for (g, nr) in radio.node_ranges.iter().flatten().enumerate() {
         let q = |f: &str| vec![k("radio"), k("node_ranges"), Seg::Index(g), k(f)];
         if let Some(bad) = nr.nodes.iter().find(|&&v| v >= n) {
@@ -367,6 +380,19 @@ fn validate_radio_table(sc: &Scenario, radio: &crate::Radio, err: &mut impl FnMu
                 q("nodes"),
                 format!("node index {bad} out of range: expected 0..{}", n.saturating_sub(1)),
             );
+        }
+        let mut reported = false;
+        for &v in &nr.nodes {
+            let first = *group_of.entry(v).or_insert(g);
+            if first != g && !reported {
+                reported = true;
+                err(
+                    q("nodes"),
+                    format!(
+                        "node {v} is also in radio.node_ranges[{first}]: expected each node in at most one group (a node has one transmission range)"
+                    ),
+                );
+            }
         }
         if !(nr.range.0 > 0.0) {
             err(q("range"), "expected a range greater than 0".into());

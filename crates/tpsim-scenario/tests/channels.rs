@@ -79,3 +79,18 @@ fn interface_events_name_the_channel_of_a_node_with_several_radios() {
     assert_eq!(key, "events[0].channel");
     assert!(msg.contains("does not apply"), "{msg}");
 }
+
+#[test]
+fn interface_events_without_channel_lists_name_channel_1_only() {
+    // Without `channels` every node has one radio, on channel 1.
+    load(&with("", &event(1, Some(1))), "<t>").unwrap_or_else(|e| panic!("{e}"));
+    let text = with("", &event(1, Some(2)));
+    let e = load(&text, "<t>").expect_err("must be refused");
+    assert_eq!(e.to_string().lines().count(), 1, "one line: {e}");
+    let line = text.lines().position(|l| l.starts_with("channel = 2")).unwrap() + 1;
+    assert!(e.to_string().starts_with(&format!("<t>:{line}:")), "{e}");
+    let (key, msg) = error(&text);
+    assert_eq!(key, "events[0].channel");
+    assert!(msg.contains("node 1 has no radio on channel 2"), "{msg}");
+    assert!(msg.contains("channel 1"), "{msg}");
+}

@@ -2,6 +2,33 @@
 //! channel, static routes, routing and ARP, beacons, then the flows (endpoints, directions,
 //! generators). The order of the first events queued here is part of the results (events at
 //! equal times run in insertion order): routing first, then beacons, then flow by flow.
+//!
+//! # What the world trusts validation for
+//!
+//! The world indexes its tables with the scenario's numbers without checking them again;
+//! `tpsim_scenario::load` refuses every scenario that would break one of these assumptions.
+//! Each row names the engine's use, the rule (in tpsim-scenario) and its tests (a test named
+//! alone is in tpsim-scenario's `tests/validation.rs`); the property
+//! test `tests/accepted_builds.rs` runs random scenarios that `load` accepts through the
+//! whole engine.
+//!
+//! | Engine site | Assumes | Rule (tpsim-scenario) | Tests |
+//! |---|---|---|---|
+//! | `build_links`: `net.add_interface(l.nodes[end])`; `Paths::compute`, `Net::static_link_routes` | a link's two ends are existing, different nodes | `validate_links`; `[[links]] nodes` holds exactly two elements (`pair.rs`) | scenario `tests/validation.rs` (`a_link_lists_exactly_two_nodes`, `each_index_the_engine_trusts_is_checked`) |
+//! | `add_flow`: `net.addrs`, `net.bind`, `source_addr` of `f.src`, `f.dst` | flow ends are nodes | `validate_flow` (`src`, `dst` in range and different) | `each_index_the_engine_trusts_is_checked` |
+//! | `add_flow`: `net.addrs(f.dst)[primary]` | `sctp.primary` is one of the destination's addresses | `validate_flow` (`sctp.primary`) | scenario `tests/sctp_keys.rs` (`primary_must_name_one_of_the_destination_addresses`) |
+//! | `RadioMap::new`: `of_node[v]`; `radio_addr_of`: `radios(dst)[0]` | one channel list per node, none empty | `validate_radio_table` (`radio.channels`) | scenario `tests/channels.rs` (`channel_lists_must_fit_the_nodes`), `each_index_the_engine_trusts_is_checked` |
+//! | `build_radios`: `mobility[node]`, `powers[node]` | one position per node | `validate_radio_table` (a radio needs `nodes.placement`), `validate_placement` (`positions` per node) | `each_index_the_engine_trusts_is_checked` |
+//! | `RadioParams::node_powers` | one transmission range per node | `validate_radio_table` (`node_ranges`: indices in range, a node in one group) | `a_node_has_one_transmission_range` |
+//! | `start_beacons`: `rmap.radios(node)` | beacon nodes are nodes with a radio | `validate_beacons` | `each_index_the_engine_trusts_is_checked` |
+//! | `background_flows`: `pool[...]` | `exclude` names nodes; at least two left | `validate_background` | `a_background_exclude_names_existing_nodes` |
+//! | sensors' flows (added by `import::resolve`) | sink and sensors are nodes | `import::resolve` (`sensors`) | `each_index_the_engine_trusts_is_checked` |
+//! | `schedule_faults`: `sc.links[link].nodes`, `link_down[link]`, `node_down[node]` | an event's link and node exist; an interface event's node is an end of its link | `events::validate_events` | scenario `tests/events.rs`, `each_index_the_engine_trusts_is_checked` |
+//! | `schedule_faults`: `expect("validated: the node has that radio")` | a radio interface event names a radio the node has: `[radio]` present, `channel` one of the node's (channel 1 without `radio.channels`), given when the node has several | `events::validate_events` | scenario `tests/channels.rs` (`interface_events_*`), engine `tests/accepted_builds.rs` (`known_gaps_are_refused`) |
+//!
+//! Other `expect`s of the world (`"interface events name an interface"`, `"aodv has a
+//! table"`, `"olsr has a table"`, `"peeked"`, `"TxEnd without a packet on the wire"`) state
+//! the engine's own invariants, not the scenario's.
 
 use super::{Beacons, Event, RunOptions, World};
 use crate::apps::{Apps, GenKind, GenSpec};
