@@ -435,6 +435,89 @@ def test_damaged_stored_run_is_reported_and_run_again(ws: Path) -> None:
     assert json.loads((ws / "prev" / "tpsim.json").read_text())["command"] == "tpsim run ok.toml -o prev -j 1 --no-report -q"
 
 
+def _reseal(record: Path, change: Any) -> None:
+    """Applies ``change`` to the parsed record and writes it back with a checksum that
+    matches: a record consistent with itself but not a run's (as a faulty writer would
+    leave), which the shape checks must catch."""
+    from tpsim import store
+
+    rec = json.loads(record.read_text())
+    rec.pop("checksum")
+    change(rec)
+    record.write_text(store.record_text(record.parent, rec))
+
+
+def _decrement_counter(record: Path) -> None:
+    """A delivered-messages counter one lower, the checksum left as it was."""
+    text = record.read_text()
+    m = re.search(r'"rx_packets": \[(\d+)\]', text)
+    assert m, text[:200]
+    record.write_text(text[: m.start(1)] + str(int(m.group(1)) - 1) + text[m.end(1):])
+
+
+def _sidecar(record: Path) -> Path:
+    return record.with_name(record.stem + ".timeseries.parquet")
+
+
+def _set(path: list, value: Any) -> Any:
+    def change(rec: dict) -> None:
+        target = rec
+        for k in path[:-1]:
+            target = target[k]
+        target[path[-1]] = value
+    return change
+
+
+STORE_DAMAGE: dict[str, tuple[Any, str]] = {
+    # name: (damage of the record file, words of the warning)
+    "a counter changed, checksum left alone": (_decrement_counter, "checksum"),
+    "no checksum (older format)": (lambda r: r.write_text(re.sub(r', "checksum": "[0-9a-f]+"\}', "}", r.read_text())), "checksum"),
+    "flows a string": (lambda r: _reseal(r, _set(["flows"], "flows")), "flows"),
+    "flows columns of unequal lengths": (lambda r: _reseal(r, lambda rec: rec["flows"]["rx_packets"].append(1)), "rx_packets"),
+    "negative counter": (lambda r: _reseal(r, _set(["flows", "rx_packets"], [-5])), "rx_packets"),
+    "string counter": (lambda r: _reseal(r, _set(["flows", "tx_packets"], ["100"])), "tx_packets"),
+    "negative network counter": (lambda r: _reseal(r, _set(["network", "mac_frames"], -1)), "mac_frames"),
+    "pdr above 1": (lambda r: _reseal(r, _set(["flows", "pdr"], [1.5])), "pdr"),
+    "network a list": (lambda r: _reseal(r, _set(["network"], [1, 2])), "network"),
+    "run a string": (lambda r: _reseal(r, _set(["run"], "0")), "run"),
+    "files naming another path": (lambda r: _reseal(r, _set(["files", "timeseries"], "../../secret.txt")), "files"),
+    "sidecar missing": (lambda r: _sidecar(r).unlink(), "missing"),
+    "sidecar truncated": (lambda r: _sidecar(r).write_bytes(_sidecar(r).read_bytes()[:100]), "bytes"),
+    "sidecar zeroed, same size": (lambda r: _sidecar(r).write_bytes(bytes(_sidecar(r).stat().st_size)), "not Parquet"),
+}
+
+
+@pytest.mark.parametrize("name", list(STORE_DAMAGE))
+def test_damaged_stored_run_content_is_run_again(name: str, ws: Path, capfd: pytest.CaptureFixture) -> None:
+    """A stored run whose record or file is damaged in content (not only truncated) is never
+    reused: one warning line naming the record and the problem, the run made again, and the
+    tables are those of the uninterrupted run (``prev``, made once by the fixture). Through
+    the API, in this process (the command line's case is the next test)."""
+    damage, words = STORE_DAMAGE[name]
+    tables = {f: b for f, b in _files(ws / "prev").items() if f.endswith((".csv", ".parquet")) and not f.startswith("runs/")}
+    run = next((ws / "prev" / "runs").glob("*.json"))
+    damage(run)
+    capfd.readouterr()
+    assert tpsim.run(ws / "ok.toml", out=ws / "prev").ran_now == 1
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert "damaged stored run" in err and run.name in err and words in err, err
+    assert {f: b for f, b in _files(ws / "prev").items() if f in tables} == tables
+    # Stored whole again: reused by the next run, without a warning.
+    assert tpsim.run(ws / "ok.toml", out=ws / "prev").ran_now == 0
+    assert capfd.readouterr().err == ""
+
+
+def test_stored_run_with_a_changed_counter_is_run_again_by_the_command(ws: Path) -> None:
+    tables = {f: b for f, b in _files(ws / "prev").items() if f.endswith((".csv", ".parquet")) and not f.startswith("runs/")}
+    run = next((ws / "prev" / "runs").glob("*.json"))
+    _decrement_counter(run)
+    p = tpsim_cli("run", "ok.toml", "-o", "prev", "-j", "1", "--no-report", "-q", cwd=ws)
+    assert p.returncode == 0 and "ran 1, reused 0" in p.stdout, (p.stdout, p.stderr)
+    assert p.stderr.count("\n") == 1 and "damaged stored run" in p.stderr and "checksum" in p.stderr, p.stderr
+    assert {f: b for f, b in _files(ws / "prev").items() if f in tables} == tables
+
+
 # --- Ctrl-C and a killed command --------------------------------------------------------------
 
 

@@ -77,9 +77,10 @@ def run_key(scenario: Scenario, seed: int, run: int) -> str:
 
 def _load_stored(runs_dir: Path, job: Job, report: bool = True) -> Optional[dict[str, Any]]:
     """The run stored in ``runs_dir`` for ``job`` (its record, :mod:`tpsim.store`), or
-    ``None`` if there is none or it is damaged (truncated, not JSON, not this job's run, a
-    file it names missing): a damaged run is reported on stderr (if ``report``) and done
-    again."""
+    ``None`` if there is none or it is damaged (truncated, not JSON, its checksum wrong, not
+    this job's run, not of a run's shape, a file it names missing or of another size): a
+    damaged run is reported on stderr in one line (if ``report``) and done again, never
+    reused."""
     try:
         return store.load(runs_dir, job.key)
     except ValueError as e:
@@ -630,7 +631,7 @@ def execute(
             try:
                 if "files" not in res:  # made without files (a Dask worker): the parent writes them
                     res["files"] = store.spill(runs_dir, job.key, res)
-                atomic_write_text(store.record_path(runs_dir, job.key), json.dumps(res))
+                atomic_write_text(store.record_path(runs_dir, job.key), store.record_text(runs_dir, res))
             except BaseException:
                 store.remove(runs_dir, job.key)  # not stored: its files would be orphans
                 raise
