@@ -213,6 +213,51 @@ def ws(tmp_path: Path, finished: Path) -> Path:
 # --- the table of command-line cases ------------------------------------------------------
 
 
+def _parquet(path: Path, columns: dict) -> None:
+    import polars as pl
+
+    pl.DataFrame(columns).write_parquet(path)
+
+
+def _with_column(path: Path, name: str, values: list) -> None:
+    import polars as pl
+
+    pl.read_parquet(path).with_columns(pl.Series(name, values)).write_parquet(path)
+
+
+#: Damage of a finished output directory: name -> (damage of the directory, what the error
+#: names). The message must name the file and what was expected.
+RESULTS_DAMAGE: dict[str, tuple[Any, tuple]] = {
+    "tpsim.json not JSON": (lambda d: (d / "tpsim.json").write_text('{"format": 1,'), ("dmg/tpsim.json", "not JSON", "object")),
+    "tpsim.json not UTF-8": (lambda d: (d / "tpsim.json").write_bytes(b"\xff\xfe{}"), ("dmg/tpsim.json", "not JSON")),
+    "tpsim.json an array": (lambda d: (d / "tpsim.json").write_text("[1, 2]"), ("dmg/tpsim.json", "array", "object")),
+    "tpsim.json points a string": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "points": "x"}'), ("dmg/tpsim.json", "points", "array")),
+    "tpsim.json sets a number": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "sets": 5}'), ("dmg/tpsim.json", "sets", "pairs")),
+    "tpsim.json command a number": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "command": 3}'), ("dmg/tpsim.json", "command", "string")),
+    "tpsim.json of another format": (lambda d: (d / "tpsim.json").write_text('{"format": 99}'), ("dmg/tpsim.json", "format 99", "expected 1")),
+    "scenario.resolved.json a string": (lambda d: (d / "scenario.resolved.json").write_text('"x"'), ("dmg/scenario.resolved.json", "string", "object")),
+    "scenario.resolved.json not JSON": (lambda d: (d / "scenario.resolved.json").write_text("{bad"), ("dmg/scenario.resolved.json", "not JSON")),
+    "scenario.resolved.json simulation a list": (lambda d: (d / "scenario.resolved.json").write_text('{"simulation": []}'), ("dmg/scenario.resolved.json", "simulation", "object")),
+    "flows.parquet with other columns": (lambda d: _parquet(d / "flows.parquet", {"a": [1]}), ("dmg/flows.parquet", "no column 'point'", "flows table")),
+    "flows.parquet direction numbers": (lambda d: _with_column(d / "flows.parquet", "direction", [7]), ("dmg/flows.parquet", "'direction'", "text")),
+    "flows.parquet not Parquet": (lambda d: (d / "flows.parquet").write_text("point,run\n0,0\n"), ("dmg/flows.parquet", "not a Parquet file")),
+    "network.parquet not Parquet": (lambda d: (d / "network.parquet").write_bytes(b"PAR1" + bytes(100) + b"PAR1"), ("dmg/network.parquet", "not a Parquet file")),
+    "network.parquet missing": (lambda d: (d / "network.parquet").unlink(), ("dmg", "no network.parquet")),
+    "timeseries.parquet with other columns": (lambda d: _parquet(d / "timeseries.parquet", {"point": [0], "run": [0], "seed": [1]}), ("dmg/timeseries.parquet", "no column 'series'", "time series")),
+    "summary.csv missing": (lambda d: (d / "summary.csv").unlink(), ("dmg", "no summary.csv", "summary table")),
+    "summary.csv other columns": (lambda d: (d / "summary.csv").write_text("x,y\n1,2\n"), ("dmg/summary.csv", "no column", "summary table")),
+    "summary.csv a text mean": (lambda d: (d / "summary.csv").write_text((d / "summary.csv").read_text().replace(",pdr,1,", ",pdr,1,abc", 1)), ("dmg/summary.csv", "summary table")),
+}
+
+
+def damaged_results(ws: Path, name: str) -> Path:
+    """``ws/dmg``: a copy of the finished output ``prev`` with the damage ``name``."""
+    d = ws / "dmg"
+    shutil.copytree(ws / "prev", d)
+    RESULTS_DAMAGE[name][0](d)
+    return d
+
+
 @dataclass
 class Case:
     args: list
@@ -319,11 +364,17 @@ CASES: dict[str, Case] = {
     "20,000 radio nodes, static routes": Case(["run", "radio-20000.toml", "-o", "out"], 2, ("would need about", "GB", "radio static routes")),
     "20,000 radio nodes (validate)": Case(["validate", "radio-20000.toml"], 2, ("would need about", "GB")),
     # plot
-    "plot a directory that is no tpsim output": Case(["plot", "adir", "--metric", "pdr"], 2, ("adir", "no readable tpsim tables")),
+    "plot a directory that is no tpsim output": Case(["plot", "adir", "--metric", "pdr"], 2, ("adir", "no flows.parquet", "output directory")),
     "plot a missing directory": Case(["plot", "nope", "--metric", "pdr"], 2, ("nope", "not a directory")),
     "plot unknown metric": Case(["plot", "prev", "--metric", "nonsense"], 2, ("nonsense", "no column")),
     "plot unknown series": Case(["plot", "prev", "--series", "nonsense"], 2, ("nonsense",)),
-    "plot damaged tables": Case(["plot", "garbage", "--metric", "pdr"], 2, ("garbage", "no readable tpsim tables")),
+    "plot damaged tables": Case(["plot", "garbage", "--metric", "pdr"], 2, ("garbage/flows.parquet", "not a Parquet file")),
+    # damaged result directories (a copy of prev, "dmg", with one file damaged: RESULTS_DAMAGE)
+    **{f"report: {n}": Case(["report", "dmg", "-q"], 2, RESULTS_DAMAGE[n][1], forbid=("internal error", "olars"))
+       for n in ("tpsim.json not JSON", "scenario.resolved.json a string", "flows.parquet with other columns",
+                 "network.parquet not Parquet", "summary.csv missing", "timeseries.parquet with other columns")},
+    "plot: tpsim.json an array": Case(["plot", "dmg", "--metric", "pdr", "-o", "fig"], 2, RESULTS_DAMAGE["tpsim.json an array"][1]),
+    "animate: flows.parquet direction numbers": Case(["animate", "dmg"], 2, RESULTS_DAMAGE["flows.parquet direction numbers"][1]),
 }
 
 
@@ -352,6 +403,8 @@ def test_hostile_cli_input(name: str, ws: Path) -> None:
         (ws / "garbage").mkdir()
         (ws / "garbage" / "flows.parquet").write_bytes(b"PAR1 not parquet")
         (ws / "garbage" / "network.parquet").write_bytes(b"")
+    if "dmg" in case.args:
+        damaged_results(ws, next(n for n in RESULTS_DAMAGE if name.endswith(f": {n}")))
     before = snapshot(ws)
     watched = {w: snapshot(Path(w)) for w in case.watch}
     p = tpsim_cli(*case.args, cwd=ws, env=case.env, rlimit_as=case.rlimit_as, timeout=60)
@@ -669,6 +722,30 @@ def test_api_checks_arguments_up_front(name: str, tmp_path: Path) -> None:
         tpsim.run(tpsim.Scenario(OK), out=out, **kwargs)
     assert what in str(e.value) and "\n" not in str(e.value)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", list(RESULTS_DAMAGE))
+def test_results_read_names_the_damaged_file(name: str, ws: Path) -> None:
+    d = damaged_results(ws, name)
+    with pytest.raises(tpsim.ResultsError) as e:
+        tpsim.Results.read(d)
+    msg = str(e.value)
+    assert "\n" not in msg and "olars" not in msg, msg
+    for needle in RESULTS_DAMAGE[name][1]:
+        assert needle in msg, (needle, msg)
+
+
+def test_results_read_of_an_undamaged_copy(ws: Path) -> None:
+    """The control of the damage cases: the copy itself reads, and its report is written."""
+    shutil.copytree(ws / "prev", ws / "dmg")
+    res = tpsim.Results.read(ws / "dmg")
+    assert res.flows.height and res.summary().height and res.base is not None and res.command
+
+
+@pytest.mark.parametrize("arg", [5, None, b"prev", ["prev"]])
+def test_results_read_refuses_a_non_path(arg: Any) -> None:
+    with pytest.raises(TypeError, match="directory"):
+        tpsim.Results.read(arg)
 
 
 @pytest.mark.parametrize("out, exc", [("", ValueError), (5, TypeError), ("regfile", ValueError), ("regfile/sub", ValueError)])
