@@ -748,6 +748,68 @@ def test_results_read_refuses_a_non_path(arg: Any) -> None:
         tpsim.Results.read(arg)
 
 
+def _fig(res: Any) -> Any:
+    return tpsim.plot.metric_figure(res.flows, "pdr", "run")
+
+
+SIZE = "flows.0.app.size"
+#: The public functions but run (API_CASES): name -> (call(results, working directory), the
+#: exception, the parameter its message names).
+API_CALLS: dict[str, tuple[Any, type, str]] = {
+    "load(5)": (lambda r, d: tpsim.load(5), TypeError, "path"),
+    "load('')": (lambda r, d: tpsim.load(""), ValueError, "path"),
+    "Scenario(5)": (lambda r, d: tpsim.Scenario(5), TypeError, "text"),
+    "Scenario(text, source=5)": (lambda r, d: tpsim.Scenario(OK, 5), TypeError, "source"),
+    "run(report='yes')": (lambda r, d: tpsim.run(tpsim.Scenario(OK), out=d / "o", report="yes"), TypeError, "report"),
+    "run(sweep=[(k, 5)])": (lambda r, d: tpsim.run(tpsim.Scenario(OK), sweep=[(SIZE, 5)]), TypeError, "sweep"),
+    "run(sweep=[(k, '64B')])": (lambda r, d: tpsim.run(tpsim.Scenario(OK), sweep=[(SIZE, "64B")]), TypeError, "sweep"),
+    "run(set=[(k, object())])": (lambda r, d: tpsim.run(tpsim.Scenario(OK), set=[(SIZE, object())]), TypeError, "set"),
+    "plan(out=5)": (lambda r, d: tpsim.plan(tpsim.Scenario(OK), out=5), TypeError, "out"),
+    "Results.write(5)": (lambda r, d: r.write(5), TypeError, "directory"),
+    "Results.write('')": (lambda r, d: r.write(""), tpsim.OutputPathError, "directory"),
+    "Results.write(a file)": (lambda r, d: r.write(d / "regfile"), tpsim.OutputPathError, "regfile"),
+    "Results.write_report(5)": (lambda r, d: r.write_report(5), TypeError, "directory"),
+    "Results.write_report(command=5)": (lambda r, d: r.write_report(d / "o", command=5), TypeError, "command"),
+    "Results.write_report(progress=5)": (lambda r, d: r.write_report(d / "o", progress=5), TypeError, "progress"),
+    "metric_figure(5, ...)": (lambda r, d: tpsim.plot.metric_figure(5, "pdr", "run"), TypeError, "df"),
+    "metric_figure(metric=5)": (lambda r, d: tpsim.plot.metric_figure(r.flows, 5, "run"), TypeError, "metric"),
+    "metric_figure(hue=5)": (lambda r, d: tpsim.plot.metric_figure(r.flows, "pdr", "run", 5), TypeError, "hue"),
+    "metric_figure(unknown metric)": (lambda r, d: tpsim.plot.metric_figure(r.flows, "nope", "run"), ValueError, "nope"),
+    "timeseries_figure(5, ...)": (lambda r, d: tpsim.plot.timeseries_figure(5, "goodput_kbps"), TypeError, "ts"),
+    "timeseries_figure(the flows table)": (lambda r, d: tpsim.plot.timeseries_figure(r.flows, "goodput_kbps"), ValueError, "ts"),
+    "timeseries_figure(run='0')": (lambda r, d: tpsim.plot.timeseries_figure(r.timeseries, "goodput_kbps", run="0"), TypeError, "run"),
+    "save(5, stem)": (lambda r, d: tpsim.plot.save(5, d / "fig"), TypeError, "fig"),
+    "save(fig, 5)": (lambda r, d: tpsim.plot.save(_fig(r), 5), TypeError, "stem"),
+    "save(fig, '')": (lambda r, d: tpsim.plot.save(_fig(r), ""), tpsim.OutputPathError, "stem"),
+    "save(fig, stem, [5])": (lambda r, d: tpsim.plot.save(_fig(r), d / "fig", [5]), TypeError, "formats"),
+    "save(fig, stem, ['gif'])": (lambda r, d: tpsim.plot.save(_fig(r), d / "fig", ["gif"]), ValueError, "gif"),
+}
+
+
+@pytest.mark.parametrize("name", list(API_CALLS))
+def test_api_functions_raise_documented_errors(name: str, finished: Path, tmp_path: Path) -> None:
+    """Wrong argument types give a TypeError naming the parameter, wrong values a ValueError
+    (or its documented subclass) naming it; one line, nothing written."""
+    call, exc, what = API_CALLS[name]
+    res = tpsim.Results.read(finished)
+    (tmp_path / "regfile").write_text("keep me\n")
+    before = snapshot(tmp_path)
+    with pytest.raises(exc) as e:
+        call(res, tmp_path)
+    assert type(e.value) is exc or exc is ValueError, (type(e.value), e.value)
+    assert what in str(e.value) and "\n" not in str(e.value), str(e.value)
+    assert snapshot(tmp_path) == before
+
+
+def test_api_controls_work(finished: Path, tmp_path: Path) -> None:
+    """The same calls with right arguments succeed (a figure against the run included)."""
+    res = tpsim.Results.read(finished)
+    assert tpsim.plot.save(_fig(res), tmp_path / "fig", "png") == [tmp_path / "fig.png"]
+    assert tpsim.plot.save(tpsim.plot.timeseries_figure(res.timeseries, "goodput_kbps", run=0), tmp_path / "ts", ["svg"])
+    assert res.write(tmp_path / "o") == tmp_path / "o"
+    assert tpsim.plan(tpsim.Scenario(OK, "ok.toml"), sweep=[(SIZE, ("64B", "128B"))], set=[("flows.0.app.interval", "20ms")]).jobs
+
+
 @pytest.mark.parametrize("out, exc", [("", ValueError), (5, TypeError), ("regfile", ValueError), ("regfile/sub", ValueError)])
 def test_api_refuses_bad_output_paths(out: Any, exc: type, tmp_path: Path) -> None:
     (tmp_path / "regfile").write_text("keep me\n")

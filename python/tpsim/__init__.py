@@ -13,6 +13,12 @@ Quick use::
 With ``jobs`` > 1 the runs go to worker processes that import the calling script again: a
 script needs an ``if __name__ == "__main__":`` guard around its code.
 
+Errors are exceptions of this package (docs/workbench.md, "Python API"): ScenarioError,
+RunTooLarge, OutputPathError and ResultsError (ValueErrors: bad input, a damaged results
+directory), SweepFailed, RunLimitError, RunCrashed, SchedulerError and MainGuardError
+(RuntimeErrors); a TypeError names the parameter of the wrong type, an OSError the file
+that cannot be read or written.
+
 Metric definitions: docs/metrics.md.
 """
 

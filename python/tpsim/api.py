@@ -240,6 +240,10 @@ def plan(
     if not isinstance(scenario, (Scenario, str, os.PathLike)) or isinstance(scenario, bool):
         raise TypeError(f"scenario must be a Scenario or the path of a scenario file, got {type(scenario).__name__} {scenario!r:.80}")
     _check_args(seed=seed, runs=runs)
+    if out is not None:
+        from .files import _as_path
+
+        out = _as_path(out, "out")
     base = scenario if isinstance(scenario, Scenario) else load(scenario)
     sets = _pairs(set, parse_set, "set")
     sweeps = _pairs(sweep, parse_sweep, "sweep")
@@ -315,8 +319,34 @@ def _pairs(items: Any, parser: Callable[[Iterable[str]], list], what: str) -> li
     for i in items:
         if isinstance(i, (str, bytes)) or not isinstance(i, (tuple, list)) or len(i) != 2 or not isinstance(i[0], str):
             raise TypeError(f"{what} must be a list of (key, value) pairs or \"key=value\" strings, got the item {i!r:.80}")
-        out.append(tuple(i))
+        key, value = i
+        if what == "sweep":
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(f"sweep: the values of {key} must be a list, got {type(value).__name__} {value!r:.80}")
+            for v in value:
+                _check_value(what, key, v)
+            value = list(value)
+        else:
+            _check_value(what, key, value)
+        out.append((key, value))
     return out
+
+
+def _check_value(what: str, key: str, value: Any) -> None:
+    """``value`` is one a scenario key can take: a string, number, boolean, or a list or table
+    of them (as TOML); raises TypeError naming ``what`` and ``key``."""
+    if isinstance(value, (str, int, float, bool)):
+        return
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _check_value(what, key, v)
+        return
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        for v in value.values():
+            _check_value(what, key, v)
+        return
+    raise TypeError(f"{what}: the value of {key} must be a string, number, boolean, list or table, "
+                    f"got {type(value).__name__} {value!r:.80}")
 
 
 def _check_memory(point: Any, limit: int) -> None:
@@ -406,6 +436,8 @@ def run(
     """
     _check_not_bootstrapping()
     _check_args(jobs=jobs)
+    if not isinstance(report, bool):
+        raise TypeError(f"report must be True or False, got {type(report).__name__} {report!r:.80}")
     if report and out is None:
         raise ValueError("report=True needs out=DIRECTORY (where the report is written)")
     _check_run_args(out, scheduler, pcap, progress)

@@ -449,8 +449,15 @@ class Results:
         ``scenario.resolved.json`` and ``tpsim.json`` when the scenario is known, all or none:
         each file goes to a temporary file first and they are renamed into place together.
         The growing tables are combined from their runs' files by streaming (no run's rows
-        are held in memory); the ns-2 trace files are linked (or copied) into ``ns2/``."""
-        d = Path(directory)
+        are held in memory); the ns-2 trace files are linked (or copied) into ``ns2/``.
+
+        Raises:
+            TypeError: if ``directory`` is not a path.
+            OutputPathError: (a ValueError) if ``directory`` is empty, an existing file or
+                under one.
+            OSError: if a file cannot be written (naming it; nothing is half-written).
+        """
+        d = check_output_dir(directory, "directory")
         d.mkdir(parents=True, exist_ok=True)
         summary = self.summary()
         files: list[tuple[Path, Callable[[Path], Any]]] = [
@@ -536,12 +543,19 @@ class Results:
         from); ``command`` replaces the reproduce command shown. Returns the report's path.
 
         Raises:
-            ValueError: without a directory.
+            TypeError: if ``directory`` is not a path, ``command`` not a string or
+                ``progress`` not callable.
+            ValueError: without a directory (:class:`OutputPathError` for an empty one, an
+                existing file or a path under one).
             OSError: if a file cannot be written.
         """
         from .report import write_report
 
-        d = Path(directory) if directory is not None else self.directory
+        if command is not None and not isinstance(command, str):
+            raise TypeError(f"command must be a string, got {type(command).__name__} {command!r:.80}")
+        if progress is not None and not callable(progress):
+            raise TypeError(f"progress must be a callable progress(done, total), got {type(progress).__name__} {progress!r:.80}")
+        d = check_output_dir(directory, "directory") if directory is not None else self.directory
         if d is None:
             raise ValueError("write_report needs a directory: these results were not written anywhere yet")
         return write_report(self, d, command=command if command is not None else self.command, progress=progress)
