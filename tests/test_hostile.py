@@ -234,6 +234,51 @@ def ws(tmp_path: Path, finished: Path) -> Path:
 # --- the table of command-line cases ------------------------------------------------------
 
 
+def _parquet(path: Path, columns: dict) -> None:
+    import polars as pl
+
+    pl.DataFrame(columns).write_parquet(path)
+
+
+def _with_column(path: Path, name: str, values: list) -> None:
+    import polars as pl
+
+    pl.read_parquet(path).with_columns(pl.Series(name, values)).write_parquet(path)
+
+
+#: Damage of a finished output directory: name -> (damage of the directory, what the error
+#: names). The message must name the file and what was expected.
+RESULTS_DAMAGE: dict[str, tuple[Any, tuple]] = {
+    "tpsim.json not JSON": (lambda d: (d / "tpsim.json").write_text('{"format": 1,'), ("dmg/tpsim.json", "not JSON", "object")),
+    "tpsim.json not UTF-8": (lambda d: (d / "tpsim.json").write_bytes(b"\xff\xfe{}"), ("dmg/tpsim.json", "not JSON")),
+    "tpsim.json an array": (lambda d: (d / "tpsim.json").write_text("[1, 2]"), ("dmg/tpsim.json", "array", "object")),
+    "tpsim.json points a string": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "points": "x"}'), ("dmg/tpsim.json", "points", "array")),
+    "tpsim.json sets a number": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "sets": 5}'), ("dmg/tpsim.json", "sets", "pairs")),
+    "tpsim.json command a number": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "command": 3}'), ("dmg/tpsim.json", "command", "string")),
+    "tpsim.json of another format": (lambda d: (d / "tpsim.json").write_text('{"format": 99}'), ("dmg/tpsim.json", "format 99", "expected 1")),
+    "scenario.resolved.json a string": (lambda d: (d / "scenario.resolved.json").write_text('"x"'), ("dmg/scenario.resolved.json", "string", "object")),
+    "scenario.resolved.json not JSON": (lambda d: (d / "scenario.resolved.json").write_text("{bad"), ("dmg/scenario.resolved.json", "not JSON")),
+    "scenario.resolved.json simulation a list": (lambda d: (d / "scenario.resolved.json").write_text('{"simulation": []}'), ("dmg/scenario.resolved.json", "simulation", "object")),
+    "flows.parquet with other columns": (lambda d: _parquet(d / "flows.parquet", {"a": [1]}), ("dmg/flows.parquet", "no column 'point'", "flows table")),
+    "flows.parquet direction numbers": (lambda d: _with_column(d / "flows.parquet", "direction", [7]), ("dmg/flows.parquet", "'direction'", "text")),
+    "flows.parquet not Parquet": (lambda d: (d / "flows.parquet").write_text("point,run\n0,0\n"), ("dmg/flows.parquet", "not a Parquet file")),
+    "network.parquet not Parquet": (lambda d: (d / "network.parquet").write_bytes(b"PAR1" + bytes(100) + b"PAR1"), ("dmg/network.parquet", "not a Parquet file")),
+    "network.parquet missing": (lambda d: (d / "network.parquet").unlink(), ("dmg", "no network.parquet")),
+    "timeseries.parquet with other columns": (lambda d: _parquet(d / "timeseries.parquet", {"point": [0], "run": [0], "seed": [1]}), ("dmg/timeseries.parquet", "no column 'series'", "time series")),
+    "summary.csv missing": (lambda d: (d / "summary.csv").unlink(), ("dmg", "no summary.csv", "summary table")),
+    "summary.csv other columns": (lambda d: (d / "summary.csv").write_text("x,y\n1,2\n"), ("dmg/summary.csv", "no column", "summary table")),
+    "summary.csv a text mean": (lambda d: (d / "summary.csv").write_text((d / "summary.csv").read_text().replace(",pdr,1,", ",pdr,1,abc", 1)), ("dmg/summary.csv", "summary table")),
+}
+
+
+def damaged_results(ws: Path, name: str) -> Path:
+    """``ws/dmg``: a copy of the finished output ``prev`` with the damage ``name``."""
+    d = ws / "dmg"
+    shutil.copytree(ws / "prev", d)
+    RESULTS_DAMAGE[name][0](d)
+    return d
+
+
 @dataclass
 class Case:
     args: list
@@ -345,11 +390,17 @@ CASES: dict[str, Case] = {
     "20,000 radio nodes, static routes": Case(["run", "radio-20000.toml", "-o", "out"], 2, ("would need about", "GB", "radio static routes")),
     "20,000 radio nodes (validate)": Case(["validate", "radio-20000.toml"], 2, ("would need about", "GB")),
     # plot
-    "plot a directory that is no tpsim output": Case(["plot", "adir", "--metric", "pdr"], 2, ("adir", "no readable tpsim tables")),
+    "plot a directory that is no tpsim output": Case(["plot", "adir", "--metric", "pdr"], 2, ("adir", "no flows.parquet", "output directory")),
     "plot a missing directory": Case(["plot", "nope", "--metric", "pdr"], 2, ("nope", "not a directory")),
     "plot unknown metric": Case(["plot", "prev", "--metric", "nonsense"], 2, ("nonsense", "no column")),
     "plot unknown series": Case(["plot", "prev", "--series", "nonsense"], 2, ("nonsense",)),
-    "plot damaged tables": Case(["plot", "garbage", "--metric", "pdr"], 2, ("garbage", "no readable tpsim tables")),
+    "plot damaged tables": Case(["plot", "garbage", "--metric", "pdr"], 2, ("garbage/flows.parquet", "not a Parquet file")),
+    # damaged result directories (a copy of prev, "dmg", with one file damaged: RESULTS_DAMAGE)
+    **{f"report: {n}": Case(["report", "dmg", "-q"], 2, RESULTS_DAMAGE[n][1], forbid=("internal error", "olars"))
+       for n in ("tpsim.json not JSON", "scenario.resolved.json a string", "flows.parquet with other columns",
+                 "network.parquet not Parquet", "summary.csv missing", "timeseries.parquet with other columns")},
+    "plot: tpsim.json an array": Case(["plot", "dmg", "--metric", "pdr", "-o", "fig"], 2, RESULTS_DAMAGE["tpsim.json an array"][1]),
+    "animate: flows.parquet direction numbers": Case(["animate", "dmg"], 2, RESULTS_DAMAGE["flows.parquet direction numbers"][1]),
 }
 
 
@@ -378,6 +429,8 @@ def test_hostile_cli_input(name: str, ws: Path) -> None:
         (ws / "garbage").mkdir()
         (ws / "garbage" / "flows.parquet").write_bytes(b"PAR1 not parquet")
         (ws / "garbage" / "network.parquet").write_bytes(b"")
+    if "dmg" in case.args:
+        damaged_results(ws, next(n for n in RESULTS_DAMAGE if name.endswith(f": {n}")))
     before = snapshot(ws)
     watched = {w: snapshot(Path(w)) for w in case.watch}
     p = tpsim_cli(*case.args, cwd=ws, env=case.env, rlimit_as=case.rlimit_as, timeout=60)
@@ -481,6 +534,89 @@ def test_damaged_stored_run_is_reported_and_run_again(ws: Path) -> None:
     assert {f: b for f, b in _files(ws / "prev").items() if not f.startswith("runs/") and f != "tpsim.json"} == {
         f: b for f, b in tables.items() if f != "tpsim.json"}
     assert json.loads((ws / "prev" / "tpsim.json").read_text())["command"] == "tpsim run ok.toml -o prev -j 1 --no-report -q"
+
+
+def _reseal(record: Path, change: Any) -> None:
+    """Applies ``change`` to the parsed record and writes it back with a checksum that
+    matches: a record consistent with itself but not a run's (as a faulty writer would
+    leave), which the shape checks must catch."""
+    from tpsim import store
+
+    rec = json.loads(record.read_text())
+    rec.pop("checksum")
+    change(rec)
+    record.write_text(store.record_text(record.parent, rec))
+
+
+def _decrement_counter(record: Path) -> None:
+    """A delivered-messages counter one lower, the checksum left as it was."""
+    text = record.read_text()
+    m = re.search(r'"rx_packets": \[(\d+)\]', text)
+    assert m, text[:200]
+    record.write_text(text[: m.start(1)] + str(int(m.group(1)) - 1) + text[m.end(1):])
+
+
+def _sidecar(record: Path) -> Path:
+    return record.with_name(record.stem + ".timeseries.parquet")
+
+
+def _set(path: list, value: Any) -> Any:
+    def change(rec: dict) -> None:
+        target = rec
+        for k in path[:-1]:
+            target = target[k]
+        target[path[-1]] = value
+    return change
+
+
+STORE_DAMAGE: dict[str, tuple[Any, str]] = {
+    # name: (damage of the record file, words of the warning)
+    "a counter changed, checksum left alone": (_decrement_counter, "checksum"),
+    "no checksum (older format)": (lambda r: r.write_text(re.sub(r', "checksum": "[0-9a-f]+"\}', "}", r.read_text())), "checksum"),
+    "flows a string": (lambda r: _reseal(r, _set(["flows"], "flows")), "flows"),
+    "flows columns of unequal lengths": (lambda r: _reseal(r, lambda rec: rec["flows"]["rx_packets"].append(1)), "rx_packets"),
+    "negative counter": (lambda r: _reseal(r, _set(["flows", "rx_packets"], [-5])), "rx_packets"),
+    "string counter": (lambda r: _reseal(r, _set(["flows", "tx_packets"], ["100"])), "tx_packets"),
+    "negative network counter": (lambda r: _reseal(r, _set(["network", "mac_frames"], -1)), "mac_frames"),
+    "pdr above 1": (lambda r: _reseal(r, _set(["flows", "pdr"], [1.5])), "pdr"),
+    "network a list": (lambda r: _reseal(r, _set(["network"], [1, 2])), "network"),
+    "run a string": (lambda r: _reseal(r, _set(["run"], "0")), "run"),
+    "files naming another path": (lambda r: _reseal(r, _set(["files", "timeseries"], "../../secret.txt")), "files"),
+    "sidecar missing": (lambda r: _sidecar(r).unlink(), "missing"),
+    "sidecar truncated": (lambda r: _sidecar(r).write_bytes(_sidecar(r).read_bytes()[:100]), "bytes"),
+    "sidecar zeroed, same size": (lambda r: _sidecar(r).write_bytes(bytes(_sidecar(r).stat().st_size)), "not Parquet"),
+}
+
+
+@pytest.mark.parametrize("name", list(STORE_DAMAGE))
+def test_damaged_stored_run_content_is_run_again(name: str, ws: Path, capfd: pytest.CaptureFixture) -> None:
+    """A stored run whose record or file is damaged in content (not only truncated) is never
+    reused: one warning line naming the record and the problem, the run made again, and the
+    tables are those of the uninterrupted run (``prev``, made once by the fixture). Through
+    the API, in this process (the command line's case is the next test)."""
+    damage, words = STORE_DAMAGE[name]
+    tables = {f: b for f, b in _files(ws / "prev").items() if f.endswith((".csv", ".parquet")) and not f.startswith("runs/")}
+    run = next((ws / "prev" / "runs").glob("*.json"))
+    damage(run)
+    capfd.readouterr()
+    assert tpsim.run(ws / "ok.toml", out=ws / "prev").ran_now == 1
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert "damaged stored run" in err and run.name in err and words in err, err
+    assert {f: b for f, b in _files(ws / "prev").items() if f in tables} == tables
+    # Stored whole again: reused by the next run, without a warning.
+    assert tpsim.run(ws / "ok.toml", out=ws / "prev").ran_now == 0
+    assert capfd.readouterr().err == ""
+
+
+def test_stored_run_with_a_changed_counter_is_run_again_by_the_command(ws: Path) -> None:
+    tables = {f: b for f, b in _files(ws / "prev").items() if f.endswith((".csv", ".parquet")) and not f.startswith("runs/")}
+    run = next((ws / "prev" / "runs").glob("*.json"))
+    _decrement_counter(run)
+    p = tpsim_cli("run", "ok.toml", "-o", "prev", "-j", "1", "--no-report", "-q", cwd=ws)
+    assert p.returncode == 0 and "ran 1, reused 0" in p.stdout, (p.stdout, p.stderr)
+    assert p.stderr.count("\n") == 1 and "damaged stored run" in p.stderr and "checksum" in p.stderr, p.stderr
+    assert {f: b for f, b in _files(ws / "prev").items() if f in tables} == tables
 
 
 # --- Ctrl-C and a killed command --------------------------------------------------------------
@@ -726,6 +862,92 @@ def test_api_checks_arguments_up_front(name: str, tmp_path: Path) -> None:
         tpsim.run(tpsim.Scenario(OK), out=out, **kwargs)
     assert what in str(e.value) and "\n" not in str(e.value)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", list(RESULTS_DAMAGE))
+def test_results_read_names_the_damaged_file(name: str, ws: Path) -> None:
+    d = damaged_results(ws, name)
+    with pytest.raises(tpsim.ResultsError) as e:
+        tpsim.Results.read(d)
+    msg = str(e.value)
+    assert "\n" not in msg and "olars" not in msg, msg
+    for needle in RESULTS_DAMAGE[name][1]:
+        assert needle in msg, (needle, msg)
+
+
+def test_results_read_of_an_undamaged_copy(ws: Path) -> None:
+    """The control of the damage cases: the copy itself reads, and its report is written."""
+    shutil.copytree(ws / "prev", ws / "dmg")
+    res = tpsim.Results.read(ws / "dmg")
+    assert res.flows.height and res.summary().height and res.base is not None and res.command
+
+
+@pytest.mark.parametrize("arg", [5, None, b"prev", ["prev"]])
+def test_results_read_refuses_a_non_path(arg: Any) -> None:
+    with pytest.raises(TypeError, match="directory"):
+        tpsim.Results.read(arg)
+
+
+def _fig(res: Any) -> Any:
+    return tpsim.plot.metric_figure(res.flows, "pdr", "run")
+
+
+SIZE = "flows.0.app.size"
+#: The public functions but run (API_CASES): name -> (call(results, working directory), the
+#: exception, the parameter its message names).
+API_CALLS: dict[str, tuple[Any, type, str]] = {
+    "load(5)": (lambda r, d: tpsim.load(5), TypeError, "path"),
+    "load('')": (lambda r, d: tpsim.load(""), ValueError, "path"),
+    "Scenario(5)": (lambda r, d: tpsim.Scenario(5), TypeError, "text"),
+    "Scenario(text, source=5)": (lambda r, d: tpsim.Scenario(OK, 5), TypeError, "source"),
+    "run(report='yes')": (lambda r, d: tpsim.run(tpsim.Scenario(OK), out=d / "o", report="yes"), TypeError, "report"),
+    "run(sweep=[(k, 5)])": (lambda r, d: tpsim.run(tpsim.Scenario(OK), sweep=[(SIZE, 5)]), TypeError, "sweep"),
+    "run(sweep=[(k, '64B')])": (lambda r, d: tpsim.run(tpsim.Scenario(OK), sweep=[(SIZE, "64B")]), TypeError, "sweep"),
+    "run(set=[(k, object())])": (lambda r, d: tpsim.run(tpsim.Scenario(OK), set=[(SIZE, object())]), TypeError, "set"),
+    "plan(out=5)": (lambda r, d: tpsim.plan(tpsim.Scenario(OK), out=5), TypeError, "out"),
+    "Results.write(5)": (lambda r, d: r.write(5), TypeError, "directory"),
+    "Results.write('')": (lambda r, d: r.write(""), tpsim.OutputPathError, "directory"),
+    "Results.write(a file)": (lambda r, d: r.write(d / "regfile"), tpsim.OutputPathError, "regfile"),
+    "Results.write_report(5)": (lambda r, d: r.write_report(5), TypeError, "directory"),
+    "Results.write_report(command=5)": (lambda r, d: r.write_report(d / "o", command=5), TypeError, "command"),
+    "Results.write_report(progress=5)": (lambda r, d: r.write_report(d / "o", progress=5), TypeError, "progress"),
+    "metric_figure(5, ...)": (lambda r, d: tpsim.plot.metric_figure(5, "pdr", "run"), TypeError, "df"),
+    "metric_figure(metric=5)": (lambda r, d: tpsim.plot.metric_figure(r.flows, 5, "run"), TypeError, "metric"),
+    "metric_figure(hue=5)": (lambda r, d: tpsim.plot.metric_figure(r.flows, "pdr", "run", 5), TypeError, "hue"),
+    "metric_figure(unknown metric)": (lambda r, d: tpsim.plot.metric_figure(r.flows, "nope", "run"), ValueError, "nope"),
+    "timeseries_figure(5, ...)": (lambda r, d: tpsim.plot.timeseries_figure(5, "goodput_kbps"), TypeError, "ts"),
+    "timeseries_figure(the flows table)": (lambda r, d: tpsim.plot.timeseries_figure(r.flows, "goodput_kbps"), ValueError, "ts"),
+    "timeseries_figure(run='0')": (lambda r, d: tpsim.plot.timeseries_figure(r.timeseries, "goodput_kbps", run="0"), TypeError, "run"),
+    "save(5, stem)": (lambda r, d: tpsim.plot.save(5, d / "fig"), TypeError, "fig"),
+    "save(fig, 5)": (lambda r, d: tpsim.plot.save(_fig(r), 5), TypeError, "stem"),
+    "save(fig, '')": (lambda r, d: tpsim.plot.save(_fig(r), ""), tpsim.OutputPathError, "stem"),
+    "save(fig, stem, [5])": (lambda r, d: tpsim.plot.save(_fig(r), d / "fig", [5]), TypeError, "formats"),
+    "save(fig, stem, ['gif'])": (lambda r, d: tpsim.plot.save(_fig(r), d / "fig", ["gif"]), ValueError, "gif"),
+}
+
+
+@pytest.mark.parametrize("name", list(API_CALLS))
+def test_api_functions_raise_documented_errors(name: str, finished: Path, tmp_path: Path) -> None:
+    """Wrong argument types give a TypeError naming the parameter, wrong values a ValueError
+    (or its documented subclass) naming it; one line, nothing written."""
+    call, exc, what = API_CALLS[name]
+    res = tpsim.Results.read(finished)
+    (tmp_path / "regfile").write_text("keep me\n")
+    before = snapshot(tmp_path)
+    with pytest.raises(exc) as e:
+        call(res, tmp_path)
+    assert type(e.value) is exc or exc is ValueError, (type(e.value), e.value)
+    assert what in str(e.value) and "\n" not in str(e.value), str(e.value)
+    assert snapshot(tmp_path) == before
+
+
+def test_api_controls_work(finished: Path, tmp_path: Path) -> None:
+    """The same calls with right arguments succeed (a figure against the run included)."""
+    res = tpsim.Results.read(finished)
+    assert tpsim.plot.save(_fig(res), tmp_path / "fig", "png") == [tmp_path / "fig.png"]
+    assert tpsim.plot.save(tpsim.plot.timeseries_figure(res.timeseries, "goodput_kbps", run=0), tmp_path / "ts", ["svg"])
+    assert res.write(tmp_path / "o") == tmp_path / "o"
+    assert tpsim.plan(tpsim.Scenario(OK, "ok.toml"), sweep=[(SIZE, ("64B", "128B"))], set=[("flows.0.app.interval", "20ms")]).jobs
 
 
 @pytest.mark.parametrize("out, exc", [("", ValueError), (5, TypeError), ("regfile", ValueError), ("regfile/sub", ValueError)])

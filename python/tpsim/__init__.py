@@ -13,6 +13,12 @@ Quick use::
 With ``jobs`` > 1 the runs go to worker processes that import the calling script again: a
 script needs an ``if __name__ == "__main__":`` guard around its code.
 
+Errors are exceptions of this package (docs/workbench.md, "Python API"): ScenarioError,
+RunTooLarge, OutputPathError and ResultsError (ValueErrors: bad input, a damaged results
+directory), SweepFailed, RunLimitError, RunCrashed, SchedulerError and MainGuardError
+(RuntimeErrors); a TypeError names the parameter of the wrong type, an OSError the file
+that cannot be read or written.
+
 Metric definitions: docs/metrics.md.
 """
 
@@ -27,6 +33,7 @@ from ._tpsim import RunLimitError, ScenarioError, __version__
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ below
     from . import api, cases, labels, metrics, movie, ns2trace, plot, report, results, scenario, studies, sweep
     from .api import MainGuardError, RunCrashed, RunFailure, RunTooLarge, SchedulerError, SweepFailed, plan, run
+    from .files import ResultsError
     from .results import OutputPathError, Results
     from .scenario import Scenario, json_schema, load
 
@@ -34,14 +41,14 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ b
 _LAZY = {
     "MainGuardError": "api", "RunCrashed": "api", "RunFailure": "api", "RunTooLarge": "api", "SchedulerError": "api",
     "SweepFailed": "api", "plan": "api", "run": "api",
-    "OutputPathError": "results", "Results": "results",
+    "OutputPathError": "results", "Results": "results", "ResultsError": "files",
     "Scenario": "scenario", "json_schema": "scenario", "load": "scenario",
 }
 #: Submodules reachable as attributes after ``import tpsim`` (``tpsim.api.build_id``).
 _SUBMODULES = ("api", "cases", "cli", "commands", "labels", "metrics", "movie", "ns2trace", "plot", "progress", "report", "results",
                "scenario", "studies", "sweep")
 
-__all__ = ["ScenarioError", "RunLimitError", "RunTooLarge", "RunCrashed", "SchedulerError", "MainGuardError", "OutputPathError", "Scenario", "Results", "RunFailure", "SweepFailed", "load", "plan", "run", "json_schema", "__version__"]
+__all__ = ["ScenarioError", "RunLimitError", "RunTooLarge", "RunCrashed", "SchedulerError", "MainGuardError", "OutputPathError", "ResultsError", "Scenario", "Results", "RunFailure", "SweepFailed", "load", "plan", "run", "json_schema", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

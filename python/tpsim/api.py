@@ -76,9 +76,10 @@ def run_key(scenario: Scenario, seed: int, run: int) -> str:
 
 def _load_stored(runs_dir: Path, job: Job, report: bool = True) -> Optional[dict[str, Any]]:
     """The run stored in ``runs_dir`` for ``job`` (its record, :mod:`tpsim.store`), or
-    ``None`` if there is none or it is damaged (truncated, not JSON, not this job's run, a
-    file it names missing): a damaged run is reported on stderr (if ``report``) and done
-    again."""
+    ``None`` if there is none or it is damaged (truncated, not JSON, its checksum wrong, not
+    this job's run, not of a run's shape, a file it names missing or of another size): a
+    damaged run is reported on stderr in one line (if ``report``) and done again, never
+    reused."""
     try:
         return store.load(runs_dir, job.key)
     except ValueError as e:
@@ -282,6 +283,10 @@ def plan(
     if not isinstance(scenario, (Scenario, str, os.PathLike)) or isinstance(scenario, bool):
         raise TypeError(f"scenario must be a Scenario or the path of a scenario file, got {type(scenario).__name__} {scenario!r:.80}")
     _check_args(seed=seed, runs=runs)
+    if out is not None:
+        from .files import _as_path
+
+        out = _as_path(out, "out")
     base = scenario if isinstance(scenario, Scenario) else load(scenario)
     sets = _pairs(set, parse_set, "set")
     sweeps = _pairs(sweep, parse_sweep, "sweep")
@@ -386,8 +391,34 @@ def _pairs(items: Any, parser: Callable[[Iterable[str]], list], what: str) -> li
     for i in items:
         if isinstance(i, (str, bytes)) or not isinstance(i, (tuple, list)) or len(i) != 2 or not isinstance(i[0], str):
             raise TypeError(f"{what} must be a list of (key, value) pairs or \"key=value\" strings, got the item {i!r:.80}")
-        out.append(tuple(i))
+        key, value = i
+        if what == "sweep":
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(f"sweep: the values of {key} must be a list, got {type(value).__name__} {value!r:.80}")
+            for v in value:
+                _check_value(what, key, v)
+            value = list(value)
+        else:
+            _check_value(what, key, value)
+        out.append((key, value))
     return out
+
+
+def _check_value(what: str, key: str, value: Any) -> None:
+    """``value`` is one a scenario key can take: a string, number, boolean, or a list or table
+    of them (as TOML); raises TypeError naming ``what`` and ``key``."""
+    if isinstance(value, (str, int, float, bool)):
+        return
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _check_value(what, key, v)
+        return
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        for v in value.values():
+            _check_value(what, key, v)
+        return
+    raise TypeError(f"{what}: the value of {key} must be a string, number, boolean, list or table, "
+                    f"got {type(value).__name__} {value!r:.80}")
 
 
 def _check_sweep(base: Scenario, n_points: int, runs: int, available: int) -> None:
@@ -507,6 +538,8 @@ def run(
     """
     _check_not_bootstrapping()
     _check_args(jobs=jobs)
+    if not isinstance(report, bool):
+        raise TypeError(f"report must be True or False, got {type(report).__name__} {report!r:.80}")
     if report and out is None:
         raise ValueError("report=True needs out=DIRECTORY (where the report is written)")
     _check_run_args(out, scheduler, pcap, progress)
@@ -732,7 +765,7 @@ def execute(
             try:
                 if "files" not in res:  # made without files (a Dask worker): the parent writes them
                     res["files"] = store.spill(runs_dir, job.key, res)
-                atomic_write_text(store.record_path(runs_dir, job.key), json.dumps(res))
+                atomic_write_text(store.record_path(runs_dir, job.key), store.record_text(runs_dir, res))
             except BaseException:
                 store.remove(runs_dir, job.key)  # not stored: its files would be orphans
                 raise

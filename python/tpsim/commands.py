@@ -240,18 +240,15 @@ def _did_you_mean(name: str, choices: list[str]) -> str:
 
 
 def _read_results(directory: Path):
-    """The stored results of DIRECTORY, or exit 2 with a one-line reason."""
-    import polars as pl
-
-    from .results import Results
+    """The stored results of DIRECTORY, or exit 2 with a one-line reason naming the file."""
+    from .results import Results, ResultsError
 
     if not directory.is_dir():
         _fail(f"error: {directory} is not a directory (expected the output directory of tpsim run)")
     try:
         return Results.read(directory)
-    except (OSError, ValueError, KeyError, pl.exceptions.PolarsError) as e:
-        _fail(f"error: {directory} holds no readable tpsim tables (flows.parquet, network.parquet): "
-              f"{_one_line(getattr(e, 'strerror', None) or e)}")
+    except ResultsError as e:
+        _fail(f"error: {_one_line(e)}")
 
 
 def _ranges(values: list[int]) -> str:

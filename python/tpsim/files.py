@@ -119,6 +119,13 @@ def atomic_write_text(path: Path, text: str) -> None:
     _atomic(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
+class ResultsError(ValueError):
+    """A results directory that cannot be read: not the output directory of a tpsim run, or
+    one of its files (``flows.parquet``, ``network.parquet``, ``summary.csv``, ``tpsim.json``,
+    ``scenario.resolved.json``, the time series and trace tables) missing or damaged. The
+    message names the file and what was expected."""
+
+
 class OutputPathError(ValueError):
     """An output path that cannot be one whatever the environment: empty, an existing file
     where a directory is needed (or the reverse), or a path under a file."""

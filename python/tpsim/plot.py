@@ -156,12 +156,26 @@ def with_flow_direction(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns((pl.col("flow").cast(pl.Utf8) + " " + pl.col("direction")).alias("flow_direction"))
 
 
-def _as_list(cols: Union[None, str, Sequence[str]]) -> list[str]:
+def _as_list(cols: Union[None, str, Sequence[str]], what: str = "hue") -> list[str]:
     if cols is None:
         return []
     if isinstance(cols, str):
         return [cols]
+    if not isinstance(cols, (list, tuple)) or not all(isinstance(c, str) for c in cols):
+        raise TypeError(f"{what} must be a column name or a list of them, got {type(cols).__name__} {cols!r:.80}")
     return list(cols)
+
+
+def _check_frame(df: Any, what: str, table: str) -> None:
+    if not isinstance(df, pl.DataFrame):
+        raise TypeError(f"{what} must be a polars DataFrame ({table}), got {type(df).__name__} {df!r:.80}")
+
+
+def _check_names(**names: Any) -> None:
+    """Each argument is a string (a column or series name) or None."""
+    for what, v in names.items():
+        if v is not None and not isinstance(v, str):
+            raise TypeError(f"{what} must be a string, got {type(v).__name__} {v!r:.80}")
 
 
 def _part_text(col: str, value: Any, name: Optional[str] = None) -> str:
@@ -211,7 +225,7 @@ def _per_run(df: pl.DataFrame, metric: str, keys: list[str]) -> pl.DataFrame:
     """Each run's mean of the metric per ``keys`` (rows of one run with the same keys: several
     flows), then the runs' values per ``keys`` as a list column ``metric`` (in the order of
     the rows)."""
-    per_run = _finite(df, metric).group_by(keys + ["run"], maintain_order=True).agg(pl.col(metric).cast(pl.Float64).mean())
+    per_run = _finite(df, metric).group_by(list(dict.fromkeys(keys + ["run"])), maintain_order=True).agg(pl.col(metric).cast(pl.Float64).mean())
     return per_run.group_by(keys, maintain_order=True).agg(pl.col(metric))
 
 
@@ -343,6 +357,11 @@ def metric_spec(
 ) -> tuple[dict[str, Any], FigureInfo]:
     """(spec, info) of :func:`metric_figure` (same arguments), without drawing: the spec is
     plain data for :func:`draw` (in any process)."""
+    _check_frame(df, "df", "a flows or network table")
+    for what, v in (("metric", metric), ("x", x)):
+        if not isinstance(v, str):
+            raise TypeError(f"{what} must be a column name, got {type(v).__name__} {v!r:.80}")
+    _check_names(facet=facet, title=title, xlabel=xlabel, ylabel=ylabel)
     if kind not in ("auto", "line", "bar", "points", "ecdf"):
         raise ValueError(f"kind must be auto, line, bar, points or ecdf, got {kind!r}")
     hues = _as_list(hue)
@@ -860,6 +879,18 @@ def timeseries_spec(
     ylabel: Optional[str] = None,
 ) -> tuple[dict[str, Any], FigureInfo]:
     """(spec, info) of :func:`timeseries_figure` (same arguments), without drawing."""
+    _check_frame(ts, "ts", "the time series table")
+    if flows is not None:
+        _check_frame(flows, "flows", "the flows table")
+    if not isinstance(series, str):
+        raise TypeError(f"series must be a series name, got {type(series).__name__} {series!r:.80}")
+    for what, v in (("run", run), ("point", point)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{what} must be an integer, got {type(v).__name__} {v!r:.80}")
+    _check_names(title=title, xlabel=xlabel, ylabel=ylabel)
+    missing = [c for c in ("series", "run", "point", "time_s", "value") if c not in ts.columns]
+    if missing:
+        raise ValueError(f"ts has no column {missing[0]!r}: not a time series table (columns: {', '.join(ts.columns) or 'none'})")
     sub = ts.filter((pl.col("series") == series) & (pl.col("run") == run) & (pl.col("point") == point))
     if sub.height == 0:
         have = sorted(ts["series"].unique().to_list()) if "series" in ts.columns else []
@@ -990,13 +1021,23 @@ def save(fig, stem: Union[str, Path], formats: Iterable[str] = ("png", "svg")) -
     atomically) and closes the figure. PDFs embed their fonts as TrueType (Type 42).
 
     Raises:
-        ValueError: for an unknown format.
+        TypeError: if ``fig`` is not a matplotlib figure, ``stem`` not a path or ``formats``
+            not format names.
+        ValueError: for an unknown format (:class:`tpsim.OutputPathError` for an empty
+            ``stem``, one that is a directory or under a file).
+        OSError: if a file cannot be written.
     """
-    from ._draw import figure_bytes
-    from .files import _atomic
+    from matplotlib.figure import Figure
 
-    formats = list(formats)
-    stem = Path(stem)
+    from ._draw import figure_bytes
+    from .files import _atomic, check_output_file
+
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure (from metric_figure or timeseries_figure), got {type(fig).__name__} {fig!r:.80}")
+    formats = [formats] if isinstance(formats, str) else list(formats) if isinstance(formats, Iterable) else formats
+    if not isinstance(formats, list) or not all(isinstance(f, str) for f in formats):
+        raise TypeError(f"formats must be format names such as ['png', 'pdf'], got {formats!r:.80}")
+    stem = check_output_file(stem, "stem")
     paths = []
     try:
         content = figure_bytes(fig, formats)  # raises ValueError for an unknown format

@@ -59,6 +59,7 @@ NETWORK_KEYS = ["point", "run", "seed"]
 from .files import (  # noqa: E402,F401
     ENOSPC_HOOK,
     OutputPathError,
+    ResultsError,
     _atomic,
     _atomic_many,
     atomic_write_text,
@@ -448,8 +449,15 @@ class Results:
         ``scenario.resolved.json`` and ``tpsim.json`` when the scenario is known, all or none:
         each file goes to a temporary file first and they are renamed into place together.
         The growing tables are combined from their runs' files by streaming (no run's rows
-        are held in memory); the ns-2 trace files are linked (or copied) into ``ns2/``."""
-        d = Path(directory)
+        are held in memory); the ns-2 trace files are linked (or copied) into ``ns2/``.
+
+        Raises:
+            TypeError: if ``directory`` is not a path.
+            OutputPathError: (a ValueError) if ``directory`` is empty, an existing file or
+                under one.
+            OSError: if a file cannot be written (naming it; nothing is half-written).
+        """
+        d = check_output_dir(directory, "directory")
         d.mkdir(parents=True, exist_ok=True)
         summary = self.summary()
         files: list[tuple[Path, Callable[[Path], Any]]] = [
@@ -535,12 +543,19 @@ class Results:
         from); ``command`` replaces the reproduce command shown. Returns the report's path.
 
         Raises:
-            ValueError: without a directory.
+            TypeError: if ``directory`` is not a path, ``command`` not a string or
+                ``progress`` not callable.
+            ValueError: without a directory (:class:`OutputPathError` for an empty one, an
+                existing file or a path under one).
             OSError: if a file cannot be written.
         """
         from .report import write_report
 
-        d = Path(directory) if directory is not None else self.directory
+        if command is not None and not isinstance(command, str):
+            raise TypeError(f"command must be a string, got {type(command).__name__} {command!r:.80}")
+        if progress is not None and not callable(progress):
+            raise TypeError(f"progress must be a callable progress(done, total), got {type(progress).__name__} {progress!r:.80}")
+        d = check_output_dir(directory, "directory") if directory is not None else self.directory
         if d is None:
             raise ValueError("write_report needs a directory: these results were not written anywhere yet")
         return write_report(self, d, command=command if command is not None else self.command, progress=progress)
@@ -550,24 +565,29 @@ class Results:
         """The results stored in ``directory`` by ``tpsim run`` or :meth:`write`: the flows,
         network, time-series, trace and summary tables, the swept keys, and (from ``tpsim.json``
         and ``scenario.resolved.json``) the scenario, its sweep points and the reproduce
-        command.
+        command. Each file is checked before it is used: the tables' columns and types (the
+        time series and traces by their Parquet footer; their rows are read when asked for),
+        the JSON files' shape.
 
         Raises:
-            FileNotFoundError: if ``directory`` holds no ``flows.parquet``/``network.parquet``.
-            ValueError: if the tables cannot be read.
+            TypeError: if ``directory`` is not a path.
+            ResultsError: (ValueError) if ``directory`` is not a directory, holds no
+                ``flows.parquet``/``network.parquet``, or one of its files is damaged or not
+                what tpsim writes (the message names the file and what was expected).
         """
+        if isinstance(directory, bool) or not isinstance(directory, (str, os.PathLike)):
+            raise TypeError(f"directory must be a path (str or os.PathLike), got {type(directory).__name__} {directory!r:.80}")
         d = Path(directory)
+        if not d.is_dir():
+            raise ResultsError(f"{d} is not a directory (expected the output directory of tpsim run)")
         for name in ("flows.parquet", "network.parquet"):
             if not (d / name).is_file():
-                raise FileNotFoundError(errno.ENOENT, f"no {name}: not the output directory of a tpsim run", str(d / name))
+                raise ResultsError(f"{d}: no {name} (expected the output directory of tpsim run)")
+        flows = _read_table(d / "flows.parquet", "the flows table", FLOW_COLUMNS)
+        network = _read_table(d / "network.parquet", "the network table", NETWORK_COLUMNS)
         lazy = {k: d / f"{k}.parquet" for k in LAZY_TABLES if (d / f"{k}.parquet").is_file()}
-        try:
-            flows = pl.read_parquet(d / "flows.parquet")
-            network = pl.read_parquet(d / "network.parquet")
-            for path in lazy.values():
-                pl.read_parquet_schema(path)  # readable (the rows are read when asked for)
-        except (OSError, pl.exceptions.PolarsError) as e:
-            raise ValueError(f"{d}: the tables cannot be read: {' '.join(str(e).split())}") from None
+        for kind, path in lazy.items():
+            _check_lazy_table(path, kind)
         cols = flows.columns if "point" in flows.columns else network.columns
         keys = cols[cols.index("point") + 1 : cols.index("run")] if "point" in cols and "run" in cols else []
         res = cls(flows, network, None if "timeseries" in lazy else pl.DataFrame(), [], keys)
@@ -577,16 +597,8 @@ class Results:
             if m:
                 res.ns2_files[(int(m.group(1)), int(m.group(2)))] = f
         res.directory = d
-        meta: dict[str, Any] = {}
-        try:
-            meta = json.loads((d / "tpsim.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            meta = {}
-        resolved = None
-        try:
-            resolved = json.loads((d / "scenario.resolved.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            pass
+        meta = _read_meta(d / "tpsim.json")
+        resolved = _read_resolved(d / "scenario.resolved.json")
         res.base = _stored_scenario(meta, resolved)
         res.resolved = resolved
         res.command = meta.get("command")
@@ -601,12 +613,149 @@ class Results:
         if "role" not in flows.columns and flows.height:
             n_main = len(resolved.get("flows", [])) if isinstance(resolved, dict) else None
             res.flows = add_roles(flows, {}, default_main=n_main)
-        if (d / "summary.csv").is_file():
-            try:
-                res._summary = (id(res.flows), id(res.network), _read_summary(d / "summary.csv", res))
-            except (OSError, pl.exceptions.PolarsError, ValueError):
-                res._summary = None
+        res._summary = (id(res.flows), id(res.network), _read_summary(d / "summary.csv", res))
         return res
+
+
+#: Columns the flows and network tables must have, and their kind (see :func:`_kind`).
+FLOW_COLUMNS = {"point": "integer", "run": "integer", "seed": "integer", "flow": "integer", "direction": "text"}
+NETWORK_COLUMNS = {"point": "integer", "run": "integer", "seed": "integer"}
+#: Optional columns of the flows table, checked when present.
+_FLOW_OPTIONAL = {"src": "integer", "dst": "integer", "transport": "text", "app": "text", "role": "text"}
+
+
+def _kind(dtype: Any) -> str:
+    """The kind of a column type: ``integer``, ``number`` (float), ``text``, ``boolean``,
+    ``null`` (every value null) or ``other``."""
+    if dtype == pl.Null:
+        return "null"
+    if dtype.is_integer():
+        return "integer"
+    if dtype.is_numeric():
+        return "number"
+    if dtype == pl.Utf8:
+        return "text"
+    if dtype == pl.Boolean:
+        return "boolean"
+    return "other"
+
+
+def _expected_kind(dtype: Any) -> str:
+    k = _kind(dtype)
+    return "number" if k == "integer" else k
+
+
+def _check_columns(path: Path, what: str, schema: dict[str, Any], required: dict[str, str]) -> None:
+    """Raises ResultsError unless ``schema`` has every ``required`` column of its kind (an
+    ``integer`` column must be integers; a ``number`` one any number; a column of nulls fits
+    any kind)."""
+    for name, want in required.items():
+        if name not in schema:
+            raise ResultsError(f"{path}: no column {name!r} (expected {what} of a tpsim run, with columns "
+                               f"{', '.join(required)})")
+        got = _kind(schema[name])
+        if got != "null" and got != want and not (want == "number" and got == "integer"):
+            raise ResultsError(f"{path}: column {name!r} holds {got} values, expected {want} ({what} of a tpsim run)")
+
+
+def _parquet_schema(path: Path, what: str) -> dict[str, Any]:
+    """The column types of the Parquet file ``path`` (its footer only)."""
+    try:
+        return dict(pl.read_parquet_schema(path))
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read it ({' '.join(str(e.strerror or e).split())})") from None
+    except Exception:  # polars' errors for a file that is not Parquet (their text is polars')
+        raise ResultsError(f"{path}: not a Parquet file (expected {what} of a tpsim run)") from None
+
+
+def _read_table(path: Path, what: str, required: dict[str, str]) -> pl.DataFrame:
+    """The table ``path`` (flows or network), checked."""
+    schema = _parquet_schema(path, what)
+    _check_columns(path, what, schema, required)
+    if required is FLOW_COLUMNS:
+        _check_columns(path, what, schema, {k: v for k, v in _FLOW_OPTIONAL.items() if k in schema})
+    try:
+        return pl.read_parquet(path)
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read it ({' '.join(str(e.strerror or e).split())})") from None
+    except Exception:
+        raise ResultsError(f"{path}: damaged Parquet file (expected {what} of a tpsim run)") from None
+
+
+def _check_lazy_table(path: Path, kind: str) -> None:
+    """The time series or trace table ``path`` has the identity columns and the documented
+    columns of ``kind`` (:func:`lazy_schema`), by its footer; an empty table has none."""
+    what = {"timeseries": "the time series", "trace": "the packet trace", "animation": "the movie trace",
+            "acks": "the per-ACK samples"}[kind]
+    schema = _parquet_schema(path, what)
+    if not schema:
+        return  # no rows, no columns: written for results without this table
+    required = {**NETWORK_COLUMNS, **{k: _expected_kind(t) for k, t in lazy_schema(kind, schema).items()}}
+    _check_columns(path, what, schema, required)
+
+
+def _read_json(path: Path, what: str) -> Any:
+    """The JSON of ``path``, ``None`` if there is no such file."""
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read it ({' '.join(str(e.strerror or e).split())})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ResultsError(f"{path}: not JSON (expected {what})") from None
+
+
+def _read_resolved(path: Path) -> Optional[dict[str, Any]]:
+    """``scenario.resolved.json``, checked: a JSON object whose ``simulation`` and ``sweep``
+    are objects and whose ``flows`` is a list (the parts the report reads)."""
+    what = "the resolved scenario as a JSON object"
+    data = _read_json(path, what)
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: a JSON {_json_type(data)}, expected {what}")
+    for key, typ in (("simulation", dict), ("sweep", dict), ("flows", list)):
+        if key in data and not isinstance(data[key], typ):
+            raise ResultsError(f"{path}: {key} is a JSON {_json_type(data[key])}, expected {_json_type(typ())} ({what})")
+    return data
+
+
+def _json_type(v: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(v), "number")
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """``tpsim.json``, checked (``{}`` if there is none): an object whose entries have the
+    types :meth:`Results.meta` writes."""
+    what = "the run's description that tpsim run writes, a JSON object"
+    meta = _read_json(path, what)
+    if meta is None:
+        return {}
+
+    def bad(key: str, expected: str) -> ResultsError:
+        return ResultsError(f"{path}: {key} is a JSON {_json_type(meta[key])}, expected {expected}")
+
+    if not isinstance(meta, dict):
+        raise ResultsError(f"{path}: a JSON {_json_type(meta)}, expected {what}")
+    if "format" in meta and meta["format"] != META_FORMAT:
+        raise ResultsError(f"{path}: format {json.dumps(meta['format'])[:20]}, expected {META_FORMAT}")
+    for key in ("tpsim", "name", "source", "scenario", "command"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise bad(key, "a string")
+    sets = meta.get("sets", [])
+    if not isinstance(sets, list) or not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in sets):
+        raise bad("sets", "an array of [key, value] pairs")
+    keys = meta.get("param_keys", [])
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise bad("param_keys", "an array of strings")
+    points = meta.get("points", [])
+    if not isinstance(points, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("index"), int) and not isinstance(p["index"], bool) and p["index"] >= 0
+            and isinstance(p.get("params"), dict) and isinstance(p.get("case"), (str, type(None))) for p in points):
+        raise bad("points", "an array of {index, params, case} objects")
+    return meta
 
 
 class _StoredScenario:
@@ -642,12 +791,35 @@ def _stored_scenario(meta: dict[str, Any], resolved: Optional[dict[str, Any]]) -
     return _StoredScenario(meta, resolved)
 
 
+#: Columns of ``summary.csv`` after the point's (``point`` and the swept keys).
+SUMMARY_COLUMNS = ["table", "flow", "direction", "metric", "n", "mean", "std", "ci_method", "ci95_low", "ci95_high"]
+
+
 def _read_summary(path: Path, res: "Results") -> pl.DataFrame:
+    """``summary.csv``, checked: the columns :func:`summarize` writes, of their types."""
     keys = ["point", *res.param_keys]
     types = {k: res.flows.schema[k] for k in keys if k in res.flows.columns}
     types.update({"table": pl.Utf8, "flow": pl.UInt32, "direction": pl.Utf8, "metric": pl.Utf8, "n": pl.UInt32,
                   "mean": pl.Float64, "std": pl.Float64, "ci_method": pl.Utf8, "ci95_low": pl.Float64, "ci95_high": pl.Float64})
-    return pl.read_csv(path, schema_overrides=types, infer_schema_length=None)
+    what = f"the summary table of a tpsim run, CSV with columns {', '.join(['point', *SUMMARY_COLUMNS])}"
+    try:
+        if not path.read_bytes().strip():
+            if res.flows.height or res.network.height:
+                raise ResultsError(f"{path}: empty (expected {what})")
+            return pl.DataFrame()
+        df = pl.read_csv(path, schema_overrides=types, infer_schema_length=None)
+    except FileNotFoundError:
+        raise ResultsError(f"{path.parent}: no {path.name} (expected {what})") from None
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read it ({' '.join(str(e.strerror or e).split())})") from None
+    except ResultsError:
+        raise
+    except Exception:  # polars' parse errors: a value that is not of its column's type
+        raise ResultsError(f"{path}: not {what}") from None
+    missing = [c for c in ["point", *SUMMARY_COLUMNS] if c not in df.columns]
+    if missing:
+        raise ResultsError(f"{path}: no column {missing[0]!r} (expected {what})")
+    return df
 
 
 def add_roles(flows: pl.DataFrame, main_flows: dict[int, int], default_main: Optional[int] = None) -> pl.DataFrame:

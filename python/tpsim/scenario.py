@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 from pathlib import Path
 from typing import Any, Union
 
@@ -25,8 +26,18 @@ class Scenario:
     """
 
     def __init__(self, text: str, source: str = "<string>") -> None:
+        """Validates the scenario ``text`` (TOML); ``source`` names it in messages.
+
+        Raises:
+            ScenarioError: (a ValueError) naming each bad key with its line.
+            TypeError: if ``text`` or ``source`` is not a string.
+        """
         from .cases import extract
 
+        for name, v in (("text", text), ("source", source)):
+            if not isinstance(v, str):
+                raise TypeError(f"{name} must be a string (the scenario's TOML text, or where it came from), "
+                                f"got {type(v).__name__} {v!r:.80}")
         self.source = source
         #: The text as written (with its ``[[cases]]``).
         self.written = text
@@ -66,8 +77,14 @@ def load(path: Union[str, Path]) -> Scenario:
     Raises:
         ScenarioError: (a ValueError) naming each bad key with its line; ``.diagnostics`` lists
             them as ``{path, line, column, message}`` dicts.
-        OSError: if the file cannot be read.
+        OSError: if the file cannot be read (the error names it).
+        TypeError: if ``path`` is not a path.
+        ValueError: if ``path`` is empty.
     """
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be the path of a scenario file (str or os.PathLike), got {type(path).__name__} {path!r:.80}")
+    if not os.fspath(path):
+        raise ValueError("path: expected the path of a scenario file, got an empty string")
     p = Path(path)
     return Scenario(decode_text(read_limited(p), str(p)), str(p))
 
