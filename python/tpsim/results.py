@@ -753,8 +753,8 @@ def _read_meta(path: Path) -> dict[str, Any]:
     points = meta.get("points", [])
     if not isinstance(points, list) or not all(
             isinstance(p, dict) and isinstance(p.get("index"), int) and not isinstance(p["index"], bool) and p["index"] >= 0
-            and isinstance(p.get("params"), dict) and isinstance(p.get("case"), (str, type(None))) for p in points):
-        raise bad("points", "an array of {index, params, case} objects")
+            and isinstance(p.get("params"), dict) and isinstance(p.get("case"), (dict, str, type(None))) for p in points):
+        raise bad("points", "an array of {index, params, case} objects (case: a table, a name or null)")
     return meta
 
 
