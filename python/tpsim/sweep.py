@@ -284,7 +284,9 @@ def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Se
     it is made. Raises as :func:`expand`."""
     from .cases import scenario_error
 
-    file_sweep: dict[str, list[Any]] = {normal_key(k): v for k, v in tomllib.loads(base.text).get("sweep", {}).items()}
+    # (A text without the word has no [sweep] table: a large scenario is not parsed again.)
+    file_sweep: dict[str, list[Any]] = ({normal_key(k): v for k, v in tomllib.loads(base.text).get("sweep", {}).items()}
+                                        if "sweep" in base.text else {})
     file_keys = set(file_sweep)
     lines = _sweep_lines(base) if file_sweep else {}
     cases = list(getattr(base, "cases", []) or [])
@@ -338,8 +340,10 @@ def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Se
             label = ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items())
             source = f"{base.source} [sweep point {i}: {label}]" if params else base.source
             try:
-                text = _apply(base.text, base.source, pairs)
-                sc = Scenario(text, source)
+                if not pairs and "sweep" not in base.resolved:
+                    sc = base  # nothing to set or drop: the point is the scenario (not read again)
+                else:
+                    sc = Scenario(_apply(base.text, base.source, pairs), source)
             except _tpsim.ScenarioError as e:
                 if case is not None:
                     raise _case_error(e, base, case, source) from None

@@ -124,7 +124,9 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 /// Maps key paths to places in the source text.
 pub struct Locator<'a> {
     text: &'a str,
-    doc: Option<ImDocument<&'a str>>,
+    /// The text's document, parsed at the first lookup: a valid scenario needs no lookup, and
+    /// parsing a large one (10⁵ flows) costs as much as reading it.
+    doc: std::cell::OnceCell<Option<ImDocument<&'a str>>>,
     /// Byte offset of the start of each line, so that placing a diagnostic does not scan the
     /// text before it (a file with many errors took time quadratic in its length).
     line_starts: Vec<usize>,
@@ -142,11 +144,15 @@ impl<'a> Locator<'a> {
     pub fn new(text: &'a str) -> Self {
         Locator {
             text,
-            doc: ImDocument::parse(text).ok(),
+            doc: std::cell::OnceCell::new(),
             line_starts: std::iter::once(0)
                 .chain(text.match_indices('\n').map(|(i, _)| i + 1))
                 .collect(),
         }
+    }
+
+    fn doc(&self) -> Option<&ImDocument<&'a str>> {
+        self.doc.get_or_init(|| ImDocument::parse(self.text).ok()).as_ref()
     }
 
     /// Line and column (1-based) of a byte offset, as [`line_col`].
@@ -159,7 +165,7 @@ impl<'a> Locator<'a> {
     /// The span of the deepest existing prefix of `path` (the key itself where it exists, its
     /// table otherwise).
     pub fn span_of(&self, path: &[Seg]) -> Option<Range<usize>> {
-        let doc = self.doc.as_ref()?;
+        let doc = self.doc()?;
         let mut node = Node::Table(doc.as_table());
         let mut best: Option<Range<usize>> = None;
         for seg in path {
@@ -212,7 +218,7 @@ impl<'a> Locator<'a> {
     /// The path of the deepest key whose value contains byte `offset`.
     pub fn path_at(&self, offset: usize) -> Vec<Seg> {
         let mut out = Vec::new();
-        if let Some(doc) = self.doc.as_ref() {
+        if let Some(doc) = self.doc() {
             walk_item(doc.as_item(), offset, &mut out);
         }
         out

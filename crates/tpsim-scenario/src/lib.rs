@@ -1409,7 +1409,11 @@ pub struct App {
 /// # Errors
 /// A [`ScenarioError`] whose diagnostic names the key and line.
 pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
-    let loc = Locator::new(text);
+    let e = match toml::from_str::<Scenario>(text) {
+        Ok(sc) => return Ok(sc),
+        Err(e) => e,
+    };
+    // Which error: the TOML syntax (reported as such) or a key's value.
     if let Err(e) = toml_edit::ImDocument::parse(text) {
         let (line, column) = e.span().map(|r| error::line_col(text, r.start)).unwrap_or((0, 0));
         let msg = error::one_line(e.message());
@@ -1423,7 +1427,8 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
             }],
         });
     }
-    toml::from_str::<Scenario>(text).map_err(|e| {
+    let loc = Locator::new(text);
+    Err({
         let (path, line, column) = match e.span() {
             Some(r) => {
                 let p = loc.path_at(r.start);
