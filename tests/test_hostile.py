@@ -824,6 +824,45 @@ def test_validate_of_a_million_point_sweep_holds_one_point_at_a_time(ws: Path) -
     assert 0 < peak < 200 * 2**20, peak
 
 
+def _background(flows: int) -> str:
+    """50 radio nodes, one flow and ``flows`` background flows (one message each in 10 s)."""
+    return ('[simulation]\nduration = "10s"\n[nodes]\ncount = 50\nplacement = { kind = "grid", columns = 10, spacing = "100m" }\n'
+            '[radio]\nstandard = "802.11b"\n[[flows]]\nsrc = 0\ndst = 1\ntransport = "udp"\n'
+            'app = { kind = "cbr", size = "100B", interval = "1s" }\n'
+            f'[background]\nflows = {flows}\nsize = "100B"\ninterval = "10s"\n')
+
+
+def _peak_rss(ws: Path, *args: str) -> int:
+    """Peak resident set of ``tpsim ARGS`` (the kernel's ``ru_maxrss`` of the reaped
+    process), bytes."""
+    proc = subprocess.Popen([sys.executable, "-m", "tpsim", *args], cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    return usage.ru_maxrss * 1024
+
+
+@pytest.mark.skipif(not hasattr(os, "wait4"), reason="needs wait4")
+def test_memory_estimate_of_many_flows_is_within_2x_of_the_measured_growth(ws: Path) -> None:
+    """The engine's estimate of a run of 20,000 background flows against what the whole
+    `tpsim run` process grows by beyond the same command on 200 flows."""
+    (ws / "bg-small.toml").write_text(_background(200))
+    (ws / "bg-large.toml").write_text(_background(20_000))
+    est = lambda name: sum(b for _, b in tpsim._tpsim.estimate_memory((ws / name).read_text(), name))  # noqa: E731
+    base = _peak_rss(ws, "run", "bg-small.toml", "-o", "small", "-j", "1", "--no-report", "-q")
+    peak = _peak_rss(ws, "run", "bg-large.toml", "-o", "large", "-j", "1", "--no-report", "-q")
+    ratio = (est("bg-large.toml") - est("bg-small.toml")) / (peak - base)
+    assert 0.5 <= ratio <= 2, (ratio, peak, base)
+
+
+def test_a_million_background_flows_are_refused_by_the_estimate(ws: Path) -> None:
+    (ws / "bg-million.toml").write_text(_background(1_000_000))
+    t0 = time.monotonic()
+    p = tpsim_cli("run", "bg-million.toml", "-o", "out", "--max-memory", "4GB", "-q", cwd=ws)
+    assert time.monotonic() - t0 < 5
+    assert_clean_error(p, 2, ("one run would need about", "flows", "more than the limit of 4 GB"))
+
+
 def test_run_memory_limit_below_the_estimate_is_refused_and_a_crash_is_one_line(ws: Path) -> None:
     p = tpsim_cli("run", "ok.toml", "-o", "out", "--run-memory-limit", "1kB", "-q", cwd=ws)
     assert_clean_error(p, 2, ("--run-memory-limit", "more than the run memory limit of 1 kB"))

@@ -96,10 +96,11 @@ DEFAULT_MAX_MEMORY = "auto"
 _FALLBACK_MAX_MEMORY = 16 * 10**9
 
 #: What the calling process holds per sweep point while a sweep is planned, run and
-#: collected: about 7 kB for a 300-byte scenario (its text, resolved table and key, measured)
-#: plus this many bytes per byte of the scenario's text...
-PLAN_POINT_BYTES = 8_000
-PLAN_TEXT_FACTOR = 4
+#: collected (its text, resolved table and key): this many bytes plus
+#: :data:`PLAN_TEXT_FACTOR` per byte of the scenario's text (measured: 9 kB per point of a
+#: 210-byte scenario; 0.49 GB for one point of a 9.9 MB scenario of 10⁵ flows)...
+PLAN_POINT_BYTES = 2_000
+PLAN_TEXT_FACTOR = 40
 #: ...and per job (replication of a point): its key and record, with the run's network row
 #: and one flow row per flow (about 2.5 kB each, measured on records of one to 48 flows).
 JOB_BYTES = 2_500
