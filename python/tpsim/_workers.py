@@ -40,14 +40,15 @@ def _worker_main(conn: Any, memory_limit: Optional[int], stderr_path: str) -> No
     from ._draw import die_with_parent
 
     die_with_parent()
+    from .api import _job_main
+
     if memory_limit is not None:
         import resource
 
-        # The run's own memory: what the worker already maps (interpreter, engine library)
-        # does not count against it.
+        # The run's own memory: what the worker already maps (interpreter, engine library,
+        # tpsim's modules) does not count against it.
         cap = _address_space() + memory_limit
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    from .api import _job_main
 
     while True:
         try:
@@ -62,7 +63,8 @@ def _worker_main(conn: Any, memory_limit: Optional[int], stderr_path: str) -> No
             answer = ("err", e)
         try:
             data = pickle.dumps(answer)
-            pickle.loads(data)
+            if answer[0] == "err":
+                pickle.loads(data)  # some exceptions pickle but cannot be rebuilt
         except Exception:  # an exception that does not pickle (or unpickle): its text does
             data = pickle.dumps(("err", RuntimeError(f"{type(answer[1]).__name__}: {answer[1]}")))
         try:
@@ -84,7 +86,9 @@ def _address_space() -> int:
 
 
 def _last_line(path: str) -> str:
-    """The last non-empty line of a worker's stderr file (at most 300 characters)."""
+    """What a dead worker last said: the allocator's "memory allocation of N bytes failed" if
+    it said that (Rust's abort adds lines after it), else the last non-empty line of its
+    stderr file (at most 300 characters)."""
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
@@ -92,7 +96,8 @@ def _last_line(path: str) -> str:
             lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
     except OSError:
         return ""
-    return lines[-1][:300] if lines else ""
+    alloc = [ln for ln in lines if ln.startswith("memory allocation of")]
+    return (alloc or lines or [""])[-1][:300]
 
 
 class _Worker:
