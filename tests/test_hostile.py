@@ -232,6 +232,7 @@ RESULTS_DAMAGE: dict[str, tuple[Any, tuple]] = {
     "tpsim.json not UTF-8": (lambda d: (d / "tpsim.json").write_bytes(b"\xff\xfe{}"), ("dmg/tpsim.json", "not JSON")),
     "tpsim.json an array": (lambda d: (d / "tpsim.json").write_text("[1, 2]"), ("dmg/tpsim.json", "array", "object")),
     "tpsim.json points a string": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "points": "x"}'), ("dmg/tpsim.json", "points", "array")),
+    "tpsim.json case settings a list": (lambda d: (d / "tpsim.json").write_text('{"points": [{"index": 0, "params": {}, "case": {"settings": []}}]}'), ("dmg/tpsim.json", "points")),
     "tpsim.json sets a number": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "sets": 5}'), ("dmg/tpsim.json", "sets", "pairs")),
     "tpsim.json command a number": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "command": 3}'), ("dmg/tpsim.json", "command", "string")),
     "tpsim.json of another format": (lambda d: (d / "tpsim.json").write_text('{"format": 99}'), ("dmg/tpsim.json", "format 99", "expected 1")),

@@ -726,6 +726,12 @@ def _json_type(v: Any) -> str:
         type(v), "number")
 
 
+def _is_case(case: Any) -> bool:
+    """A point's ``case`` in ``tpsim.json``: none, or ``{"name", "settings", "line"}`` with
+    its settings a table."""
+    return case is None or (isinstance(case, dict) and isinstance(case.get("settings", {}), dict))
+
+
 def _read_meta(path: Path) -> dict[str, Any]:
     """``tpsim.json``, checked (``{}`` if there is none): an object whose entries have the
     types :meth:`Results.meta` writes."""
@@ -753,7 +759,7 @@ def _read_meta(path: Path) -> dict[str, Any]:
     points = meta.get("points", [])
     if not isinstance(points, list) or not all(
             isinstance(p, dict) and isinstance(p.get("index"), int) and not isinstance(p["index"], bool) and p["index"] >= 0
-            and isinstance(p.get("params"), dict) and isinstance(p.get("case"), (str, type(None))) for p in points):
+            and isinstance(p.get("params"), dict) and _is_case(p.get("case")) for p in points):
         raise bad("points", "an array of {index, params, case} objects")
     return meta
 
