@@ -356,9 +356,13 @@ def report(
     if directory.is_dir():  # the render workers import matplotlib while the tables are read
         prestart()
     res = _read_results(directory)
+    from .files import ResultsError
+
     try:
         with RunProgress("", 0, enabled=not quiet and stderr_is_terminal(), remaining=False) as bar:
             path = res.write_report(directory, progress=bar.report_step())
+    except ResultsError as e:
+        _fail(f"error: {_one_line(e)}")
     except OSError as e:
         _fail(_os_error(e), 1)
     typer.echo(str(path))

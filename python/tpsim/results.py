@@ -547,6 +547,8 @@ class Results:
                 ``progress`` not callable.
             ValueError: without a directory (:class:`OutputPathError` for an empty one, an
                 existing file or a path under one).
+            ResultsError: (a ValueError) if a time series or trace file's data is damaged
+                (:meth:`read` checks the files' footers, not every page).
             OSError: if a file cannot be written.
         """
         from .report import write_report
@@ -558,7 +560,26 @@ class Results:
         d = check_output_dir(directory, "directory") if directory is not None else self.directory
         if d is None:
             raise ValueError("write_report needs a directory: these results were not written anywhere yet")
-        return write_report(self, d, command=command if command is not None else self.command, progress=progress)
+        try:
+            return write_report(self, d, command=command if command is not None else self.command, progress=progress)
+        except pl.exceptions.PolarsError:
+            bad = self.damaged_files()
+            if bad:
+                raise ResultsError(f"{bad[0]}: damaged Parquet data (expected the table tpsim run wrote; "
+                                   "tpsim run again rewrites it from the stored runs)") from None
+            raise
+
+    def damaged_files(self) -> list[Path]:
+        """The files of the lazy tables (time series, traces) whose data cannot be read: each
+        is read through, in bounded memory (slow for large traces: for the error path)."""
+        paths = [*self._files.values(), *(f for parts in self._parts.values() for _, f in parts)]
+        bad = []
+        for path in paths:
+            try:
+                pl.scan_parquet(path).select(pl.all().null_count()).collect(engine="streaming")
+            except (OSError, pl.exceptions.PolarsError):
+                bad.append(path)
+        return bad
 
     @classmethod
     def read(cls, directory: Union[str, Path]) -> "Results":
