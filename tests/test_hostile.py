@@ -389,6 +389,7 @@ CASES: dict[str, Case] = {
        for n in ("tpsim.json not JSON", "scenario.resolved.json a string", "flows.parquet with other columns",
                  "network.parquet not Parquet", "summary.csv missing", "timeseries.parquet with other columns")},
     "report: timeseries.parquet data damaged": Case(["report", "dmg", "-q"], 2, REPORT_DAMAGE["timeseries.parquet data damaged"][1], forbid=("internal error", "olars")),
+    "plot: timeseries.parquet data damaged": Case(["plot", "dmg", "--series", "goodput_kbps", "-o", "fig"], 2, REPORT_DAMAGE["timeseries.parquet data damaged"][1], forbid=("olars",)),
     "plot: tpsim.json an array": Case(["plot", "dmg", "--metric", "pdr", "-o", "fig"], 2, RESULTS_DAMAGE["tpsim.json an array"][1]),
     "animate: flows.parquet direction numbers": Case(["animate", "dmg"], 2, RESULTS_DAMAGE["flows.parquet direction numbers"][1]),
 }

@@ -222,6 +222,16 @@ def _read_results(directory: Path):
         _fail(f"error: {_one_line(e)}")
 
 
+def _table_error(res, e: Exception) -> None:
+    """Exit 2 naming the table whose data is damaged (polars failed reading it), or with
+    polars' message if every table reads."""
+    bad = res.damaged_files()
+    if bad:
+        _fail(f"error: {bad[0]}: damaged Parquet data (expected the table tpsim run wrote; "
+              "tpsim run again rewrites it from the stored runs)")
+    _fail(f"error: {_one_line(e)}")
+
+
 def _ranges(values: list[int]) -> str:
     """``[0, 1, 2, 5]`` -> ``0-2, 5``."""
     out: list[str] = []
@@ -332,7 +342,9 @@ def plot(
             fig = metric_figure(df, metric, xx, hues, kind=kind, facet=facet, title=title, xlabel=xlabel, ylabel=ylabel,
                                 params=params)
             stem = stem_arg or directory / "figures" / f"custom-{metric}"
-    except (ValueError, KeyError, pl.exceptions.PolarsError) as e:
+    except pl.exceptions.PolarsError as e:
+        _table_error(res, e)
+    except (ValueError, KeyError) as e:
         _fail(f"error: {_one_line(e)}")
     except OSError as e:
         _fail(_os_error(e, "cannot read"))
@@ -387,10 +399,14 @@ def animate(
         except OutputPathError as e:
             _fail(f"error: {_one_line(e)}")
     res = _read_results(directory)
+    import polars as pl
+
     try:
         path = write_movie(res, target, point=point, run=run_)
     except NoMovie as e:
         _fail(f"error: {directory}: {_one_line(e)}")
+    except pl.exceptions.PolarsError as e:
+        _table_error(res, e)
     except OSError as e:
         _fail(_os_error(e), 1)
     typer.echo(str(path))
