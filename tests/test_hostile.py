@@ -253,6 +253,7 @@ RESULTS_DAMAGE: dict[str, tuple[Any, tuple]] = {
     "tpsim.json not UTF-8": (lambda d: (d / "tpsim.json").write_bytes(b"\xff\xfe{}"), ("dmg/tpsim.json", "not JSON")),
     "tpsim.json an array": (lambda d: (d / "tpsim.json").write_text("[1, 2]"), ("dmg/tpsim.json", "array", "object")),
     "tpsim.json points a string": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "points": "x"}'), ("dmg/tpsim.json", "points", "array")),
+    "tpsim.json case settings a list": (lambda d: (d / "tpsim.json").write_text('{"points": [{"index": 0, "params": {}, "case": {"settings": []}}]}'), ("dmg/tpsim.json", "points")),
     "tpsim.json sets a number": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "sets": 5}'), ("dmg/tpsim.json", "sets", "pairs")),
     "tpsim.json command a number": (lambda d: (d / "tpsim.json").write_text('{"format": 1, "command": 3}'), ("dmg/tpsim.json", "command", "string")),
     "tpsim.json of another format": (lambda d: (d / "tpsim.json").write_text('{"format": 99}'), ("dmg/tpsim.json", "format 99", "expected 1")),
@@ -271,11 +272,25 @@ RESULTS_DAMAGE: dict[str, tuple[Any, tuple]] = {
 }
 
 
+def _scribble(path: Path) -> None:
+    """Overwrites the middle of a file (a Parquet file's data pages; its footer stays)."""
+    data = bytearray(path.read_bytes())
+    data[8 : len(data) // 2] = b"\x55" * (len(data) // 2 - 8)
+    path.write_bytes(bytes(data))
+
+
+#: Damage that Results.read does not see (it reads the footers of the time series and traces,
+#: not their pages), found when the report reads the table.
+REPORT_DAMAGE: dict[str, tuple[Any, tuple]] = {
+    "timeseries.parquet data damaged": (lambda d: _scribble(d / "timeseries.parquet"), ("dmg/timeseries.parquet", "damaged Parquet data")),
+}
+
+
 def damaged_results(ws: Path, name: str) -> Path:
     """``ws/dmg``: a copy of the finished output ``prev`` with the damage ``name``."""
     d = ws / "dmg"
     shutil.copytree(ws / "prev", d)
-    RESULTS_DAMAGE[name][0](d)
+    {**RESULTS_DAMAGE, **REPORT_DAMAGE}[name][0](d)
     return d
 
 
@@ -399,6 +414,8 @@ CASES: dict[str, Case] = {
     **{f"report: {n}": Case(["report", "dmg", "-q"], 2, RESULTS_DAMAGE[n][1], forbid=("internal error", "olars"))
        for n in ("tpsim.json not JSON", "scenario.resolved.json a string", "flows.parquet with other columns",
                  "network.parquet not Parquet", "summary.csv missing", "timeseries.parquet with other columns")},
+    "report: timeseries.parquet data damaged": Case(["report", "dmg", "-q"], 2, REPORT_DAMAGE["timeseries.parquet data damaged"][1], forbid=("internal error", "olars")),
+    "plot: timeseries.parquet data damaged": Case(["plot", "dmg", "--series", "goodput_kbps", "-o", "fig"], 2, REPORT_DAMAGE["timeseries.parquet data damaged"][1], forbid=("olars",)),
     "plot: tpsim.json an array": Case(["plot", "dmg", "--metric", "pdr", "-o", "fig"], 2, RESULTS_DAMAGE["tpsim.json an array"][1]),
     "animate: flows.parquet direction numbers": Case(["animate", "dmg"], 2, RESULTS_DAMAGE["flows.parquet direction numbers"][1]),
 }
@@ -430,7 +447,7 @@ def test_hostile_cli_input(name: str, ws: Path) -> None:
         (ws / "garbage" / "flows.parquet").write_bytes(b"PAR1 not parquet")
         (ws / "garbage" / "network.parquet").write_bytes(b"")
     if "dmg" in case.args:
-        damaged_results(ws, next(n for n in RESULTS_DAMAGE if name.endswith(f": {n}")))
+        damaged_results(ws, next(n for n in {**RESULTS_DAMAGE, **REPORT_DAMAGE} if name.endswith(f": {n}")))
     before = snapshot(ws)
     watched = {w: snapshot(Path(w)) for w in case.watch}
     p = tpsim_cli(*case.args, cwd=ws, env=case.env, rlimit_as=case.rlimit_as, timeout=60)
@@ -917,11 +934,20 @@ def test_results_read_names_the_damaged_file(name: str, ws: Path) -> None:
         assert needle in msg, (needle, msg)
 
 
+def test_write_report_names_a_table_with_damaged_data(ws: Path) -> None:
+    d = damaged_results(ws, "timeseries.parquet data damaged")
+    res = tpsim.Results.read(d)
+    with pytest.raises(tpsim.ResultsError, match="dmg/timeseries.parquet: damaged Parquet data"):
+        res.write_report()
+    assert not (d / "report.html").exists()
+
+
 def test_results_read_of_an_undamaged_copy(ws: Path) -> None:
     """The control of the damage cases: the copy itself reads, and its report is written."""
     shutil.copytree(ws / "prev", ws / "dmg")
     res = tpsim.Results.read(ws / "dmg")
     assert res.flows.height and res.summary().height and res.base is not None and res.command
+    assert res.damaged_files() == []
 
 
 @pytest.mark.parametrize("arg", [5, None, b"prev", ["prev"]])

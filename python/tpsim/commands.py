@@ -251,6 +251,16 @@ def _read_results(directory: Path):
         _fail(f"error: {_one_line(e)}")
 
 
+def _table_error(res, e: Exception) -> None:
+    """Exit 2 naming the table whose data is damaged (polars failed reading it), or with
+    polars' message if every table reads."""
+    bad = res.damaged_files()
+    if bad:
+        _fail(f"error: {bad[0]}: damaged Parquet data (expected the table tpsim run wrote; "
+              "tpsim run again rewrites it from the stored runs)")
+    _fail(f"error: {_one_line(e)}")
+
+
 def _ranges(values: list[int]) -> str:
     """``[0, 1, 2, 5]`` -> ``0-2, 5``."""
     out: list[str] = []
@@ -361,7 +371,9 @@ def plot(
             fig = metric_figure(df, metric, xx, hues, kind=kind, facet=facet, title=title, xlabel=xlabel, ylabel=ylabel,
                                 params=params)
             stem = stem_arg or directory / "figures" / f"custom-{metric}"
-    except (ValueError, KeyError, pl.exceptions.PolarsError) as e:
+    except pl.exceptions.PolarsError as e:
+        _table_error(res, e)
+    except (ValueError, KeyError) as e:
         _fail(f"error: {_one_line(e)}")
     except OSError as e:
         _fail(_os_error(e, "cannot read"))
@@ -385,9 +397,13 @@ def report(
     if directory.is_dir():  # the render workers import matplotlib while the tables are read
         prestart()
     res = _read_results(directory)
+    from .files import ResultsError
+
     try:
         with RunProgress("", 0, enabled=not quiet and stderr_is_terminal(), remaining=False) as bar:
             path = res.write_report(directory, progress=bar.report_step())
+    except ResultsError as e:
+        _fail(f"error: {_one_line(e)}")
     except OSError as e:
         _fail(_os_error(e), 1)
     typer.echo(str(path))
@@ -412,10 +428,14 @@ def animate(
         except OutputPathError as e:
             _fail(f"error: {_one_line(e)}")
     res = _read_results(directory)
+    import polars as pl
+
     try:
         path = write_movie(res, target, point=point, run=run_)
     except NoMovie as e:
         _fail(f"error: {directory}: {_one_line(e)}")
+    except pl.exceptions.PolarsError as e:
+        _table_error(res, e)
     except OSError as e:
         _fail(_os_error(e), 1)
     typer.echo(str(path))

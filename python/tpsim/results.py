@@ -547,6 +547,8 @@ class Results:
                 ``progress`` not callable.
             ValueError: without a directory (:class:`OutputPathError` for an empty one, an
                 existing file or a path under one).
+            ResultsError: (a ValueError) if a time series or trace file's data is damaged
+                (:meth:`read` checks the files' footers, not every page).
             OSError: if a file cannot be written.
         """
         from .report import write_report
@@ -558,7 +560,26 @@ class Results:
         d = check_output_dir(directory, "directory") if directory is not None else self.directory
         if d is None:
             raise ValueError("write_report needs a directory: these results were not written anywhere yet")
-        return write_report(self, d, command=command if command is not None else self.command, progress=progress)
+        try:
+            return write_report(self, d, command=command if command is not None else self.command, progress=progress)
+        except pl.exceptions.PolarsError:
+            bad = self.damaged_files()
+            if bad:
+                raise ResultsError(f"{bad[0]}: damaged Parquet data (expected the table tpsim run wrote; "
+                                   "tpsim run again rewrites it from the stored runs)") from None
+            raise
+
+    def damaged_files(self) -> list[Path]:
+        """The files of the lazy tables (time series, traces) whose data cannot be read: each
+        is read through, in bounded memory (slow for large traces: for the error path)."""
+        paths = [*self._files.values(), *(f for parts in self._parts.values() for _, f in parts)]
+        bad = []
+        for path in paths:
+            try:
+                pl.scan_parquet(path).select(pl.all().null_count()).collect(engine="streaming")
+            except (OSError, pl.exceptions.PolarsError):
+                bad.append(path)
+        return bad
 
     @classmethod
     def read(cls, directory: Union[str, Path]) -> "Results":
@@ -726,6 +747,12 @@ def _json_type(v: Any) -> str:
         type(v), "number")
 
 
+def _is_case(case: Any) -> bool:
+    """A point's ``case`` in ``tpsim.json``: none, or ``{"name", "settings", "line"}`` with
+    its settings a table."""
+    return case is None or (isinstance(case, dict) and isinstance(case.get("settings", {}), dict))
+
+
 def _read_meta(path: Path) -> dict[str, Any]:
     """``tpsim.json``, checked (``{}`` if there is none): an object whose entries have the
     types :meth:`Results.meta` writes."""
@@ -753,8 +780,8 @@ def _read_meta(path: Path) -> dict[str, Any]:
     points = meta.get("points", [])
     if not isinstance(points, list) or not all(
             isinstance(p, dict) and isinstance(p.get("index"), int) and not isinstance(p["index"], bool) and p["index"] >= 0
-            and isinstance(p.get("params"), dict) and isinstance(p.get("case"), (dict, str, type(None))) for p in points):
-        raise bad("points", "an array of {index, params, case} objects (case: a table, a name or null)")
+            and isinstance(p.get("params"), dict) and _is_case(p.get("case")) for p in points):
+        raise bad("points", "an array of {index, params, case} objects")
     return meta
 
 
