@@ -35,6 +35,11 @@ const TRACE_MESSAGE_BYTES: u64 = 8 * 160;
 /// hop the RTS, CTS, DATA and ACK frames, each sent and received: 32 rows for a few hops) ×
 /// a row with the ns-2 columns (52 bytes in the engine, about 150 in Python).
 const NS2_TRACE_MESSAGE_BYTES: u64 = 32 * 200;
+/// At most what a streamed output holds while a run writes it to its file (how tpsim's runs
+/// write the packet trace, its ns-2 text and the per-ACK samples): one batch of
+/// [`crate::stream::BATCH_ROWS`] rows, twice over for the Parquet writer's row group, at up to
+/// 128 bytes a row.
+const STREAMED_BYTES: u64 = crate::stream::BATCH_ROWS as u64 * 2 * 128;
 /// Per row of the network movie's trace, in the engine (about 80) and in the Python columns
 /// built from it. Its rows are at most, per message, a few hops of it and of its
 /// acknowledgement, a drop and a delivery (6, each in a frame of its own at worst), plus a
@@ -141,10 +146,18 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
         .saturating_add(bg);
     parts.push(("flows", directions.saturating_mul(FLOW_BYTES)));
     parts.push(("messages", msgs.saturating_mul(MESSAGE_BYTES)));
+    // The trace and the per-ACK samples are written to files while the run goes: at most a
+    // batch of each is held.
     if sc.output.ns2_trace.is_some() {
-        parts.push(("packet trace", msgs.saturating_mul(NS2_TRACE_MESSAGE_BYTES)));
+        parts.push((
+            "packet trace",
+            msgs.saturating_mul(NS2_TRACE_MESSAGE_BYTES).min(STREAMED_BYTES),
+        ));
     } else if sc.output.trace {
-        parts.push(("packet trace", msgs.saturating_mul(TRACE_MESSAGE_BYTES)));
+        parts.push((
+            "packet trace",
+            msgs.saturating_mul(TRACE_MESSAGE_BYTES).min(STREAMED_BYTES),
+        ));
     }
     if sc.output.animation {
         let step = sc
@@ -164,7 +177,7 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
             .filter(|f| f.transport != tpsim_scenario::Transport::Udp)
             .map(|f| messages(f, duration_ns, rate_bps))
             .sum();
-        parts.push(("ack samples", rows.saturating_mul(ACK_ROW_BYTES)));
+        parts.push(("ack samples", rows.saturating_mul(ACK_ROW_BYTES).min(STREAMED_BYTES)));
     }
     if sc.output.timeseries {
         let bins = end_ns.div_ceil(sc.output.bin.0.max(1)).max(1);
@@ -225,6 +238,12 @@ mod tests {
             "[simulation]\nduration = \"10s\"\n[output]\ntrace = true\n{LINK}{CBR}"
         ));
         assert_eq!(part(&traced, "packet trace"), Some(1001 * TRACE_MESSAGE_BYTES));
+        // A long traced run holds one batch of its trace, whatever its length: the rest is
+        // in its file.
+        let long = est(&format!(
+            "[simulation]\nduration = \"100000s\"\n[output]\ntrace = true\nns2_trace = \"old\"\n{LINK}{CBR}"
+        ));
+        assert_eq!(part(&long, "packet trace"), Some(STREAMED_BYTES));
         assert_eq!(part(&traced, "network movie"), None);
         assert_eq!(part(&traced, "ack samples"), None);
         // Per-ACK samples: a row per message of a flow with acknowledgements, none for UDP.
