@@ -1,5 +1,5 @@
-//! Property test: on random wired topologies with random loss, queue limits and traffic,
-//! every packet is accounted for exactly once (the conservation of docs/metrics.md, both levels),
+//! Property test: on random wired topologies with random loss, queue limits and traffic (UDP,
+//! TCP variants, SCTP, TFRC, DCCP with CCID 2 and 3), every packet is accounted for exactly once (the conservation of docs/metrics.md, both levels),
 //! also with random fault events (`[[events]]`) of every kind at random times.
 
 use proptest::prelude::*;
@@ -26,7 +26,7 @@ fn scenario(
         } else {
             ""
         };
-        let (tr, app) = match transport % 5 {
+        let (tr, app) = match transport % 8 {
             0 | 1 => (
                 "udp",
                 format!("{{ kind = \"{kind}\", size = \"300B\", interval = \"{iv_ms}ms\"{arr} }}"),
@@ -39,7 +39,19 @@ fn scenario(
                 "tcp-reno",
                 format!("{{ kind = \"bulk\", size = \"1000B\", bytes = \"{}kB\" }}", 10 * iv_ms),
             ),
-            _ => ("tcp-tahoe", "{ kind = \"bulk\", size = \"500B\" }".to_string()),
+            4 => ("tcp-tahoe", "{ kind = \"bulk\", size = \"500B\" }".to_string()),
+            5 => (
+                "sctp",
+                format!("{{ kind = \"bulk\", size = \"800B\", bytes = \"{}kB\" }}", 10 * iv_ms),
+            ),
+            6 => (
+                "tfrc",
+                format!("{{ kind = \"cbr\", size = \"500B\", interval = \"{iv_ms}ms\"{arr} }}"),
+            ),
+            _ => (
+                if voip { "dccp-ccid3" } else { "dccp" },
+                format!("{{ kind = \"cbr\", size = \"400B\", interval = \"{iv_ms}ms\"{arr} }}"),
+            ),
         };
         t += &format!("[[flows]]\nsrc = {s}\ndst = {d}\ntransport = \"{tr}\"\napp = {app}\n");
     }
