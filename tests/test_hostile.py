@@ -683,9 +683,17 @@ def _wait_for_cpu(proc: subprocess.Popen, seconds: float) -> None:
     pytest.fail(f"the command did not run ({proc.returncode})")
 
 
-def _start(ws: Path, *args: str) -> subprocess.Popen:
+def _start(ws: Path, *args: str, env: Optional[dict] = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "tpsim", "run", *args, "--no-report", "-q"], cwd=ws,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **(env or {})))
+
+
+def _assert_gone(kids: list[int], what: str) -> None:
+    """Every process of ``kids`` ends within 5 s."""
+    deadline = time.monotonic() + 5
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [k for k in kids if _alive(k)], f"worker processes outlived the {what} command"
 
 
 def _is_worker(pid: int) -> bool:
@@ -725,20 +733,25 @@ def test_sigint_stops_a_long_single_run_within_2s(ws: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_sigint_with_two_workers_leaves_no_worker(ws: Path) -> None:
-    proc = _start(ws, "slow.toml", "-o", "out", "-j", "2", "--sweep", "flows.0.app.size=100B,101B,102B")
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_with_two_workers_leaves_no_worker_and_no_file(ws: Path, tmp_path: Path, sig: int, code: int, word: str) -> None:
+    """Ctrl-C and SIGTERM end a sweep on two workers alike: within 5 s, one line, no worker,
+    no temporary file, no warning, finished runs only."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    proc = _start(ws, "slow.toml", "-o", "out", "-j", "2", "--sweep", "flows.0.app.size=100B,101B,102B", env={"TMPDIR": str(tmp)})
     kids = _wait_for_workers(proc, 2)
-    proc.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    proc.send_signal(sig)
     try:
         _, err = proc.communicate(timeout=10)
     finally:
         proc.kill()
+    assert time.monotonic() - t0 < 5
     p = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
-    assert_clean_error(p, 130, ("interrupted",))
-    deadline = time.monotonic() + 5
-    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [k for k in kids if _alive(k)], "worker processes outlived the interrupted command"
+    assert_clean_error(p, code, (word, "re-run the same command"), forbid=("leaked", "Warning"))
+    _assert_gone(kids, word)
+    assert list(tmp.iterdir()) == [], "temporary files left behind"
     if (ws / "out").exists():  # finished runs only: no table
         assert all(f.startswith("runs/") for f in _files(ws / "out"))
 
@@ -750,34 +763,7 @@ def test_workers_exit_when_the_command_is_killed(ws: Path) -> None:
     proc.kill()
     proc.wait(timeout=10)
     proc.communicate()
-    deadline = time.monotonic() + 5
-    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [k for k in kids if _alive(k)], "worker processes outlived the killed command"
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_sigterm_with_two_workers_ends_as_ctrl_c_does(ws: Path, tmp_path: Path) -> None:
-    tmp = tmp_path / "tmpdir"
-    tmp.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "tpsim", "run", "slow.toml", "-o", "out", "-j", "2", "--sweep",
-                             "flows.0.app.size=100B,101B,102B", "--no-report", "-q"], cwd=ws, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=str(tmp)))
-    kids = _wait_for_workers(proc, 2)
-    t0 = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    try:
-        _, err = proc.communicate(timeout=10)
-    finally:
-        proc.kill()
-    assert time.monotonic() - t0 < 5
-    p = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
-    assert_clean_error(p, 143, ("terminated", "re-run the same command"), forbid=("leaked", "Warning"))
-    deadline = time.monotonic() + 5
-    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [k for k in kids if _alive(k)], "worker processes outlived the terminated command"
-    assert list(tmp.iterdir()) == [], "temporary files left behind"
+    _assert_gone(kids, "killed")
 
 
 def _file_size_limit(n: int) -> Callable[[], None]:

@@ -132,8 +132,9 @@ def machine_memory() -> Optional[int]:
     return avail
 
 
-def _memory_limit(value: Union[str, int, float, None]) -> Optional[tuple[int, str, str]]:
-    """The ``max_memory`` limit as ``(bytes, what it is, how to raise it)``; ``None``: no check.
+def _memory_limit(value: Union[str, int, float, None], force: bool = False) -> Optional[tuple[int, str, str]]:
+    """The ``max_memory`` limit as ``(bytes, what it is, how to raise it)``; ``None``: no check
+    (``None``, or ``"auto"`` with ``force``).
 
     Raises:
         ValueError: for a size that is not one (naming ``max_memory``).
@@ -141,6 +142,8 @@ def _memory_limit(value: Union[str, int, float, None]) -> Optional[tuple[int, st
     if value is None:
         return None
     if isinstance(value, str) and value.strip().lower() == "auto":
+        if force:
+            return None
         avail = machine_memory()
         if avail is None:
             return (_FALLBACK_MAX_MEMORY, "the default limit", "raise it (--max-memory) or --force")
@@ -293,7 +296,6 @@ def plan(
     sweeps = _pairs(sweep, parse_sweep, "sweep")
     n = runs_of(base, runs)
     seed = base.seed if seed is None else int(seed)
-    auto = isinstance(max_memory, str) and max_memory.strip().lower() == "auto"
     machine = None if force else machine_memory()
 
     def admit(n_points: int) -> None:
@@ -302,7 +304,7 @@ def plan(
 
     points = expand(base, sets, sweeps, admit=admit)
     limits = []
-    limit = None if (force and auto) else _memory_limit(max_memory)
+    limit = _memory_limit(max_memory, force)
     if limit is not None:
         limits.append(limit)
     if run_memory_limit is not None:

@@ -284,9 +284,10 @@ def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Se
     it is made. Raises as :func:`expand`."""
     from .cases import scenario_error
 
-    # (A text without the word has no [sweep] table: a large scenario is not parsed again.)
+    # Read from the text (the resolved scenario's keys are sorted; the file's order is the
+    # points'), and only when there is a [sweep] table: a large scenario is not parsed again.
     file_sweep: dict[str, list[Any]] = ({normal_key(k): v for k, v in tomllib.loads(base.text).get("sweep", {}).items()}
-                                        if "sweep" in base.text else {})
+                                        if "sweep" in base.resolved else {})
     file_keys = set(file_sweep)
     lines = _sweep_lines(base) if file_sweep else {}
     cases = list(getattr(base, "cases", []) or [])

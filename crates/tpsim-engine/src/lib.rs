@@ -57,6 +57,14 @@ impl std::fmt::Display for EngineError {
 
 impl std::error::Error for EngineError {}
 
+impl From<EngineError> for std::io::Error {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::Io(e) => e,
+        }
+    }
+}
+
 impl From<std::io::Error> for EngineError {
     fn from(e: std::io::Error) -> Self {
         EngineError::Io(e)

@@ -181,12 +181,6 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
     }
     if sc.output.timeseries {
         let bins = end_ns.div_ceil(sc.output.bin.0.max(1)).max(1);
-        let dirs = sc
-            .flows
-            .iter()
-            .map(|f| if f.app.kind == AppKind::Voip { 2 } else { 1 })
-            .sum::<u64>()
-            + bg;
         let tcp_dirs = sc
             .flows
             .iter()
@@ -194,7 +188,7 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
             .map(|f| if f.app.kind == AppKind::Voip { 2 } else { 1 })
             .sum::<u64>();
         let devices = 2 * sc.links.len() as u64 + if radio { n } else { 0 };
-        let mut rows = 2 * dirs + 3 * tcp_dirs + devices;
+        let mut rows = 2 * directions + 3 * tcp_dirs + devices;
         if sc.energy.is_some() {
             rows += 2 * n;
         }

@@ -258,7 +258,7 @@ fn run(
     };
     let mut world = match py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| World::build(&sc, &opts)))) {
         Ok(Ok(w)) => w,
-        Ok(Err(tpsim_engine::EngineError::Io(e))) => return Err(os_error(&e)),
+        Ok(Err(e)) => return Err(os_error(&e.into())),
         Err(panic) => return Err(engine_bug(panic)),
     };
     world.stream(streams(&files)?);
@@ -293,7 +293,7 @@ fn run(
     let secs = t0.elapsed().as_secs_f64();
     let result = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| -> io::Result<RunResult> {
-            let mut r = world.results(secs).map_err(|tpsim_engine::EngineError::Io(e)| e)?;
+            let mut r = world.results(secs)?;
             write_at_end(&mut r, &files)?;
             Ok(r)
         }))
