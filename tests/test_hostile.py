@@ -866,6 +866,20 @@ def test_a_million_background_flows_are_refused_by_the_estimate(ws: Path) -> Non
     assert_clean_error(p, 2, ("one run would need about", "flows", "more than the limit of 4 GB"))
 
 
+def test_a_million_flow_tables_are_refused_before_the_parse(ws: Path) -> None:
+    """A 99 MB file of 10⁶ `[[flows]]`: parsing it would take seconds and gigabytes; the
+    bound read from its tokens refuses it first (as it would on a machine of 4 GB)."""
+    flow = ('[[flows]]\nsrc = 0\ndst = 1\ntransport = "udp"\n'
+            'app = { kind = "cbr", size = "100B", interval = "1s" }\n')
+    pair = '[nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = "1Mbps"\ndelay = "1ms"\n'
+    (ws / "flows-million.toml").write_text(pair + flow * 1_000_000)
+    t0 = time.monotonic()
+    p = tpsim_cli("run", "flows-million.toml", "-o", "out", "--max-memory", "4GB", "-q", cwd=ws)
+    assert time.monotonic() - t0 < 5
+    assert_clean_error(p, 2, ("the scenario: one run would need at least 7.17 GB", "flows", "more than the limit of 4 GB"))
+    assert not (ws / "out").exists()
+
+
 def test_run_memory_limit_below_the_estimate_is_refused(ws: Path) -> None:
     p = tpsim_cli("run", "ok.toml", "-o", "out", "--run-memory-limit", "1kB", "-q", cwd=ws)
     assert_clean_error(p, 2, ("--run-memory-limit", "more than the run memory limit of 1 kB"))

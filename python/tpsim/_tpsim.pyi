@@ -36,6 +36,10 @@ def estimate_memory(text: str, source: str = "<string>") -> list[tuple[str, int]
 
     Raises ScenarioError."""
 
+def estimate_memory_floor(text: str) -> list[tuple[str, int]]:
+    """A lower bound of :func:`estimate_memory` from the text alone (its flows, counted
+    without parsing), as (part, bytes) pairs; never raises."""
+
 def json_schema() -> str:
     """JSON Schema of the scenario format."""
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, U
 from . import _tpsim, store
 from ._build import build_id
 from ._workers import RunCrashed
-from .scenario import Scenario, load
+from .scenario import Scenario, decode_text, load, read_limited
 from .sweep import Job, expand, iter_points, jobs_for, parse_set, parse_sweep, point_value, runs_of
 
 if TYPE_CHECKING:
@@ -291,7 +291,13 @@ def plan(
         from .files import _as_path
 
         out = _as_path(out, "out")
-    base = scenario if isinstance(scenario, Scenario) else load(scenario)
+    limits = []
+    limit = _memory_limit(max_memory, force)
+    if limit is not None:
+        limits.append(limit)
+    if run_memory_limit is not None:
+        limits.append((parse_size(run_memory_limit, "run_memory_limit"), "the run memory limit", "raise --run-memory-limit"))
+    base = scenario if isinstance(scenario, Scenario) else _load_within(scenario, limits)
     sets = _pairs(set, parse_set, "set")
     sweeps = _pairs(sweep, parse_sweep, "sweep")
     n = runs_of(base, runs)
@@ -303,12 +309,6 @@ def plan(
             _check_sweep(base, n_points, n, machine)
 
     points = expand(base, sets, sweeps, admit=admit)
-    limits = []
-    limit = _memory_limit(max_memory, force)
-    if limit is not None:
-        limits.append(limit)
-    if run_memory_limit is not None:
-        limits.append((parse_size(run_memory_limit, "run_memory_limit"), "the run memory limit", "raise --run-memory-limit"))
     if limits:
         for pt in points:
             _check_memory(pt, limits)
@@ -447,14 +447,30 @@ def size_text(n: float) -> str:
 def _check_memory(point: Any, limits: list) -> None:
     """Refuses ``point`` if the engine's estimate of one run's memory passes one of
     ``limits``, ``(bytes, what the limit is, how to raise it)`` triples."""
-    parts = _tpsim.estimate_memory(point.scenario.text, point.scenario.source)
+    where = f"point {point.index} ({', '.join(f'{k} = {point_value(v)}' for k, v in point.params.items())})" if point.params else "the scenario"
+    _refuse_above(where, _tpsim.estimate_memory(point.scenario.text, point.scenario.source), limits, "about")
+
+
+def _load_within(path: Union[str, Path], limits: list) -> Scenario:
+    """:func:`tpsim.scenario.load`, first refusing a file whose run could not fit ``limits``
+    by a bound read from its text without parsing it (a file of 10⁶ flows is refused in a
+    fraction of a second rather than after seconds and gigabytes of parsing)."""
+    if not limits or isinstance(path, bool) or not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        return load(path)  # its own errors for what is not a path
+    text = decode_text(read_limited(path), str(path))
+    _refuse_above("the scenario", _tpsim.estimate_memory_floor(text), limits, "at least")
+    return Scenario(text, str(path))
+
+
+def _refuse_above(where: str, parts: list[tuple[str, int]], limits: list, about: str) -> None:
+    """Raises RunTooLarge if the sum of ``parts`` ((name, bytes) pairs of an estimate of one
+    run, ``about`` or ``at least`` that) passes one of ``limits``."""
     total = sum(b for _, b in parts)
     for limit, what, raise_it in limits:
         if total <= limit:
             continue
         biggest = ", ".join(f"{name} {size_text(b)}" for name, b in sorted(parts, key=lambda p: -p[1])[:3] if b)
-        where = f"point {point.index} ({', '.join(f'{k} = {point_value(v)}' for k, v in point.params.items())})" if point.params else "the scenario"
-        raise RunTooLarge(f"{where}: one run would need about {size_text(total)} ({biggest}), more than {what} of "
+        raise RunTooLarge(f"{where}: one run would need {about} {size_text(total)} ({biggest}), more than {what} of "
                           f"{size_text(limit)}; shorten it, coarsen output.bin, or {raise_it}")
 
 

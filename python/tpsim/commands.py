@@ -89,7 +89,8 @@ def _run(
 
         prestart()
     out = _path_arg(out_arg, "-o/--out")
-    sc = scenario if isinstance(scenario, Scenario) else _load_or_exit(scenario)
+    # plan() reads the file: it refuses one too large to fit before parsing it
+    sc = scenario if isinstance(scenario, Scenario) else _path_arg(scenario, "SCENARIO")
     if runs is not None and runs < 1:
         _fail(f"error: --runs must be at least 1, got {runs}")
     max_memory, run_time_limit, run_memory = limits
@@ -110,6 +111,9 @@ def _run(
         _fail(_scenario_error(e))
     except (RunTooLarge, ValueError, TypeError) as e:
         _fail(f"error: {_one_line(e)}")
+    except OSError as e:  # the scenario file (the plan writes nothing)
+        _fail(f"error: cannot read {e.filename or sc}: {_one_line(e.strerror or e)}")
+    sc = p.base
     from .files import OutputPathError, check_output_dir
 
     try:

@@ -203,6 +203,18 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
     MemoryEstimate { parts }
 }
 
+/// A lower bound of [`estimate_memory`] from the scenario's text alone, before it is parsed:
+/// its flows (counted from the TOML tokens, [`tpsim_scenario::count::count_flows`]), one
+/// direction each. Parsing a file of 10⁶ flows takes seconds and gigabytes; this takes a
+/// fraction of a second, so such a run is refused before the parse when even the bound
+/// does not fit.
+pub fn estimate_memory_floor(text: &str) -> MemoryEstimate {
+    let flows = tpsim_scenario::count::count_flows(text);
+    MemoryEstimate {
+        parts: vec![("flows", flows.saturating_mul(FLOW_BYTES))],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +269,22 @@ mod tests {
             part(&movie, "network movie"),
             Some((1001 * MOVIE_ROWS_PER_MESSAGE + 21 * 2) * MOVIE_ROW_BYTES)
         );
+    }
+
+    #[test]
+    fn the_floor_from_the_text_is_at_most_the_estimate() {
+        let voip = CBR.replace("kind = \"cbr\"", "kind = \"voip\"");
+        for flows in [String::new(), CBR.repeat(3), format!("{CBR}{voip}")] {
+            let text = format!("[simulation]\nduration = \"10s\"\n{LINK}{flows}");
+            let floor = estimate_memory_floor(&text);
+            let full = est(&text);
+            let part = |e: &MemoryEstimate| e.parts.iter().find(|p| p.0 == "flows").map(|p| p.1);
+            assert!(
+                floor.total() <= full.total() && part(&floor) <= part(&full),
+                "{floor:?} {full:?}"
+            );
+        }
+        assert_eq!(estimate_memory_floor(&CBR.repeat(1000)).total(), 1000 * FLOW_BYTES);
     }
 
     #[test]

@@ -329,6 +329,14 @@ fn estimate_memory(py: Python<'_>, text: &str, source: &str) -> PyResult<Vec<(&'
     Ok(tpsim_engine::memory::estimate_memory(&sc).parts)
 }
 
+/// A lower bound of `estimate_memory` from `text` alone, without parsing it (its flows,
+/// counted from the TOML tokens): a list of (part, bytes) pairs. Never raises for malformed
+/// text: the parse that follows reports it.
+#[pyfunction]
+fn estimate_memory_floor(py: Python<'_>, text: &str) -> Vec<(&'static str, u64)> {
+    py.allow_threads(|| tpsim_engine::memory::estimate_memory_floor(text).parts)
+}
+
 /// Returns `text` with `overrides` (a JSON list of `[dotted path, value]` pairs) set, and
 /// without its `[sweep]` table if `drop_sweep`. Comments and layout elsewhere are kept.
 ///
@@ -473,6 +481,7 @@ fn _tpsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_memory_floor, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(embed_files, m)?)?;

@@ -11,6 +11,7 @@
 //! Every field documents its unit and default. Defaults follow ns-2 where the reference
 //! studies used it (queue limit 50 packets) and the standards otherwise (MTU 1500 bytes).
 
+pub mod count;
 pub mod error;
 pub mod events;
 pub mod import;
