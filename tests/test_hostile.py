@@ -827,39 +827,42 @@ def test_validate_of_a_million_point_sweep_holds_one_point_at_a_time(ws: Path) -
     assert 0 < peak < 200 * 2**20, peak
 
 
-def _background(flows: int) -> str:
-    """50 radio nodes, one flow and ``flows`` background flows (one message each in 10 s)."""
-    return ('[simulation]\nduration = "10s"\n[nodes]\ncount = 50\nplacement = { kind = "grid", columns = 10, spacing = "100m" }\n'
-            '[radio]\nstandard = "802.11b"\n[[flows]]\nsrc = 0\ndst = 1\ntransport = "udp"\n'
-            'app = { kind = "cbr", size = "100B", interval = "1s" }\n'
-            f'[background]\nflows = {flows}\nsize = "100B"\ninterval = "10s"\n')
+def _memory_bench() -> Any:
+    """benches/memory_estimate.py as a module (its shapes and measurements)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benches" / "memory_estimate.py"
+    spec = importlib.util.spec_from_file_location("memory_estimate_bench", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def _peak_rss(ws: Path, *args: str) -> int:
-    """Peak resident set of ``tpsim ARGS`` (the kernel's ``ru_maxrss`` of the reaped
-    process), bytes."""
-    proc = subprocess.Popen([sys.executable, "-m", "tpsim", *args], cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
-    return usage.ru_maxrss * 1024
+@pytest.fixture(scope="module")
+def memory_bench(tmp_path_factory) -> tuple[Any, tuple[int, int]]:
+    """The bench module and (estimate, measured peak) of its one-flow, one-second run: the
+    process's fixed part."""
+    bench = _memory_bench()
+    return bench, bench.measure(bench.TINY, tmp_path_factory.mktemp("tiny"), "tiny")
 
 
 @pytest.mark.skipif(not hasattr(os, "wait4"), reason="needs wait4")
-def test_memory_estimate_of_many_flows_is_within_2x_of_the_measured_growth(ws: Path) -> None:
-    """The engine's estimate of a run of 20,000 background flows against what the whole
-    `tpsim run` process grows by beyond the same command on 200 flows."""
-    (ws / "bg-small.toml").write_text(_background(200))
-    (ws / "bg-large.toml").write_text(_background(20_000))
-    est = lambda name: sum(b for _, b in tpsim._tpsim.estimate_memory((ws / name).read_text(), name))  # noqa: E731
-    base = _peak_rss(ws, "run", "bg-small.toml", "-o", "small", "-j", "1", "--no-report", "-q")
-    peak = _peak_rss(ws, "run", "bg-large.toml", "-o", "large", "-j", "1", "--no-report", "-q")
-    ratio = (est("bg-large.toml") - est("bg-small.toml")) / (peak - base)
-    assert 0.5 <= ratio <= 2, (ratio, peak, base)
+@pytest.mark.parametrize("shape", ["wired", "manet", "grid", "flows", "sweep", "background"])
+def test_memory_estimate_is_within_2x_of_the_measured_growth(shape: str, tmp_path: Path, memory_bench: Any) -> None:
+    """The estimate of a `tpsim run -j 1` (its sweep's part and its run's, as
+    tpsim.api.memory_estimate gives them) against what the whole process grows by beyond a
+    one-second run of one flow: within 2x either way, on each of benches/memory_estimate.py's
+    shapes at its --quick sizes."""
+    bench, (e0, p0) = memory_bench
+    est, peak = bench.measure(bench.shapes(quick=True)[shape], tmp_path, shape)
+    growth = peak - p0
+    assert growth > 80e6, f"{shape}: too small to measure against start-up noise ({growth / 1e6:.0f} MB)"
+    assert 0.5 <= (est - e0) / growth <= 2, f"{shape}: estimate {(est - e0) / 1e6:.0f} MB, growth {growth / 1e6:.0f} MB"
 
 
 def test_a_million_background_flows_are_refused_by_the_estimate(ws: Path) -> None:
-    (ws / "bg-million.toml").write_text(_background(1_000_000))
+    (ws / "bg-million.toml").write_text(_memory_bench().background(1_000_000))
     t0 = time.monotonic()
     p = tpsim_cli("run", "bg-million.toml", "-o", "out", "--max-memory", "4GB", "-q", cwd=ws)
     assert time.monotonic() - t0 < 5

@@ -97,13 +97,15 @@ _FALLBACK_MAX_MEMORY = 16 * 10**9
 
 #: What the calling process holds per sweep point while a sweep is planned, run and
 #: collected (its text, resolved table and key): this many bytes plus
-#: :data:`PLAN_TEXT_FACTOR` per byte of the scenario's text (measured: 9 kB per point of a
-#: 210-byte scenario; 0.49 GB for one point of a 9.9 MB scenario of 10⁵ flows)...
+#: :data:`PLAN_JSON_FACTOR` per byte of the point's resolved scenario as JSON (measured as the
+#: growth of a whole ``tpsim run``: 17 kB per point of 4,000 one-flow points, 0.46 GB for one
+#: point of 10⁵ flows, whose resolved JSON is 26 MB)...
 PLAN_POINT_BYTES = 2_000
-PLAN_TEXT_FACTOR = 40
-#: ...and per job (replication of a point): its key and record, with the run's network row
-#: and one flow row per flow (about 2.5 kB each, measured on records of one to 48 flows).
-JOB_BYTES = 2_500
+PLAN_JSON_FACTOR = 16
+#: ...and per job (replication of a point): its key and record, with the run's network row,
+#: the reading of its output files into the tables (measured: 41 kB per job over 4,000 jobs
+#: of one flow), and one flow row per flow (about 2.5 kB each).
+JOB_BYTES = 40_000
 JOB_FLOW_BYTES = 2_500
 
 
@@ -274,7 +276,7 @@ def plan(
     available; ``None``: no check) and ``run_memory_limit`` (the cap :func:`run` puts on each
     run's worker) by the engine's estimate (``tpsim_engine::memory``), and, before any point
     is made, the sweep as a whole (its points and their runs' records, held by this process:
-    :data:`PLAN_POINT_BYTES`, :data:`JOB_BYTES`) must fit the memory this machine has
+    :func:`sweep_memory`) must fit the memory this machine has
     available. ``force`` skips the checks against the machine (not explicit limits).
 
     Raises:
@@ -424,12 +426,31 @@ def _check_value(what: str, key: str, value: Any) -> None:
                     f"got {type(value).__name__} {value!r:.80}")
 
 
+def sweep_memory(base: Scenario, n_points: int, runs: int) -> int:
+    """Bytes the calling process is estimated to hold for a sweep of ``n_points`` points of
+    ``base`` with ``runs`` runs each, besides the runs themselves: the points, and the jobs'
+    records and tables (:data:`PLAN_POINT_BYTES`, :data:`PLAN_JSON_FACTOR`,
+    :data:`JOB_BYTES`, :data:`JOB_FLOW_BYTES`)."""
+    flows = len(base.resolved.get("flows", []) or [])
+    sweep_json = len(json.dumps(base.resolved["sweep"], separators=(",", ":"))) if "sweep" in base.resolved else 0
+    point_json = max(0, base.resolved_size - sweep_json)  # a point's scenario has no [sweep]
+    return n_points * (PLAN_POINT_BYTES + PLAN_JSON_FACTOR * point_json) + n_points * runs * (JOB_BYTES + JOB_FLOW_BYTES * flows)
+
+
+def memory_estimate(p: "Plan") -> dict[str, int]:
+    """The memory running plan ``p`` is estimated to need, bytes, by part: ``"sweep"`` (held
+    by the calling process, :func:`sweep_memory`) and ``"run"`` (the largest of its points'
+    runs by the engine's estimate, ``tpsim_engine::memory``; in this process with one job,
+    else in each worker). The interpreter and its libraries (about 0.1 GB) come on top."""
+    run = max((sum(b for _, b in _tpsim.estimate_memory(pt.scenario.text, pt.scenario.source)) for pt in p.points), default=0)
+    return {"sweep": sweep_memory(p.base, len(p.points), len(p.jobs) // max(1, len(p.points))), "run": run}
+
+
 def _check_sweep(base: Scenario, n_points: int, runs: int, available: int) -> None:
     """Refuses a sweep whose points and runs' records would not fit the ``available`` bytes
     of this process (before any point is made: a sweep of 10⁶ points or 10⁹ runs is refused
     in a moment)."""
-    flows = len(base.resolved.get("flows", []) or [])
-    need = n_points * (PLAN_POINT_BYTES + PLAN_TEXT_FACTOR * len(base.text)) + n_points * runs * (JOB_BYTES + JOB_FLOW_BYTES * flows)
+    need = sweep_memory(base, n_points, runs)
     if need > available:
         raise RunTooLarge(f"the sweep: {n_points:,} point(s) x {runs:,} run(s) would need about {size_text(need)} in this "
                           f"process to plan and collect, more than the {size_text(available)} this machine has available; "

@@ -23,6 +23,7 @@ class Scenario:
         resolved: the scenario with every default filled in (dict; units canonical:
             durations in ns, rates in bit/s, sizes in bytes, written as strings such as
             ``"20000000ns"``).
+        resolved_size: characters of ``resolved`` as JSON.
     """
 
     def __init__(self, text: str, source: str = "<string>") -> None:
@@ -45,7 +46,10 @@ class Scenario:
         #: The ``[[cases]]`` of the scenario (:class:`tpsim.cases.Case`), run as a sweep
         #: dimension; the engine sees the text without them.
         self.cases = cases
-        self.resolved: dict[str, Any] = json.loads(_tpsim.resolve(engine_text, source))
+        resolved = _tpsim.resolve(engine_text, source)
+        self.resolved: dict[str, Any] = json.loads(resolved)
+        #: Characters of :attr:`resolved` as JSON (a measure of what it holds).
+        self.resolved_size = len(resolved)
         # Files the scenario names (ns-2 movement and traffic) travel inside the text, so that
         # runs on other machines need no file; the resolved scenario (and the stored-run
         # hash) already covers their content.

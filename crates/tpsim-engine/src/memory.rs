@@ -21,9 +21,21 @@ const LINK_DEVICE_BYTES: u64 = 2 * 1024;
 /// from it (about 7 kB in all, measured as the growth of a whole `tpsim run` process's peak
 /// between 10,000 and 40,000 background flows, less the time series' share).
 const FLOW_BYTES: u64 = 7 * 1024;
-/// Per message sent: its delay record (8 bytes), delivery and per-packet bookkeeping (send
-/// time 8 bytes, drop reason 1, arrival bit; a TCP message may take several segments).
-const MESSAGE_BYTES: u64 = 32;
+/// Per message sent: its per-packet bookkeeping (send time 8 bytes, drop reason 1, arrival
+/// bit) with the headroom of its growing vectors (measured: 15.5 bytes per message over
+/// 2 × 10⁷ UDP messages, as the growth of a whole `tpsim run` process).
+const MESSAGE_BYTES: u64 = 16;
+/// AODV's state per (node, flow end whose route discoveries reach it): a route entry, its
+/// expiry timer, the RREQ cache and the floods' pending events, at most
+/// [`AODV_ENDS_PER_NODE`] ends a node. Both measured as the growth of a run's peak over the
+/// same grid without flows, on static grids of 1,000-10,000 nodes 200 m apart with 10-2,000
+/// CBR flows: 7-540 MB, within 1.6× of this.
+const AODV_ROUTE_BYTES: u64 = 70;
+const AODV_ENDS_PER_NODE: u64 = 700;
+/// OLSR's state per pair of nodes: every node learns the topology of the whole network (its
+/// topology and two-hop sets), so the state grows with the square of the nodes (measured:
+/// 70, 237 and 697 MB peak on grids of 500, 1,000 and 2,000 nodes over 30 s).
+const OLSR_PAIR_BYTES: u64 = 200;
 /// Per row of the long time-series table, in the engine and in the Python tables built from
 /// it.
 const SERIES_ROW_BYTES: u64 = 300;
@@ -116,10 +128,17 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
     let bg = sc.background.as_ref().map(|b| b.flows as u64).unwrap_or(0);
     if radio {
         parts.push(("channel", n.saturating_mul(64 * 16).min(REACH_MAX_BYTES)));
-        if protocol == RoutingProtocol::Static {
+        let ends = (endpoints.len() as u64).saturating_add(2 * bg);
+        match protocol {
             // A next-hop column of every node towards each flow end.
-            let ends = (endpoints.len() as u64).saturating_add(2 * bg);
-            parts.push(("radio static routes", ends.saturating_mul(n).saturating_mul(4)));
+            RoutingProtocol::Static => parts.push(("radio static routes", ends.saturating_mul(n).saturating_mul(4))),
+            RoutingProtocol::Aodv => parts.push((
+                "routing state",
+                n.saturating_mul(ends.min(AODV_ENDS_PER_NODE).min(n))
+                    .saturating_mul(AODV_ROUTE_BYTES),
+            )),
+            RoutingProtocol::Olsr => parts.push(("routing state", n.saturating_mul(n).saturating_mul(OLSR_PAIR_BYTES))),
+            RoutingProtocol::Oracle => {}
         }
     }
     // The fastest a bulk sender can be served: the radio's or the fastest link's rate.
@@ -231,8 +250,8 @@ mod tests {
         let small = est(&format!("[simulation]\nduration = \"10s\"\n{LINK}{CBR}"));
         let long = est(&format!("[simulation]\nduration = \"1000000000s\"\n{LINK}{CBR}"));
         let part = |e: &MemoryEstimate, name| e.parts.iter().find(|(n, _)| *n == name).map(|p| p.1);
-        // 10 s / 10 ms + 1 messages of 32 bytes.
-        assert_eq!(part(&small, "messages"), Some(1001 * 32));
+        // 10 s / 10 ms + 1 messages of 16 bytes.
+        assert_eq!(part(&small, "messages"), Some(1001 * MESSAGE_BYTES));
         assert!(long.total() > 1_000_000_000_000, "{long:?}");
         let fine = est(&format!(
             "[simulation]\nduration = \"1000s\"\n[output]\ntimeseries = true\nbin = \"1ns\"\n{LINK}{CBR}"
@@ -285,6 +304,31 @@ mod tests {
             );
         }
         assert_eq!(estimate_memory_floor(&CBR.repeat(1000)).total(), 1000 * FLOW_BYTES);
+    }
+
+    #[test]
+    fn dynamic_routing_state_grows_with_nodes_and_flow_ends() {
+        let grid = |protocol: &str, flows: &str| {
+            est(&format!(
+                "[simulation]\nduration = \"1s\"\n[nodes]\ncount = 2000\nplacement = {{ kind = \"grid\", spacing = \"200m\" }}\n[radio]\n[routing]\nprotocol = \"{protocol}\"\n{flows}"
+            ))
+        };
+        let state = |e: &MemoryEstimate| e.parts.iter().find(|p| p.0 == "routing state").map(|p| p.1);
+        // AODV: one flow's two ends in every node; a node holds at most 700 ends.
+        assert_eq!(state(&grid("aodv", CBR)), Some(2000 * 2 * AODV_ROUTE_BYTES));
+        let many: String = (0..1000)
+            .map(|i| {
+                CBR.replace("src = 0", &format!("src = {i}"))
+                    .replace("dst = 1", &format!("dst = {}", 1999 - i))
+            })
+            .collect();
+        assert_eq!(
+            state(&grid("aodv", &many)),
+            Some(2000 * AODV_ENDS_PER_NODE * AODV_ROUTE_BYTES)
+        );
+        // OLSR: every node holds the whole topology, flows or not.
+        assert_eq!(state(&grid("olsr", "")), Some(2000 * 2000 * OLSR_PAIR_BYTES));
+        assert_eq!(state(&grid("static", CBR)), None);
     }
 
     #[test]
