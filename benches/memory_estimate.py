@@ -73,18 +73,32 @@ def shapes(quick: bool) -> dict[str, str]:
 TINY = '[simulation]\nduration = "1s"\n' + PAIR + cbr(0, 1, "10ms")
 
 
+#: Runs ``python ARGS`` in a child of this small process and prints the child's peak RSS
+#: (KiB). Linux counts, in a process's peak, the memory of the process it was forked from:
+#: measured from a large parent (a test run), a small command would seem as large as it.
+_LAUNCH = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def peak_rss(cwd: Path, *args: str) -> int:
     """Peak resident set of ``tpsim ARGS`` run in ``cwd``, bytes.
 
     Raises:
         RuntimeError: if the command fails (with its stderr).
     """
-    proc = subprocess.Popen([sys.executable, "-m", "tpsim", *args], cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"tpsim {' '.join(args)} failed: {proc.stderr.read() if proc.stderr else ''}")
-    return usage.ru_maxrss * 1024
+    p = subprocess.run([sys.executable, "-c", _LAUNCH, "-m", "tpsim", *args], cwd=cwd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"tpsim {' '.join(args)} failed: {p.stderr}")
+    return int(p.stdout.split()[-1]) * 1024
 
 
 def estimate(path: Path) -> int:

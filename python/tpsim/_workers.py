@@ -48,7 +48,10 @@ def _worker_main(conn: Any, memory_limit: Optional[int], stderr_path: str) -> No
         # The run's own memory: what the worker already maps (interpreter, engine library,
         # tpsim's modules) does not count against it.
         cap = _address_space() + memory_limit
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)  # an inherited limit (ulimit -v) cannot be raised
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
     while True:
         try:
@@ -88,11 +91,12 @@ def _address_space() -> int:
 def _last_line(path: str) -> str:
     """What a dead worker last said: the allocator's "memory allocation of N bytes failed" if
     it said that (Rust's abort adds lines after it), else the last non-empty line of its
-    stderr file (at most 300 characters)."""
+    stderr file (at most 300 characters; the file's last MiB is read: a backtrace, with
+    ``RUST_BACKTRACE`` set, follows the allocator's line)."""
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 4096))
+            f.seek(max(0, f.tell() - 2**20))
             lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
     except OSError:
         return ""

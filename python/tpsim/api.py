@@ -109,16 +109,34 @@ JOB_BYTES = 40_000
 JOB_FLOW_BYTES = 2_500
 
 
+def address_space_left() -> Optional[int]:
+    """Bytes of address space this process may still map under its ``RLIMIT_AS`` (``ulimit
+    -v``), ``None`` without such a limit. Under one, an allocation the engine cannot make
+    aborts the process: runs then go to worker processes, where it fails only the run."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft == resource.RLIM_INFINITY:
+            return None
+        from ._workers import _address_space
+
+        return max(0, soft - _address_space())
+    except (ImportError, OSError, ValueError):
+        return None
+
+
 def machine_memory() -> Optional[int]:
     """Bytes of memory this process may still take: the kernel's ``MemAvailable``, lowered to
-    what a cgroup v2 memory limit (``memory.max`` less ``memory.current``) leaves; ``None``
-    where neither is readable (not Linux)."""
-    avail = None
+    what a cgroup v2 memory limit (``memory.max`` less ``memory.current``) and an address-space
+    limit (:func:`address_space_left`) leave; ``None`` where none is readable (not Linux)."""
+    avail = address_space_left()
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
+                    free = int(line.split()[1]) * 1024
+                    avail = free if avail is None else min(avail, free)
                     break
     except (OSError, ValueError, IndexError):
         pass
@@ -835,7 +853,7 @@ def execute(
             made.extend(_make_dirs(runs_dir))  # the engine writes each run's files there
             rest = list(todo)
             automatic = not (jobs and jobs > 0)
-            if run_memory_limit is None and (n_workers == 1 or len(todo) == 1 or automatic):
+            if run_memory_limit is None and address_space_left() is None and (n_workers == 1 or len(todo) == 1 or automatic):
                 # In this process: one worker, one run, or (automatic) while the runs left
                 # would take less than starting worker processes costs, then the rest goes to
                 # the workers.
