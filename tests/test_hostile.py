@@ -883,6 +883,17 @@ def test_a_million_flow_tables_are_refused_before_the_parse(ws: Path) -> None:
     assert not (ws / "out").exists()
 
 
+def test_a_million_radio_nodes_are_refused_by_the_estimate(ws: Path) -> None:
+    """10⁶ radio nodes on a grid under AODV with 2,000 flows: about 8 GB of nodes and 49 GB of
+    routing state by the estimate, refused at once where 4 GB is the limit."""
+    grid = _memory_bench().aodv_grid(10_000).replace("count = 10000", "count = 1000000")
+    (ws / "radio-million.toml").write_text(grid)
+    t0 = time.monotonic()
+    p = tpsim_cli("run", "radio-million.toml", "-o", "out", "--max-memory", "4GB", "-q", cwd=ws)
+    assert time.monotonic() - t0 < 5
+    assert_clean_error(p, 2, ("one run would need about", "routing state", "nodes 8.19 GB", "more than the limit of 4 GB"))
+
+
 def test_under_an_address_space_limit_a_run_is_refused_or_fails_alone(ws: Path) -> None:
     """Under `ulimit -v` (800 MB), a run the estimate puts above what is left is refused
     before it starts; forced, it runs in a worker process, whose failed allocation (an
