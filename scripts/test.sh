@@ -29,7 +29,8 @@ python3 -m pip install --quiet ".[test]"
 
 echo "== Python tests"
 set +e
-python3 -m pytest -q
+# One pytest worker process per core (pytest-xdist).
+python3 -m pytest -q -n auto
 rc=$?
 set -e
 if [ "$rc" = 5 ]; then

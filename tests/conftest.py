@@ -12,12 +12,29 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
-#: The real ns-2 sample files of ../shared/data/ns2 (beside the checkout, or at /work/shared
-#: for a clone elsewhere); tests that need them skip when neither exists.
-NS2 = next(
-    (d for d in (ROOT.parent / "shared" / "data" / "ns2", Path("/work/shared/data/ns2")) if d.is_dir()),
-    ROOT.parent / "shared" / "data" / "ns2",
-)
+
+
+def _shared() -> Path:
+    """The reference directory ``shared`` beside the repository: ``$TPSIM_SHARED`` if set,
+    else ``../shared`` of this checkout, else ``../shared`` of the checkout this one was
+    cloned from (a local clone's ``origin``). Tests that need it skip when it is missing."""
+    if os.environ.get("TPSIM_SHARED"):
+        return Path(os.environ["TPSIM_SHARED"])
+    candidates = [ROOT.parent / "shared"]
+    try:
+        origin = subprocess.run(["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        origin = ""
+    if origin and "://" not in origin and ":" not in origin.split("/")[0]:
+        candidates.append((ROOT / origin).resolve().parent / "shared")
+    return next((d for d in candidates if d.is_dir()), candidates[0])
+
+
+#: The reference directory beside the repository (see :func:`_shared`).
+SHARED = _shared()
+#: The real ns-2 sample files of ``shared/data/ns2``.
+NS2 = SHARED / "data" / "ns2"
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

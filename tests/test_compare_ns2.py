@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 
 import tpsim
-from conftest import ROOT
+from conftest import ROOT, SHARED
 
 HARNESS = ROOT / "benches" / "compare_ns2.py"
-NS2_DIR = next((d for d in (ROOT.parent / "shared" / "ns2", Path("/work/shared/ns2")) if (d / "common.tcl").is_file()),
-               None)
+NS2_DIR = SHARED / "ns2" if (SHARED / "ns2" / "common.tcl").is_file() else None
 
 
 def _load_harness():

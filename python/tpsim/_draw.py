@@ -517,14 +517,18 @@ _WARM_UP = {"size": [2.0, 1.5], "nrows": 1, "ncols": 1, "suptitle": "Warm-up (s)
     "legend": {"entries": ["a", "b"], "ncols": 2, "rows_planned": 1}}
 
 
-def die_with_parent() -> None:
+def die_with_parent(parent: Optional[int] = None) -> None:
     """Linux: this process is killed when its parent ends (even by SIGKILL); it ends at once
-    if the parent already has. (The report's render workers and the runs' worker processes.)"""
+    if the parent already has. (The report's render workers and the runs' worker processes.)
+    ``parent``: the pid of the process that started this one (default: ``$TPSIM_PARENT_PID``,
+    else the parent now); given, a parent that ended before this call is noticed even though
+    this process has already been handed to another parent."""
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
 
-        parent = os.getppid()
+        if parent is None:
+            parent = int(os.environ.get("TPSIM_PARENT_PID") or os.getppid())
         try:
             ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
@@ -553,10 +557,11 @@ def worker_main(fds: list[int]) -> None:
     _figure((1, 1))
     _add_font()
     children = []
+    me = os.getpid()
     for i, (rfd, wfd) in enumerate(pairs[1:], 1):
         pid = os.fork()
         if pid == 0:
-            die_with_parent()
+            die_with_parent(me)
             for j, (a, b) in enumerate(pairs):
                 if j != i:
                     os.close(a)

@@ -67,7 +67,8 @@ class Pool:
         self.answers: "queue.Queue" = queue.Queue()
         self.procs: list = []
         self.stderr = tempfile.TemporaryFile()
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   TPSIM_PARENT_PID=str(os.getpid()))
         ends = []  # (child's read end, child's write end, our write end, our read end)
         try:
             for _ in range(n):

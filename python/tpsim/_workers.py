@@ -29,17 +29,17 @@ class RunCrashed(RuntimeError):
     """A run's worker process died (for instance at its memory limit) before returning."""
 
 
-def _worker_main(conn: Any, memory_limit: Optional[int], stderr_path: str) -> None:
+def _worker_main(conn: Any, memory_limit: Optional[int], stderr_path: str, parent: int) -> None:
     """A worker: runs the jobs it receives (argument tuples of :func:`tpsim.api._job_main`) and
     sends back ``("ok", record)`` or ``("err", exception)``; ends at ``None`` or the end of its
-    pipe."""
+    pipe, or when ``parent`` (the pid of the process that started it) ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND)
     os.dup2(fd, 2)
     os.close(fd)
     from ._draw import die_with_parent
 
-    die_with_parent()
+    die_with_parent(parent)
     from .api import _job_main
 
     if memory_limit is not None:
@@ -110,7 +110,7 @@ class _Worker:
         with open(self.stderr, "wb"):
             pass
         here, there = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(there, memory_limit, self.stderr), daemon=True,
+        self.proc = ctx.Process(target=_worker_main, args=(there, memory_limit, self.stderr, os.getpid()), daemon=True,
                                 name=f"tpsim-worker-{index}")
         self.proc.start()
         there.close()  # the worker holds the only other end: its death ends the pipe
