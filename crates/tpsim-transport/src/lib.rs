@@ -20,6 +20,8 @@ pub mod dccp;
 pub mod ns2tcp;
 pub mod sctp;
 pub mod tcp;
+#[cfg(test)]
+mod testkit;
 pub mod tfrc;
 pub mod udp;
 

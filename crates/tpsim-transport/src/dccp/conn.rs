@@ -342,79 +342,12 @@ impl DccpSocket {
         if t.carries_data() && matches!(self.state, State::Listen | State::Request) {
             self.dstats.data_not_delivered += 1;
         }
-        match self.state {
-            State::Listen => {
-                // §8.1.2: a server in LISTEN answers a Request; sequence numbers are not
-                // checked (§7.5.3).
-                if t == DccpType::Request {
-                    self.seqs.set_isr(h.seq);
-                    self.have_isr = true;
-                    self.hist.record(h.seq);
-                    self.negotiate_server(h);
-                    self.state = State::Respond;
-                    self.want_response = true;
-                    // A handshake that never completes is dropped after `give_up_after` (the
-                    // server may time out RESPOND, §8.1.3).
-                    self.request_at = Some(now + self.dc.give_up_after);
-                } else if t != DccpType::Reset {
-                    self.want_reset = Some((RESET_NO_CONNECTION, seq_add(h.ack, 1), h.seq));
-                }
-                return;
-            }
-            State::Closed | State::TimeWait => {
-                // §8.3.1 (CLOSED): a Close, CloseReq or Request gets a Reset (No Connection),
-                // so that a closer whose Reset was lost finishes.
-                if matches!(t, DccpType::Close | DccpType::CloseReq | DccpType::Request) {
-                    self.want_reset = Some((RESET_NO_CONNECTION, seq_add(h.ack, 1), h.seq));
-                }
-                if t.carries_data() {
-                    self.dstats.data_not_delivered += 1;
-                }
-                return;
-            }
-            State::Request => {
-                // §8.1.3: the client accepts a Response acknowledging one of its Requests
-                // (AWL ≤ ackno ≤ AWH), setting ISR = GSR.
-                let ack_ok = seq_between(self.seqs.awl(), h.ack, self.seqs.awh());
-                if t == DccpType::Response && ack_ok {
-                    self.seqs.set_isr(h.seq);
-                    self.have_isr = true;
-                    self.hist.record(h.seq);
-                    self.seqs.on_valid(t, h.seq, h.ack);
-                    self.negotiate_client(h);
-                    self.start_cc();
-                    self.request_at = None;
-                    // §8.1.4: PARTOPEN, acknowledge the Response at once, retransmit the Ack
-                    // on a timer until the server's next packet.
-                    self.state = State::PartOpen;
-                    self.want_ack = true;
-                    self.unacked_rx = true;
-                    self.partopen_rto = self.dc.partopen_timeout;
-                    self.partopen_at = Some(now + self.partopen_rto);
-                } else if t == DccpType::Reset && ack_ok {
-                    self.dstats.peer_reset = 1;
-                    self.enter_closed(None);
-                }
-                return;
-            }
-            _ => {}
+        if self.on_segment_handshake(now, h, t) {
+            return;
         }
         // §7.5.3: sequence and acknowledgement validity.
         if !self.seqs.valid(t, h.seq, h.ack) {
-            self.dstats.invalid += 1;
-            if t.carries_data() {
-                self.dstats.data_not_delivered += 1;
-            }
-            // §7.5.4: answer with a Sync acknowledging the invalid packet (a Reset included),
-            // rate-limited; an invalid Sync or SyncAck is ignored, so that two endpoints never
-            // exchange Syncs without end.
-            let limited = self
-                .last_sync
-                .is_some_and(|l| now.saturating_since(l) < self.dc.sync_interval);
-            if !limited && !matches!(t, DccpType::Sync | DccpType::SyncAck) {
-                self.want_sync = Some(h.seq);
-                self.last_sync = Some(now);
-            }
+            self.on_invalid(now, h, t);
             return;
         }
         if self.state == State::CloseReq {
@@ -439,6 +372,110 @@ impl DccpSocket {
             self.on_ack_fields(now, h, gap);
         }
         self.on_features(h);
+        if !self.on_valid_type(now, h, t) {
+            return;
+        }
+        // §8.1.5: the client leaves PARTOPEN on any valid packet but Response, Reset or Sync.
+        if self.state == State::PartOpen && !matches!(t, DccpType::Response | DccpType::Sync | DccpType::SyncAck) {
+            self.enter_open();
+        }
+        // A server answers an Ack that only acknowledges its Response, so that a client
+        // with nothing to send leaves PARTOPEN (our reading of §8.1.5).
+        if !self.active && t == DccpType::Ack && self.response_seq == Some(h.ack) {
+            self.want_ack = true;
+        }
+        if t.carries_data() {
+            self.on_data(now, h, seg);
+        }
+    }
+
+    /// The states before sequence numbers are synchronised (LISTEN, REQUEST) and after the
+    /// connection ended (CLOSED, TIMEWAIT). Returns whether the packet was handled here.
+    #[inline]
+    fn on_segment_handshake(&mut self, now: SimTime, h: &DccpRepr, t: DccpType) -> bool {
+        match self.state {
+            State::Listen => {
+                // §8.1.2: a server in LISTEN answers a Request; sequence numbers are not
+                // checked (§7.5.3).
+                if t == DccpType::Request {
+                    self.seqs.set_isr(h.seq);
+                    self.have_isr = true;
+                    self.hist.record(h.seq);
+                    self.negotiate_server(h);
+                    self.state = State::Respond;
+                    self.want_response = true;
+                    // A handshake that never completes is dropped after `give_up_after` (the
+                    // server may time out RESPOND, §8.1.3).
+                    self.request_at = Some(now + self.dc.give_up_after);
+                } else if t != DccpType::Reset {
+                    self.want_reset = Some((RESET_NO_CONNECTION, seq_add(h.ack, 1), h.seq));
+                }
+                return true;
+            }
+            State::Closed | State::TimeWait => {
+                // §8.3.1 (CLOSED): a Close, CloseReq or Request gets a Reset (No Connection),
+                // so that a closer whose Reset was lost finishes.
+                if matches!(t, DccpType::Close | DccpType::CloseReq | DccpType::Request) {
+                    self.want_reset = Some((RESET_NO_CONNECTION, seq_add(h.ack, 1), h.seq));
+                }
+                if t.carries_data() {
+                    self.dstats.data_not_delivered += 1;
+                }
+                return true;
+            }
+            State::Request => {
+                // §8.1.3: the client accepts a Response acknowledging one of its Requests
+                // (AWL ≤ ackno ≤ AWH), setting ISR = GSR.
+                let ack_ok = seq_between(self.seqs.awl(), h.ack, self.seqs.awh());
+                if t == DccpType::Response && ack_ok {
+                    self.seqs.set_isr(h.seq);
+                    self.have_isr = true;
+                    self.hist.record(h.seq);
+                    self.seqs.on_valid(t, h.seq, h.ack);
+                    self.negotiate_client(h);
+                    self.start_cc();
+                    self.request_at = None;
+                    // §8.1.4: PARTOPEN, acknowledge the Response at once, retransmit the Ack
+                    // on a timer until the server's next packet.
+                    self.state = State::PartOpen;
+                    self.want_ack = true;
+                    self.unacked_rx = true;
+                    self.partopen_rto = self.dc.partopen_timeout;
+                    self.partopen_at = Some(now + self.partopen_rto);
+                } else if t == DccpType::Reset && ack_ok {
+                    self.dstats.peer_reset = 1;
+                    self.enter_closed(None);
+                }
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    /// §7.5.4: a packet failing the §7.5.3 checks.
+    #[inline]
+    fn on_invalid(&mut self, now: SimTime, h: &DccpRepr, t: DccpType) {
+        self.dstats.invalid += 1;
+        if t.carries_data() {
+            self.dstats.data_not_delivered += 1;
+        }
+        // §7.5.4: answer with a Sync acknowledging the invalid packet (a Reset included),
+        // rate-limited; an invalid Sync or SyncAck is ignored, so that two endpoints never
+        // exchange Syncs without end.
+        let limited = self
+            .last_sync
+            .is_some_and(|l| now.saturating_since(l) < self.dc.sync_interval);
+        if !limited && !matches!(t, DccpType::Sync | DccpType::SyncAck) {
+            self.want_sync = Some(h.seq);
+            self.last_sync = Some(now);
+        }
+    }
+
+    /// A valid, new packet in a synchronised state, by type. Returns `false` when the
+    /// connection closed (nothing more to process).
+    #[inline]
+    fn on_valid_type(&mut self, now: SimTime, h: &DccpRepr, t: DccpType) -> bool {
         match t {
             DccpType::Request if self.state == State::Respond => {
                 self.want_response = true;
@@ -464,7 +501,7 @@ impl DccpSocket {
                 // §8.3: a Close is answered with a Reset (Closed) and the endpoint closes.
                 self.want_reset = Some((RESET_CLOSED, 0, h.seq));
                 self.enter_closed(None);
-                return;
+                return false;
             }
             DccpType::Reset => {
                 // §8.3: a Reset in CLOSING ends in TIMEWAIT; elsewhere the connection is over.
@@ -475,24 +512,13 @@ impl DccpSocket {
                     self.dstats.peer_reset = 1;
                     self.enter_closed(None);
                 }
-                return;
+                return false;
             }
             // §7.5.4: a valid Sync gets a SyncAck acknowledging it.
             DccpType::Sync => self.want_syncack = Some(h.seq),
             _ => {}
         }
-        // §8.1.5: the client leaves PARTOPEN on any valid packet but Response, Reset or Sync.
-        if self.state == State::PartOpen && !matches!(t, DccpType::Response | DccpType::Sync | DccpType::SyncAck) {
-            self.enter_open();
-        }
-        // A server answers an Ack that only acknowledges its Response, so that a client
-        // with nothing to send leaves PARTOPEN (our reading of §8.1.5).
-        if !self.active && t == DccpType::Ack && self.response_seq == Some(h.ack) {
-            self.want_ack = true;
-        }
-        if t.carries_data() {
-            self.on_data(now, h, seg);
-        }
+        true
     }
 
     fn on_ack_fields(&mut self, now: SimTime, h: &DccpRepr, gap: bool) {

@@ -18,10 +18,10 @@
 
 use super::*;
 use crate::tcp::Open;
+use crate::testkit::{self, SplitMix};
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent};
 use proptest::prelude::*;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::dccp::{AckState, DccpType};
 use tpsim_wire::SizeConvention;
@@ -55,14 +55,10 @@ struct App {
 }
 
 struct Pair {
-    now: SimTime,
-    socks: [DccpSocket; 2],
+    net: testkit::Pair<DccpSocket>,
     apps: [App; 2],
     sc: Scenario,
-    rng: u64,
-    inflight: BinaryHeap<Reverse<(SimTime, u64)>>,
-    flights: HashMap<u64, (usize, Segment)>,
-    order: u64,
+    rng: SplitMix,
     /// Data packets that reached each endpoint.
     data_arrivals: [u64; 2],
     /// Sequence numbers each endpoint received and kept (the harness's model of §11.4's
@@ -70,14 +66,6 @@ struct Pair {
     received: [HashSet<u64>; 2],
     vectors_checked: u64,
     trace: bool,
-}
-
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl Pair {
@@ -99,14 +87,10 @@ impl Pair {
             DccpSocket::new(cfg, dc, open, SimTime::ZERO)
         };
         Pair {
-            now: SimTime::ZERO,
-            socks: [mk(49152, 1024, Open::Active), mk(1024, 49152, Open::Passive)],
+            net: testkit::Pair::new([mk(49152, 1024, Open::Active), mk(1024, 49152, Open::Passive)]),
             apps: [App::default(), App::default()],
-            rng: sc.seed,
+            rng: SplitMix(sc.seed),
             sc,
-            inflight: BinaryHeap::new(),
-            flights: HashMap::new(),
-            order: 0,
             data_arrivals: [0; 2],
             received: [HashSet::new(), HashSet::new()],
             vectors_checked: 0,
@@ -115,7 +99,7 @@ impl Pair {
     }
 
     fn chance(&mut self, pct: u8) -> bool {
-        (splitmix(&mut self.rng) % 100) < pct as u64
+        self.rng.percent() < pct as u64
     }
 
     fn next_app(&self, i: usize) -> Option<SimTime> {
@@ -147,14 +131,14 @@ impl Pair {
 
     fn transmit(&mut self, i: usize) {
         for _ in 0..10_000 {
-            let Some(seg) = self.socks[i].poll_transmit(self.now) else {
+            let Some(seg) = self.net.socks[i].poll_transmit(self.net.now) else {
                 return;
             };
             if self.trace {
                 if let L4Header::Dccp(h) = seg.header {
                     eprintln!(
                         "{:>12} {i}->{} {:?} seq {} ack {} cc {} {:?} {:?} ler {:?} rr {:?} el {:?} ndp {:?}",
-                        self.now.0,
+                        self.net.now.0,
                         1 - i,
                         h.packet_type,
                         h.seq & 0xffff,
@@ -170,7 +154,10 @@ impl Pair {
                 }
             }
             self.check_vector(i, &seg);
-            let out = self.sc.blackout.is_some_and(|(a, b)| a <= self.now && self.now < b);
+            let out = self
+                .sc
+                .blackout
+                .is_some_and(|(a, b)| a <= self.net.now && self.net.now < b);
             if self.chance(self.sc.loss) || out {
                 continue;
             }
@@ -178,18 +165,16 @@ impl Pair {
             for _ in 0..copies {
                 let mut d = SimDuration::from_millis(self.sc.latency_ms);
                 if self.chance(self.sc.reorder) {
-                    d = d + SimDuration::from_micros(splitmix(&mut self.rng) % (3 * self.sc.latency_ms * 1000 + 1));
+                    d = d + SimDuration::from_micros(self.rng.next() % (3 * self.sc.latency_ms * 1000 + 1));
                 }
-                self.order += 1;
-                self.inflight.push(Reverse((self.now + d, self.order)));
-                self.flights.insert(self.order, (1 - i, seg.clone()));
+                self.net.push(self.net.now + d, 1 - i, seg.clone(), ());
             }
         }
         panic!("endpoint {i} transmits without end");
     }
 
     fn events(&mut self, i: usize) {
-        while let Some(ev) = self.socks[i].poll_event() {
+        while let Some(ev) = self.net.socks[i].poll_event() {
             if let TransportEvent::Delivered { message, .. } = ev {
                 let from = &self.apps[1 - i];
                 let created = from.created.get(&message.id).copied();
@@ -212,15 +197,15 @@ impl Pair {
 
     fn arrive(&mut self, to: usize, seg: Segment) {
         let L4Header::Dccp(h) = seg.header else { unreachable!() };
-        let s = &self.socks[to];
+        let s = &self.net.socks[to];
         let state = s.state();
         let invalid_before = s.dccp_stats().invalid;
         if h.packet_type.carries_data() {
             self.data_arrivals[to] += 1;
         }
-        self.socks[to].on_segment(self.now, &seg);
-        if self.trace && self.socks[to].ccid2().is_some() {
-            let c = self.socks[to].ccid2().unwrap();
+        self.net.socks[to].on_segment(self.net.now, &seg);
+        if self.trace && self.net.socks[to].ccid2().is_some() {
+            let c = self.net.socks[to].ccid2().unwrap();
             eprintln!(
                 "   cwnd {} pipe {} lost {} acked {}",
                 c.cwnd(),
@@ -230,7 +215,7 @@ impl Pair {
             );
         }
         if self.trace {
-            if let Some((snd, _)) = self.socks[to].ccid3() {
+            if let Some((snd, _)) = self.net.socks[to].ccid3() {
                 eprintln!(
                     "   X {:.1} p {:.4} R {:?} nofb {:?}",
                     snd.x_bytes_per_s(),
@@ -241,13 +226,13 @@ impl Pair {
             }
             eprintln!(
                 "{:>12}   arrives at {to}: {:?} seq {} -> {}",
-                self.now.0,
+                self.net.now.0,
                 h.packet_type,
                 h.seq & 0xffff,
-                self.socks[to].state()
+                self.net.socks[to].state()
             );
         }
-        let s = &self.socks[to];
+        let s = &self.net.socks[to];
         // Kept as "received" (RFC 4340 §11.4) when the endpoint processed it within a
         // connection: not invalid, not in CLOSED/TIMEWAIT, only the Request in LISTEN and the
         // accepted Response in REQUEST.
@@ -272,49 +257,35 @@ impl Pair {
                 self.transmit(i);
                 self.events(i);
             }
-            let mut next: Option<SimTime> = None;
-            let mut consider = |t: Option<SimTime>| {
-                if let Some(t) = t {
-                    next = Some(next.map_or(t, |n: SimTime| n.min(t)));
-                }
+            let Some(t) = self.net.next_time([self.next_app(0), self.next_app(1)]) else {
+                break;
             };
-            consider(self.inflight.peek().map(|r| r.0 .0));
-            consider(self.next_app(0));
-            consider(self.next_app(1));
-            consider(self.socks[0].poll_timeout());
-            consider(self.socks[1].poll_timeout());
-            let Some(t) = next else { break };
             assert!(
                 t <= limit,
                 "run did not end: {:?} {:?} {:?} {:?} {:?}",
-                self.socks[0].state(),
-                self.socks[1].state(),
-                self.socks[0].poll_timeout(),
-                self.socks[1].poll_timeout(),
-                self.inflight.len()
+                self.net.socks[0].state(),
+                self.net.socks[1].state(),
+                self.net.socks[0].poll_timeout(),
+                self.net.socks[1].poll_timeout(),
+                self.net.in_flight()
             );
-            self.now = self.now.max(t);
-            while let Some(Reverse((at, id))) = self.inflight.peek().copied() {
-                if at > self.now {
-                    break;
-                }
-                self.inflight.pop();
-                let (to, seg) = self.flights.remove(&id).expect("flight");
-                self.arrive(to, seg);
-                self.transmit(to);
-                self.events(to);
+            self.net.now = self.net.now.max(t);
+            while let Some(f) = self.net.pop_due() {
+                self.arrive(f.to, f.seg);
+                self.transmit(f.to);
+                self.events(f.to);
             }
             for i in 0..2 {
-                if self.next_app(i).is_some_and(|t| t <= self.now) {
+                if self.next_app(i).is_some_and(|t| t <= self.net.now) {
                     let a = &mut self.apps[i];
                     if a.given < self.sc.msgs[i] {
                         let m = Message {
                             id: a.given as u64,
                             len: self.sc.len,
-                            created: self.now,
+                            created: self.net.now,
                         };
                         a.given += 1;
-                        match self.socks[i].send(self.now, m) {
+                        match self.net.socks[i].send(self.net.now, m) {
                             Ok(()) => {
                                 a.accepted += 1;
                                 a.created.insert(m.id, m.created);
@@ -324,11 +295,11 @@ impl Pair {
                         }
                     } else {
                         a.closed = true;
-                        self.socks[i].close(self.now);
+                        self.net.socks[i].close(self.net.now);
                     }
                 }
-                if self.socks[i].poll_timeout().is_some_and(|t| t <= self.now) {
-                    self.socks[i].on_timeout(self.now);
+                if self.net.timer_due(i) {
+                    self.net.socks[i].on_timeout(self.net.now);
                 }
             }
         }
@@ -337,9 +308,9 @@ impl Pair {
     fn check(&self) {
         let no_faults = self.sc.loss == 0 && self.sc.dup == 0 && self.sc.reorder == 0 && self.sc.blackout.is_none();
         for i in 0..2 {
-            let s = &self.socks[i];
+            let s = &self.net.socks[i];
             let d = s.dccp_stats();
-            let peer = self.socks[1 - i].dccp_stats();
+            let peer = self.net.socks[1 - i].dccp_stats();
             // Closed, or still listening if none of the client's Requests arrived.
             let idle_server = s.state() == State::Listen && d.received == 0 && peer.gave_up > 0;
             assert!(
@@ -376,10 +347,10 @@ impl Pair {
             }
         }
         if no_faults {
-            assert_eq!(self.socks[0].dccp_stats().gave_up, 0);
+            assert_eq!(self.net.socks[0].dccp_stats().gave_up, 0);
             assert_eq!(
                 self.apps[1].got.len() as u32,
-                self.apps[0].accepted - self.socks[0].dccp_stats().queue_dropped as u32
+                self.apps[0].accepted - self.net.socks[0].dccp_stats().queue_dropped as u32
             );
         }
     }
@@ -487,7 +458,7 @@ fn a_long_outage_is_recovered_through_sync_rfc4340_s7_5_4() {
     let mut p = Pair::new(sc);
     p.run();
     p.check();
-    let rx = p.socks[1].dccp_stats();
+    let rx = p.net.socks[1].dccp_stats();
     assert!(rx.invalid > 0 && rx.syncs_sent > 0, "{rx:?}");
     // Messages created after the outage (ids from 2600 on) arrive.
     let late = p.apps[1].got.iter().filter(|&&id| id >= 2600).count();
@@ -510,5 +481,5 @@ fn data_arriving_in_closing_is_delivered_rfc4340_s8_5() {
     p.run();
     p.check();
     assert_eq!(p.apps[0].got.len(), 13);
-    assert_eq!(p.socks[0].dccp_stats().data_not_delivered, 0);
+    assert_eq!(p.net.socks[0].dccp_stats().data_not_delivered, 0);
 }

@@ -8,23 +8,9 @@
 
 use super::*;
 use crate::tcp::Open;
+use crate::testkit::{self, Driver, Faults, Roll};
 use proptest::prelude::*;
 use tpsim_wire::SizeConvention;
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Roll {
-    r: u8,
-    delay: u8,
-}
-
-#[derive(Clone, Debug, Default)]
-struct Faults {
-    loss: u8,
-    dup: u8,
-    reorder: u8,
-    /// Per direction (0: data, 1: ACKs), the roll of the k-th packet.
-    rolls: [Vec<Roll>; 2],
-}
 
 #[derive(Clone, Debug)]
 struct Scenario {
@@ -35,17 +21,9 @@ struct Scenario {
     faults: Faults,
 }
 
-struct Flight {
-    at: SimTime,
-    order: u64,
-    to: usize,
-    seg: Segment,
-}
-
 struct Pair {
-    now: SimTime,
+    net: testkit::Pair<Ns2TcpSocket>,
     ns2: Ns2TcpConfig,
-    socks: [Ns2TcpSocket; 2],
     latency: SimDuration,
     faults: Faults,
     writes: Vec<(SimTime, u32)>,
@@ -55,8 +33,6 @@ struct Pair {
     first_sent: Vec<Option<SimTime>>,
     delivered: u64,
     sent: [usize; 2],
-    inflight: Vec<Flight>,
-    order: u64,
 }
 
 impl Pair {
@@ -74,12 +50,11 @@ impl Pair {
             .collect();
         writes.sort_by_key(|w| w.0);
         Pair {
-            now: SimTime::ZERO,
-            ns2: sc.ns2,
-            socks: [
+            net: testkit::Pair::new([
                 Ns2TcpSocket::new(cfg(49152, 1024), sc.ns2, Open::Active, SimTime::ZERO),
                 Ns2TcpSocket::new(cfg(1024, 49152), sc.ns2, Open::Passive, SimTime::ZERO),
-            ],
+            ]),
+            ns2: sc.ns2,
             latency: SimDuration::from_millis(sc.latency_ms),
             faults: sc.faults.clone(),
             writes,
@@ -88,8 +63,6 @@ impl Pair {
             first_sent: Vec::new(),
             delivered: 0,
             sent: [0, 0],
-            inflight: Vec::new(),
-            order: 0,
         }
     }
 
@@ -102,20 +75,11 @@ impl Pair {
     fn done(&self) -> bool {
         self.next_write == self.writes.len()
             && self.delivered == self.written.len() as u64
-            && self.socks[0].highest_ack() == self.last_packet()
+            && self.net.socks[0].highest_ack() == self.last_packet()
     }
 
     fn next_time(&self) -> Option<SimTime> {
-        let mut next = self.inflight.iter().map(|f| f.at).min();
-        let mut consider = |t: Option<SimTime>| {
-            if let Some(t) = t {
-                next = Some(next.map_or(t, |n: SimTime| n.min(t)));
-            }
-        };
-        consider(self.writes.get(self.next_write).map(|w| w.0));
-        consider(self.socks[0].poll_timeout());
-        consider(self.socks[1].poll_timeout());
-        next
+        self.net.next_time([self.writes.get(self.next_write).map(|w| w.0)])
     }
 
     fn step(&mut self) -> Result<bool, TestCaseError> {
@@ -125,9 +89,9 @@ impl Pair {
         let Some(next) = self.next_time() else {
             return Ok(false);
         };
-        prop_assert!(next >= self.now, "time went back");
-        self.now = next;
-        let now = self.now;
+        prop_assert!(next >= self.net.now, "time went back");
+        self.net.now = next;
+        let now = self.net.now;
         while self.writes.get(self.next_write).is_some_and(|w| w.0 <= now) {
             let len = self.writes[self.next_write].1;
             self.next_write += 1;
@@ -136,40 +100,24 @@ impl Pair {
                 len,
                 created: now,
             };
-            self.socks[0].send(now, m).expect("the sender accepts every write");
+            self.net.socks[0].send(now, m).expect("the sender accepts every write");
             self.written.push(m);
             self.first_sent.push(None);
             self.pump(0)?;
         }
-        let mut due: Vec<Flight> = Vec::new();
-        let mut i = 0;
-        while i < self.inflight.len() {
-            if self.inflight[i].at <= now {
-                due.push(self.inflight.swap_remove(i));
-            } else {
-                i += 1;
-            }
-        }
-        due.sort_by_key(|f| (f.at, f.order));
-        for f in due {
-            self.socks[f.to].on_segment(now, &f.seg);
-            self.pump(f.to)?;
-        }
-        for i in 0..2 {
-            if self.socks[i].poll_timeout().is_some_and(|t| t <= now) {
-                self.socks[i].on_timeout(now);
-                self.pump(i)?;
-            }
-        }
+        // Arrivals are at least one latency (1 ms or more) after the sending: none that the
+        // deliveries below cause is due before the next step.
+        self.deliver_due()?;
+        self.fire_timers()?;
         Ok(true)
     }
 
     fn pump(&mut self, i: usize) -> Result<(), TestCaseError> {
-        while let Some(seg) = self.socks[i].poll_transmit(self.now) {
+        while let Some(seg) = self.net.socks[i].poll_transmit(self.net.now) {
             self.check(i, &seg)?;
             self.route(i, seg);
         }
-        while let Some(ev) = self.socks[i].poll_event() {
+        while let Some(ev) = self.net.socks[i].poll_event() {
             prop_assert_eq!(i, 1, "only the sink delivers");
             let TransportEvent::Delivered { message, first_tx } = ev else {
                 return Err(TestCaseError::fail(format!("unexpected {ev:?}")));
@@ -177,7 +125,7 @@ impl Pair {
             prop_assert_eq!(message.id, self.delivered, "in order, exactly once");
             prop_assert_eq!(message, self.written[message.id as usize]);
             prop_assert_eq!(Some(first_tx), self.first_sent[message.id as usize]);
-            prop_assert!(first_tx <= self.now && first_tx >= message.created);
+            prop_assert!(first_tx <= self.net.now && first_tx >= message.created);
             self.delivered += 1;
         }
         Ok(())
@@ -215,11 +163,11 @@ impl Pair {
             (seg.ip_len, seg.payload_len),
             (ns2.packet_size + ns2.header_size, ns2.packet_size)
         );
-        let n = pos_pkt(&ns2, unwrap(h.seq, pkt_pos(&ns2, self.socks[0].highest_ack() + 1)));
-        let ack = self.socks[0].highest_ack();
+        let n = pos_pkt(&ns2, unwrap(h.seq, pkt_pos(&ns2, self.net.socks[0].highest_ack() + 1)));
+        let ack = self.net.socks[0].highest_ack();
         // Sack1 in fast recovery can resend packets between `last_ack_` and a partial ACK
         // (`sack1_send_much`).
-        let Role::Sender(s) = &self.socks[0].role else {
+        let Role::Sender(s) = &self.net.socks[0].role else {
             unreachable!("socket 0 sends");
         };
         let floor = if ns2.variant == Ns2Variant::Sack1 {
@@ -238,7 +186,7 @@ impl Pair {
             let last = first + m.len.div_ceil(ns2.packet_size).max(1) as i64 - 1;
             if n <= last {
                 if n == first && self.first_sent[k].is_none() {
-                    self.first_sent[k] = Some(self.now);
+                    self.first_sent[k] = Some(self.net.now);
                 }
                 prop_assert_eq!(seg.first_tx, self.first_sent[k].expect("first packet first"));
                 prop_assert_eq!(seg.message, (n == last).then_some(*m));
@@ -252,35 +200,8 @@ impl Pair {
     fn route(&mut self, from: usize, seg: Segment) {
         let k = self.sent[from];
         self.sent[from] += 1;
-        let f = &self.faults;
-        let roll = f.rolls[from].get(k).copied().unwrap_or_default();
-        let drop_at = 100 - f.loss;
-        let dup_at = drop_at - f.dup;
-        let reorder_at = dup_at - f.reorder;
-        let base = self.now + self.latency;
-        let extra = SimDuration(self.latency.0 * 3 * roll.delay as u64 / 255);
-        let to = 1 - from;
-        if roll.r >= drop_at {
-            return;
-        }
-        if roll.r >= dup_at {
-            self.push(base, to, seg.clone());
-            self.push(base + SimDuration(extra.0 / 2), to, seg);
-        } else if roll.r >= reorder_at {
-            self.push(base + extra, to, seg);
-        } else {
-            self.push(base, to, seg);
-        }
-    }
-
-    fn push(&mut self, at: SimTime, to: usize, seg: Segment) {
-        self.order += 1;
-        self.inflight.push(Flight {
-            at,
-            order: self.order,
-            to,
-            seg,
-        });
+        let fate = self.faults.fate(from, k, self.latency);
+        self.net.send_by(fate, from, self.net.now + self.latency, seg, ());
     }
 
     fn run(&mut self) -> Result<(), TestCaseError> {
@@ -289,36 +210,38 @@ impl Pair {
         while self.step()? {
             steps += 1;
             prop_assert!(
-                steps < 2_000_000 && self.now < limit,
+                steps < 2_000_000 && self.net.now < limit,
                 "no end in sight at {}: ack {} of {}",
-                self.now,
-                self.socks[0].highest_ack(),
+                self.net.now,
+                self.net.socks[0].highest_ack(),
                 self.last_packet()
             );
         }
-        prop_assert!(self.done(), "stalled at {}", self.now);
+        prop_assert!(self.done(), "stalled at {}", self.net.now);
         if std::env::var_os("NS2TCP_PAIR_TRACE").is_some() {
             eprintln!(
                 "{:?} steps {steps} end {} msgs {} pkts {} sent {:?} {:?}",
                 self.ns2.variant,
-                self.now,
+                self.net.now,
                 self.written.len(),
                 self.last_packet(),
                 self.sent,
-                self.socks[0].report()
+                self.net.socks[0].report()
             );
         }
         prop_assert_eq!(self.delivered, self.written.len() as u64);
-        prop_assert_eq!(self.socks[0].buffered_messages(), 0);
-        let r = self.socks[0].report();
+        prop_assert_eq!(self.net.socks[0].buffered_messages(), 0);
+        let r = self.net.socks[0].report();
         prop_assert!(r.stats.retransmissions <= r.stats.tx_segments);
         prop_assert_eq!(
-            self.socks[1].report().stats.ack_segments,
-            self.socks[1].stats().tx_segments
+            self.net.socks[1].report().stats.ack_segments,
+            self.net.socks[1].stats().tx_segments
         );
         Ok(())
     }
 }
+
+testkit::driver!(Pair, Ns2TcpSocket, ());
 
 /// A clean path: every packet acknowledged by its own ACK, nothing retransmitted, and the
 /// padding is exactly the unused space of each message's last packet.
@@ -332,7 +255,7 @@ fn lossless_transfer_delivers_everything_once() {
     };
     let mut pair = Pair::new(&sc);
     pair.run().unwrap();
-    let r = pair.socks[0].report();
+    let r = pair.net.socks[0].report();
     assert_eq!(r.stats.retransmissions, 0);
     assert_eq!((r.timeouts, r.fast_retransmits), (0, 0));
     let padding: u64 = pair
@@ -341,7 +264,7 @@ fn lossless_transfer_delivers_everything_once() {
         .map(|m| (m.len.div_ceil(1000) * 1000 - m.len) as u64)
         .sum();
     assert_eq!(r.extra, vec![("padding_bytes", Some(padding as f64))]);
-    let rx = pair.socks[1].stats();
+    let rx = pair.net.socks[1].stats();
     assert_eq!(rx.ack_segments, r.stats.tx_segments, "one ACK per packet (TCPSink)");
 }
 
@@ -381,7 +304,7 @@ fn burst_loss_recovery_differs_by_variant() {
         };
         let mut pair = Pair::new(&sc);
         pair.run().unwrap();
-        reports.push(pair.socks[0].report());
+        reports.push(pair.net.socks[0].report());
     }
     let (newreno, reno, tahoe, sack1) = (&reports[0], &reports[1], &reports[2], &reports[3]);
     assert_eq!((sack1.fast_retransmits, sack1.timeouts), (1, 0), "{sack1:?}");
@@ -392,17 +315,6 @@ fn burst_loss_recovery_differs_by_variant() {
     assert!(reno.timeouts >= 1, "{reno:?}");
     assert_eq!((tahoe.fast_retransmits, tahoe.timeouts), (1, 0), "{tahoe:?}");
     assert!(tahoe.stats.retransmissions > 2, "go-back-N resends more: {tahoe:?}");
-}
-
-fn faults_strategy() -> impl Strategy<Value = Faults> {
-    let roll = (0u8..100, any::<u8>()).prop_map(|(r, delay)| Roll { r, delay });
-    let script = || proptest::collection::vec(roll.clone(), 0..1500);
-    (0u8..=30, 0u8..=10, 0u8..=20, script(), script()).prop_map(|(loss, dup, reorder, a, b)| Faults {
-        loss,
-        dup,
-        reorder,
-        rolls: [a, b],
-    })
 }
 
 fn scenario_strategy(variant: Ns2Variant) -> impl Strategy<Value = Scenario> {
@@ -448,7 +360,7 @@ fn scenario_strategy(variant: Ns2Variant) -> impl Strategy<Value = Scenario> {
             },
         );
     let writes = proptest::collection::vec((0u64..5000, 0u32..6000), 1..60);
-    (ns2, 1u64..=100, writes, faults_strategy()).prop_map(|(ns2, latency_ms, writes, faults)| Scenario {
+    (ns2, 1u64..=100, writes, testkit::faults_strategy(1500)).prop_map(|(ns2, latency_ms, writes, faults)| Scenario {
         ns2,
         latency_ms,
         writes,

@@ -20,10 +20,10 @@
 
 use super::*;
 use crate::tcp::Open;
+use crate::testkit::{self, Driver, SplitMix};
 use crate::{L4Header, Message, Segment, SocketConfig, TransportEvent};
 use proptest::prelude::*;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::SizeConvention;
 
@@ -59,11 +59,6 @@ pub(super) struct Scenario {
     pub(super) heartbeats: bool,
 }
 
-struct Flight {
-    to: usize,
-    seg: Segment,
-}
-
 /// Per-direction application state.
 #[derive(Default)]
 pub(super) struct App {
@@ -78,27 +73,15 @@ pub(super) struct App {
 }
 
 pub(super) struct Pair {
-    now: SimTime,
-    pub(super) socks: [SctpSocket; 2],
+    pub(super) net: testkit::Pair<SctpSocket>,
     pub(super) apps: [App; 2],
     sc: Scenario,
     /// Transmissions per (sender, TSN), and user bytes of each (sender, message id) sent at
     /// least once, for the PR-SCTP checks.
     tx: HashMap<(usize, u32), u32>,
     tx_bytes: HashMap<(usize, u64), u32>,
-    rng: u64,
-    inflight: BinaryHeap<Reverse<(SimTime, u64)>>,
-    flights: HashMap<u64, Flight>,
-    order: u64,
+    rng: SplitMix,
     trace: bool,
-}
-
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl Pair {
@@ -118,25 +101,21 @@ impl Pair {
             ..SctpConfig::for_profile(sc.profile)
         };
         Pair {
-            now: SimTime::ZERO,
-            socks: [
+            net: testkit::Pair::new([
                 SctpSocket::new(cfg(5000, 80), sctp, Open::Active, SimTime::ZERO),
                 SctpSocket::new(cfg(80, 5000), sctp, Open::Passive, SimTime::ZERO),
-            ],
+            ]),
             apps: [App::default(), App::default()],
             tx: HashMap::new(),
             tx_bytes: HashMap::new(),
-            rng: sc.seed,
+            rng: SplitMix(sc.seed),
             sc,
-            inflight: BinaryHeap::new(),
-            flights: HashMap::new(),
-            order: 0,
             trace: std::env::var_os("TPSIM_SCTP_TRACE").is_some(),
         }
     }
 
     fn roll(&mut self) -> u64 {
-        splitmix(&mut self.rng) % 100
+        self.rng.percent()
     }
 
     /// Messages end `i` has to send.
@@ -147,7 +126,7 @@ impl Pair {
     /// Messages of end `i` that its peer received or that `i` abandoned.
     pub(super) fn settled(&self, i: usize) -> usize {
         let got = &self.apps[1 - i].got;
-        let abandoned = self.socks[i]
+        let abandoned = self.net.socks[i]
             .abandoned_ids
             .iter()
             .filter(|&&id| !got.contains(&(id as u64)));
@@ -155,11 +134,11 @@ impl Pair {
     }
 
     fn apps_act(&mut self) {
-        let now = self.now;
+        let now = self.net.now;
         for i in 0..2 {
             let peer_settled = self.settled(1 - i);
             let peer_total = self.sc.msgs[1 - i].len();
-            let (app, sock, msgs) = (&mut self.apps[i], &mut self.socks[i], &self.sc.msgs[i]);
+            let (app, sock, msgs) = (&mut self.apps[i], &mut self.net.socks[i], &self.sc.msgs[i]);
             while app.given < msgs.len() {
                 let m = &msgs[app.given];
                 if !sock.can_send(m.len) {
@@ -185,7 +164,7 @@ impl Pair {
     }
 
     fn pump(&mut self, i: usize) -> Result<(), TestCaseError> {
-        while let Some(seg) = self.socks[i].poll_transmit(self.now) {
+        while let Some(seg) = self.net.socks[i].poll_transmit(self.net.now) {
             let L4Header::Sctp(h) = &seg.header else {
                 return Err(TestCaseError::fail("not SCTP"));
             };
@@ -204,7 +183,7 @@ impl Pair {
             if self.trace {
                 eprintln!(
                     "{:>10.6} {} {:?} sack {:?} data {:?} | {} cwnd {} flight {} rwnd {}",
-                    self.now.0 as f64 / 1e9,
+                    self.net.now.0 as f64 / 1e9,
                     if i == 0 { "C>S" } else { "S>C" },
                     h.control,
                     h.sack
@@ -214,15 +193,15 @@ impl Pair {
                         .iter()
                         .map(|d| (d.tsn, d.stream_id, d.ssn, d.flags, d.len))
                         .collect::<Vec<_>>(),
-                    self.socks[i].state(),
-                    self.socks[i].cwnd(),
-                    self.socks[i].flight_size(),
-                    self.socks[i].peer_rwnd()
+                    self.net.socks[i].state(),
+                    self.net.socks[i].cwnd(),
+                    self.net.socks[i].flight_size(),
+                    self.net.socks[i].peer_rwnd()
                 );
             }
             self.route(i, seg);
         }
-        while let Some(ev) = self.socks[i].poll_event() {
+        while let Some(ev) = self.net.socks[i].poll_event() {
             match ev {
                 TransportEvent::Delivered { message, first_tx } => {
                     let peer = 1 - i;
@@ -231,7 +210,7 @@ impl Pair {
                     let spec = &self.sc.msgs[peer][id];
                     prop_assert_eq!(message.len, spec.len);
                     prop_assert_eq!(message.created, self.apps[peer].created[id]);
-                    prop_assert!(message.created <= first_tx && first_tx <= self.now);
+                    prop_assert!(message.created <= first_tx && first_tx <= self.net.now);
                     let app = &mut self.apps[i];
                     prop_assert!(app.got.insert(message.id), "message {} delivered twice", id);
                     if !spec.unordered {
@@ -254,7 +233,7 @@ impl Pair {
     /// message's creation + lifetime, none retransmitted more than allowed.
     fn check_pr(&mut self, i: usize, h: &tpsim_wire::SctpRepr) -> Result<(), TestCaseError> {
         for d in h.data.as_slice() {
-            prop_assert!(self.socks[i].pr_negotiated());
+            prop_assert!(self.net.socks[i].pr_negotiated());
             let id = d.msg_id as u64;
             let n = self.tx.entry((i, d.tsn)).or_insert(0);
             *n += 1;
@@ -265,10 +244,10 @@ impl Pair {
             match self.sc.msgs[i][id as usize].pr {
                 PrPolicy::Reliable => {}
                 PrPolicy::Lifetime(l) => prop_assert!(
-                    self.now.0 < d.payload.created_ns + l.0,
+                    self.net.now.0 < d.payload.created_ns + l.0,
                     "end {i}: TSN {} of message {id} sent at {:?}, created {} ns, lifetime {:?}",
                     d.tsn,
-                    self.now,
+                    self.net.now,
                     d.payload.created_ns,
                     l
                 ),
@@ -289,7 +268,7 @@ impl Pair {
             return;
         }
         if let Some((from, len)) = self.sc.blackout {
-            if self.now >= from && self.now < from + len {
+            if self.net.now >= from && self.net.now < from + len {
                 return;
             }
         }
@@ -297,27 +276,19 @@ impl Pair {
         let copies = if self.roll() < dup { 2 } else { 1 };
         for _ in 0..copies {
             let extra = if self.roll() < reorder {
-                SimDuration(splitmix(&mut self.rng) % (3 * lat.0 + 1))
+                SimDuration(self.rng.next() % (3 * lat.0 + 1))
             } else {
                 SimDuration::ZERO
             };
-            let at = self.now + lat + extra;
-            self.order += 1;
-            self.flights.insert(
-                self.order,
-                Flight {
-                    to: 1 - from,
-                    seg: seg.clone(),
-                },
-            );
-            self.inflight.push(Reverse((at, self.order)));
+            let at = self.net.now + lat + extra;
+            self.net.push(at, 1 - from, seg.clone(), ());
         }
     }
 
     fn finished(&self) -> bool {
-        self.socks.iter().all(|s| s.state() == State::Closed)
+        self.net.socks.iter().all(|s| s.state() == State::Closed)
             && self.apps.iter().all(|a| a.closed == 1)
-            && self.socks.iter().all(|s| s.poll_timeout().is_none())
+            && self.net.socks.iter().all(|s| s.poll_timeout().is_none())
     }
 
     pub(super) fn run(&mut self) -> Result<(), TestCaseError> {
@@ -331,37 +302,20 @@ impl Pair {
             if self.finished() {
                 break;
             }
-            let mut next = self.inflight.peek().map(|r| r.0 .0);
-            for s in &self.socks {
-                if let Some(t) = s.poll_timeout() {
-                    next = Some(next.map_or(t, |n: SimTime| n.min(t)));
-                }
-            }
-            let Some(next) = next else { break };
+            let Some(next) = self.net.next_time([]) else { break };
             prop_assert!(next < limit, "run did not end by {:?}", limit);
             steps += 1;
             prop_assert!(steps < 2_000_000, "too many steps");
-            self.now = next.max(self.now);
-            let now = self.now;
-            while self.inflight.peek().is_some_and(|r| r.0 .0 <= now) {
-                let Reverse((_, k)) = self.inflight.pop().expect("peeked");
-                let f = self.flights.remove(&k).expect("flight");
-                self.socks[f.to].on_segment(now, &f.seg);
-                self.pump(f.to)?;
-            }
-            for i in 0..2 {
-                if self.socks[i].poll_timeout().is_some_and(|t| t <= now) {
-                    self.socks[i].on_timeout(now);
-                    self.pump(i)?;
-                }
-            }
+            self.net.now = next.max(self.net.now);
+            self.deliver_due()?;
+            self.fire_timers()?;
         }
         self.check_end()
     }
 
     fn check_end(&self) -> Result<(), TestCaseError> {
-        let gave: Vec<bool> = self.socks.iter().map(|s| s.sctp_stats().gave_up > 0).collect();
-        for (i, s) in self.socks.iter().enumerate() {
+        let gave: Vec<bool> = self.net.socks.iter().map(|s| s.sctp_stats().gave_up > 0).collect();
+        for (i, s) in self.net.socks.iter().enumerate() {
             prop_assert_eq!(s.state(), State::Closed, "end {} not closed", i);
             if gave[i] {
                 // Abandoned exactly when a counter passed its limit.
@@ -378,7 +332,7 @@ impl Pair {
                 );
             }
         }
-        if !gave[0] && !gave[1] && self.socks.iter().all(|s| s.sctp_stats().peer_aborted == 0) {
+        if !gave[0] && !gave[1] && self.net.socks.iter().all(|s| s.sctp_stats().peer_aborted == 0) {
             for i in 0..2 {
                 prop_assert_eq!(
                     self.settled(1 - i),
@@ -387,16 +341,16 @@ impl Pair {
                     i,
                     self.apps[i].got.len(),
                     self.sc.msgs[1 - i].len(),
-                    self.socks[1 - i].abandoned_ids.len()
+                    self.net.socks[1 - i].abandoned_ids.len()
                 );
             }
         }
         for i in 0..2 {
             // Abandoned once each, as counted; one that was delivered was sent whole first.
-            let ids = &self.socks[i].abandoned_ids;
+            let ids = &self.net.socks[i].abandoned_ids;
             let unique: HashSet<u32> = ids.iter().copied().collect();
             prop_assert_eq!(unique.len(), ids.len(), "end {} abandoned a message twice", i);
-            prop_assert_eq!(ids.len() as u64, self.socks[i].sctp_stats().abandoned_messages);
+            prop_assert_eq!(ids.len() as u64, self.net.socks[i].sctp_stats().abandoned_messages);
             prop_assert!(self.sc.pr_sctp || ids.is_empty());
             for &id in ids {
                 if self.apps[1 - i].got.contains(&(id as u64)) {
@@ -414,6 +368,8 @@ impl Pair {
         Ok(())
     }
 }
+
+testkit::driver!(Pair, SctpSocket, ());
 
 pub(super) fn arb_msgs(mtu: u32, streams: u16, max: usize) -> impl Strategy<Value = Vec<Msg>> {
     proptest::collection::vec(
@@ -496,7 +452,7 @@ fn messages_arrive_once_in_order_or_the_association_is_abandoned() {
         .run(&arb_scenario(), |sc| {
             let mut p = Pair::new(sc);
             p.run()?;
-            if p.socks.iter().any(|s| s.sctp_stats().gave_up > 0) {
+            if p.net.socks.iter().any(|s| s.sctp_stats().gave_up > 0) {
                 abandoned.set(abandoned.get() + 1);
             } else {
                 completed.set(completed.get() + 1);
@@ -523,7 +479,7 @@ proptest! {
         let sc = Scenario { loss: 0, dup: 0, reorder: 0, blackout: None, ..sc };
         let mut p = Pair::new(sc);
         p.run()?;
-        for s in &p.socks {
+        for s in &p.net.socks {
             prop_assert_eq!(s.sctp_stats().gave_up, 0);
             prop_assert_eq!(s.sctp_stats().peer_aborted, 0);
         }

@@ -92,12 +92,12 @@ fn run_cases(sc: impl Strategy<Value = Scenario>) -> (u64, u64) {
         .run(&sc, |sc| {
             let mut p = Pair::new(sc);
             p.run()?;
-            if p.socks.iter().any(|s| s.sctp_stats().gave_up > 0) {
+            if p.net.socks.iter().any(|s| s.sctp_stats().gave_up > 0) {
                 // At a counter's limit (`Pair::check_end`): the messages went with it.
                 gave_up.set(gave_up.get() + 1);
                 return Ok(());
             }
-            for (i, s) in p.socks.iter().enumerate() {
+            for (i, s) in p.net.socks.iter().enumerate() {
                 prop_assert!(s.pr_negotiated());
                 prop_assert_eq!(s.state(), State::Closed);
                 prop_assert_eq!(p.settled(i), p.messages(i), "end {}: messages not settled", i);

@@ -7,39 +7,11 @@
 //! SACK, the scoreboard is also checked against the receiver's real state.
 
 use super::*;
+use crate::testkit::{self, Driver, Faults, Flight};
 use crate::{L4Header, Message, Segment, SocketConfig, TransportEvent};
 use proptest::prelude::*;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::SizeConvention;
-
-/// What happens to one segment, decided by a roll in 0..100 (0 is always "deliver", so that
-/// shrinking a failing script heads towards a clean path).
-#[derive(Clone, Copy, Debug, Default)]
-struct Roll {
-    r: u8,
-    /// Extra delay for reordered or duplicated copies, in 1/255ths of three latencies.
-    delay: u8,
-}
-
-#[derive(Clone, Debug, Default)]
-struct Faults {
-    /// Percent of segments dropped, duplicated, delayed (reordered).
-    loss: u8,
-    dup: u8,
-    reorder: u8,
-    /// Per direction (0: client to server, 1: back), the roll of the k-th segment sent; segments
-    /// beyond the script are delivered.
-    rolls: [Vec<Roll>; 2],
-    /// Per direction, indices of segments to drop outright.
-    drops: [Vec<usize>; 2],
-    /// Per direction, times: the first data segment sent at or after each is dropped.
-    drop_after: [Vec<SimTime>; 2],
-    /// Per direction, stream offsets: the first transmission of the segment starting there
-    /// is dropped (retransmissions get through).
-    drop_first_tx: [Vec<u64>; 2],
-}
 
 /// A bottleneck in one direction: serialization at `rate_bps` behind a drop-tail queue of
 /// `queue_bytes` (the packet in service not counted).
@@ -67,44 +39,17 @@ struct App {
     max_sent_end: u64,
 }
 
-struct Flight {
-    at: SimTime,
-    order: u64,
-    to: usize,
-    seg: Segment,
-    /// The sender's receive state when it sent this segment (`rcv_nxt`, out-of-order ranges),
-    /// for the SACK checks.
-    snap: Option<(u64, Vec<(u64, u64)>)>,
-}
-
-// A min-heap on (arrival, order) through BinaryHeap's max-heap.
-impl Ord for Flight {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.order).cmp(&(self.at, self.order))
-    }
-}
-impl PartialOrd for Flight {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl PartialEq for Flight {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.order) == (o.at, o.order)
-    }
-}
-impl Eq for Flight {}
+/// The sender's receive state when it sent a segment (`rcv_nxt`, out-of-order ranges), for
+/// the SACK checks.
+type Snap = Option<(u64, Vec<(u64, u64)>)>;
 
 struct Pair {
-    now: SimTime,
-    socks: [TcpSocket; 2],
+    net: testkit::Pair<TcpSocket, Snap>,
     apps: [App; 2],
     latency: SimDuration,
     sizes: SizeConvention,
     faults: Faults,
     sent: [usize; 2],
-    inflight: BinaryHeap<Flight>,
-    order: u64,
     links: [Option<Link>; 2],
     busy_until: [SimTime; 2],
     queue_drops: [u64; 2],
@@ -161,18 +106,15 @@ impl Pair {
             ..App::default()
         };
         Pair {
-            now: SimTime::ZERO,
-            socks: [
+            net: testkit::Pair::new([
                 TcpSocket::new(cfg(49152, 80), client_tcp, Open::Active, SimTime::ZERO),
                 TcpSocket::new(cfg(80, 49152), server_tcp, Open::Passive, SimTime::ZERO),
-            ],
+            ]),
             apps: [app(sc.client_bytes), app(sc.server_bytes)],
             latency: SimDuration::from_millis(sc.latency_ms),
             sizes: sc.sizes,
             faults: sc.faults.clone(),
             sent: [0, 0],
-            inflight: BinaryHeap::new(),
-            order: 0,
             links: sc.links,
             busy_until: [SimTime::ZERO; 2],
             queue_drops: [0; 2],
@@ -191,8 +133,8 @@ impl Pair {
         let finished = |s: &TcpSocket| matches!(s.state(), State::Closed | State::TimeWait);
         // A paused reader may still hold data after the connection closed.
         let read_all = |i: usize| self.apps[i].delivered == self.apps[1 - i].total;
-        finished(&self.socks[0])
-            && finished(&self.socks[1])
+        finished(&self.net.socks[0])
+            && finished(&self.net.socks[1])
             && self.apps[0].closed_events == 1
             && self.apps[1].closed_events == 1
             && read_all(0)
@@ -214,34 +156,24 @@ impl Pair {
         let Some(next) = self.next_time() else {
             return Ok(false);
         };
-        self.now = next.max(self.now);
-        let now = self.now;
+        self.net.now = next.max(self.net.now);
+        let now = self.net.now;
         if let Some((start, end)) = self.pause {
             let want = now >= start && now < end;
             if want != self.paused {
                 self.paused = want;
-                self.socks[1].set_receive_paused(now, want);
+                self.net.socks[1].set_receive_paused(now, want);
             }
         }
-        while self.inflight.peek().is_some_and(|f| f.at <= now) {
-            let f = self.inflight.pop().expect("peeked");
-            self.socks[f.to].on_segment(now, &f.seg);
-            self.check_scoreboard(f.to, f.snap.as_ref())?;
-            self.pump(f.to)?;
-        }
-        for i in 0..2 {
-            if self.socks[i].poll_timeout().is_some_and(|t| t <= now) {
-                self.socks[i].on_timeout(now);
-                self.pump(i)?;
-            }
-        }
+        self.deliver_due()?;
+        self.fire_timers()?;
         Ok(true)
     }
 
     fn apps_act(&mut self) {
-        let now = self.now;
+        let now = self.net.now;
         for i in 0..2 {
-            let (app, sock) = (&mut self.apps[i], &mut self.socks[i]);
+            let (app, sock) = (&mut self.apps[i], &mut self.net.socks[i]);
             while app.given < app.total {
                 let len = (app.total - app.given).min(app.chunk as u64) as u32;
                 if !sock.can_send(len) {
@@ -268,26 +200,31 @@ impl Pair {
         }
     }
 
+    /// The checks after the arrival of `f`.
+    fn arrived(&mut self, f: &Flight<Snap>) -> Result<(), TestCaseError> {
+        self.check_scoreboard(f.to, f.note.as_ref())
+    }
+
     /// The SACK checks after endpoint `i` processed a segment: what its scoreboard marks
     /// SACKed the peer really holds (it never reneges); and, with `check_lost`, in recovery,
     /// nothing it deems lost (RFC 6675 IsLost) was held by the peer when it sent that ACK.
     fn check_scoreboard(&mut self, i: usize, snap: Option<&(u64, Vec<(u64, u64)>)>) -> Result<(), TestCaseError> {
-        if self.socks[i].loss_recovery() != LossRecovery::Sack {
+        if self.net.socks[i].loss_recovery() != LossRecovery::Sack {
             return Ok(());
         }
-        let (rcv_nxt, held) = self.socks[1 - i].receive_state();
+        let (rcv_nxt, held) = self.net.socks[1 - i].receive_state();
         let holds = |held: &[(u64, u64)], rcv_nxt: u64, (s, e): (u64, u64)| {
             e <= rcv_nxt || held.iter().any(|&(a, b)| a <= s.max(rcv_nxt) && e <= b)
         };
-        for r in self.socks[i].sack_sacked_ranges() {
+        for r in self.net.socks[i].sack_sacked_ranges() {
             prop_assert!(
                 holds(&held, rcv_nxt, r),
                 "SACKed {r:?} not held: rcv_nxt {rcv_nxt} {held:?}"
             );
         }
         if let (true, 0, Some((rcv_nxt, held))) = (self.check_lost, i, snap) {
-            if self.socks[0].in_fast_recovery() {
-                for (s, e) in self.socks[0].sack_lost_ranges() {
+            if self.net.socks[0].in_fast_recovery() {
+                for (s, e) in self.net.socks[0].sack_lost_ranges() {
                     let overlaps = s < *rcv_nxt || held.iter().any(|&(a, b)| a < e && s < b);
                     prop_assert!(!overlaps, "lost {s}..{e} but held: rcv_nxt {rcv_nxt} {held:?}");
                 }
@@ -298,17 +235,17 @@ impl Pair {
 
     /// Moves endpoint `i`'s segments onto the path and checks its events.
     fn pump(&mut self, i: usize) -> Result<(), TestCaseError> {
-        while let Some(seg) = self.socks[i].poll_transmit(self.now) {
+        while let Some(seg) = self.net.socks[i].poll_transmit(self.net.now) {
             self.check_stream(i, &seg)?;
             self.route(i, seg);
         }
         if i == 0 {
-            let r = self.socks[0].in_fast_recovery();
+            let r = self.net.socks[0].in_fast_recovery();
             if self.recovery_log.last().is_some_and(|&(_, x)| x) != r {
-                self.recovery_log.push((self.now, r));
+                self.recovery_log.push((self.net.now, r));
             }
         }
-        while let Some(ev) = self.socks[i].poll_event() {
+        while let Some(ev) = self.net.socks[i].poll_event() {
             let peer_given = self.apps[1 - i].given;
             let app = &mut self.apps[i];
             match ev {
@@ -332,21 +269,10 @@ impl Pair {
     }
 
     fn next_time(&self) -> Option<SimTime> {
-        let mut next = self.inflight.peek().map(|f| f.at);
-        for s in &self.socks {
-            next = match (next, s.poll_timeout()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-        }
-        if let Some((start, end)) = self.pause {
-            for t in [start, end] {
-                if t > self.now {
-                    next = Some(next.map_or(t, |n| n.min(t)));
-                }
-            }
-        }
-        next
+        let pause = self.pause.map_or([None, None], |(start, end)| {
+            [start, end].map(|t| (t > self.net.now).then_some(t))
+        });
+        self.net.next_time(pause)
     }
 
     /// `StreamData` must describe the bytes exactly: new data continues the stream, resends lie
@@ -361,7 +287,7 @@ impl Pair {
             None => prop_assert_eq!(seg.payload_len, 0),
             Some(sd) => {
                 prop_assert_eq!(sd.len, seg.payload_len);
-                prop_assert!(sd.len > 0 && sd.len <= self.socks[from].mss());
+                prop_assert!(sd.len > 0 && sd.len <= self.net.socks[from].mss());
                 let end = sd.offset + sd.len as u64;
                 prop_assert!(end <= app.given, "segment ends at {end}, app gave {}", app.given);
                 if sd.retransmission {
@@ -383,10 +309,10 @@ impl Pair {
     fn route(&mut self, from: usize, seg: Segment) {
         if std::env::var_os("TPSIM_TCP_TRACE").is_some() {
             if let L4Header::Tcp(h) = seg.header {
-                let s = &self.socks[from];
+                let s = &self.net.socks[from];
                 eprintln!(
                     "{} {} #{} {:?} seq {} ack {} len {} win {} | {} cwnd {} rwnd {}",
-                    self.now,
+                    self.net.now,
                     if from == 0 { "C>S" } else { "S>C" },
                     self.sent[from],
                     h.flags,
@@ -402,7 +328,7 @@ impl Pair {
         }
         let k = self.sent[from];
         self.sent[from] += 1;
-        let now = self.now;
+        let now = self.net.now;
         if let Some(sd) = seg.stream {
             if !sd.retransmission && self.faults.drop_first_tx[from].contains(&sd.offset) {
                 return;
@@ -419,10 +345,10 @@ impl Pair {
             return;
         }
         // The bottleneck: drop-tail, then serialization.
-        let mut depart = self.now;
+        let mut depart = self.net.now;
         if let Some(link) = self.links[from] {
-            let start = self.busy_until[from].max(self.now);
-            let backlog_ns = start.saturating_since(self.now).0 as u128;
+            let start = self.busy_until[from].max(self.net.now);
+            let backlog_ns = start.saturating_since(self.net.now).0 as u128;
             let backlog = backlog_ns * link.rate_bps as u128 / 8 / 1_000_000_000;
             if backlog + seg.ip_len as u128 > link.queue_bytes as u128 {
                 self.queue_drops[from] += 1;
@@ -432,37 +358,10 @@ impl Pair {
             depart = start + tx;
             self.busy_until[from] = depart;
         }
-        let snap = (self.check_lost || self.socks[1 - from].loss_recovery() == LossRecovery::Sack)
-            .then(|| self.socks[from].receive_state());
-        let roll = f.rolls[from].get(k).copied().unwrap_or_default();
-        let drop_at = 100 - f.loss;
-        let dup_at = drop_at - f.dup;
-        let reorder_at = dup_at - f.reorder;
-        let base = depart + self.latency;
-        let extra = SimDuration(self.latency.0 * 3 * roll.delay as u64 / 255);
-        let to = 1 - from;
-        if roll.r >= drop_at {
-            return;
-        }
-        if roll.r >= dup_at {
-            self.push(base, to, seg.clone(), snap.clone());
-            self.push(base + SimDuration(extra.0 / 2), to, seg, snap);
-        } else if roll.r >= reorder_at {
-            self.push(base + extra, to, seg, snap);
-        } else {
-            self.push(base, to, seg, snap);
-        }
-    }
-
-    fn push(&mut self, at: SimTime, to: usize, seg: Segment, snap: Option<(u64, Vec<(u64, u64)>)>) {
-        self.order += 1;
-        self.inflight.push(Flight {
-            at,
-            order: self.order,
-            to,
-            seg,
-            snap,
-        });
+        let snap = (self.check_lost || self.net.socks[1 - from].loss_recovery() == LossRecovery::Sack)
+            .then(|| self.net.socks[from].receive_state());
+        let fate = f.fate(from, k, self.latency);
+        self.net.send_by(fate, from, depart + self.latency, seg, snap);
     }
 
     /// Runs to completion (or a bound) and checks the end state.
@@ -472,28 +371,28 @@ impl Pair {
         while self.step()? {
             steps += 1;
             prop_assert!(
-                steps < 2_000_000 && self.now < limit,
+                steps < 2_000_000 && self.net.now < limit,
                 "no end in sight at {}: {}",
-                self.now,
+                self.net.now,
                 self.describe()
             );
         }
-        prop_assert!(self.done(), "stalled at {}: {}", self.now, self.describe());
+        prop_assert!(self.done(), "stalled at {}: {}", self.net.now, self.describe());
         for i in 0..2 {
             let peer_total = self.apps[1 - i].total;
             prop_assert_eq!(self.apps[i].delivered, peer_total, "end {} received", i);
             prop_assert_eq!(self.apps[i].connected_events, 1);
             // Not necessarily all acknowledged: if every ACK of the last segments was lost, the
             // peer's TIME-WAIT may end first, and its RST closes this end (RFC 9293 §3.10.7.1).
-            prop_assert!(self.socks[i].bytes_acked() <= self.apps[i].total);
-            prop_assert_eq!(self.socks[i].buffered_messages(), 0);
+            prop_assert!(self.net.socks[i].bytes_acked() <= self.apps[i].total);
+            prop_assert_eq!(self.net.socks[i].buffered_messages(), 0);
         }
         Ok(())
     }
 
     fn describe(&self) -> String {
         let one = |i: usize| {
-            let s = &self.socks[i];
+            let s = &self.net.socks[i];
             format!(
                 "[{} acked {}/{} delivered {} cwnd {} rto {} timer {:?}]",
                 s.state(),
@@ -505,9 +404,11 @@ impl Pair {
                 s.poll_timeout()
             )
         };
-        format!("{} {} inflight {}", one(0), one(1), self.inflight.len())
+        format!("{} {} inflight {}", one(0), one(1), self.net.in_flight())
     }
 }
+
+testkit::driver!(Pair, TcpSocket, Snap, arrived = Pair::arrived);
 
 fn scenario(recovery: LossRecovery) -> Scenario {
     Scenario {
@@ -537,7 +438,7 @@ fn lossless_bulk_transfer() {
     sc.client_bytes = 1_000_000;
     let mut pair = Pair::new(&sc);
     pair.run().unwrap();
-    let c = &pair.socks[0];
+    let c = &pair.net.socks[0];
     assert_eq!(c.stats().retransmissions, 0);
     assert_eq!(c.tcp_stats().timeouts, 0);
     assert!(c.rtt_samples() > 10);
@@ -547,12 +448,12 @@ fn lossless_bulk_transfer() {
         "mean RTT {mean_rtt} ns"
     );
     assert!(
-        pair.now < SimTime::ZERO + SimDuration::from_secs(10),
+        pair.net.now < SimTime::ZERO + SimDuration::from_secs(10),
         "finished at {}",
-        pair.now
+        pair.net.now
     );
     // The server acknowledged with delayed ACKs: about one pure ACK per two segments.
-    let s = &pair.socks[1];
+    let s = &pair.net.socks[1];
     assert!(
         s.stats().ack_segments < c.stats().tx_segments * 3 / 4,
         "{:?} vs {:?}",
@@ -575,7 +476,7 @@ fn burst_loss_recovery_differs_by_flavor() {
         sc.faults.drops[0] = (14..19).collect();
         let mut pair = Pair::new(&sc);
         pair.run().unwrap();
-        stats.push((recovery, pair.socks[0].tcp_stats()));
+        stats.push((recovery, pair.net.socks[0].tcp_stats()));
     }
     let (_, newreno) = stats[0];
     assert_eq!(
@@ -600,24 +501,10 @@ fn paused_reader_is_probed_and_transfer_resumes() {
     let mut pair = Pair::new(&sc);
     pair.run().unwrap();
     assert!(
-        pair.socks[0].tcp_stats().window_probes >= 1,
+        pair.net.socks[0].tcp_stats().window_probes >= 1,
         "{:?}",
-        pair.socks[0].tcp_stats()
+        pair.net.socks[0].tcp_stats()
     );
-}
-
-fn faults_strategy() -> impl Strategy<Value = Faults> {
-    let roll = (0u8..100, any::<u8>()).prop_map(|(r, delay)| Roll { r, delay });
-    let script = || proptest::collection::vec(roll.clone(), 0..2000);
-    (0u8..=30, 0u8..=10, 0u8..=20, script(), script()).prop_map(|(loss, dup, reorder, a, b)| Faults {
-        loss,
-        dup,
-        reorder,
-        rolls: [a, b],
-        drops: [vec![], vec![]],
-        drop_after: [vec![], vec![]],
-        drop_first_tx: [vec![], vec![]],
-    })
 }
 
 fn scenario_strategy(recovery: LossRecovery) -> impl Strategy<Value = Scenario> {
@@ -657,7 +544,7 @@ fn scenario_strategy(recovery: LossRecovery) -> impl Strategy<Value = Scenario> 
         1u32..=3000,
         any::<u32>(),
         pause,
-        faults_strategy(),
+        testkit::faults_strategy(2000),
     )
         .prop_map(
             |(tcp, mtu, sizes, latency_ms, client_bytes, server_bytes, chunk, server_iss, pause_ms, faults)| Scenario {
@@ -731,7 +618,7 @@ fn sack_repairs_three_losses_in_one_rtt_where_newreno_needs_three() {
         sc.faults.drops[0] = vec![14, 16, 18];
         let mut pair = Pair::new(&sc);
         pair.run().unwrap();
-        let c = &pair.socks[0];
+        let c = &pair.net.socks[0];
         assert_eq!(c.loss_recovery(), recovery);
         let ts = c.tcp_stats();
         assert_eq!((ts.fast_retransmits, ts.timeouts), (1, 0), "{recovery:?}: {ts:?}");
@@ -764,9 +651,9 @@ fn scaled_window_lets_the_sender_fill_a_long_path() {
         let mut pair = Pair::new(&sc);
         let mut max_flight = 0;
         while pair.step().unwrap() {
-            max_flight = max_flight.max(pair.socks[0].flight_size());
-            if pair.socks[0].state() == State::Established {
-                assert_eq!(pair.socks[0].window_scale(), scaling.then_some((5, 5)));
+            max_flight = max_flight.max(pair.net.socks[0].flight_size());
+            if pair.net.socks[0].state() == State::Established {
+                assert_eq!(pair.net.socks[0].window_scale(), scaling.then_some((5, 5)));
             }
         }
         assert!(pair.done());
@@ -812,9 +699,9 @@ fn cubic_follows_w_cubic_after_a_loss_on_a_long_fat_path() {
     let limit = SimTime::ZERO + SimDuration::from_secs(40);
     // Run to the end of the recovery of the injected loss.
     while pair.recovery_log.len() < 2 {
-        assert!(pair.step().unwrap() && pair.now < limit, "no loss recovery");
+        assert!(pair.step().unwrap() && pair.net.now < limit, "no loss recovery");
     }
-    let c = &pair.socks[0];
+    let c = &pair.net.socks[0];
     assert_eq!(c.loss_recovery(), LossRecovery::Sack);
     assert_eq!(c.window_scale(), Some((11, 11)));
     let reduced_at = pair.recovery_log[0].0;
@@ -839,16 +726,16 @@ fn cubic_follows_w_cubic_after_a_loss_on_a_long_fat_path() {
     let mut last_sample = SimTime::ZERO;
     while pair.recovery_log.len() < 3 {
         assert!(
-            pair.step().unwrap() && pair.now < limit,
+            pair.step().unwrap() && pair.net.now < limit,
             "no second loss by {}",
-            pair.now
+            pair.net.now
         );
-        let now = pair.now;
+        let now = pair.net.now;
         if now < fit_from || now < epoch || now.saturating_since(last_sample) < SimDuration::from_millis(10) {
             continue;
         }
         last_sample = now;
-        let cwnd = pair.socks[0].cwnd() as f64 / mss as f64;
+        let cwnd = pair.net.socks[0].cwnd() as f64 / mss as f64;
         let want = w_cubic(now.saturating_since(epoch).as_secs_f64());
         let err = (cwnd - want).abs();
         assert!(
@@ -883,9 +770,9 @@ fn sack_lossy_transfer_keeps_a_truthful_scoreboard() {
     sc.faults.drop_first_tx[0] = (20..400).step_by(30).chain([52, 54, 56]).map(|k| k * 1000).collect();
     let mut pair = Pair::new(&sc);
     pair.run().unwrap();
-    let ts = pair.socks[0].tcp_stats();
+    let ts = pair.net.socks[0].tcp_stats();
     assert!(ts.fast_retransmits >= 10 && ts.timeouts == 0, "{ts:?}");
-    assert_eq!(pair.socks[0].loss_recovery(), LossRecovery::Sack);
+    assert_eq!(pair.net.socks[0].loss_recovery(), LossRecovery::Sack);
 }
 
 /// Like `scenario_strategy`, with SACK (and optionally D-SACK, window scaling, larger buffers)

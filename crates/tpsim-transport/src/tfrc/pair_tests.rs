@@ -5,25 +5,11 @@
 use super::equation::x_bytes_per_s;
 use super::*;
 use crate::tcp::Open;
+use crate::testkit::{self, SplitMix};
 use proptest::prelude::*;
 use std::collections::HashMap;
 use tpsim_core::SimDuration;
 use tpsim_wire::tfrc::{decode_p, TfrcRepr};
-
-/// splitmix64: a small seeded generator for the path's coin flips.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        p > 0.0 && (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 struct PathCfg {
@@ -48,16 +34,12 @@ struct FeedbackSeen {
     nofeedback_expiries: u64,
 }
 
+/// The sender (endpoint 0) and the receiver (endpoint 1), with the path between them.
 struct Pair {
-    tx: TfrcSocket,
-    rx: TfrcSocket,
+    net: testkit::Pair<TfrcSocket>,
     path: PathCfg,
-    rng: Rng,
-    now: SimTime,
+    rng: SplitMix,
     link_free: SimTime,
-    /// (arrival, order, to the receiver, segment)
-    flight: Vec<(SimTime, u64, bool, Segment)>,
-    order: u64,
     data_sent: u64,
     data_bytes: u64,
     delivered: Vec<u64>,
@@ -80,14 +62,13 @@ fn sock_cfg(port: u16, peer: u16) -> SocketConfig {
 impl Pair {
     fn new(cfg: TfrcConfig, path: PathCfg, seed: u64) -> Pair {
         Pair {
-            tx: TfrcSocket::new(sock_cfg(5000, 6000), cfg, Open::Active, SimTime::ZERO),
-            rx: TfrcSocket::new(sock_cfg(6000, 5000), cfg, Open::Passive, SimTime::ZERO),
+            net: testkit::Pair::new([
+                TfrcSocket::new(sock_cfg(5000, 6000), cfg, Open::Active, SimTime::ZERO),
+                TfrcSocket::new(sock_cfg(6000, 5000), cfg, Open::Passive, SimTime::ZERO),
+            ]),
             path,
-            rng: Rng(seed),
-            now: SimTime::ZERO,
+            rng: SplitMix(seed),
             link_free: SimTime::ZERO,
-            flight: Vec::new(),
-            order: 0,
             data_sent: 0,
             data_bytes: 0,
             delivered: Vec::new(),
@@ -106,11 +87,11 @@ impl Pair {
         };
         let copies = 1 + self.rng.chance(self.path.dup) as u32;
         let depart = if to_rx {
-            let start = self.now.max(self.link_free);
+            let start = self.net.now.max(self.link_free);
             self.link_free = start + SimDuration::serialization(seg.ip_len as u64 * 8, self.path.rate_bps);
             self.link_free
         } else {
-            self.now
+            self.net.now
         };
         for _ in 0..copies {
             if let Some(m) = seg.message {
@@ -127,36 +108,31 @@ impl Pair {
             if self.rng.chance(self.path.reorder) {
                 at += SimDuration(self.rng.next() % (self.path.reorder_extra.0 + 1));
             }
-            self.order += 1;
-            self.flight.push((at, self.order, to_rx, seg.clone()));
+            self.net.push(at, to_rx as usize, seg.clone(), ());
         }
     }
 
     /// Polls both ends' outputs at `now`.
     fn pump(&mut self) {
-        while let Some(seg) = self.tx.poll_transmit(self.now) {
+        while let Some(seg) = self.net.socks[0].poll_transmit(self.net.now) {
             self.data_sent += 1;
             self.data_bytes += seg.payload_len as u64;
             self.launch(seg, true);
         }
-        while let Some(seg) = self.rx.poll_transmit(self.now) {
+        while let Some(seg) = self.net.socks[1].poll_transmit(self.net.now) {
             self.launch(seg, false);
         }
-        while let Some(ev) = self.rx.poll_event() {
+        while let Some(ev) = self.net.socks[1].poll_event() {
             if let TransportEvent::Delivered { message, .. } = ev {
                 self.delivered.push(message.id);
-                self.delivered_at.push(self.now);
+                self.delivered_at.push(self.net.now);
             }
         }
     }
 
     /// The next event time, if any.
     fn next_time(&self) -> Option<SimTime> {
-        let arrivals = self.flight.iter().map(|f| f.0).min();
-        [arrivals, self.tx.poll_timeout(), self.rx.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
+        self.net.next_time([])
     }
 
     /// Advances to the next event (not beyond `until`); false if there is none before it.
@@ -167,26 +143,19 @@ impl Pair {
         if t > until {
             return false;
         }
-        self.now = self.now.max(t);
-        let now = self.now;
-        while let Some(i) = self
-            .flight
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.0 <= now)
-            .min_by_key(|(_, f)| (f.0, f.1))
-            .map(|(i, _)| i)
-        {
-            let (_, _, to_rx, seg) = self.flight.swap_remove(i);
-            if to_rx {
+        self.net.now = self.net.now.max(t);
+        let now = self.net.now;
+        while let Some(f) = self.net.pop_due() {
+            let seg = f.seg;
+            if f.to == 1 {
                 if let Some(m) = seg.message {
                     self.copies.get_mut(&m.id).unwrap().0 -= 1;
                 }
-                self.rx.on_segment(now, &seg);
+                self.net.socks[1].on_segment(now, &seg);
             } else {
-                self.tx.on_segment(now, &seg);
+                self.net.socks[0].on_segment(now, &seg);
                 if self.record_feedback {
-                    let rc = self.tx.rate().unwrap();
+                    let rc = self.net.socks[0].rate().unwrap();
                     self.feedback.push(FeedbackSeen {
                         now,
                         header: match seg.header {
@@ -201,11 +170,10 @@ impl Pair {
             }
             self.pump();
         }
-        if self.tx.poll_timeout().is_some_and(|t| t <= now) {
-            self.tx.on_timeout(now);
-        }
-        if self.rx.poll_timeout().is_some_and(|t| t <= now) {
-            self.rx.on_timeout(now);
+        for i in 0..2 {
+            if self.net.timer_due(i) {
+                self.net.socks[i].on_timeout(now);
+            }
         }
         self.pump();
         true
@@ -222,8 +190,10 @@ fn bulk_run(cfg: TfrcConfig, path: PathCfg, seed: u64, end: SimTime, mut at: imp
     pair.record_feedback = true;
     let mut id = 0;
     loop {
-        while pair.tx.can_send(1000) {
-            pair.tx.send(pair.now, msg(id, 1000, pair.now)).unwrap();
+        while pair.net.socks[0].can_send(1000) {
+            pair.net.socks[0]
+                .send(pair.net.now, msg(id, 1000, pair.net.now))
+                .unwrap();
             id += 1;
         }
         pair.pump();
@@ -256,9 +226,9 @@ fn equation_check(loss: f64, seed: u64) -> (f64, f64, f64, f64, u64) {
     let end = SimTime::from_secs_f64(400.0);
     let mut snap: Option<(u64, u64, u64, u64, u64)> = None;
     let pair = bulk_run(TfrcConfig::rfc5348(), bernoulli_path(loss), seed, end, |p| {
-        if snap.is_none() && p.now >= warm {
-            let h = p.rx.loss_history().unwrap();
-            let rep = p.tx.report();
+        if snap.is_none() && p.net.now >= warm {
+            let h = p.net.socks[1].loss_history().unwrap();
+            let rep = p.net.socks[0].report();
             snap = Some((
                 p.data_bytes,
                 h.loss_events(),
@@ -269,12 +239,12 @@ fn equation_check(loss: f64, seed: u64) -> (f64, f64, f64, f64, u64) {
         }
     });
     let (bytes0, ev0, pk0, rs0, rsum0) = snap.unwrap();
-    let h = pair.rx.loss_history().unwrap();
-    let rep = pair.tx.report();
+    let h = pair.net.socks[1].loss_history().unwrap();
+    let rep = pair.net.socks[0].report();
     let events = h.loss_events() - ev0;
     let p = events as f64 / (h.packets() - pk0) as f64;
     let r = (rep.rtt_sum_ns - rsum0) as f64 * 1e-9 / (rep.rtt_samples - rs0) as f64;
-    let rate = (pair.data_bytes - bytes0) as f64 / (pair.now - warm).as_secs_f64();
+    let rate = (pair.data_bytes - bytes0) as f64 / (pair.net.now - warm).as_secs_f64();
     (rate, x_bytes_per_s(1000.0, r, p, 4.0 * r, 1.0), p, r, events)
 }
 
@@ -380,7 +350,7 @@ fn slow_start_starts_at_w_init_over_r_and_at_most_doubles_per_feedback() {
     let fbs = &pair.feedback;
     assert!(fbs.len() > 10);
     // First feedback: X = W_init/R = min(4s, max(2s, 4380))/R = 4000 B / R.
-    let rc = pair.tx.rate().unwrap();
+    let rc = pair.net.socks[0].rate().unwrap();
     let first = fbs[0];
     let TfrcRepr::Feedback {
         timestamp_echo,
@@ -423,24 +393,24 @@ fn cbr_flow_like_study_d_delivers_everything_with_feedback_once_per_rtt() {
         for i in 0..495u64 {
             let at = SimTime::from_secs_f64(0.1 + 0.02 * i as f64);
             while pair.step(at) {}
-            pair.now = at;
-            pair.tx.send(at, msg(i, 128, at)).unwrap();
+            pair.net.now = at;
+            pair.net.socks[0].send(at, msg(i, 128, at)).unwrap();
             created.push(at);
             pair.pump();
         }
         let end = SimTime::from_secs_f64(11.0);
         while pair.step(end) {}
         assert_eq!(pair.delivered, (0..495).collect::<Vec<_>>(), "{:?}", tfrc.profile);
-        let rep = pair.tx.report();
+        let rep = pair.net.socks[0].report();
         let r = rep.rtt_sum_ns as f64 * 1e-9 / rep.rtt_samples as f64;
-        let fbs = pair.rx.report().stats.ack_segments as f64;
+        let fbs = pair.net.socks[1].report().stats.ack_segments as f64;
         let want = 9.9 / r;
         assert!(
             (0.7 * want..=1.3 * want).contains(&fbs),
             "{:?}: {fbs} feedbacks, R {r}",
             tfrc.profile
         );
-        assert_eq!(pair.tx.rate().unwrap().p(), 0.0);
+        assert_eq!(pair.net.socks[0].rate().unwrap().p(), 0.0);
         // One-way: 50 ms + (128 + 44) bytes at 256 kbit/s.
         let path_delay = 0.05 + (128.0 + 44.0) * 8.0 / 256_000.0;
         let mean = pair
@@ -529,21 +499,21 @@ proptest! {
         let horizon = SimTime::from_secs_f64(1e6);
         loop {
             // The application writes its messages at their times (gaps in ms).
-            while next_msg < sc.msgs.len() && t_app <= pair.now {
+            while next_msg < sc.msgs.len() && t_app <= pair.net.now {
                 let (len, _) = sc.msgs[next_msg];
-                match pair.tx.send(pair.now, msg(next_msg as u64, len, pair.now)) {
+                match pair.net.socks[0].send(pair.net.now, msg(next_msg as u64, len, pair.net.now)) {
                     Ok(()) => accepted.push(next_msg as u64),
                     Err(SendError::QueueFull) => refused += 1,
                     Err(e) => panic!("unexpected {e}"),
                 }
                 next_msg += 1;
                 if next_msg < sc.msgs.len() {
-                    t_app = pair.now + SimDuration::from_millis(sc.msgs[next_msg].1);
+                    t_app = pair.net.now + SimDuration::from_millis(sc.msgs[next_msg].1);
                 }
             }
             pair.pump();
             // Conservation, message by message.
-            let queued = pair.tx.buffered_messages();
+            let queued = pair.net.socks[0].buffered_messages();
             let mut delivered = std::collections::HashSet::new();
             for &id in &pair.delivered {
                 prop_assert!(delivered.insert(id), "message {} delivered twice", id);
@@ -557,25 +527,25 @@ proptest! {
             }
             prop_assert_eq!(accepted.len() as u64, delivered.len() as u64 + lost + in_flight + queued);
             prop_assert!(delivered.iter().all(|id| accepted.contains(id)));
-            prop_assert_eq!(pair.tx.stats().tx_segments, pair.data_sent);
+            prop_assert_eq!(pair.net.socks[0].stats().tx_segments, pair.data_sent);
             let until = if next_msg < sc.msgs.len() { t_app.min(horizon) } else { horizon };
             if !pair.step(until) {
                 if next_msg >= sc.msgs.len() {
                     break;
                 }
                 // Nothing happens before the application's next write.
-                pair.now = pair.now.max(t_app);
+                pair.net.now = pair.net.now.max(t_app);
             }
-            if pair.tx.buffered_messages() == 0 && next_msg >= sc.msgs.len() && pair.flight.is_empty() {
+            if pair.net.socks[0].buffered_messages() == 0 && next_msg >= sc.msgs.len() && (pair.net.in_flight() == 0) {
                 break;
             }
         }
         // No stall: everything accepted left the sender.
-        prop_assert_eq!(pair.tx.buffered_messages(), 0);
+        prop_assert_eq!(pair.net.socks[0].buffered_messages(), 0);
         prop_assert_eq!(accepted.len() as u64 + refused, sc.msgs.len() as u64);
         prop_assert_eq!(pair.data_sent, accepted.len() as u64);
-        let r = pair.rx.report();
+        let r = pair.net.socks[1].report();
         prop_assert_eq!(r.stats.tx_segments, r.stats.ack_segments);
-        prop_assert_eq!(pair.tx.report().stats.ack_segments, 0);
+        prop_assert_eq!(pair.net.socks[0].report().stats.ack_segments, 0);
     }
 }

@@ -1,0 +1,155 @@
+//! Link breaks and route errors (RFC 3561 §6.11).
+
+use super::*;
+
+impl<P> Aodv<P> {
+    // ----- Link breaks and RERR (§6.11) -----
+
+    /// RFC 3561 §6.11 case (i): the link to `nb` is broken.
+    pub(super) fn link_break(&mut self, now: SimTime, nb: Addr) {
+        self.stats.link_breaks += 1;
+        self.recent_breaks.retain(|&(_, t)| t == now);
+        self.recent_breaks.push((nb, now));
+        let dp = self.cfg.delete_period;
+        let mut dests = Vec::new();
+        let mut recipients: Vec<Addr> = Vec::new();
+        // In destination order, as the RERR lists them.
+        for d in sorted_keys(&self.routes, |r| r.valid && r.next_hop == nb) {
+            let r = self.routes.get_mut(&d).expect("listed");
+            let was_active = r.active(now);
+            // RFC 3561 §6.11 (1)–(3): increment the sequence number, invalidate, keep the entry
+            // for DELETE_PERIOD.
+            if r.valid_seq && !self.cfg.invalidation_keeps_seq {
+                r.seq = r.seq.wrapping_add(1);
+            }
+            invalidate(
+                r,
+                &mut self.precursors,
+                &mut self.expiries,
+                now + dp,
+                was_active,
+                &mut dests,
+                &mut recipients,
+            );
+        }
+        self.arm_sweep(now + dp);
+        self.forget_neighbour(nb);
+        recipients.retain(|&p| p != nb);
+        self.send_rerr(now, dests, &recipients, Origin::Originated, false);
+        self.events.push_back(AodvEvent::LinkBroken { next_hop: nb });
+    }
+
+    /// RFC 3561 §6.11 case (ii): a data packet for `dst` to forward and no active route.
+    pub(super) fn rerr_no_route(&mut self, now: SimTime, prev_hop: Option<Addr>, dst: Addr) {
+        let (seq, mut recipients) = match self.routes.get(&dst) {
+            Some(r) => (r.seq, self.precursors.remove(&dst).unwrap_or_default()),
+            None => (0, Vec::new()),
+        };
+        if let Some(p) = prev_hop {
+            if !recipients.contains(&p) {
+                recipients.push(p);
+            }
+        }
+        self.send_rerr(now, vec![(dst, seq)], &recipients, Origin::Originated, false);
+    }
+
+    /// RFC 3561 §6.11 case (iii): an RERR from neighbour `from`.
+    pub(super) fn on_rerr(&mut self, now: SimTime, from: Addr, e: &Rerr) {
+        self.stats.rerr_received += 1;
+        if e.no_delete {
+            self.on_rerr_no_delete(now, from, e);
+            return;
+        }
+        let dp = self.cfg.delete_period;
+        let mut dests = Vec::new();
+        let mut recipients: Vec<Addr> = Vec::new();
+        for &(d, s) in &e.unreachable {
+            let Some(r) = self.routes.get_mut(&d) else {
+                continue;
+            };
+            if !(r.valid && r.next_hop == from) {
+                continue;
+            }
+            let was_active = r.active(now);
+            // Copy the sequence number from the RERR (never going back).
+            if !self.cfg.invalidation_keeps_seq {
+                if !r.valid_seq || seq_newer(s, r.seq) {
+                    r.seq = s;
+                }
+                r.valid_seq = true;
+            }
+            invalidate(
+                r,
+                &mut self.precursors,
+                &mut self.expiries,
+                now + dp,
+                was_active,
+                &mut dests,
+                &mut recipients,
+            );
+        }
+        self.arm_sweep(now + dp);
+        recipients.retain(|&p| p != from);
+        self.send_rerr(now, dests, &recipients, Origin::Forwarded, false);
+    }
+
+    /// RFC 3561 §6.12, §5.3: an RERR with the N flag (a downstream node repaired a route
+    /// locally and it got longer). The route is not deleted; the RERR is only passed on, with
+    /// N, to the precursors of the destinations whose next hop is `from`.
+    pub(super) fn on_rerr_no_delete(&mut self, now: SimTime, from: Addr, e: &Rerr) {
+        let mut dests = Vec::new();
+        let mut recipients: Vec<Addr> = Vec::new();
+        for &(d, s) in &e.unreachable {
+            let Some(r) = self.routes.get(&d) else {
+                continue;
+            };
+            if !(r.active(now) && r.next_hop == from) {
+                continue;
+            }
+            let Some(list) = self.precursors.get(&d) else {
+                continue;
+            };
+            dests.push((d, s));
+            for &p in list {
+                if !recipients.contains(&p) {
+                    recipients.push(p);
+                }
+            }
+        }
+        recipients.retain(|&p| p != from);
+        self.send_rerr(now, dests, &recipients, Origin::Forwarded, true);
+    }
+
+    /// Sends an RERR for `dests` to `recipients`: unicast to a single one, broadcast otherwise
+    /// (§6.11); at most RERR_RATELIMIT per second. `no_delete`: the N flag (§5.3, §6.12).
+    pub(super) fn send_rerr(
+        &mut self,
+        now: SimTime,
+        dests: Vec<(Addr, u32)>,
+        recipients: &[Addr],
+        origin: Origin,
+        no_delete: bool,
+    ) {
+        if dests.is_empty() || recipients.is_empty() {
+            return;
+        }
+        if rate_next_allowed(&mut self.rerr_times, self.cfg.rerr_ratelimit, now) > now {
+            self.stats.rerr_rate_limited += 1;
+            return;
+        }
+        if self.cfg.rerr_ratelimit > 0 {
+            self.rerr_times.push_back(now);
+        }
+        for chunk in dests.chunks(255) {
+            let msg = Message::Rerr(Rerr {
+                no_delete,
+                unreachable: chunk.to_vec(),
+            });
+            if let [one] = recipients {
+                self.queue(now, LinkDest::Unicast(*one), 1, msg, origin);
+            } else {
+                self.broadcast(now, 1, msg, origin);
+            }
+        }
+    }
+}
