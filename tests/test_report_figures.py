@@ -254,14 +254,18 @@ def test_many_flow_directions_as_series_are_a_band_per_swept_value(many):
     assert info.series[0].startswith("link delay = 10 ms") and info.series[3].startswith("link delay = 40 ms")
 
 
-def _render_workers() -> set[int]:
-    """Running processes of this checkout's render workers (``_draw.py`` on their command line)."""
+def _render_workers(tag: str) -> set[int]:
+    """Running processes of this checkout's render workers (``_draw.py`` on their command line)
+    started by commands run with ``TPSIM_TEST_TAG=tag`` in their environment (not those of
+    tests running beside this one)."""
     draw = str(Path(tpsim.__file__).resolve().with_name("_draw.py")).encode()
+    mark = f"TPSIM_TEST_TAG={tag}".encode()
     out = set()
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if draw in (d / "cmdline").read_bytes() and (d / "stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX":
+                if (draw in (d / "cmdline").read_bytes() and mark in (d / "environ").read_bytes().split(b"\0")
+                        and (d / "stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"):
                     out.add(int(d.name))
             except OSError:
                 pass
@@ -280,16 +284,17 @@ def test_render_workers_start_with_the_command_and_die_with_it(tmp_path):
         pytest.skip("one core: the figures are drawn in the command's process")
     from conftest import one_link
 
-    before = _render_workers()
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    env = dict(os.environ, TPSIM_TEST_TAG=tag)
     f = tmp_path / "slow.toml"
     f.write_text(one_link(app='{ kind = "cbr", size = "100B", interval = "10us" }', duration="3000s"))
     proc = subprocess.Popen([sys.executable, "-m", "tpsim", "run", str(f), "-o", str(tmp_path / "o"), "-q", "-j", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(_render_workers() - before) < workers_for(None):
+        while time.monotonic() < deadline and len(_render_workers(tag)) < workers_for(None):
             time.sleep(0.1)
-        mine = _render_workers() - before
+        mine = _render_workers(tag)
         # Started before the (long) run ends: they import matplotlib meanwhile.
         assert len(mine) == workers_for(None) and proc.poll() is None
         os.kill(proc.pid, signal.SIGKILL)
@@ -298,12 +303,12 @@ def test_render_workers_start_with_the_command_and_die_with_it(tmp_path):
         proc.kill()
         proc.communicate()
     deadline = time.monotonic() + 5
-    while _render_workers() & mine and time.monotonic() < deadline:
+    while _render_workers(tag) & mine and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not (_render_workers() & mine), "render workers outlived the killed command"
+    assert not (_render_workers(tag) & mine), "render workers outlived the killed command"
     # A command that fails on its input ends its workers too.
     p = subprocess.run([sys.executable, "-m", "tpsim", "run", str(tmp_path / "missing.toml"), "-o", str(tmp_path / "o2")],
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=60, env=env)
     assert p.returncode == 2
     time.sleep(0.5)
-    assert not (_render_workers() - before)
+    assert not (_render_workers(tag))

@@ -40,6 +40,10 @@ def estimate_memory_floor(text: str) -> list[tuple[str, int]]:
     """A lower bound of :func:`estimate_memory` from the text alone (its flows, counted
     without parsing), as (part, bytes) pairs; never raises."""
 
+def unit_families() -> list[tuple[str, str, list[tuple[str, float]]]]:
+    """The scenario format's unit families as (family, SI unit, [(unit, factor to the SI
+    unit)]), linear units only (no dBm)."""
+
 def json_schema() -> str:
     """JSON Schema of the scenario format."""
 

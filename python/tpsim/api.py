@@ -170,8 +170,8 @@ def _memory_limit(value: Union[str, int, float, None], force: bool = False) -> O
         return (avail, "the memory this machine has available", "free some memory, or set --max-memory (or --force)")
     return (parse_size(value, "max_memory"), "the limit", "raise the limit (--max-memory)")
 
-_SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+#: The scenario format's sizes (``16GB``, ``512MiB``), any case; a bare number is bytes.
+_SIZE_UNITS = {"": 1, **{u.lower(): int(f) for fam, _, units in _tpsim.unit_families() if fam == "size" for u, f in units}}
 
 
 def parse_size(value: Union[str, int, float], what: str = "size") -> int:

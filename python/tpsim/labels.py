@@ -14,20 +14,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from . import _tpsim
 from .metrics import metric_name, unit_of
 
-#: Unit families of the scenario format (crates/tpsim-scenario/src/units.rs): unit -> factor
-#: to the family's base unit.
-UNIT_FAMILIES: dict[str, dict[str, float]] = {
-    "duration": {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0},
-    "rate": {"bps": 1.0, "bit/s": 1.0, "kbps": 1e3, "kbit/s": 1e3, "Mbps": 1e6, "Mbit/s": 1e6, "Gbps": 1e9, "Gbit/s": 1e9},
-    "size": {"B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024.0, "MiB": 1048576.0, "GiB": 1073741824.0},
-    "distance": {"m": 1.0, "km": 1e3},
-    "power": {"W": 1.0, "mW": 1e-3, "uW": 1e-6, "nW": 1e-9, "pW": 1e-12},
-    "frequency": {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9},
-    "speed": {"m/s": 1.0, "km/h": 1 / 3.6},
-    "energy": {"J": 1.0, "mJ": 1e-3, "kJ": 1e3},
-}
+#: Unit families of the scenario format, as the engine defines them (``_tpsim.unit_families``):
+#: family -> unit -> factor to the family's SI unit (s, bit/s, B, m, W, Hz, m/s, J, rad).
+UNIT_FAMILIES: dict[str, dict[str, float]] = {fam: dict(units) for fam, _, units in _tpsim.unit_families()}
 #: How a unit is written on an axis (the scenario's spelling otherwise).
 _UNIT_DISPLAY = {"bps": "bit/s", "kbps": "kbit/s", "Mbps": "Mbit/s", "Gbps": "Gbit/s", "us": "µs", "KB": "kB"}
 #: Display units of each family, largest first: values are shown in the largest unit in
@@ -41,6 +33,7 @@ _LADDERS: dict[str, list[tuple[str, float]]] = {
     "frequency": [("GHz", 1e9), ("MHz", 1e6), ("kHz", 1e3), ("Hz", 1.0)],
     "speed": [("m/s", 1.0)],
     "energy": [("kJ", 1e3), ("J", 1.0), ("mJ", 1e-3)],
+    "angle": [("deg", math.pi / 180)],
 }
 _UNIT_OF: dict[str, str] = {u: fam for fam, units in UNIT_FAMILIES.items() for u in units}
 _QUANTITY = re.compile(r"\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]+)\s*")

@@ -404,6 +404,18 @@ fn bundled_scenarios() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
+/// The scenario format's unit families: `{family: (SI unit, {unit: factor})}`, the factor
+/// being the value in the SI unit of 1 of the unit (units that do not scale linearly, dBm,
+/// are left out).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn unit_families() -> Vec<(&'static str, &'static str, Vec<(&'static str, f64)>)> {
+    tpsim_scenario::units::FAMILIES
+        .iter()
+        .map(|(name, si, f)| (*name, *si, f.linear_units(si)))
+        .collect()
+}
+
 /// The JSON Schema of the scenario format.
 #[pyfunction]
 fn json_schema() -> String {
@@ -482,6 +494,7 @@ fn _tpsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_memory_floor, m)?)?;
+    m.add_function(wrap_pyfunction!(unit_families, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(embed_files, m)?)?;

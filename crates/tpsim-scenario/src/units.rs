@@ -258,13 +258,15 @@ unit!(
             ("KB", |v| v * 1e3),
             ("MB", |v| v * 1e6),
             ("GB", |v| v * 1e9),
+            ("TB", |v| v * 1e12),
             ("KiB", |v| v * 1024.0),
             ("MiB", |v| v * 1048576.0),
-            ("GiB", |v| v * 1073741824.0)
+            ("GiB", |v| v * 1073741824.0),
+            ("TiB", |v| v * 1099511627776.0)
         ],
         negative_ok: |_| false,
     },
-    r"^\s*[-+0-9.eE]+\s*(B|kB|KB|MB|GB|KiB|MiB|GiB)\s*$",
+    r"^\s*[-+0-9.eE]+\s*(B|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$",
     "A size; stored as bytes.",
     to_u64,
     |b: &Bytes| format!("{}B", b.0)
@@ -380,6 +382,33 @@ impl Duration {
     /// "30.000000000000004s": division by a power of ten rounds correctly).
     pub fn human(self) -> String {
         format!("{}s", self.0 as f64 / 1e9)
+    }
+}
+
+/// Every unit family of the scenario format, as (name, SI unit, family): the one table of
+/// units that the Python package reads through the binding (`unit_families`).
+pub const FAMILIES: [(&str, &str, &Family); 9] = [
+    ("duration", "s", &Duration::FAMILY),
+    ("rate", "bps", &Rate::FAMILY),
+    ("size", "B", &Bytes::FAMILY),
+    ("distance", "m", &Meters::FAMILY),
+    ("power", "W", &Watts::FAMILY),
+    ("frequency", "Hz", &Hertz::FAMILY),
+    ("speed", "m/s", &Speed::FAMILY),
+    ("energy", "J", &Joules::FAMILY),
+    ("angle", "rad", &Angle::FAMILY),
+];
+
+impl Family {
+    /// The units that scale linearly (all but dBm), as (unit, factor) with `factor` the value
+    /// in unit `si` of 1 of the unit: `("ms", 1e-3)` for durations in `"s"`.
+    pub fn linear_units(&self, si: &str) -> Vec<(&'static str, f64)> {
+        let scale = self.units.iter().find(|(u, _)| *u == si).map_or(1.0, |(_, to)| to(1.0));
+        self.units
+            .iter()
+            .filter(|(_, to)| to(0.0) == 0.0 && (to(2.0) - 2.0 * to(1.0)).abs() <= 1e-12 * to(1.0).abs())
+            .map(|(u, to)| (*u, to(1.0) / scale))
+            .collect()
     }
 }
 
@@ -504,5 +533,21 @@ mod tests {
         assert!(Joules::parse("-1J").unwrap_err().contains("negative"));
         assert!((Angle::parse("180deg").unwrap().0 - std::f64::consts::PI).abs() < 1e-15);
         assert!(Speed::parse("5").unwrap_err().contains("missing unit"));
+    }
+
+    #[test]
+    fn families_give_linear_factors_in_their_si_unit() {
+        let get = |fam: &str, unit: &str| {
+            let (_, si, f) = FAMILIES.iter().find(|(n, _, _)| *n == fam).unwrap();
+            f.linear_units(si).into_iter().find(|(u, _)| *u == unit).map(|(_, k)| k)
+        };
+        assert_eq!(get("duration", "ms"), Some(1e-3));
+        assert_eq!(get("duration", "h"), Some(3600.0));
+        assert_eq!(get("size", "TiB"), Some(1099511627776.0));
+        assert_eq!(get("power", "mW"), Some(1e-3));
+        assert_eq!(get("power", "dBm"), None);
+        assert!((get("speed", "km/h").unwrap() - 1.0 / 3.6).abs() < 1e-15);
+        assert!((get("angle", "deg").unwrap() - std::f64::consts::PI / 180.0).abs() < 1e-15);
+        assert_eq!(Bytes::parse("2TB").unwrap().0, 2_000_000_000_000);
     }
 }
