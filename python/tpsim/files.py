@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import json
 import os
 import stat
 import tempfile
@@ -112,6 +113,23 @@ def _atomic(path: Path, write: Callable[[Path], Any]) -> None:
     """Writes ``path`` atomically with ``write(tmp_path)``: a temporary file renamed into
     place, so a failure never leaves a half-written file (see :func:`_atomic_many`)."""
     _atomic_many([(Path(path), write)])
+
+
+#: JSON documents longer than this (characters, written compactly) are written on one line:
+#: Python's indenting encoder is pure Python (1.7 s for the 9 MB resolved scenario of 20,000
+#: flows, against 0.5 s for its C encoder).
+PRETTY_JSON_MAX = 1_000_000
+
+
+def json_text(obj: Any, sort_keys: bool = False) -> str:
+    """``obj`` as JSON text (no final newline): indented by two spaces, or on one line when
+    that is longer than :data:`PRETTY_JSON_MAX` characters.
+
+    Raises:
+        TypeError: for a value JSON cannot hold.
+    """
+    compact = json.dumps(obj, sort_keys=sort_keys, separators=(",", ":"))
+    return compact if len(compact) > PRETTY_JSON_MAX else json.dumps(obj, indent=2, sort_keys=sort_keys)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -22,6 +22,7 @@ from .api import build_id
 from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
 from .metrics import HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
 from .plot import MAX_SERIES, FigureInfo, default_layout, draw, metric_spec, timeseries_spec, with_flow_direction
+from .files import json_text
 from .results import FLOW_KEYS, NETWORK_KEYS, Results, _atomic, atomic_write_text, mean_ci
 
 #: Formats of the report's figures: PNG (embedded in the page) and vector PDF (for papers).
@@ -662,7 +663,7 @@ def render(res: Results, figs: list[Figure], command: Optional[str] = None, part
         sets=[f"{k} = {json.dumps(v) if not isinstance(v, str) else v}" for k, v in res.sets],
         seeds=", ".join(map(str, parts["seeds"])), runs=parts["runs"],
         points=len(res.points) or 1, command=command, toc=toc, figures=figures, tables=tables, definitions=defs,
-        scenario_text=written, resolved=json.dumps(resolved, indent=2, sort_keys=True) if resolved else "",
+        scenario_text=written, resolved=json_text(resolved, sort_keys=True) if resolved else "",
         source=getattr(base, "source", "") if base is not None else "", has_base=base is not None, movie=movie,
     )
 

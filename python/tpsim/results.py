@@ -65,6 +65,7 @@ from .files import (  # noqa: E402,F401
     atomic_write_text,
     check_output_dir,
     check_output_file,
+    json_text,
 )
 
 
@@ -139,29 +140,30 @@ def _intervals(agg: pl.DataFrame) -> pl.DataFrame:
     ``metric``, ``n``, ``mean``, ``std``, ``values``): a percentile bootstrap over the
     replications for metrics with known bounds (every tpsim metric: a Student-t interval
     around a mean near a bound would leave it), Student's t otherwise; none with n < 2."""
-    methods: list = []
+    methods: list = [None] * agg.height
     lo: list = [None] * agg.height
     hi: list = [None] * agg.height
     by_n: dict[int, list[int]] = {}
-    values = agg["values"].to_list()
-    for i, (metric, n, mean, sd) in enumerate(zip(agg["metric"], agg["n"], agg["mean"], agg["std"])):
-        if n < 2:
-            methods.append(None)
-        elif bounds(metric) is not None:
-            methods.append(CI_BOOTSTRAP)
-            v = values[i]
+    # Only groups of 2 or more values have an interval (a one-run sweep has none: its rows
+    # are not read one by one).
+    rows = agg.with_row_index("_row").filter(pl.col("n") >= 2)
+    values: dict[int, list] = {}
+    for i, metric, n, mean, sd, v in zip(rows["_row"], rows["metric"], rows["n"], rows["mean"], rows["std"], rows["values"].to_list()):
+        if bounds(metric) is not None:
+            methods[i] = CI_BOOTSTRAP
             if min(v) == max(v):
                 # Constant: every resample has the same mean (the mean itself, but for rounding).
                 lo[i], hi[i] = min(v[0], mean), max(v[0], mean)
             else:
                 by_n.setdefault(n, []).append(i)
+                values[i] = v
         else:
-            methods.append(CI_T)
+            methods[i] = CI_T
             half = _t_quantile_975(n - 1) * (sd or 0.0) / math.sqrt(n)
             lo[i], hi[i] = mean - half, mean + half
-    means = agg["mean"].to_list()
-    for rows in by_n.values():
-        for i, (a, b) in zip(rows, _bootstrap_ci([values[i] for i in rows])):
+    means = agg["mean"].to_list() if by_n else []
+    for group in by_n.values():
+        for i, (a, b) in zip(group, _bootstrap_ci([values[i] for i in group])):
             # The mean lies inside but for rounding (numpy's resample means, polars' mean).
             lo[i], hi[i] = min(a, means[i]), max(b, means[i])
     return agg.with_columns(
@@ -477,8 +479,8 @@ class Results:
             written.append(kind)
             files.append((target, lambda p, kind=kind: self._write_table(kind, p)))
         if self.base is not None:
-            resolved = json.dumps(self.resolved_scenario(), indent=2, sort_keys=True) + "\n"
-            meta = json.dumps(self.meta(), indent=2) + "\n"
+            resolved = json_text(self.resolved_scenario(), sort_keys=True) + "\n"
+            meta = json_text(self.meta()) + "\n"
             files += [(d / "scenario.resolved.json", lambda p: p.write_text(resolved, encoding="utf-8")),
                       (d / "tpsim.json", lambda p: p.write_text(meta, encoding="utf-8"))]
         _atomic_many(files)
