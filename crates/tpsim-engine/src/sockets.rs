@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use tpsim_core::SimTime;
+use tpsim_transport::Transport as _;
 use tpsim_transport::{Message, Segment, Socket};
 
 struct Endpoint {

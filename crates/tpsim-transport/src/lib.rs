@@ -1,14 +1,14 @@
 //! tpsim-transport: transport protocols as sans-IO state machines.
 //!
-//! Every transport offers the same message-oriented surface, so that one application runs
-//! unchanged over every transport:
+//! Every transport offers the same message-oriented surface, the [`Transport`] trait, so
+//! that one application runs unchanged over every transport:
 //!
-//! * application input: [`Socket::send`] hands over a [`Message`] (an id, a length in bytes
-//!   and the time the application created it);
-//! * network input: [`Socket::on_segment`] with a received [`Segment`];
-//! * outputs, polled in this order after every input: [`Socket::poll_transmit`] (segments to
-//!   send), [`Socket::poll_event`] (messages delivered to the application), and
-//!   [`Socket::poll_timeout`] (the next deadline, for [`Socket::on_timeout`]).
+//! * application input: [`Transport::send`] hands over a [`Message`] (an id, a length in
+//!   bytes and the time the application created it);
+//! * network input: [`Transport::on_segment`] with a received [`Segment`];
+//! * outputs, polled in this order after every input: [`Transport::poll_transmit`] (segments
+//!   to send), [`Transport::poll_event`] (messages delivered to the application), and
+//!   [`Transport::poll_timeout`] (the next deadline, for [`Transport::on_timeout`]).
 //!
 //! Nothing here reads a clock or touches the event queue: `now` comes in with every call.
 //! Built-in transports are dispatched through the [`Socket`] enum (no virtual calls on the
@@ -346,11 +346,312 @@ pub struct SocketConfig {
     pub mtu: u32,
 }
 
-/// A transport endpoint of any built-in kind.
-// A run has few sockets; boxing TCP's larger state would cost an indirection on every call.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-pub enum Socket {
+/// The surface every transport offers the engine (see the crate documentation for the order
+/// of calls). A transport implements the required methods; the provided ones fit a
+/// connectionless, message-oriented transport without congestion state (UDP) and are
+/// overridden where the transport differs. The engine reaches every transport through
+/// [`Socket`], which dispatches with a `match` (no virtual call on the hot path).
+pub trait Transport {
+    /// Hands an application message to the transport.
+    ///
+    /// # Errors
+    /// [`SendError::BufferFull`] if the send buffer cannot take it now (a reliable transport:
+    /// the application retries), [`SendError::QueueFull`] if an unreliable transport's send
+    /// queue dropped it (counted as sent and dropped, `send_queue_drops`).
+    fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError>;
+    /// Whether the transport would accept a message of `len` bytes now (for bulk senders).
+    fn can_send(&self, len: u32) -> bool;
+    /// Processes a segment received from the network.
+    fn on_segment(&mut self, now: SimTime, seg: &Segment);
+    /// Processes a timer expiry; safe to call spuriously.
+    fn on_timeout(&mut self, now: SimTime);
+    /// The next segment to send, if any.
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Segment>;
+    /// The next event for the application, if any.
+    fn poll_event(&mut self) -> Option<TransportEvent>;
+    /// The next deadline at which [`Transport::on_timeout`] must be called.
+    fn poll_timeout(&self) -> Option<SimTime>;
+    /// Counters so far.
+    fn stats(&self) -> TransportStats;
+    /// Messages accepted by the transport but not yet handed to IP.
+    fn buffered_messages(&self) -> u64;
+
+    /// What the endpoint reports to the metrics (counters and congestion state). Default:
+    /// the counters alone.
+    fn report(&self) -> TransportReport {
+        TransportReport {
+            stats: self.stats(),
+            ..TransportReport::default()
+        }
+    }
+    /// The state the per-ACK samples record (no allocation; cheap enough to call around
+    /// every segment). Default: nothing to record.
+    fn ack_sample(&self) -> AckSample {
+        AckSample::default()
+    }
+    /// Hands an application message to the transport on `stream`, `unordered` or not, for
+    /// transports with streams (SCTP: the stream is taken modulo the outbound streams).
+    /// Default: both ignored, as [`Transport::send`].
+    ///
+    /// # Errors
+    /// As [`Transport::send`].
+    fn send_on(&mut self, now: SimTime, msg: Message, stream: u16, unordered: bool) -> Result<(), SendError> {
+        let _ = (stream, unordered);
+        self.send(now, msg)
+    }
+    /// The application has nothing more to send: close once everything is delivered (TCP:
+    /// FIN after the data). Default: nothing to do (connectionless).
+    fn close(&mut self, now: SimTime) {
+        let _ = now;
+    }
+    /// Whether the transport carries a byte stream (TCP): it reports deliveries as stream
+    /// offsets ([`TransportEvent::DeliveredBytes`]), and the engine maps them back to the
+    /// application's messages. Default: false (whole messages).
+    fn byte_stream(&self) -> bool {
+        false
+    }
+    /// Whether the transport sets up a connection before data flows: then the engine opens
+    /// the active end when its application starts. Default: false.
+    fn connection_oriented(&self) -> bool {
+        false
+    }
+    /// Whether the transport drops messages at a bounded send queue
+    /// ([`SendError::QueueFull`]): the flow's row then has a `send_queue_drops` column.
+    /// Default: false.
+    fn drops_at_send_queue(&self) -> bool {
+        false
+    }
+}
+
+impl Transport for UdpSocket {
+    #[inline]
+    fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError> {
+        UdpSocket::send(self, now, msg)
+    }
+    #[inline]
+    fn can_send(&self, len: u32) -> bool {
+        UdpSocket::can_send(self, len)
+    }
+    #[inline]
+    fn on_segment(&mut self, now: SimTime, seg: &Segment) {
+        UdpSocket::on_segment(self, now, seg)
+    }
+    #[inline]
+    fn on_timeout(&mut self, now: SimTime) {
+        UdpSocket::on_timeout(self, now)
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        UdpSocket::poll_transmit(self, now)
+    }
+    #[inline]
+    fn poll_event(&mut self) -> Option<TransportEvent> {
+        UdpSocket::poll_event(self)
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<SimTime> {
+        UdpSocket::poll_timeout(self)
+    }
+    #[inline]
+    fn stats(&self) -> TransportStats {
+        UdpSocket::stats(self)
+    }
+    #[inline]
+    fn buffered_messages(&self) -> u64 {
+        UdpSocket::buffered_messages(self)
+    }
+}
+
+/// Implements [`Transport`] for a socket type whose inherent methods have the trait's names
+/// and signatures (the required ones plus `report` and `ack_sample`); further trait methods
+/// it overrides follow in braces.
+macro_rules! transport_by_inherent_methods {
+    ($ty:ty { $($extra:item)* }) => {
+        impl Transport for $ty {
+            #[inline]
+            fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError> {
+                <$ty>::send(self, now, msg)
+            }
+            #[inline]
+            fn can_send(&self, len: u32) -> bool {
+                <$ty>::can_send(self, len)
+            }
+            #[inline]
+            fn on_segment(&mut self, now: SimTime, seg: &Segment) {
+                <$ty>::on_segment(self, now, seg)
+            }
+            #[inline]
+            fn on_timeout(&mut self, now: SimTime) {
+                <$ty>::on_timeout(self, now)
+            }
+            #[inline]
+            fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+                <$ty>::poll_transmit(self, now)
+            }
+            #[inline]
+            fn poll_event(&mut self) -> Option<TransportEvent> {
+                <$ty>::poll_event(self)
+            }
+            #[inline]
+            fn poll_timeout(&self) -> Option<SimTime> {
+                <$ty>::poll_timeout(self)
+            }
+            #[inline]
+            fn stats(&self) -> TransportStats {
+                <$ty>::stats(self)
+            }
+            #[inline]
+            fn buffered_messages(&self) -> u64 {
+                <$ty>::buffered_messages(self)
+            }
+            fn report(&self) -> TransportReport {
+                <$ty>::report(self)
+            }
+            #[inline]
+            fn ack_sample(&self) -> AckSample {
+                <$ty>::ack_sample(self)
+            }
+            $($extra)*
+        }
+    };
+}
+
+transport_by_inherent_methods!(TcpSocket {
+    fn close(&mut self, now: SimTime) {
+        TcpSocket::close(self, now)
+    }
+    fn byte_stream(&self) -> bool {
+        true
+    }
+    fn connection_oriented(&self) -> bool {
+        true
+    }
+});
+transport_by_inherent_methods!(Ns2TcpSocket {
+    fn close(&mut self, now: SimTime) {
+        Ns2TcpSocket::close(self, now)
+    }
+    // The one-way sender opens a connection (its modelled SYN goes out with the
+    // application's first write); the sink does not.
+    fn connection_oriented(&self) -> bool {
+        self.is_sender()
+    }
+});
+transport_by_inherent_methods!(SctpSocket {
+    fn send_on(&mut self, now: SimTime, msg: Message, stream: u16, unordered: bool) -> Result<(), SendError> {
+        SctpSocket::send_on(self, now, msg, stream, unordered)
+    }
+    fn close(&mut self, now: SimTime) {
+        SctpSocket::close(self, now)
+    }
+    fn connection_oriented(&self) -> bool {
+        self.is_active()
+    }
+});
+transport_by_inherent_methods!(TfrcSocket {
+    fn drops_at_send_queue(&self) -> bool {
+        true
+    }
+});
+transport_by_inherent_methods!(DccpSocket {
+    fn close(&mut self, now: SimTime) {
+        DccpSocket::close(self, now)
+    }
+    fn connection_oriented(&self) -> bool {
+        self.is_active()
+    }
+    fn drops_at_send_queue(&self) -> bool {
+        true
+    }
+});
+
+/// Declares [`Socket`], one variant per transport, and its [`Transport`] implementation,
+/// which hands every call to the variant's socket. Adding a transport is one line here.
+macro_rules! sockets {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
+        /// A transport endpoint of any built-in kind.
+        // A run has few sockets; boxing TCP's larger state would cost an indirection on every call.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Debug)]
+        pub enum Socket {
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        $(
+            impl From<$ty> for Socket {
+                fn from(s: $ty) -> Self {
+                    Socket::$variant(s)
+                }
+            }
+        )*
+
+        impl Transport for Socket {
+            #[inline]
+            fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError> {
+                match self { $(Socket::$variant(s) => s.send(now, msg),)* }
+            }
+            #[inline]
+            fn can_send(&self, len: u32) -> bool {
+                match self { $(Socket::$variant(s) => Transport::can_send(s, len),)* }
+            }
+            #[inline]
+            fn on_segment(&mut self, now: SimTime, seg: &Segment) {
+                match self { $(Socket::$variant(s) => s.on_segment(now, seg),)* }
+            }
+            #[inline]
+            fn on_timeout(&mut self, now: SimTime) {
+                match self { $(Socket::$variant(s) => s.on_timeout(now),)* }
+            }
+            #[inline]
+            fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+                match self { $(Socket::$variant(s) => s.poll_transmit(now),)* }
+            }
+            #[inline]
+            fn poll_event(&mut self) -> Option<TransportEvent> {
+                match self { $(Socket::$variant(s) => s.poll_event(),)* }
+            }
+            #[inline]
+            fn poll_timeout(&self) -> Option<SimTime> {
+                match self { $(Socket::$variant(s) => Transport::poll_timeout(s),)* }
+            }
+            #[inline]
+            fn stats(&self) -> TransportStats {
+                match self { $(Socket::$variant(s) => Transport::stats(s),)* }
+            }
+            #[inline]
+            fn buffered_messages(&self) -> u64 {
+                match self { $(Socket::$variant(s) => Transport::buffered_messages(s),)* }
+            }
+            fn report(&self) -> TransportReport {
+                match self { $(Socket::$variant(s) => Transport::report(s),)* }
+            }
+            #[inline]
+            fn ack_sample(&self) -> AckSample {
+                match self { $(Socket::$variant(s) => Transport::ack_sample(s),)* }
+            }
+            fn send_on(&mut self, now: SimTime, msg: Message, stream: u16, unordered: bool) -> Result<(), SendError> {
+                match self { $(Socket::$variant(s) => Transport::send_on(s, now, msg, stream, unordered),)* }
+            }
+            fn close(&mut self, now: SimTime) {
+                match self { $(Socket::$variant(s) => Transport::close(s, now),)* }
+            }
+            #[inline]
+            fn byte_stream(&self) -> bool {
+                match self { $(Socket::$variant(s) => Transport::byte_stream(s),)* }
+            }
+            #[inline]
+            fn connection_oriented(&self) -> bool {
+                match self { $(Socket::$variant(s) => Transport::connection_oriented(s),)* }
+            }
+            #[inline]
+            fn drops_at_send_queue(&self) -> bool {
+                match self { $(Socket::$variant(s) => Transport::drops_at_send_queue(s),)* }
+            }
+        }
+    };
+}
+
+sockets! {
     /// UDP (RFC 768).
     Udp(UdpSocket),
     /// TCP (RFC 9293).
@@ -363,187 +664,4 @@ pub enum Socket {
     Tfrc(TfrcSocket),
     /// DCCP (RFC 4340) with CCID 2 or CCID 3, one connection.
     Dccp(DccpSocket),
-}
-
-impl Socket {
-    /// What the endpoint reports to the metrics (counters and congestion state).
-    pub fn report(&self) -> TransportReport {
-        match self {
-            Socket::Udp(s) => TransportReport {
-                stats: s.stats(),
-                ..TransportReport::default()
-            },
-            Socket::Tcp(s) => s.report(),
-            Socket::Ns2Tcp(s) => s.report(),
-            Socket::Sctp(s) => s.report(),
-            Socket::Tfrc(s) => s.report(),
-            Socket::Dccp(s) => s.report(),
-        }
-    }
-    /// The state the per-ACK samples record (no allocation; cheap enough to call around
-    /// every segment).
-    pub fn ack_sample(&self) -> AckSample {
-        match self {
-            Socket::Udp(_) => AckSample::default(),
-            Socket::Tcp(s) => s.ack_sample(),
-            Socket::Ns2Tcp(s) => s.ack_sample(),
-            Socket::Sctp(s) => s.ack_sample(),
-            Socket::Tfrc(s) => s.ack_sample(),
-            Socket::Dccp(s) => s.ack_sample(),
-        }
-    }
-    /// Whether the transport carries a byte stream (TCP): it reports deliveries as stream
-    /// offsets ([`TransportEvent::DeliveredBytes`]), and the engine maps them back to the
-    /// application's messages.
-    #[inline]
-    pub fn byte_stream(&self) -> bool {
-        matches!(self, Socket::Tcp(_))
-    }
-    /// Whether the transport sets up a connection before data flows (TCP's handshake): then
-    /// the engine opens the active end when its application starts. ns-2's one-way sender
-    /// counts as one (its modelled SYN goes out with the application's first write); its sink
-    /// does not.
-    #[inline]
-    pub fn connection_oriented(&self) -> bool {
-        match self {
-            Socket::Udp(_) => false,
-            Socket::Tcp(_) => true,
-            Socket::Ns2Tcp(s) => s.is_sender(),
-            Socket::Sctp(s) => s.is_active(),
-            Socket::Tfrc(_) => false,
-            Socket::Dccp(s) => s.is_active(),
-        }
-    }
-    /// The application has nothing more to send: close once everything is delivered (TCP:
-    /// FIN after the data). No effect on connectionless transports.
-    pub fn close(&mut self, now: SimTime) {
-        match self {
-            Socket::Udp(_) => {}
-            Socket::Tcp(s) => s.close(now),
-            Socket::Ns2Tcp(s) => s.close(now),
-            Socket::Sctp(s) => s.close(now),
-            Socket::Tfrc(_) => {}
-            Socket::Dccp(s) => s.close(now),
-        }
-    }
-    /// Hands an application message to the transport.
-    #[inline]
-    pub fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError> {
-        match self {
-            Socket::Udp(s) => s.send(now, msg),
-            Socket::Tcp(s) => s.send(now, msg),
-            Socket::Ns2Tcp(s) => s.send(now, msg),
-            Socket::Sctp(s) => s.send(now, msg),
-            Socket::Tfrc(s) => s.send(now, msg),
-            Socket::Dccp(s) => s.send(now, msg),
-        }
-    }
-    /// Hands an application message to the transport on `stream`, `unordered` or not, for
-    /// transports with streams (SCTP: the stream is taken modulo the outbound streams); others
-    /// ignore both and behave as [`Socket::send`].
-    ///
-    /// # Errors
-    /// As [`Socket::send`].
-    pub fn send_on(&mut self, now: SimTime, msg: Message, stream: u16, unordered: bool) -> Result<(), SendError> {
-        match self {
-            Socket::Sctp(s) => s.send_on(now, msg, stream, unordered),
-            _ => self.send(now, msg),
-        }
-    }
-    /// Whether the transport would accept a message of `len` bytes now (for bulk senders).
-    #[inline]
-    pub fn can_send(&self, len: u32) -> bool {
-        match self {
-            Socket::Udp(s) => s.can_send(len),
-            Socket::Tcp(s) => s.can_send(len),
-            Socket::Ns2Tcp(s) => s.can_send(len),
-            Socket::Sctp(s) => s.can_send(len),
-            Socket::Tfrc(s) => s.can_send(len),
-            Socket::Dccp(s) => s.can_send(len),
-        }
-    }
-    /// Processes a segment received from the network.
-    #[inline]
-    pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
-        match self {
-            Socket::Udp(s) => s.on_segment(now, seg),
-            Socket::Tcp(s) => s.on_segment(now, seg),
-            Socket::Ns2Tcp(s) => s.on_segment(now, seg),
-            Socket::Sctp(s) => s.on_segment(now, seg),
-            Socket::Tfrc(s) => s.on_segment(now, seg),
-            Socket::Dccp(s) => s.on_segment(now, seg),
-        }
-    }
-    /// Processes a timer expiry; safe to call spuriously.
-    #[inline]
-    pub fn on_timeout(&mut self, now: SimTime) {
-        match self {
-            Socket::Udp(s) => s.on_timeout(now),
-            Socket::Tcp(s) => s.on_timeout(now),
-            Socket::Ns2Tcp(s) => s.on_timeout(now),
-            Socket::Sctp(s) => s.on_timeout(now),
-            Socket::Tfrc(s) => s.on_timeout(now),
-            Socket::Dccp(s) => s.on_timeout(now),
-        }
-    }
-    /// The next segment to send, if any.
-    #[inline]
-    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
-        match self {
-            Socket::Udp(s) => s.poll_transmit(now),
-            Socket::Tcp(s) => s.poll_transmit(now),
-            Socket::Ns2Tcp(s) => s.poll_transmit(now),
-            Socket::Sctp(s) => s.poll_transmit(now),
-            Socket::Tfrc(s) => s.poll_transmit(now),
-            Socket::Dccp(s) => s.poll_transmit(now),
-        }
-    }
-    /// The next event for the application, if any.
-    #[inline]
-    pub fn poll_event(&mut self) -> Option<TransportEvent> {
-        match self {
-            Socket::Udp(s) => s.poll_event(),
-            Socket::Tcp(s) => s.poll_event(),
-            Socket::Ns2Tcp(s) => s.poll_event(),
-            Socket::Sctp(s) => s.poll_event(),
-            Socket::Tfrc(s) => s.poll_event(),
-            Socket::Dccp(s) => s.poll_event(),
-        }
-    }
-    /// The next deadline at which [`Socket::on_timeout`] must be called.
-    #[inline]
-    pub fn poll_timeout(&self) -> Option<SimTime> {
-        match self {
-            Socket::Udp(s) => s.poll_timeout(),
-            Socket::Tcp(s) => s.poll_timeout(),
-            Socket::Ns2Tcp(s) => s.poll_timeout(),
-            Socket::Sctp(s) => s.poll_timeout(),
-            Socket::Tfrc(s) => s.poll_timeout(),
-            Socket::Dccp(s) => s.poll_timeout(),
-        }
-    }
-    /// Counters so far.
-    #[inline]
-    pub fn stats(&self) -> TransportStats {
-        match self {
-            Socket::Udp(s) => s.stats(),
-            Socket::Tcp(s) => s.stats(),
-            Socket::Ns2Tcp(s) => s.stats(),
-            Socket::Sctp(s) => s.stats(),
-            Socket::Tfrc(s) => s.stats(),
-            Socket::Dccp(s) => s.stats(),
-        }
-    }
-    /// Messages accepted by the transport but not yet handed to IP.
-    #[inline]
-    pub fn buffered_messages(&self) -> u64 {
-        match self {
-            Socket::Udp(s) => s.buffered_messages(),
-            Socket::Tcp(s) => s.buffered_messages(),
-            Socket::Ns2Tcp(s) => s.buffered_messages(),
-            Socket::Sctp(s) => s.buffered_messages(),
-            Socket::Tfrc(s) => s.buffered_messages(),
-            Socket::Dccp(s) => s.buffered_messages(),
-        }
-    }
 }

@@ -49,6 +49,7 @@ use tpsim_scenario::{
     AppKind, Arrivals, DccpProfileName, Scenario, SctpProfileName, TcpOptions, TcpPreset, TfrcProfileName, Transport,
 };
 use tpsim_transport::tcp::{CongestionAlgorithm, LossRecovery, Open};
+use tpsim_transport::Transport as _;
 use tpsim_transport::{
     Ccid, DccpConfig, DccpProfile, DccpSocket, Ns2TcpConfig, Ns2TcpSocket, Ns2Variant, SctpConfig, SctpProfile,
     SctpSocket, Socket, SocketConfig, TcpConfig, TcpSocket, TfrcConfig, TfrcSocket, UdpSocket,
@@ -250,6 +251,7 @@ impl World {
             b.set_addresses(&self.net.addrs(f.dst), None, None);
         }
         let (byte_stream, connect) = (sock_a.byte_stream(), sock_a.connection_oriented());
+        let send_queue = sock_a.drops_at_send_queue();
         let at = |node, local, remote, tx_dir| Addressing {
             node,
             local,
@@ -295,7 +297,7 @@ impl World {
                 tx_ep: ep,
                 stop,
                 total: f.app.bytes.filter(|_| f.app.kind == AppKind::Bulk).map(|b| b.0),
-                send_queue: f.transport == Transport::Tfrc || f.transport.is_dccp(),
+                send_queue,
                 paths: if multihomed { self.net.addrs(dst).len() } else { 0 },
             });
             self.sockets.add_direction(dir, byte_stream);

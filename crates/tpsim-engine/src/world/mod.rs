@@ -52,6 +52,7 @@ use arp::ArpState;
 use routing::RoutingState;
 pub use routing::CTRL_TYPES;
 use tpsim_core::{EventQueue, SimDuration, SimTime};
+use tpsim_transport::Transport as _;
 
 /// What happens at an instant. Small and `Copy`; packets live in the arena.
 #[derive(Clone, Copy, Debug)]

@@ -7,6 +7,7 @@
 use super::{Event, World};
 use crate::packet::{Packet, PacketId, NO_CTRL, NO_DIR};
 use crate::pkttrace::{Layer, TraceEvent};
+use tpsim_transport::Transport as _;
 use tpsim_transport::{Message, SendError, TransportEvent};
 use tpsim_wire::ip::DEFAULT_TTL;
 use tpsim_wire::Ipv4Repr;
