@@ -553,7 +553,7 @@ def write_movie(res: Any, path: Path, point: Optional[int] = None, run: Optional
         NoMovie: as :func:`movie_data`.
         OSError: if it cannot be written.
     """
-    from .results import atomic_write_text
+    from .files import atomic_write_text
 
     data = movie_data(res, point, run)
     atomic_write_text(Path(path), movie_page(data, movie_title(res, data)))
