@@ -19,6 +19,7 @@ import polars as pl
 
 from . import _pool
 from ._build import build_id
+from ._html import environment
 from .columns import FLOW_KEYS, NETWORK_KEYS
 from .files import _atomic, atomic_write_text
 from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
@@ -581,19 +582,6 @@ def _definitions() -> Table:
 # --- the page -----------------------------------------------------------------------------
 
 
-def _env():
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-
-
 def _ns(value: Any) -> Optional[int]:
     """A resolved duration (``"20000000ns"``) in ns."""
     if isinstance(value, str) and value.endswith("ns") and value[:-2].isdigit():
@@ -659,7 +647,7 @@ def render(res: ResultTables, figs: list[Figure], command: Optional[str] = None,
     if base is not None:
         toc.append({"id": "scenario", "title": "Scenario", "children": []})
     written = getattr(base, "written", getattr(base, "text", "")) if base is not None else ""
-    return _env().get_template("report.html.j2").render(
+    return environment().get_template("report.html.j2").render(
         name=parts["name"], description=parts["description"], build=build_id(), timing=parts["timing"],
         sets=[f"{k} = {json.dumps(v) if not isinstance(v, str) else v}" for k, v in res.sets],
         seeds=", ".join(map(str, parts["seeds"])), runs=parts["runs"],
