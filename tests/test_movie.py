@@ -245,3 +245,17 @@ def test_a_wired_run_without_placement_gets_a_movie_with_its_nodes_apart(tmp_pat
         assert _errors(driver) == []
     finally:
         driver.quit()
+
+
+def test_the_page_escapes_its_title_and_data_and_embeds_the_packaged_player():
+    from tpsim._html import TEMPLATES
+    from tpsim.movie import movie_page
+
+    data = {"point": 0, "run": 0, "frames": 1, "step": 0.5, "n": 1, "end": 0.5,
+            "flows": [{"label": "</script><b>x</b>", "color": "#000", "src": 0, "dst": 0}]}
+    page = movie_page(data, 'a <b> & "c"')
+    assert "<title>a &lt;b&gt; &amp; &#34;c&#34; - tpsim network movie</title>" in page
+    assert "<b>" not in page and page.count("</script>") == 2  # the data's "</script>" is \u003c/script\u003e
+    got = json.loads(re.search(r'<script type="application/json" class="mv-data">(.*?)</script>', page, re.S).group(1))
+    assert got == data
+    assert (TEMPLATES / "movie.js").read_text(encoding="utf-8") in page

@@ -30,7 +30,7 @@ class RunCrashed(RuntimeError):
 
 
 def _worker_main(conn: Any, memory_limit: Optional[int], stderr_path: str, parent: int) -> None:
-    """A worker: runs the jobs it receives (argument tuples of :func:`tpsim.api._job_main`) and
+    """A worker: runs the jobs it receives (argument tuples of :func:`tpsim._job._job_main`) and
     sends back ``("ok", record)`` or ``("err", exception)``; ends at ``None`` or the end of its
     pipe, or when ``parent`` (the pid of the process that started it) ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -40,7 +40,7 @@ def _worker_main(conn: Any, memory_limit: Optional[int], stderr_path: str, paren
     from ._draw import die_with_parent
 
     die_with_parent(parent)
-    from .api import _job_main
+    from ._job import _job_main
 
     if memory_limit is not None:
         import resource
@@ -146,7 +146,7 @@ def run_jobs(n: int, todo: list, args: Callable, finish: Callable, memory_limit:
     import multiprocessing
     from multiprocessing.connection import wait
 
-    from .api import size_text
+    from .labels import size_text
 
     ctx = multiprocessing.get_context("spawn")
     queue = list(todo)

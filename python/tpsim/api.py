@@ -17,16 +17,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, U
 
 from . import _tpsim, store
 from ._build import build_id
+from ._job import FAIL_HOOK, _job_main  # noqa: F401  (FAIL_HOOK: where callers have found it)
 from ._workers import RunCrashed
+from .labels import size_text  # noqa: F401  (tpsim.api.size_text, as before)
 from .scenario import Scenario, decode_text, load, read_limited
-from .sweep import Job, expand, iter_points, jobs_for, parse_set, parse_sweep, point_value, runs_of
+from .sweep import Job, Point, expand, iter_points, parse_set, parse_sweep, point_value, runs_of
 
 if TYPE_CHECKING:
     from .results import Results
-
-#: Environment variable of the deterministic failure hook used by the tests: "POINT:RUN"
-#: makes that job raise instead of running.
-FAIL_HOOK = "TPSIM_TEST_FAIL_RUN"
 
 #: Environment variable set for tpsim's worker processes: a file a worker creates when it
 #: finds itself importing a script that runs tpsim without a ``__main__`` guard.
@@ -72,6 +70,11 @@ def run_key(scenario: Scenario, seed: int, run: int) -> str:
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def jobs_for(points: Sequence[Point], seed: int, runs: int) -> list[Job]:
+    """The (point, replication) jobs, point-major."""
+    return [Job(p, seed, r, run_key(p.scenario, seed, r)) for p in points for r in range(runs)]
 
 
 def _load_stored(runs_dir: Path, job: Job, report: bool = True) -> Optional[dict[str, Any]]:
@@ -197,37 +200,6 @@ def parse_size(value: Union[str, int, float], what: str = "size") -> int:
 class RunTooLarge(ValueError):
     """A sweep point's runs would need more memory than allowed (``max_memory``), by the
     engine's estimate; nothing was run."""
-
-
-def _job_main(text: str, source: str, seed: int, run: int, point: int, pcap_dir: Optional[str],
-              max_wall_s: Optional[float] = None, runs_dir: Optional[str] = None, key: str = "",
-              progress: Optional[Callable[[float, float], Any]] = None) -> dict[str, Any]:
-    """Executes one job (in this process, a worker process or a Dask worker); ``progress``
-    (in this process only) is the engine's ``progress(now_s, end_s)`` callback, in simulated
-    seconds. With ``runs_dir``, the run's growing and large outputs (time series, traces,
-    per-ACK samples, movie trace) go to its files in that store while it runs
-    (:mod:`tpsim.store`) and the returned dict names them under ``files``; without, they
-    come back as columns."""
-    if os.environ.get(FAIL_HOOK) == f"{point}:{run}":
-        raise RuntimeError(f"deliberate failure ({FAIL_HOOK} test hook)")
-    if os.environ.get(FAIL_HOOK) == f"{point}:{run}:abort":
-        os.abort()  # a crashing worker (tests)
-    kwargs: dict[str, Any] = {"seed": seed, "run": run, "pcap_dir": pcap_dir, "max_wall_s": max_wall_s}
-    if progress is not None:
-        kwargs["progress"] = progress
-    if runs_dir is None:
-        res = _tpsim.run(text, source, **kwargs)
-        res.pop("files", None)
-        return res
-    d = Path(runs_dir)
-    files = store.run_files(d, key)
-    try:
-        res = _tpsim.run(text, source, files=files, **kwargs)
-        res["files"] = store.settle(d, key, res["files"], files)
-    except BaseException:
-        store.discard(d, key)
-        raise
-    return res
 
 
 @dataclass
@@ -473,14 +445,6 @@ def _check_sweep(base: Scenario, n_points: int, runs: int, available: int) -> No
         raise RunTooLarge(f"the sweep: {n_points:,} point(s) x {runs:,} run(s) would need about {size_text(need)} in this "
                           f"process to plan and collect, more than the {size_text(available)} this machine has available; "
                           "narrow the sweep or lower --runs (--force runs it anyway)")
-
-
-def size_text(n: float) -> str:
-    """A size in bytes for people: ``"512 kB"``, ``"3.2 MB"``, ``"1.5 GB"`` (SI units)."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
 
 
 def _check_memory(point: Any, limits: list) -> None:

@@ -22,8 +22,8 @@ case with its file, line and column.
 
 from __future__ import annotations
 
+import functools
 import json
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -72,36 +72,20 @@ class Block:
 
 
 class _ScanError(Exception):
-    pass
+    """The TOML grammar could not read a text that tomllib read."""
 
 
-_BARE = re.compile(r"[A-Za-z0-9_-]+")
+#: Node types of a key in tree-sitter's TOML grammar.
+_KEY_NODES = ("bare_key", "quoted_key", "dotted_key")
 
 
-def _key_end(text: str, i: int, stop: str) -> int:
-    """The index of ``stop`` ending the (dotted, possibly quoted) key starting at ``i``."""
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == stop:
-            return i
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                if text[i] == "\n":
-                    raise _ScanError
-                i += 2 if text[i] == "\\" else 1
-            i += 1
-        elif c == "'":
-            j = text.find("'", i + 1)
-            if j < 0 or "\n" in text[i:j]:
-                raise _ScanError
-            i = j + 1
-        elif c == "\n" or c == "#":
-            raise _ScanError
-        else:
-            i += 1
-    raise _ScanError
+@functools.lru_cache(maxsize=1)
+def _parser() -> Any:
+    """A parser of tree-sitter's TOML grammar (its syntax tree places every table and key)."""
+    import tree_sitter
+    import tree_sitter_toml
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_toml.language()))
 
 
 def _segs(raw: str) -> list[str]:
@@ -115,95 +99,44 @@ def _segs(raw: str) -> list[str]:
     return segs
 
 
-def _skip_value(text: str, i: int, line: int) -> tuple[int, int]:
-    """Skips the value starting at ``i`` (strings, arrays and inline tables, over several
-    lines); returns the index of the end of its last line and that line's number."""
-    n = len(text)
-    depth = 0
-    while i < n:
-        c = text[i]
-        if c == "\n":
-            if depth == 0:
-                return i, line
-            line += 1
-            i += 1
-        elif c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith('"""', i) or text.startswith("'''", i):
-            q = text[i : i + 3]
-            i += 3
-            while True:
-                j = text.find(q, i)
-                if j < 0:
-                    raise _ScanError
-                if q == '"""':
-                    k = j
-                    while k > i and text[k - 1] == "\\":
-                        k -= 1
-                    if (j - k) % 2:  # an escaped quote
-                        line += text.count("\n", i, j + 1)
-                        i = j + 1
-                        continue
-                line += text.count("\n", i, j)
-                i = j + 3
-                while i < n and text[i] == q[0]:  # up to two more quotes belong to the string
-                    i += 1
-                break
-        elif c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                if text[i] == "\n":
-                    raise _ScanError
-                i += 2 if text[i] == "\\" else 1
-            i += 1
-        elif c == "'":
-            j = text.find("'", i + 1)
-            if j < 0 or "\n" in text[i:j]:
-                raise _ScanError
-            i = j + 1
-        elif c in "[{":
-            depth += 1
-            i += 1
-        elif c in "]}":
-            depth -= 1
-            i += 1
-        else:
-            i += 1
-    return n, line
-
-
 def scan(text: str) -> list[Block]:
-    """The tables of a (valid) TOML text with the lines of their keys."""
-    blocks = [Block(None, False, 0)]
-    i, n, line, bol = 0, len(text), 1, 0
-    while i < n:
-        c = text[i]
-        if c in " \t\r":
-            i += 1
-        elif c == "\n":
-            line += 1
-            i += 1
-            bol = i
-        elif c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif c == "[":
-            array = text.startswith("[[", i)
-            start = i + (2 if array else 1)
-            end = _key_end(text, start, "]")
-            if array and not text.startswith("]]", end):
-                raise _ScanError
-            blocks[-1].end = line - 1
-            blocks.append(Block(_segs(text[start:end].strip()), array, line))
-            i = end + (2 if array else 1)
-        else:
-            end = _key_end(text, i, "=")
-            key = KeyLoc(_segs(text[i:end].strip()), line, i - bol + 1, line)
-            i, line = _skip_value(text, end + 1, line)
-            key.end_line = line
-            blocks[-1].keys.append(key)
-    blocks[-1].end = line
+    """The tables of a (valid) TOML text with the lines and columns of their keys, from its
+    syntax tree: the root first (``segs`` ``None``, its keys before the first header), then
+    each ``[table]`` and ``[[array table]]`` in the file's order, each ending on the line
+    before the next header (comments and blank lines up to it included).
+
+    Raises:
+        _ScanError: if the grammar does not read the text (not TOML).
+    """
+    data = text.encode("utf-8")
+    root = _parser().parse(data).root_node
+    if root.has_error:
+        raise _ScanError
+
+    def key_node(node: Any) -> Any:
+        key = next((c for c in node.children if c.type in _KEY_NODES), None)
+        if key is None:
+            raise _ScanError
+        return key
+
+    def segs(node: Any) -> list[str]:
+        return _segs(data[node.start_byte:node.end_byte].decode("utf-8"))
+
+    def column(node: Any) -> int:  # 1-based, in characters (the tree counts bytes)
+        return len(data[node.start_byte - node.start_point[1]:node.start_byte].decode("utf-8")) + 1
+
+    def keys(node: Any) -> list[KeyLoc]:
+        return [KeyLoc(segs(key_node(p)), p.start_point[0] + 1, column(key_node(p)), p.end_point[0] + 1)
+                for p in node.children if p.type == "pair"]
+
+    last_line = text.count("\n") + 1
+    blocks = [Block(None, False, 0, last_line, keys(root))]
+    for node in root.children:
+        if node.type in ("table", "table_array_element"):
+            end = node.end_point[0] + (1 if node.end_point[1] else 0)  # a node ending at a line's start ends before it
+            blocks.append(Block(segs(key_node(node)), node.type == "table_array_element", node.start_point[0] + 1, end, keys(node)))
+    if len(blocks) > 1:
+        blocks[0].end = blocks[1].line - 1
     return blocks
 
 

@@ -15,90 +15,15 @@ them, so that ``tpsim --version`` starts fast.
 from __future__ import annotations
 
 import os
-import re
 import sys
-import unicodedata
 import warnings
-from pathlib import Path
 
-#: Set once an "interrupted" or "terminated" line has been printed.
-_interrupt_reported = False
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread as Ctrl-C's ``KeyboardInterrupt`` is (the engine
-    checks for both between slices of events), so that the same clean-up runs: workers
-    ended, partial files removed, stored runs kept. Exit status 143."""
+from . import _errors
+from ._errors import Terminated, _err, _one_line, _os_error, interrupted
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
-
-
-def interrupted(e: KeyboardInterrupt) -> "tuple[str, int]":
-    """The word and exit status for an interrupt: ``("terminated", 143)`` for SIGTERM,
-    ``("interrupted", 130)`` for Ctrl-C."""
-    return ("terminated", 143) if isinstance(e, Terminated) else ("interrupted", 130)
-
-
-def _fail(message: str, code: int = 2) -> None:
-    import typer
-
-    global _interrupt_reported
-    _interrupt_reported = _interrupt_reported or code in (130, 143)
-    typer.echo(_escape_controls(message), err=True)
-    raise typer.Exit(code)
-
-
-def _err(message: str) -> None:
-    import typer
-
-    typer.echo(_escape_controls(message), err=True)
-
-
-def _one_line(text: object) -> str:
-    """``text`` on one line (whitespace runs, newlines included, become one space)."""
-    return " ".join(str(text).split())
-
-
-#: A diagnostic line of a ScenarioError: ``file:line:col: message``.
-_DIAG = re.compile(r"^\S.*:\d+:\d+: \S")
-
-
-def _scenario_error(e: Exception) -> str:
-    """The message of a ScenarioError: "error: invalid scenario" and one ``file:line:col:``
-    line per problem (a newline quoted from the scenario, e.g. in a key, is shown as ``\\n``),
-    or one line for an error without a place (a bad --set or --sweep)."""
-    lines = str(e).splitlines()
-    if not lines or not _DIAG.match(lines[0]):
-        return f"error: {_one_line(e)}"
-    diags: list[str] = []
-    for line in lines:
-        if _DIAG.match(line) or not diags:
-            diags.append(line)
-        else:
-            diags[-1] += "\\n" + line
-    return "error: invalid scenario\n" + "\n".join(diags)
-
-
-def _escape_controls(text: str) -> str:
-    """``text`` with control characters other than newline and tab escaped (``\\x1b``), so
-    that quoted input cannot move the cursor or recolour the terminal."""
-    return "".join(c if c in "\n\t" or not unicodedata.category(c).startswith("C") or c.isprintable()
-                   else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def _path_arg(value: str, what: str) -> Path:
-    """A path argument; an empty one is an error (exit 2), not the current directory."""
-    if not value.strip():
-        _fail(f"error: {what}: expected a path, got an empty string")
-    return Path(value)
-
-
-def _os_error(e: OSError, doing: str = "cannot write") -> str:
-    """One line for an OSError: what failed, on which path, why."""
-    where = f" {e.filename}" if e.filename else ""
-    return f"error: {doing}{where}: {_one_line(e.strerror or e)}"
 
 
 def _click_classes(name: str) -> tuple:
@@ -155,7 +80,7 @@ def main() -> None:
             _print_version()
         else:
             code = typer_app(standalone_mode=False)
-        if code == 130 and not _interrupt_reported:
+        if code == 130 and not _errors._interrupt_reported:
             _err("interrupted")
     except no_args as e:  # `tpsim` alone: the help (typer prints it on stdout)
         if e.format_message().strip():
@@ -173,10 +98,10 @@ def main() -> None:
         code = e.exit_code
     except KeyboardInterrupt as e:
         word, code = interrupted(e)
-        if not _interrupt_reported:
+        if not _errors._interrupt_reported:
             _err(word)
     except abort:
-        if not _interrupt_reported:
+        if not _errors._interrupt_reported:
             _err("interrupted")
         code = 130
     except BrokenPipeError:  # stdout closed early (| head): stop quietly

@@ -14,7 +14,7 @@ from typing import List, Optional
 import typer
 
 from . import _tpsim
-from .cli import _fail, _one_line, _os_error, _path_arg, _scenario_error, interrupted
+from ._errors import _fail, _one_line, _os_error, _path_arg, _scenario_error, interrupted
 from .progress import RunProgress, stderr_is_terminal
 from .scenario import Scenario
 

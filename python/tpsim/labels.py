@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from . import _tpsim
-from .metrics import metric_name, unit_of
+from .metrics import MetricDisplay, metric_display, metric_name, unit_of  # noqa: F401  (also tpsim.labels' names, as before)
 
 #: Unit families of the scenario format, as the engine defines them (``_tpsim.unit_families``):
 #: family -> unit -> factor to the family's SI unit (s, bit/s, B, m, W, Hz, m/s, J, rad).
@@ -167,6 +167,14 @@ def value_text(value: Any) -> str:
     return str(v)
 
 
+def size_text(n: float) -> str:
+    """A size in bytes for people: ``"512 kB"``, ``"3.2 MB"``, ``"1.5 GB"`` (SI units)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
 #: Short names of swept keys: (pattern of the dotted key, name). ``{i}`` in a name is the
 #: key's first array index (shown only when it is not 0).
 _KEY_NAMES: list[tuple[str, str]] = [
@@ -243,48 +251,3 @@ def key_label(key: str, values: Sequence[Any], flow_index: bool = False) -> str:
     ax = axis_for(values)
     name = key_name(key, flow_index)
     return f"{name} ({ax.unit})" if ax.unit else name
-
-
-#: Seconds metrics are drawn in the largest of these units in which the largest value is >= 1.
-_TIME_LADDER = [("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)]
-#: Metrics shown in percent.
-_PERCENT_UNITS = {"ratio"}
-_PERCENT_METRICS = {"pdr", "loss_rate", "segment_loss_rate"}
-
-
-@dataclass(frozen=True)
-class MetricDisplay:
-    """How a metric is drawn: ``label`` (human name and unit) and the ``scale`` its values are
-    multiplied by for that unit."""
-
-    label: str
-    unit: str
-    scale: float
-
-
-def metric_display(metric: str, values: Sequence[Optional[float]] = ()) -> MetricDisplay:
-    """The axis label and scale of a metric (or a time series): seconds become ms (or µs)
-    when the values are below 1 s, fractions of the unit interval become percent, kbit/s
-    stays; byte series in kB above 10 kB."""
-    unit = unit_of(metric)
-    name = metric_name(metric)
-    finite = [abs(v) for v in values if v is not None and isinstance(v, (int, float)) and math.isfinite(v)]
-    top = max(finite) if finite else 0.0
-    if unit == "s":
-        u, f = next(((u, f) for u, f in _TIME_LADDER if top >= f), ("ms", 1e-3) if top == 0 else _TIME_LADDER[-1])
-        return MetricDisplay(f"{name} ({u})", u, 1.0 / f)
-    if metric in _PERCENT_METRICS:
-        return MetricDisplay(f"{name} (%)", "%", 100.0)
-    if unit in ("packets", "messages", "frames", "events", "hops", "nodes", "connections", "discoveries", "receptions"):
-        return MetricDisplay(f"{name} ({unit})", unit, 1.0)
-    if unit == "bytes" and top >= 1e4:
-        return MetricDisplay(f"{name} (kB)", "kB", 1e-3)
-    if unit == "bytes":
-        return MetricDisplay(f"{name} (B)", "B", 1.0)
-    if unit == "index":
-        return MetricDisplay(f"{name} (0–1)", "0–1", 1.0)
-    if unit == "ratio":
-        return MetricDisplay(f"{name} (ratio)", "ratio", 1.0)
-    if unit:
-        return MetricDisplay(f"{name} ({unit})", unit, 1.0)
-    return MetricDisplay(name, "", 1.0)

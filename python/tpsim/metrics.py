@@ -6,6 +6,10 @@ produces has an entry here and a row there.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
 #: column -> (unit, definition)
 METRICS: dict[str, tuple[str, str]] = {
     "tx_packets": ("messages", "messages the sending application handed to the transport"),
@@ -281,7 +285,50 @@ def metric_name(metric: str) -> str:
 
 def label(metric: str) -> str:
     """Axis label: the metric's human name with its unit (``goodput (kbit/s)``), as
-    :func:`tpsim.labels.metric_display` writes it for values in seconds."""
-    from .labels import metric_display
-
+    :func:`metric_display` writes it for values in seconds."""
     return metric_display(metric, [1.0]).label
+
+
+#: Seconds metrics are drawn in the largest of these units in which the largest value is >= 1.
+_TIME_LADDER = [("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)]
+#: Metrics shown in percent.
+_PERCENT_UNITS = {"ratio"}
+_PERCENT_METRICS = {"pdr", "loss_rate", "segment_loss_rate"}
+
+
+@dataclass(frozen=True)
+class MetricDisplay:
+    """How a metric is drawn: ``label`` (human name and unit) and the ``scale`` its values are
+    multiplied by for that unit."""
+
+    label: str
+    unit: str
+    scale: float
+
+
+def metric_display(metric: str, values: Sequence[Optional[float]] = ()) -> MetricDisplay:
+    """The axis label and scale of a metric (or a time series): seconds become ms (or µs)
+    when the values are below 1 s, fractions of the unit interval become percent, kbit/s
+    stays; byte series in kB above 10 kB."""
+    unit = unit_of(metric)
+    name = metric_name(metric)
+    finite = [abs(v) for v in values if v is not None and isinstance(v, (int, float)) and math.isfinite(v)]
+    top = max(finite) if finite else 0.0
+    if unit == "s":
+        u, f = next(((u, f) for u, f in _TIME_LADDER if top >= f), ("ms", 1e-3) if top == 0 else _TIME_LADDER[-1])
+        return MetricDisplay(f"{name} ({u})", u, 1.0 / f)
+    if metric in _PERCENT_METRICS:
+        return MetricDisplay(f"{name} (%)", "%", 100.0)
+    if unit in ("packets", "messages", "frames", "events", "hops", "nodes", "connections", "discoveries", "receptions"):
+        return MetricDisplay(f"{name} ({unit})", unit, 1.0)
+    if unit == "bytes" and top >= 1e4:
+        return MetricDisplay(f"{name} (kB)", "kB", 1e-3)
+    if unit == "bytes":
+        return MetricDisplay(f"{name} (B)", "B", 1.0)
+    if unit == "index":
+        return MetricDisplay(f"{name} (0–1)", "0–1", 1.0)
+    if unit == "ratio":
+        return MetricDisplay(f"{name} (ratio)", "ratio", 1.0)
+    if unit:
+        return MetricDisplay(f"{name} ({unit})", unit, 1.0)
+    return MetricDisplay(name, "", 1.0)

@@ -22,6 +22,9 @@ MOVIE_FORMAT = 1
 TRAIL_S = 2.0
 #: The plot's throughput is the mean over this many simulated seconds (at least a frame).
 PLOT_MEAN_S = 5.0
+#: Playback speeds offered (simulated seconds per second), and the one selected at first.
+SPEEDS = (1, 2, 5, 10, 20, 50)
+DEFAULT_SPEED = 10
 #: Flow colours: Okabe-Ito (as the figures), then four of Paul Tol's muted scheme; cycled.
 FLOW_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
                "#882255", "#44AA99", "#999933", "#AA4499"]
@@ -158,380 +161,30 @@ def movie_data(res: Any, point: Optional[int] = None, run: Optional[int] = None)
     }
 
 
-def _json_for_script(data: dict[str, Any]) -> str:
-    """Compact JSON that can sit inside a ``<script>`` element (no ``</``, no ``<!--``)."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-
-
-_STYLE = """
-.tpsim-movie{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:14px;color:#1d1d1f;max-width:1100px}
-.tpsim-movie .mv-controls{display:flex;flex-wrap:wrap;align-items:center;gap:.6em;margin:.4em 0}
-.tpsim-movie .mv-seek{flex:1 1 20em}
-.tpsim-movie .mv-time{font-variant-numeric:tabular-nums;min-width:7em}
-.tpsim-movie .mv-body{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
-.tpsim-movie .mv-map{flex:1 1 480px;max-width:720px;border:1px solid #d0d0d5;background:#fff;aspect-ratio:1/1}
-.tpsim-movie .mv-side{flex:1 1 260px;font-size:.86em}
-.tpsim-movie .mv-side ul{list-style:none;padding:0;margin:.2em 0}
-.tpsim-movie .mv-side li{margin:.1em 0}
-.tpsim-movie .mv-sw{display:inline-block;width:.9em;height:.9em;border-radius:50%;vertical-align:-.1em;margin-right:.3em}
-.tpsim-movie .mv-log{max-height:16em;overflow:auto;font-variant-numeric:tabular-nums}
-.tpsim-movie .mv-plot{width:100%;max-width:1100px;height:auto;border:1px solid #d0d0d5;background:#fff;cursor:crosshair;margin-top:.6em}
-.tpsim-movie .mv-node{stroke:#333;cursor:pointer}
-.tpsim-movie .mv-node.mv-dead{fill:#bbb;stroke:#777}
-.tpsim-movie .mv-node.mv-down{fill:#fff;stroke:#777;stroke-dasharray:2 2}
-.tpsim-movie .mv-note{color:#555;font-size:.86em;margin:.3em 0}
-"""
-
-#: The player (plain ES2017, no library): builds the SVG from the JSON beside it and redraws
-#: at each animation frame while playing. The section's ``data-frame`` and ``data-time`` give
-#: the frame and simulated time shown.
-_SCRIPT = r"""
-(function () {
-  "use strict";
-  var root = document.currentScript.parentElement;
-  var D = JSON.parse(root.querySelector(".mv-data").textContent);
-  var SVGNS = "http://www.w3.org/2000/svg";
-  function el(name, attrs, parent) {
-    var e = document.createElementNS(SVGNS, name);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (parent) parent.appendChild(e);
-    return e;
-  }
-  function q(sel) { return root.querySelector(sel); }
-  var F = D.frames, step = D.step, n = D.n;
-  // Per-frame indexes of the flat arrays.
-  function byFrame(arr, stride) {
-    var out = new Array(F);
-    for (var i = 0; i < F; i++) out[i] = [];
-    for (var j = 0; j < arr.length; j += stride) out[arr[j]].push(arr.slice(j + 1, j + stride));
-    return out;
-  }
-  var hops = byFrame(D.hops, 5), drops = byFrame(D.drops, 5), deliv = byFrame(D.deliv, 4);
-  // Map geometry: metres, y up; a margin of 6 % around the nodes' extent.
-  var a = D.area, w = Math.max(a[2] - a[0], 1), h = Math.max(a[3] - a[1], 1), side = Math.max(w, h);
-  var m = side * 0.06, x0 = a[0] - m - (side - w) / 2, y1 = a[3] + m + (side - h) / 2, S = side + 2 * m;
-  function sx(x) { return x - x0; }
-  function sy(y) { return y1 - y; }
-  var map = q(".mv-map");
-  map.setAttribute("viewBox", "0 0 " + S + " " + S);
-  var gRange = el("g", {}, map), gHop = el("g", {}, map), gMark = el("g", {}, map), gNode = el("g", {}, map);
-  var r = S / 110;
-  var rangeRx = el("circle", {"class": "mv-range", fill: "rgba(0,114,178,0.06)", stroke: "#0072B2", "stroke-width": 1,
-                              "vector-effect": "non-scaling-stroke", visibility: "hidden"}, gRange);
-  var rangeCs = el("circle", {"class": "mv-cs-range", fill: "none", stroke: "#0072B2", "stroke-dasharray": "4 4", "stroke-width": 1,
-                              "vector-effect": "non-scaling-stroke", visibility: "hidden"}, gRange);
-  var info = q(".mv-info");
-  var hovered = -1;
-  var nodes = [], labels = [], rings = [];
-  for (var i = 0; i < n; i++) {
-    rings.push(el("circle", {r: r * 2, fill: "none", "stroke-width": 3, "vector-effect": "non-scaling-stroke",
-                             visibility: "hidden"}, gMark));
-    var c = el("circle", {r: r, fill: "#fff", "stroke-width": 1.2, "vector-effect": "non-scaling-stroke",
-                          "class": "mv-node", "data-node": i}, gNode);
-    el("title", {}, c).textContent = "node " + i;
-    (function (k) {
-      c.addEventListener("mouseenter", function () { hovered = k; draw(); });
-      c.addEventListener("mouseleave", function () { hovered = -1; draw(); });
-    })(i);
-    nodes.push(c);
-    var lab = el("text", {"font-size": r * 1.5, "text-anchor": "middle", fill: "#333", "pointer-events": "none"}, gNode);
-    lab.textContent = i;
-    labels.push(lab);
-  }
-  // Flow endpoints get their flow's colour.
-  D.flows.forEach(function (f) {
-    if (f.src != null && f.src < n) nodes[f.src].setAttribute("fill", f.color);
-    if (f.dst != null && f.dst < n) nodes[f.dst].setAttribute("fill", f.color);
-  });
-  var routeLines = [];
-  var hopPool = [];
-  function hopLine(k) {
-    while (hopPool.length <= k) {
-      hopPool.push(el("line", {"stroke-linecap": "round", "vector-effect": "non-scaling-stroke",
-                               "class": "mv-hop", "marker-end": ""}, gHop));
-    }
-    return hopPool[k];
-  }
-  function posAt(i, t) {
-    var p = D.pos[i];
-    if (!p || p.length === 0) return [0, 0];
-    var lo = 0, hi = p.length / 3 - 1;
-    if (t <= p[0]) return [p[1], p[2]];
-    if (t >= p[hi * 3]) return [p[hi * 3 + 1], p[hi * 3 + 2]];
-    while (hi - lo > 1) { var mid = (lo + hi) >> 1; if (p[mid * 3] <= t) lo = mid; else hi = mid; }
-    var ta = p[lo * 3], tb = p[hi * 3], f = (t - ta) / (tb - ta);
-    return [p[lo * 3 + 1] + f * (p[hi * 3 + 1] - p[lo * 3 + 1]), p[lo * 3 + 2] + f * (p[hi * 3 + 2] - p[lo * 3 + 2])];
-  }
-  function stateAt(i, t) {
-    var s = "up";
-    for (var k = 0; k < D.events.length; k++) {
-      var e = D.events[k];
-      if (e[0] > t) break;
-      if (e[1] !== i) continue;
-      if (e[2] === "energy") return "dead";
-      s = (e[2] === "down" || e[2] === "radio_down") ? "down" : "up";
-    }
-    return s;
-  }
-  function fmt(t) { return t.toFixed(t < 100 ? 2 : 1) + " s"; }
-  // --- the plot: each flow direction's delivered kbit/s, mean over the last PLOT_MEAN_S
-  // (at least a frame); drops per frame as ticks below.
-  var plot = q(".mv-plot"), PW = 1000, PH = 180, PL = 50, PR = 10, PT = 10, PB = 40;
-  plot.setAttribute("viewBox", "0 0 " + PW + " " + PH);
-  var win = Math.max(1, Math.round(D.plot_mean / step));
-  var rate = D.flows.map(function () { return new Float64Array(F); });
-  var dropsPer = new Float64Array(F), ymax = 0, dmax = 0;
-  for (var fr = 0; fr < F; fr++) {
-    deliv[fr].forEach(function (d) { if (d[0] >= 0) rate[d[0]][fr] += d[2] * 8 / 1000 / (win * step); });
-    drops[fr].forEach(function (d) { dropsPer[fr] += d[3]; });
-    dmax = Math.max(dmax, dropsPer[fr]);
-  }
-  rate = rate.map(function (s) {
-    var out = new Float64Array(F), acc = 0;
-    for (var k = 0; k < F; k++) { acc += s[k]; if (k >= win) acc -= s[k - win]; out[k] = acc; }
-    return out;
-  });
-  rate.forEach(function (s) { for (var k = 0; k < F; k++) ymax = Math.max(ymax, s[k]); });
-  ymax = ymax > 0 ? ymax * 1.1 : 1;
-  var end = D.end || F * step;
-  function px(t) { return PL + (PW - PL - PR) * t / end; }
-  function py(v) { return PT + (PH - PT - PB) * (1 - v / ymax); }
-  el("line", {x1: PL, y1: PH - PB, x2: PW - PR, y2: PH - PB, stroke: "#999"}, plot);
-  el("line", {x1: PL, y1: PT, x2: PL, y2: PH - PB, stroke: "#999"}, plot);
-  // Ticks at 1, 2 or 5 times a power of ten, 4 to 10 of them.
-  var tstep = Math.pow(10, Math.floor(Math.log10(end / 4)));
-  if (end / (tstep * 5) >= 4) tstep *= 5; else if (end / (tstep * 2) >= 4) tstep *= 2;
-  for (var tt = 0; tt <= end + 1e-9; tt += tstep) {
-    el("line", {x1: px(tt), x2: px(tt), y1: PH - PB, y2: PH - PB + 4, stroke: "#999"}, plot);
-    el("text", {x: px(tt), y: PH - PB + 15, "font-size": 11, "text-anchor": "middle", fill: "#555"}, plot).textContent = +tt.toPrecision(6) + "";
-  }
-  el("text", {x: (PL + PW) / 2, y: PH - 4, "font-size": 11, "text-anchor": "middle", fill: "#555"}, plot).textContent = "time (s)";
-  el("text", {x: PL - 6, y: PT + 8, "font-size": 11, "text-anchor": "end", fill: "#555"}, plot).textContent = +ymax.toPrecision(2) + "";
-  el("text", {x: PL - 6, y: PH - PB, "font-size": 11, "text-anchor": "end", fill: "#555"}, plot).textContent = "0";
-  el("text", {x: 12, y: (PT + PH - PB) / 2, "font-size": 11, "text-anchor": "middle", fill: "#555",
-              transform: "rotate(-90 12 " + (PT + PH - PB) / 2 + ")"}, plot).textContent = "kbit/s";
-  if (dmax > 0) {
-    var dpath = "";
-    for (var k2 = 0; k2 < F; k2++) if (dropsPer[k2] > 0) {
-      var hgt = 12 * dropsPer[k2] / dmax;
-      dpath += "M" + px(k2 * step).toFixed(1) + " " + (PH - PB) + "v" + (-hgt).toFixed(1);
-    }
-    el("path", {d: dpath, stroke: "#C00000", "stroke-width": 1.5, fill: "none"}, plot);
-  }
-  rate.forEach(function (s, fi) {
-    var pts = [];
-    for (var k = 0; k < F; k++) pts.push(px((k + 1) * step).toFixed(1) + "," + py(s[k]).toFixed(1));
-    el("polyline", {points: pts.join(" "), fill: "none", stroke: D.flows[fi].color, "stroke-width": 1.2}, plot);
-  });
-  var cursor = el("line", {y1: PT, y2: PH - PB, stroke: "#000", "stroke-width": 1.5, "class": "mv-cursor"}, plot);
-  plot.addEventListener("click", function (ev) {
-    var b = plot.getBoundingClientRect();
-    var x = (ev.clientX - b.left) / b.width * PW;
-    seek(Math.max(0, Math.min(end, (x - PL) / (PW - PL - PR) * end)));
-  });
-  // --- legend and log.
-  var legend = q(".mv-legend");
-  function li(list, color, text) {
-    var it = document.createElement("li");
-    var sw = document.createElement("span");
-    sw.className = "mv-sw"; sw.style.background = color;
-    it.appendChild(sw); it.appendChild(document.createTextNode(text));
-    list.appendChild(it);
-  }
-  var lf = document.createElement("ul"); legend.appendChild(lf);
-  D.flows.forEach(function (f) { li(lf, f.color, f.label); });
-  if (D.hops.some(function (v, k) { return k % 5 === 3 && v === -1; })) li(lf, "#999", "packets without data (ACKs)");
-  if (D.reasons.length) {
-    var ld = document.createElement("ul"); legend.appendChild(ld);
-    D.reasons.forEach(function (rn, k) { li(ld, D.reason_colors[k], "drop: " + rn); });
-  }
-  var log = q(".mv-log");
-  // --- playback.
-  var t = 0, playing = false, last = null;
-  var speedSel = q(".mv-speed"), seekIn = q(".mv-seek"), playBtn = q(".mv-play"), timeOut = q(".mv-time");
-  seekIn.max = F - 1;
-  function frameOf(tm) { return Math.max(0, Math.min(F - 1, Math.floor(tm / step + 1e-9))); }
-  function draw() {
-    var fr = frameOf(t);
-    root.setAttribute("data-frame", fr);
-    root.setAttribute("data-time", t.toFixed(3));
-    timeOut.textContent = fmt(t);
-    seekIn.value = fr;
-    cursor.setAttribute("x1", px(t)); cursor.setAttribute("x2", px(t));
-    var P = [];
-    for (var i = 0; i < n; i++) {
-      var p = posAt(i, t); P.push(p);
-      var st = stateAt(i, t);
-      nodes[i].setAttribute("cx", sx(p[0]).toFixed(2)); nodes[i].setAttribute("cy", sy(p[1]).toFixed(2));
-      nodes[i].setAttribute("class", "mv-node" + (st === "dead" ? " mv-dead" : st === "down" ? " mv-down" : ""));
-      labels[i].setAttribute("x", sx(p[0]).toFixed(2)); labels[i].setAttribute("y", (sy(p[1]) - r * 1.4).toFixed(2));
-      rings[i].setAttribute("visibility", "hidden");
-    }
-    // Hops of the last TRAIL seconds, the newest on top, fading with age.
-    var trail = Math.max(1, Math.round(D.trail / step)), used = 0, seen = {};
-    for (var k = 0; k < trail && fr - k >= 0; k++) {
-      hops[fr - k].forEach(function (hp) {
-        var key = hp[0] + ">" + hp[1] + ":" + hp[2];
-        if (seen[key] || hp[0] >= n || hp[1] >= n) return;
-        seen[key] = 1;
-        var ln = hopLine(used++), A = P[hp[0]], B = P[hp[1]];
-        ln.setAttribute("x1", sx(A[0])); ln.setAttribute("y1", sy(A[1]));
-        ln.setAttribute("x2", sx(B[0])); ln.setAttribute("y2", sy(B[1]));
-        ln.setAttribute("stroke", hp[2] >= 0 ? D.flows[hp[2]].color : "#999");
-        ln.setAttribute("stroke-width", Math.min(8, 2 + Math.log2(1 + hp[3])));
-        ln.setAttribute("opacity", (1 - k / trail) * 0.9 + 0.1);
-        ln.setAttribute("data-from", hp[0]); ln.setAttribute("data-to", hp[1]);
-        ln.setAttribute("visibility", "visible");
-      });
-    }
-    for (var u = used; u < hopPool.length; u++) hopPool[u].setAttribute("visibility", "hidden");
-    root.setAttribute("data-hops", used);
-    // Drops of the last second: a ring in the reason's colour.
-    var recent = Math.max(1, Math.round(1 / step));
-    for (var k3 = 0; k3 < recent && fr - k3 >= 0; k3++) {
-      drops[fr - k3].forEach(function (d) {
-        if (d[0] >= n) return;
-        var ring = rings[d[0]];
-        ring.setAttribute("cx", sx(P[d[0]][0])); ring.setAttribute("cy", sy(P[d[0]][1]));
-        ring.setAttribute("stroke", D.reason_colors[d[1]]);
-        ring.setAttribute("visibility", "visible");
-      });
-    }
-    // Next-hop changes of the last second: a dashed line to the new next hop.
-    routeLines.forEach(function (l) { l.remove(); });
-    routeLines = [];
-    for (var j = 0; j < D.routes.length; j += 5) {
-      var rt = D.routes[j];
-      if (rt > t) break;
-      if (rt < t - 1) continue;
-      var nd = D.routes[j + 1], nw = D.routes[j + 4];
-      if (nd >= n || nw >= n) continue;
-      routeLines.push(el("line", {x1: sx(P[nd][0]), y1: sy(P[nd][1]), x2: sx(P[nw][0]), y2: sy(P[nw][1]),
-                                  stroke: "#D55E00", "stroke-dasharray": "5 4", "stroke-width": 1.5,
-                                  "vector-effect": "non-scaling-stroke", "class": "mv-route"}, gMark));
-    }
-    // Radio ranges of the node under the pointer.
-    if (hovered >= 0 && D.ranges) {
-      var hp2 = P[hovered], rg = D.ranges[hovered];
-      [[rangeRx, rg[0]], [rangeCs, rg[1]]].forEach(function (c) {
-        c[0].setAttribute("cx", sx(hp2[0])); c[0].setAttribute("cy", sy(hp2[1]));
-        c[0].setAttribute("r", c[1] || 0); c[0].setAttribute("visibility", c[1] ? "visible" : "hidden");
-      });
-    } else {
-      rangeRx.setAttribute("visibility", "hidden"); rangeCs.setAttribute("visibility", "hidden");
-    }
-    if (hovered >= 0) {
-      var hp3 = P[hovered];
-      info.textContent = "node " + hovered + " at (" + hp3[0].toFixed(0) + ", " + hp3[1].toFixed(0) + ") m" +
-        (D.ranges ? "; receive range " + D.ranges[hovered][0] + " m, carrier sense " + D.ranges[hovered][1] + " m" : "");
-    } else {
-      info.textContent = "Hover a node for its radio ranges.";
-    }
-    writeLog(fr);
-  }
-  var logKey = null;
-  function writeLog(fr) {
-    // Events of the last 5 s, newest first: route changes, drops, node events.
-    var from = t - 5, items = [];
-    for (var j = 0; j < D.routes.length; j += 5) {
-      var rt = D.routes[j];
-      if (rt > t) break;
-      if (rt < from) continue;
-      var fl = D.routes[j + 2];
-      items.push([rt, "node " + D.routes[j + 1] + ": next hop " + D.routes[j + 3] + " \u2192 " + D.routes[j + 4] +
-                  (fl >= 0 ? " (" + D.flows[fl].label.split(" (")[0] + ")" : "")]);
-    }
-    for (var k = fr; k >= 0 && k * step >= from - step; k--) {
-      drops[k].forEach(function (d) {
-        items.push([k * step, d[3] + " drop" + (d[3] > 1 ? "s" : "") + " (" + D.reasons[d[1]] + ") at node " + d[0]]);
-      });
-    }
-    D.events.forEach(function (e) {
-      if (e[0] <= t && e[0] >= from) {
-        var what = {energy: "out of energy", down: "down", up: "up", radio_down: "radio off", radio_up: "radio on"}[e[2]] || e[2];
-        items.push([e[0], "node " + e[1] + " " + what]);
-      }
-    });
-    items.sort(function (p, q2) { return q2[0] - p[0]; });
-    items = items.slice(0, 14);
-    var key = items.map(function (x) { return x[0] + x[1]; }).join("|");
-    if (key === logKey) return;
-    logKey = key;
-    while (log.firstChild) log.removeChild(log.firstChild);
-    items.forEach(function (x) {
-      var it = document.createElement("li");
-      it.textContent = fmt(x[0]) + "  " + x[1];
-      log.appendChild(it);
-    });
-  }
-  function seek(tm) { t = Math.max(0, Math.min(end, tm)); draw(); }
-  function tick(now) {
-    if (!playing) return;
-    if (last !== null) t += (now - last) / 1000 * parseFloat(speedSel.value);
-    last = now;
-    if (t >= end) { t = end; setPlaying(false); }
-    draw();
-    if (playing) requestAnimationFrame(tick);
-  }
-  function setPlaying(on) {
-    playing = on; last = null;
-    playBtn.textContent = on ? "Pause" : "Play";
-    root.setAttribute("data-playing", on ? "1" : "0");
-    if (on) { if (t >= end) t = 0; requestAnimationFrame(tick); }
-  }
-  playBtn.addEventListener("click", function () { setPlaying(!playing); });
-  seekIn.addEventListener("input", function () { seek(parseInt(seekIn.value, 10) * step); });
-  draw();
-})();
-"""
-
-
 def movie_fragment(data: dict[str, Any], title: str = "") -> str:
     """The player as an HTML fragment (a ``<section class="tpsim-movie">`` with its style,
-    data and script) to put in any page; several can share a page."""
-    speeds = "".join(f'<option value="{s}"{" selected" if s == 10 else ""}>{s}\u00d7</option>'
-                     for s in (1, 2, 5, 10, 20, 50))
-    head = _esc(title) if title else f"point {data['point']}, run {data['run']}"
-    return (
-        f'<section class="tpsim-movie" data-frame="0" data-time="0" data-playing="0" data-frames="{data["frames"]}">\n'
-        f"<style>{_STYLE}</style>\n"
-        f'<p class="mv-note">{head} &middot; frame {data["step"]:g} s &middot; {data["n"]} nodes &middot; '
-        f"speed in simulated seconds per second</p>\n"
-        '<div class="mv-controls"><button type="button" class="mv-play">Play</button>'
-        '<input class="mv-seek" type="range" min="0" max="0" step="1" value="0" aria-label="frame">'
-        '<span class="mv-time">0 s</span>'
-        f'<label>speed <select class="mv-speed">{speeds}</select></label></div>\n'
-        '<div class="mv-body"><svg class="mv-map" xmlns="http://www.w3.org/2000/svg" role="img" '
-        'aria-label="node positions and the hops packets take"></svg>'
-        '<div class="mv-side"><p class="mv-info"></p><div class="mv-legend"></div>'
-        "<strong>Events (last 5 s)</strong><ul class=\"mv-log\"></ul></div></div>\n"
-        '<svg class="mv-plot" xmlns="http://www.w3.org/2000/svg" role="img" '
-        'aria-label="delivered throughput per flow; click to seek"></svg>\n'
-        '<p class="mv-note">Lines: hops packets took in the last '
-        f"{TRAIL_S:g} s (width: packets per frame); rings: drops in the last second, coloured by reason; "
-        "dashed orange: a node's new next hop for a flow (last second); grey: a node out of energy, dashed: a node down. "
-        f"Plot: each flow's delivered kbit/s (transport payload, mean over the last {PLOT_MEAN_S:g} s), "
-        "drops per frame as red ticks; click it to seek.</p>\n"
-        f'<script type="application/json" class="mv-data">{_json_for_script(data)}</script>\n'
-        f"<script>{_SCRIPT}</script>\n"
-        "</section>\n"
-    )
+    data and script; templates/movie.html.j2 and movie.js) to put in any page; several can
+    share a page. ``data``: :func:`movie_data`'s; ``title`` heads it (default: the point and
+    run), escaped.
+
+    Raises:
+        ValueError: if ``data`` holds a NaN or an infinity (not JSON).
+    """
+    from ._html import environment, package_file
+
+    return environment().get_template("movie.html.j2").render(
+        data=data, title=title, speeds=SPEEDS, default_speed=DEFAULT_SPEED, trail_s=TRAIL_S, plot_mean_s=PLOT_MEAN_S,
+        script=package_file("movie.js"))
 
 
 def movie_page(data: dict[str, Any], title: str) -> str:
-    """A whole HTML page holding the player (``tpsim animate``)."""
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n<link rel="icon" href="data:,">\n'
-        f"<title>{_esc(title)} - tpsim network movie</title>\n</head>\n<body>\n<main style=\"margin:1em\">\n"
-        f"<h1 style=\"font-family:system-ui,sans-serif;font-size:1.4em\">{_esc(title)}</h1>\n"
-        f"{movie_fragment(data, title='')}</main>\n</body>\n</html>\n"
-    )
+    """A whole HTML page holding the player (``tpsim animate``; templates/movie_page.html.j2),
+    headed by ``title`` (escaped). Raises as :func:`movie_fragment`."""
+    from markupsafe import Markup
+
+    from ._html import environment
+
+    return environment().get_template("movie_page.html.j2").render(title=title, fragment=Markup(movie_fragment(data)))
 
 
 def movie_title(res: Any, data: dict[str, Any]) -> str:
@@ -553,7 +206,7 @@ def write_movie(res: Any, path: Path, point: Optional[int] = None, run: Optional
         NoMovie: as :func:`movie_data`.
         OSError: if it cannot be written.
     """
-    from .results import atomic_write_text
+    from .files import atomic_write_text
 
     data = movie_data(res, point, run)
     atomic_write_text(Path(path), movie_page(data, movie_title(res, data)))

@@ -37,7 +37,8 @@ import polars as pl
 from ._draw import FORMATS  # noqa: F401  (the formats save writes; tpsim plot checks --format against them)
 from .labels import axis_for, fmt_number, key_label, key_name, metric_display, value_text
 from .metrics import label  # noqa: F401  (re-exported for older callers)
-from .results import FLOW_KEYS, mean_ci
+from .columns import FLOW_KEYS
+from .tables import mean_ci
 
 #: Okabe & Ito (2008) colour-blind-safe palette (blue, vermillion, bluish green, reddish
 #: purple, orange, sky blue, black, yellow).

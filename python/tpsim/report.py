@@ -18,12 +18,14 @@ from typing import Any, Callable, Optional, Sequence
 import polars as pl
 
 from . import _pool
-from .api import build_id
+from ._build import build_id
+from ._html import environment
+from .columns import FLOW_KEYS, NETWORK_KEYS
+from .files import _atomic, atomic_write_text, json_text
 from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
 from .metrics import HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
 from .plot import MAX_SERIES, FigureInfo, default_layout, draw, metric_spec, timeseries_spec, with_flow_direction
-from .files import json_text
-from .results import FLOW_KEYS, NETWORK_KEYS, Results, _atomic, atomic_write_text, mean_ci
+from .tables import ResultTables, mean_ci
 
 #: Formats of the report's figures: PNG (embedded in the page) and vector PDF (for papers).
 FIGURE_FORMATS = ("png", "pdf")
@@ -97,7 +99,7 @@ class PlannedFigure:
         return draw(*self._make_spec())
 
 
-def figure_plan(res: Results) -> list[tuple[str, PlannedFigure]]:
+def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
     """The report's figures as (file stem, :class:`PlannedFigure`), in report order: the
     headline flow metrics, the network metrics the scenario produces (each once per stack
     when :func:`stack_split` says so), the time series."""
@@ -174,7 +176,7 @@ def figure_plan(res: Results) -> list[tuple[str, PlannedFigure]]:
     return plan
 
 
-def _ack_cwnd(res: Results) -> Optional[tuple[pl.DataFrame, str, int, int, str]]:
+def _ack_cwnd(res: ResultTables) -> Optional[tuple[pl.DataFrame, str, int, int, str]]:
     """The congestion window at every acknowledgement of the first window-based flow
     direction (lowest point, run, flow) of the per-ACK samples, as a one-series long table
     for :func:`timeseries_figure`, with its column name, point, run and title; ``None``
@@ -242,7 +244,7 @@ class FigureJobs:
     (``figures.json`` records the hash of these and of each file) and are unchanged is kept,
     not drawn again: a report rebuilt from the same tables draws nothing."""
 
-    def __init__(self, res: Results, figdir: Path, progress: Optional[Callable[[int, int], None]] = None,
+    def __init__(self, res: ResultTables, figdir: Path, progress: Optional[Callable[[int, int], None]] = None,
                  formats: Sequence[str] = FIGURE_FORMATS, workers: Optional[int] = None):
         self.figdir = Path(figdir)
         self.progress = progress
@@ -357,7 +359,7 @@ class FigureJobs:
         return figs
 
 
-def make_figures(res: Results, figdir: Path, progress: Optional[Callable[[int, int], None]] = None,
+def make_figures(res: ResultTables, figdir: Path, progress: Optional[Callable[[int, int], None]] = None,
                  formats: tuple[str, ...] = FIGURE_FORMATS, workers: Optional[int] = None) -> list[Figure]:
     """Draws the report's figures into ``figdir`` (each in ``formats``) and writes
     ``figdir/figures.json``, the record of every figure (:class:`tpsim.plot.FigureInfo`:
@@ -405,12 +407,12 @@ def _cell(mean: Optional[float], lo: Optional[float], hi: Optional[float], scale
     return text
 
 
-def _param_values(res: Results, key: str) -> list[Any]:
+def _param_values(res: ResultTables, key: str) -> list[Any]:
     col = res.flows[key] if key in res.flows.columns else res.network[key]
     return col.unique(maintain_order=True).to_list()
 
 
-def _param_ticks(res: Results, key: str) -> dict[str, str]:
+def _param_ticks(res: ResultTables, key: str) -> dict[str, str]:
     """A numeric swept key's values (as text) -> their text in the unit of the column's
     header; empty for categories. Computed once per key and tables."""
     cache = res.__dict__.setdefault("_report_ticks", {})
@@ -422,19 +424,19 @@ def _param_ticks(res: Results, key: str) -> dict[str, str]:
     return cache[ident]
 
 
-def _param_cells(res: Results, keys: list[str], row: dict[str, Any]) -> list[str]:
+def _param_cells(res: ResultTables, keys: list[str], row: dict[str, Any]) -> list[str]:
     """A row's swept values: numbers in the unit of the column's header (``5`` under ``node
     speed (m/s)``), categories as text."""
     return [_param_ticks(res, k).get(str(row[k]), value_text(row[k])) for k in keys]
 
 
-def _param_header(res: Results, keys: list[str], per_flow: bool = False) -> list[str]:
+def _param_header(res: ResultTables, keys: list[str], per_flow: bool = False) -> list[str]:
     """Headers of the swept keys (name and unit); ``per_flow``: in a table of flows, a key of
     one flow names its flow (``transport (flow 0)``), not to be read as each row's."""
     return [key_label(k, _param_values(res, k), flow_index=per_flow) for k in keys]
 
 
-def _role_table(res: Results, keys: list[str], metrics: list[str]) -> Optional[Table]:
+def _role_table(res: ResultTables, keys: list[str], metrics: list[str]) -> Optional[Table]:
     """Per point and role: each run's mean over the role's flow directions, then the mean
     and 95 % CI over the runs (as the figures)."""
     flows = res.flows
@@ -463,7 +465,7 @@ def _role_table(res: Results, keys: list[str], metrics: list[str]) -> Optional[T
                  "(the values of the figures).", header, rows, [False] * (len(keys) + 1) + [True] * (1 + len(metrics)))
 
 
-def _averaged_table(res: Results, keys: list[str], metrics: list[str]) -> Optional[Table]:
+def _averaged_table(res: ResultTables, keys: list[str], metrics: list[str]) -> Optional[Table]:
     """The metrics averaged over the figures' numeric x (study A's "averaged over the
     intervals"), per combination of the other swept keys and role: each run's mean over the
     x values and flow directions, then the mean and 95 % CI over the runs. ``None`` without a
@@ -496,7 +498,7 @@ def _averaged_table(res: Results, keys: list[str], metrics: list[str]) -> Option
                  "over the runs.", header, rows, [False] * (len(group)) + [True] * len(metrics))
 
 
-def _flow_table(res: Results, summary: pl.DataFrame, keys: list[str], metrics: list[str]) -> Optional[Table]:
+def _flow_table(res: ResultTables, summary: pl.DataFrame, keys: list[str], metrics: list[str]) -> Optional[Table]:
     """Per point, flow and direction: mean and [95 % CI] over the runs (summary.csv)."""
     sub = summary.filter((pl.col("table") == "flows") & pl.col("metric").is_in(metrics)) if summary.height else summary
     if sub.height == 0:
@@ -533,7 +535,7 @@ def _flow_table(res: Results, summary: pl.DataFrame, keys: list[str], metrics: l
                  header, rows, [False] * (len(keys) + 2 + len(info_cols)) + [True] * len(metrics))
 
 
-def _network_table(res: Results, summary: pl.DataFrame, keys: list[str], metrics: list[str]) -> Optional[Table]:
+def _network_table(res: ResultTables, summary: pl.DataFrame, keys: list[str], metrics: list[str]) -> Optional[Table]:
     sub = summary.filter((pl.col("table") == "network") & pl.col("metric").is_in(metrics)) if summary.height else summary
     if sub.height == 0:
         return None
@@ -556,7 +558,7 @@ def _network_table(res: Results, summary: pl.DataFrame, keys: list[str], metrics
                  [False] * max(len(keys), 1) + [True] * len(metrics))
 
 
-def _points_table(res: Results) -> Optional[Table]:
+def _points_table(res: ResultTables) -> Optional[Table]:
     if not (res.points and res.param_keys):
         return None
     keys = list(res.param_keys)
@@ -580,19 +582,6 @@ def _definitions() -> Table:
 # --- the page -----------------------------------------------------------------------------
 
 
-def _env():
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-
-
 def _ns(value: Any) -> Optional[int]:
     """A resolved duration (``"20000000ns"``) in ns."""
     if isinstance(value, str) and value.endswith("ns") and value[:-2].isdigit():
@@ -614,7 +603,7 @@ def _timing(sim: dict[str, Any]) -> str:
     return text
 
 
-def page_parts(res: Results) -> dict[str, Any]:
+def page_parts(res: ResultTables) -> dict[str, Any]:
     """Everything of the report's page but the figures: the header's facts, the tables, the
     movie, the definitions (computed while the figures are being drawn)."""
     base = res.base
@@ -637,7 +626,7 @@ def page_parts(res: Results) -> dict[str, Any]:
     }
 
 
-def render(res: Results, figs: list[Figure], command: Optional[str] = None, parts: Optional[dict[str, Any]] = None) -> str:
+def render(res: ResultTables, figs: list[Figure], command: Optional[str] = None, parts: Optional[dict[str, Any]] = None) -> str:
     """The report's HTML (``parts``: :func:`page_parts`, computed here if not given)."""
     base = res.base
     parts = parts if parts is not None else page_parts(res)
@@ -658,7 +647,7 @@ def render(res: Results, figs: list[Figure], command: Optional[str] = None, part
     if base is not None:
         toc.append({"id": "scenario", "title": "Scenario", "children": []})
     written = getattr(base, "written", getattr(base, "text", "")) if base is not None else ""
-    return _env().get_template("report.html.j2").render(
+    return environment().get_template("report.html.j2").render(
         name=parts["name"], description=parts["description"], build=build_id(), timing=parts["timing"],
         sets=[f"{k} = {json.dumps(v) if not isinstance(v, str) else v}" for k, v in res.sets],
         seeds=", ".join(map(str, parts["seeds"])), runs=parts["runs"],
@@ -668,7 +657,7 @@ def render(res: Results, figs: list[Figure], command: Optional[str] = None, part
     )
 
 
-def _movie(res: Results) -> Optional[dict[str, Any]]:
+def _movie(res: ResultTables) -> Optional[dict[str, Any]]:
     """The network movie of the first run that recorded one (``[output] animation = true``):
     its player as markup and what the page says about it; ``None`` without one."""
     from markupsafe import Markup
@@ -683,7 +672,7 @@ def _movie(res: Results) -> Optional[dict[str, Any]]:
             "point": data["point"], "run": data["run"]}
 
 
-def write_report(res: Results, outdir: Path, command: Optional[str] = None,
+def write_report(res: ResultTables, outdir: Path, command: Optional[str] = None,
                  progress: Optional[Callable[[int, int], None]] = None, workers: Optional[int] = None) -> Path:
     """Writes ``outdir/report.html`` and its figures under ``outdir/figures/`` (drawn by
     ``workers`` processes, see :func:`make_figures`, while this one computes the tables).

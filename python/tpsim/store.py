@@ -326,7 +326,7 @@ def scan_one(path: Path, kind: str) -> Any:
     trace without ns-2 columns keeps only the plain ones)."""
     import polars as pl
 
-    from .results import lazy_schema
+    from .columns import lazy_schema
 
     lf = pl.scan_parquet(path)
     names = lf.collect_schema().names()
@@ -357,7 +357,7 @@ def scan(parts: Sequence[tuple[dict[str, Any], Path]], kind: str) -> Any:
     and each row's identity is looked up from its file's path."""
     import polars as pl
 
-    from .results import lazy_schema
+    from .columns import lazy_schema
 
     types = identity_types([i for i, _ in parts])
     segments: list[tuple[dict[str, Any], list[tuple[dict[str, Any], str]]]] = []

@@ -352,13 +352,6 @@ def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Se
             yield Point(i, params, sc, case.as_dict() if case is not None else None)
 
 
-def jobs_for(points: Sequence[Point], seed: int, runs: int) -> list[Job]:
-    """The (point, replication) jobs, point-major."""
-    from .api import run_key
-
-    return [Job(p, seed, r, run_key(p.scenario, seed, r)) for p in points for r in range(runs)]
-
-
 def point_value(v: Any) -> Any:
     """A swept value as a table cell: scalars as they are, anything else as JSON text."""
     return v if isinstance(v, (str, int, float, bool)) else json.dumps(v)
