@@ -650,15 +650,6 @@ fn write_flow(o: &mut String, f: &ns2::Ns2Flow, first: u32, n: u64, names: (&str
             f.dst
         ));
     }
-    if src == dst {
-        return Err(format!(
-            "{}, line {}: flow {} -> {}: the source and the destination are the same node",
-            names.1.unwrap_or("traffic file"),
-            f.line,
-            f.src,
-            f.dst
-        ));
-    }
     // The same mapping as a referenced traffic file ([`flow_of`]), written as TOML.
     let flow = flow_of(f, src, dst);
     let a = &flow.app;
