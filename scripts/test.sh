@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh machine (Python, pip, Rust and a C toolchain
-# assumed; Debian packages come from apt) and runs every Rust and Python test. Used by .ci/run; run it yourself the same way:
+# assumed; Debian packages come from apt), checks function and file lengths and runs every
+# Rust and Python test. Used by .ci/run; run it yourself the same way:
 #     ./scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,12 @@ if [ ${#need[@]} -gt 0 ]; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+
+echo "== Function and file length (issue #40)"
+# No production function over 150 lines (clippy.toml's too-many-lines-threshold; --lib --bins
+# leaves test code out) and no production file over 1,200 lines.
+cargo clippy --workspace --lib --bins --quiet -- -D clippy::too_many_lines
+python3 scripts/check_file_lines.py
 
 echo "== Rust tests"
 # Property tests draw their cases from a fixed seed, so that the suite gives the same verdict

@@ -9,6 +9,8 @@
 //! and without a channel). Some draws are refused by validation (about half; the generator is
 //! checked to produce at least a quarter of valid ones); those accepted must run to their end.
 
+mod common;
+
 use proptest::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use tpsim_engine::{run, RunOptions};
@@ -276,14 +278,5 @@ fn known_gaps_are_refused() {
     assert!(e.to_string().contains("events[0].channel"), "{e}");
     // The same event on a node that has a radio on channel 2 runs.
     let text = format!("{radio3}channels = [[1], [1, 2], [2]]\n{event}");
-    let sc = load(&text, "<t>").unwrap_or_else(|e| panic!("{e}"));
-    run(
-        &sc,
-        &RunOptions {
-            seed: 1,
-            run: 0,
-            pcap_dir: None,
-        },
-    )
-    .expect("runs");
+    common::sim(&text, 1);
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::sim;
+use common::{f64s, sim, text, trace, u64s};
 use tpsim_engine::{Column, RunResult, Table};
 
 /// A lossless two-hop path 0 - 1 - 2 (5 ms + 10 ms one way, queues far larger than any
@@ -44,13 +44,6 @@ app = {{ kind = "bulk", size = "1000B", bytes = "{bytes}" }}
 /// Two-way propagation delay of [`path`], s.
 const PROPAGATION_RTT_S: f64 = 2.0 * (0.005 + 0.010);
 
-fn f64s(t: &Table, name: &str) -> Vec<Option<f64>> {
-    match t.get(name) {
-        Some(Column::F64(v)) => v.clone(),
-        other => panic!("{name}: {other:?}"),
-    }
-}
-
 fn acks(r: &RunResult) -> &Table {
     r.acks.as_ref().expect("ack samples were asked for")
 }
@@ -63,12 +56,8 @@ fn rows(t: &Table) -> usize {
 /// there that carries no data of a flow: on a one-way flow, the sender's acknowledgements
 /// and handshake packets).
 fn control_arrivals(r: &RunResult, node: u64) -> usize {
-    let t = r.trace.as_ref().expect("trace asked for");
-    let (Some(Column::Text(ev)), Some(Column::U64(n)), Some(Column::Text(kind)), Some(Column::Text(layer))) =
-        (t.get("event"), t.get("node"), t.get("kind"), t.get("layer"))
-    else {
-        panic!("trace columns")
-    };
+    let t = trace(r);
+    let (ev, n, kind, layer) = (text(t, "event"), u64s(t, "node"), text(t, "kind"), text(t, "layer"));
     (0..ev.len())
         .filter(|&i| ev[i] == "receive" && n[i] == node && kind[i] == "transport" && layer[i] == "transport")
         .count()
@@ -118,7 +107,7 @@ fn tcp_samples_every_ack_with_slow_start_growth_and_rtt() {
     // Only the ACK of the last, partial segment (and of the FIN) may add less.
     assert!(full + 3 >= steps.len(), "{full} of {} steps are one SMSS", steps.len());
     assert!(cwnd[n - 1] > 100.0 * smss, "the window grew: {}", cwnd[n - 1]);
-    let rtt: Vec<f64> = f64s(t, "rtt_sample_s").into_iter().flatten().collect();
+    let rtt: Vec<f64> = f64s(t, "rtt_sample_s").iter().flatten().copied().collect();
     assert!(!rtt.is_empty());
     assert!(rtt.iter().all(|&x| x >= PROPAGATION_RTT_S), "{rtt:?}");
     let mean = rtt.iter().sum::<f64>() / rtt.len() as f64;
@@ -146,7 +135,7 @@ fn sctp_samples_every_sack() {
     assert!(f.ack_packets > 10);
     assert_eq!(rows(t) as u64, f.ack_packets);
     assert!(f64s(t, "cwnd_bytes").iter().all(Option::is_some));
-    let rtt: Vec<f64> = f64s(t, "rtt_sample_s").into_iter().flatten().collect();
+    let rtt: Vec<f64> = f64s(t, "rtt_sample_s").iter().flatten().copied().collect();
     assert!(!rtt.is_empty() && rtt.iter().all(|&x| x >= PROPAGATION_RTT_S));
 }
 
@@ -164,7 +153,7 @@ fn tfrc_samples_every_feedback_packet() {
     for col in ["cwnd_bytes", "cwnd_packets", "ssthresh_bytes"] {
         assert!(f64s(t, col).iter().all(Option::is_none), "{col} is not TFRC's");
     }
-    let rtt: Vec<f64> = f64s(t, "rtt_sample_s").into_iter().flatten().collect();
+    let rtt: Vec<f64> = f64s(t, "rtt_sample_s").iter().flatten().copied().collect();
     assert!(!rtt.is_empty() && rtt.iter().all(|&x| x >= PROPAGATION_RTT_S));
 }
 
@@ -214,7 +203,7 @@ fn samples_are_optional_neutral_and_deterministic() {
 fn rows_start_at_the_warm_up() {
     let text = path("tcp", "3MB", "", true, false).replace("drain = \"2s\"", "drain = \"2s\"\nwarmup = \"1s\"");
     let r = sim(&text, 1);
-    let time: Vec<f64> = f64s(acks(&r), "time_s").into_iter().flatten().collect();
+    let time: Vec<f64> = f64s(acks(&r), "time_s").iter().flatten().copied().collect();
     assert!(time.len() > 10);
     assert!(time.iter().all(|&t| t >= 1.0), "first row at {}", time[0]);
 }

@@ -17,7 +17,7 @@ fn chain(n: usize, arp: &str, routing: &str, flows: &str) -> String {
 }
 
 fn cbr(interval: &str) -> String {
-    format!("[[flows]]\nsrc = 0\ndst = 2\ntransport = \"udp\"\napp = {{ kind = \"cbr\", size = \"512B\", interval = \"{interval}\", start = \"1s\" }}\n")
+    common::cbr(0, 2, "512B", interval, "1s")
 }
 
 const TCP: &str = "[[flows]]\nsrc = 0\ndst = 2\ntransport = \"tcp\"\napp = { kind = \"bulk\", size = \"512B\", bytes = \"50kB\", start = \"1s\" }\n";

@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::sim;
-use tpsim_engine::{Column, RunResult};
+use common::{data_forwards, sim};
+use tpsim_engine::RunResult;
 
 /// Four nodes within 30 m of each other, radios on `channels`; two saturating UDP flows,
 /// 0 → 1 and 2 → 3 (1000-byte datagrams every 2 ms: 4 Mbit/s each, 8 in all, more than one
@@ -102,25 +102,5 @@ fn an_interface_event_takes_down_one_radio_of_two() {
 
 /// Times at which node `node` forwarded a data packet of flow `flow`.
 fn forwarded(r: &RunResult, node: u64, flow: u32) -> Vec<f64> {
-    let t = r.trace.as_ref().expect("trace");
-    let (
-        Some(Column::Text(event)),
-        Some(Column::Text(kind)),
-        Some(Column::U64(nodes)),
-        Some(Column::OptU32(flows)),
-        Some(Column::F64(time)),
-    ) = (
-        t.get("event"),
-        t.get("kind"),
-        t.get("node"),
-        t.get("flow"),
-        t.get("time_s"),
-    )
-    else {
-        panic!("trace columns")
-    };
-    (0..event.len())
-        .filter(|&i| event[i] == "forward" && kind[i] == "data" && nodes[i] == node && flows[i] == Some(flow))
-        .map(|i| time[i].unwrap())
-        .collect()
+    data_forwards(r, node, Some(flow))
 }

@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::sim;
+use common::{f64s, opt_text, opt_u32, sim, text, trace, u64s};
 use std::collections::BTreeMap;
-use tpsim_engine::{Column, DropReason, RunResult};
+use tpsim_engine::{DropReason, RunResult};
 
 /// One data packet of a flow direction, from the packet trace.
 #[derive(Clone, Debug, Default)]
@@ -19,26 +19,10 @@ struct Pkt {
 
 /// Flow 0's forward packets, by packet number.
 fn packets(r: &RunResult) -> BTreeMap<u32, Pkt> {
-    let t = r.trace.as_ref().expect("trace asked for");
-    let text = |n: &str| match t.get(n) {
-        Some(Column::Text(v)) => v.clone(),
-        c => panic!("{n}: {c:?}"),
-    };
-    let (event, kind) = (text("event"), text("kind"));
-    let (Some(Column::OptU32(flow)), Some(Column::OptText(dir)), Some(Column::OptU32(packet))) =
-        (t.get("flow"), t.get("direction"), t.get("packet"))
-    else {
-        panic!("trace columns");
-    };
-    let Some(Column::OptText(reason)) = t.get("reason") else {
-        panic!("reason")
-    };
-    let Some(Column::F64(time)) = t.get("time_s") else {
-        panic!("time_s")
-    };
-    let Some(Column::U64(node)) = t.get("node") else {
-        panic!("node")
-    };
+    let t = trace(r);
+    let (event, kind) = (text(t, "event"), text(t, "kind"));
+    let (flow, dir, packet) = (opt_u32(t, "flow"), opt_text(t, "direction"), opt_u32(t, "packet"));
+    let (reason, time, node) = (opt_text(t, "reason"), f64s(t, "time_s"), u64s(t, "node"));
     let mut out: BTreeMap<u32, Pkt> = BTreeMap::new();
     for i in 0..event.len() {
         if kind[i] != "data" || flow[i] != Some(0) || dir[i] != Some("fwd") {

@@ -5,11 +5,11 @@
 
 mod common;
 
-use common::sim;
+use common::{f64s, lossy_chain, opt_text, opt_u32, sim, text, u64s};
 use std::collections::HashMap;
 use tpsim_engine::movie::MAX_FRAMES;
 use tpsim_engine::pkttrace::drop_name;
-use tpsim_engine::{Column, DropReason, RunResult, Table};
+use tpsim_engine::{DropReason, RunResult, Table};
 
 /// The movie's columns as plain vectors, one entry per row.
 struct Rows {
@@ -29,39 +29,20 @@ struct Rows {
 }
 
 fn rows(t: &Table) -> Rows {
-    let f64s = |n: &str| match t.get(n) {
-        Some(Column::F64(v)) => v.clone(),
-        c => panic!("{n}: {c:?}"),
-    };
-    let u64s = |n: &str| match t.get(n) {
-        Some(Column::U64(v)) => v.clone(),
-        c => panic!("{n}: {c:?}"),
-    };
-    let opt_u32 = |n: &str| match t.get(n) {
-        Some(Column::OptU32(v)) => v.clone(),
-        c => panic!("{n}: {c:?}"),
-    };
-    let opt_text = |n: &str| match t.get(n) {
-        Some(Column::OptText(v)) => v.clone(),
-        c => panic!("{n}: {c:?}"),
-    };
     Rows {
-        time_s: f64s("time_s").into_iter().map(|x| x.unwrap()).collect(),
-        kind: match t.get("kind") {
-            Some(Column::Text(v)) => v.clone(),
-            c => panic!("kind: {c:?}"),
-        },
-        node: u64s("node"),
-        peer: opt_u32("peer"),
-        old_peer: opt_u32("old_peer"),
-        flow: opt_u32("flow"),
-        direction: opt_text("direction"),
-        reason: opt_text("reason"),
-        packets: u64s("packets"),
-        span_s: f64s("span_s"),
-        x_m: f64s("x_m"),
-        y_m: f64s("y_m"),
-        range_m: f64s("range_m"),
+        time_s: f64s(t, "time_s").iter().map(|x| x.unwrap()).collect(),
+        kind: text(t, "kind").to_vec(),
+        node: u64s(t, "node").to_vec(),
+        peer: opt_u32(t, "peer").to_vec(),
+        old_peer: opt_u32(t, "old_peer").to_vec(),
+        flow: opt_u32(t, "flow").to_vec(),
+        direction: opt_text(t, "direction").to_vec(),
+        reason: opt_text(t, "reason").to_vec(),
+        packets: u64s(t, "packets").to_vec(),
+        span_s: f64s(t, "span_s").to_vec(),
+        x_m: f64s(t, "x_m").to_vec(),
+        y_m: f64s(t, "y_m").to_vec(),
+        range_m: f64s(t, "range_m").to_vec(),
     }
 }
 
@@ -72,45 +53,10 @@ fn movie(res: &RunResult) -> Rows {
 /// A chain 0 - 1 - 2 - 3 whose middle link is slow, lossy and has a 3-packet queue: a TCP
 /// bulk transfer and a UDP CBR flow from 0 to 3, a two-way UDP voip flow from 3.
 fn wired(animation: bool, duration: &str) -> String {
-    format!(
-        r#"
-[simulation]
-duration = "{duration}"
-drain = "200ms"
-[output]
-animation = {animation}
-[nodes]
-count = 4
-[[links]]
-nodes = [0, 1]
-rate = "10Mbps"
-delay = "2ms"
-[[links]]
-nodes = [1, 2]
-rate = "600kbps"
-delay = "10ms"
-queue = 3
-loss = 0.03
-[[links]]
-nodes = [2, 3]
-rate = "10Mbps"
-delay = "2ms"
-[[flows]]
-src = 0
-dst = 3
-transport = "tcp"
-app = {{ kind = "bulk", size = "1000B" }}
-[[flows]]
-src = 0
-dst = 3
-transport = "udp"
-app = {{ kind = "cbr", size = "400B", interval = "8ms" }}
-[[flows]]
-src = 3
-dst = 0
-transport = "udp"
-app = {{ kind = "voip", size = "160B", interval = "20ms" }}
-"#
+    lossy_chain(
+        &format!("duration = \"{duration}\""),
+        &format!("animation = {animation}"),
+        "",
     )
 }
 

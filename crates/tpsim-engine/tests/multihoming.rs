@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::sim;
-use tpsim_engine::{Column, DropReason, RunResult};
+use common::{data_forwards, extra, sim};
+use tpsim_engine::{DropReason, RunResult};
 
 const WIRED: &str = include_str!("../../../scenarios/sctp-dual-homed-failover.toml");
 const WIRED_AND_RADIO: &str = include_str!("../../../scenarios/sctp-dual-homed-wired-and-radio.toml");
@@ -18,22 +18,9 @@ const PATH_MAX_RETRANS: u32 = 5;
 const RTO_MAX_S: f64 = 60.0;
 const HB_INTERVAL_S: f64 = 30.0;
 
-fn extra(f: &tpsim_engine::FlowRow, name: &str) -> Option<f64> {
-    f.extra.iter().find(|(n, _)| *n == name).and_then(|e| e.1)
-}
-
 /// Times at which router `node` forwarded a data packet of flow 0's forward direction.
 fn forwarded_by(r: &RunResult, node: u64) -> Vec<f64> {
-    let t = r.trace.as_ref().expect("trace asked for");
-    let (Some(Column::Text(event)), Some(Column::Text(kind)), Some(Column::U64(nodes)), Some(Column::F64(time))) =
-        (t.get("event"), t.get("kind"), t.get("node"), t.get("time_s"))
-    else {
-        panic!("trace columns")
-    };
-    (0..event.len())
-        .filter(|&i| event[i] == "forward" && kind[i] == "data" && nodes[i] == node)
-        .map(|i| time[i].unwrap())
-        .collect()
+    data_forwards(r, node, None)
 }
 
 fn run(scenario: &str) -> RunResult {

@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::sim;
+use common::{f64s, opt_text, opt_u32, sim, text, u64s};
 use std::collections::{HashMap, HashSet};
-use tpsim_engine::{Column, Table};
+use tpsim_engine::Table;
 
 /// A chain 0 - 1 - 2 whose second link is slow with a 3-packet queue and loss: a UDP CBR flow
 /// that overloads it and a two-way voip flow.
@@ -44,27 +44,6 @@ app = {{ kind = "voip", size = "160B", interval = "20ms" }}
     )
 }
 
-fn text<'a>(t: &'a Table, n: &str) -> &'a [&'static str] {
-    match t.get(n) {
-        Some(Column::Text(v)) => v,
-        c => panic!("{n}: {c:?}"),
-    }
-}
-
-fn u64s<'a>(t: &'a Table, n: &str) -> &'a [u64] {
-    match t.get(n) {
-        Some(Column::U64(v)) => v,
-        c => panic!("{n}: {c:?}"),
-    }
-}
-
-fn opt_u32<'a>(t: &'a Table, n: &str) -> &'a [Option<u32>] {
-    match t.get(n) {
-        Some(Column::OptU32(v)) => v,
-        c => panic!("{n}: {c:?}"),
-    }
-}
-
 /// A plain trace row: (time in ns, event, node, layer, kind, flow, packet).
 type PlainRow = (
     u64,
@@ -78,10 +57,7 @@ type PlainRow = (
 
 /// The rows of `t` whose event is one of the plain trace's, in order.
 fn plain_rows(t: &Table) -> Vec<PlainRow> {
-    let time = match t.get("time_s") {
-        Some(Column::F64(v)) => v,
-        c => panic!("time_s: {c:?}"),
-    };
+    let time = f64s(t, "time_s");
     let (event, node, layer, kind) = (text(t, "event"), u64s(t, "node"), text(t, "layer"), text(t, "kind"));
     let (flow, packet) = (opt_u32(t, "flow"), opt_u32(t, "packet"));
     (0..event.len())
@@ -115,10 +91,7 @@ fn wired_hop_rows_follow_each_packet_over_both_links() {
     let t = res.trace.as_ref().unwrap();
     let (event, node, kind) = (text(t, "event"), u64s(t, "node"), text(t, "kind"));
     let (uid, hop) = (u64s(t, "uid"), opt_u32(t, "hop"));
-    let reason = match t.get("reason") {
-        Some(Column::OptText(v)) => v,
-        c => panic!("reason: {c:?}"),
-    };
+    let reason = opt_text(t, "reason");
     // Every packet made is sent once: its uid is its own.
     let mut sends = HashMap::new();
     for i in 0..event.len() {

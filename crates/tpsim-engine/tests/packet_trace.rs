@@ -4,60 +4,18 @@
 
 mod common;
 
-use common::sim;
+use common::{bools, f64s, lossy_chain, opt_text, opt_u32, sim, text, u64s};
 use std::collections::HashMap;
 use tpsim_engine::pkttrace::drop_name;
-use tpsim_engine::{Column, DropReason, RunResult, Table};
+use tpsim_engine::{DropReason, RunResult, Table};
 
-/// A chain 0 - 1 - 2 - 3 whose middle link is slow, lossy and has a 3-packet queue: a TCP
-/// bulk transfer, a UDP CBR flow that overloads the bottleneck, a two-way UDP voip flow and
-/// a TCP CBR flow in the reverse direction.
+/// [`lossy_chain`] for 4 s (a TCP bulk transfer, a UDP CBR flow that overloads the
+/// bottleneck, a two-way UDP voip flow) plus a TCP CBR flow in the reverse direction.
 fn scenario(trace: bool, warmup: &str) -> String {
-    format!(
-        r#"
-[simulation]
-duration = "4s"
-drain = "200ms"
-warmup = "{warmup}"
-[output]
-trace = {trace}
-[nodes]
-count = 4
-[[links]]
-nodes = [0, 1]
-rate = "10Mbps"
-delay = "2ms"
-[[links]]
-nodes = [1, 2]
-rate = "600kbps"
-delay = "10ms"
-queue = 3
-loss = 0.03
-[[links]]
-nodes = [2, 3]
-rate = "10Mbps"
-delay = "2ms"
-[[flows]]
-src = 0
-dst = 3
-transport = "tcp"
-app = {{ kind = "bulk", size = "1000B" }}
-[[flows]]
-src = 0
-dst = 3
-transport = "udp"
-app = {{ kind = "cbr", size = "400B", interval = "8ms" }}
-[[flows]]
-src = 3
-dst = 0
-transport = "udp"
-app = {{ kind = "voip", size = "160B", interval = "20ms" }}
-[[flows]]
-src = 3
-dst = 0
-transport = "tcp"
-app = {{ kind = "cbr", size = "500B", interval = "30ms" }}
-"#
+    lossy_chain(
+        &format!("duration = \"4s\"\nwarmup = \"{warmup}\""),
+        &format!("trace = {trace}"),
+        "[[flows]]\nsrc = 3\ndst = 0\ntransport = \"tcp\"\napp = { kind = \"cbr\", size = \"500B\", interval = \"30ms\" }\n",
     )
 }
 
@@ -76,38 +34,17 @@ struct Rows {
 }
 
 fn rows(t: &Table) -> Rows {
-    let text = |n: &str| match t.get(n) {
-        Some(Column::Text(v)) => v.clone(),
-        c => panic!("{n}: {c:?}"),
-    };
-    let opt_text = |n: &str| match t.get(n) {
-        Some(Column::OptText(v)) => v.clone(),
-        c => panic!("{n}: {c:?}"),
-    };
-    let opt_u32 = |n: &str| match t.get(n) {
-        Some(Column::OptU32(v)) => v.clone(),
-        c => panic!("{n}: {c:?}"),
-    };
     Rows {
-        event: text("event"),
-        node: match t.get("node") {
-            Some(Column::U64(v)) => v.clone(),
-            c => panic!("node: {c:?}"),
-        },
-        layer: text("layer"),
-        kind: text("kind"),
-        flow: opt_u32("flow"),
-        direction: opt_text("direction"),
-        packet: opt_u32("packet"),
-        reason: opt_text("reason"),
-        duplicate: match t.get("duplicate") {
-            Some(Column::Bool(v)) => v.clone(),
-            c => panic!("duplicate: {c:?}"),
-        },
-        time_s: match t.get("time_s") {
-            Some(Column::F64(v)) => v.iter().map(|x| x.unwrap()).collect(),
-            c => panic!("time_s: {c:?}"),
-        },
+        event: text(t, "event").to_vec(),
+        node: u64s(t, "node").to_vec(),
+        layer: text(t, "layer").to_vec(),
+        kind: text(t, "kind").to_vec(),
+        flow: opt_u32(t, "flow").to_vec(),
+        direction: opt_text(t, "direction").to_vec(),
+        packet: opt_u32(t, "packet").to_vec(),
+        reason: opt_text(t, "reason").to_vec(),
+        duplicate: bools(t, "duplicate").to_vec(),
+        time_s: f64s(t, "time_s").iter().map(|x| x.unwrap()).collect(),
     }
 }
 

@@ -4,27 +4,18 @@
 
 mod common;
 
-use common::sim;
+use common::{extra, sim};
 
 /// Study D's link with two one-way CBR flows (0 → 1 and 1 → 0) of `transport`, with the
 /// flow keys `extra`, and `interval` between messages.
 fn study_d(transport: &str, extra: &str, interval: &str) -> String {
-    let flow = |s, d| {
-        format!(
-            "[[flows]]\nsrc = {s}\ndst = {d}\ntransport = \"{transport}\"\n{extra}\n\
-             app = {{ kind = \"cbr\", size = \"128B\", interval = \"{interval}\", start = \"0.1s\", stop = \"10s\" }}\n"
-        )
-    };
-    format!(
-        "[simulation]\nduration = \"10s\"\ndrain = \"2s\"\nsizes = \"ns2\"\n[output]\ntimeseries = true\nbin = \"1s\"\n\
-         [nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"256kbps\"\ndelay = \"50ms\"\nqueue = 50\n{}{}",
-        flow(0, 1),
-        flow(1, 0)
+    common::study_d(
+        "drain = \"2s\"\n[output]\ntimeseries = true\nbin = \"1s\"\n",
+        "",
+        transport,
+        extra,
+        interval,
     )
-}
-
-fn extra(f: &tpsim_engine::FlowRow, name: &str) -> Option<f64> {
-    f.extra.iter().find(|(n, _)| *n == name).and_then(|e| e.1)
 }
 
 /// On an uncongested link (51.2 kbit/s of messages each way over 256 kbit/s) every transport

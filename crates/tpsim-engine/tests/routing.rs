@@ -18,7 +18,7 @@ fn scenario(positions: &[(f64, f64)], routing: &str, flows: &str, duration: &str
 }
 
 fn cbr(src: u32, dst: u32, interval: &str, start: &str) -> String {
-    format!("[[flows]]\nsrc = {src}\ndst = {dst}\ntransport = \"udp\"\napp = {{ kind = \"cbr\", size = \"512B\", interval = \"{interval}\", start = \"{start}\" }}\n")
+    common::cbr(src, dst, "512B", interval, start)
 }
 
 fn chain(n: usize) -> Vec<(f64, f64)> {

@@ -3,17 +3,7 @@
 
 mod common;
 
-use common::sim;
-
-fn link(rate: &str, delay: &str, extra: &str, flows: &str, duration: &str) -> String {
-    format!(
-        "[simulation]\nduration = \"{duration}\"\ndrain = \"5s\"\n[nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"{rate}\"\ndelay = \"{delay}\"\n{extra}\n{flows}"
-    )
-}
-
-fn extra(f: &tpsim_engine::FlowRow, name: &str) -> Option<f64> {
-    f.extra.iter().find(|(n, _)| *n == name).and_then(|e| e.1)
-}
+use common::{extra, link, sim, study_d};
 
 /// Study D's two-way VoIP over SCTP on a lossless link: every message of both directions is
 /// delivered once, no DATA chunk is retransmitted, and packets are conserved.
@@ -73,18 +63,8 @@ fn an_unanswered_init_is_abandoned_after_max_init_retransmits() {
 #[test]
 fn study_d_over_sctp_ns2_profile_matches_ns2() {
     let run = |profile: &str| {
-        let flow = |s, d| {
-            format!(
-                "[[flows]]\nsrc = {s}\ndst = {d}\ntransport = \"sctp\"\nsctp = {{ profile = \"{profile}\" }}\n\
-                 app = {{ kind = \"cbr\", size = \"128B\", interval = \"20ms\", start = \"0.1s\", stop = \"10s\" }}\n"
-            )
-        };
-        let text = format!(
-            "[simulation]\nduration = \"10s\"\ndrain = \"1s\"\nsizes = \"ns2\"\n\
-             [nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"256kbps\"\ndelay = \"50ms\"\nqueue = 50\n{}{}",
-            flow(0, 1),
-            flow(1, 0)
-        );
+        let keys = format!("sctp = {{ profile = \"{profile}\" }}");
+        let text = study_d("drain = \"1s\"\n", "", "sctp", &keys, "20ms");
         sim(&text, 1)
     };
     let within = |got: f64, want: f64| (got - want).abs() <= 0.1 * want;

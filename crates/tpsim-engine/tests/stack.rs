@@ -8,19 +8,8 @@ use common::sim;
 /// Study D's link with two one-way flows of `transport`, each with the `extra` flow keys, under
 /// `stack` (none: the key absent).
 fn study_d(stack: Option<&str>, transport: &str, extra: &str) -> String {
-    let flow = |s, d| {
-        format!(
-            "[[flows]]\nsrc = {s}\ndst = {d}\ntransport = \"{transport}\"\n{extra}\n\
-             app = {{ kind = \"cbr\", size = \"128B\", interval = \"20ms\", start = \"0.1s\", stop = \"10s\" }}\n"
-        )
-    };
     let stack = stack.map(|s| format!("stack = \"{s}\"\n")).unwrap_or_default();
-    format!(
-        "[simulation]\nduration = \"10s\"\ndrain = \"1s\"\nsizes = \"ns2\"\n{stack}\
-         [nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"256kbps\"\ndelay = \"50ms\"\nqueue = 50\n{}{}",
-        flow(0, 1),
-        flow(1, 0)
-    )
+    common::study_d(&format!("drain = \"1s\"\n{stack}"), "", transport, extra, "20ms")
 }
 
 /// `stack = "ns2"` gives the same run as the explicit ns-2 preset and profile, and a run

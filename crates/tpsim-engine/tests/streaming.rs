@@ -3,9 +3,12 @@
 //! order, as the same run kept in memory, whatever the batch size; the run's tables do not
 //! change; the engine holds one batch at a time; a failing stream is reported, not ignored.
 
+mod common;
+
+use common::sim;
 use std::io::{self, Write};
 use tpsim_engine::stream::{MemorySink, Shared};
-use tpsim_engine::{Column, RunOptions, RunResult, Streams, Table, TableSink, World};
+use tpsim_engine::{RunOptions, RunResult, Streams, Table, TableSink, World};
 
 /// A four-node chain over AODV with ARP, a TCP bulk flow (ACKs, per-ACK samples) and a UDP
 /// CBR flow whose relay dies half-way (drops, route errors): every kind of ns-2 line.
@@ -111,19 +114,7 @@ fn run_streamed(text: &str, batch_rows: usize) -> Streamed {
 }
 
 fn run_in_memory(text: &str) -> RunResult {
-    let sc = tpsim_scenario::load(text, "streaming.toml").unwrap_or_else(|e| panic!("{e}"));
-    let opts = RunOptions {
-        seed: 3,
-        ..RunOptions::default()
-    };
-    tpsim_engine::run(&sc, &opts).unwrap()
-}
-
-fn text_col<'a>(t: &'a Table, n: &str) -> &'a [&'static str] {
-    match t.get(n) {
-        Some(Column::Text(v)) => v,
-        c => panic!("{n}: {c:?}"),
-    }
+    sim(text, 3)
 }
 
 #[test]
@@ -159,8 +150,8 @@ ack_samples = true"#,
     assert_eq!(small.trace.batches, trace.rows().div_ceil(7));
     assert_eq!(whole.text, small.text, "the ns-2 text does not depend on the batches");
     // Every MAC send, agent send/receive and drop row is one line; ARP link rows are not.
-    let events = text_col(trace, "event");
-    let layers = text_col(trace, "layer");
+    let events = common::text(trace, "event");
+    let layers = common::text(trace, "layer");
     let shown = (0..events.len())
         .filter(|&i| {
             matches!(

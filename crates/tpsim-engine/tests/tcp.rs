@@ -2,13 +2,7 @@
 
 mod common;
 
-use common::sim;
-
-fn link(rate: &str, delay: &str, extra: &str, flows: &str, duration: &str) -> String {
-    format!(
-        "[simulation]\nduration = \"{duration}\"\ndrain = \"5s\"\n[nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"{rate}\"\ndelay = \"{delay}\"\n{extra}\n{flows}"
-    )
-}
+use common::{link, sim, study_d};
 
 #[test]
 fn two_way_voip_over_tcp_delivers_every_message_in_order() {
@@ -168,17 +162,12 @@ fn ip_lengths(pcap: &[u8]) -> Vec<u16> {
 /// 10 % of each.
 #[test]
 fn study_d_over_ns2_tcp_matches_ns2() {
-    let flow = |s, d| {
-        format!(
-            "[[flows]]\nsrc = {s}\ndst = {d}\ntransport = \"tcp\"\ntcp = {{ preset = \"ns2\" }}\n\
-             app = {{ kind = \"cbr\", size = \"128B\", interval = \"20ms\", start = \"0.1s\", stop = \"10s\" }}\n"
-        )
-    };
-    let text = format!(
-        "[simulation]\nduration = \"10s\"\ndrain = \"1s\"\nsizes = \"ns2\"\n[output]\ntimeseries = true\nbin = \"1s\"\n\
-         [nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"256kbps\"\ndelay = \"50ms\"\nqueue = 50\npcap = true\n{}{}",
-        flow(0, 1),
-        flow(1, 0)
+    let text = study_d(
+        "drain = \"1s\"\n[output]\ntimeseries = true\nbin = \"1s\"\n",
+        "pcap = true\n",
+        "tcp",
+        "tcp = { preset = \"ns2\" }",
+        "20ms",
     );
     let dir = std::env::temp_dir().join(format!("tpsim-ns2tcp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -236,17 +225,12 @@ fn study_d_over_ns2_tcp_matches_ns2() {
 /// each; no packet is lost on this link, so every ACK is a 40-byte one without SACK blocks.
 #[test]
 fn study_d_over_ns2_sack1_matches_ns2() {
-    let flow = |s, d| {
-        format!(
-            "[[flows]]\nsrc = {s}\ndst = {d}\ntransport = \"tcp-sack\"\ntcp = {{ preset = \"ns2\" }}\n\
-             app = {{ kind = \"cbr\", size = \"128B\", interval = \"20ms\", start = \"0.1s\", stop = \"10s\" }}\n"
-        )
-    };
-    let text = format!(
-        "[simulation]\nduration = \"10s\"\ndrain = \"1s\"\nsizes = \"ns2\"\n\
-         [nodes]\ncount = 2\n[[links]]\nnodes = [0, 1]\nrate = \"256kbps\"\ndelay = \"50ms\"\nqueue = 50\npcap = true\n{}{}",
-        flow(0, 1),
-        flow(1, 0)
+    let text = study_d(
+        "drain = \"1s\"\n",
+        "pcap = true\n",
+        "tcp-sack",
+        "tcp = { preset = \"ns2\" }",
+        "20ms",
     );
     let dir = std::env::temp_dir().join(format!("tpsim-ns2sack1-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

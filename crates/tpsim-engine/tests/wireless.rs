@@ -17,7 +17,7 @@ fn line(n: usize, spacing_m: f64, radio: &str, flows: &str, duration: &str, size
 }
 
 fn cbr(src: u32, dst: u32, size: &str, interval: &str) -> String {
-    format!("[[flows]]\nsrc = {src}\ndst = {dst}\ntransport = \"udp\"\napp = {{ kind = \"cbr\", size = \"{size}\", interval = \"{interval}\", start = \"1s\" }}\n")
+    common::cbr(src, dst, size, interval, "1s")
 }
 
 #[test]

@@ -99,209 +99,252 @@ fn secs(s: f64) -> Duration {
 pub fn resolve(sc: &mut Scenario, source: &str, loc: &Locator) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let mut err = |path: Vec<Seg>, msg: String| diags.push(loc.diag(&path, msg));
-    let mut movement_first_id = None;
+    let movement_first_id = resolve_movement(sc, source, &mut err);
+    resolve_sensors(sc, &mut err);
+    resolve_traffic(sc, source, movement_first_id, &mut err);
+    diags
+}
+
+/// Replaces an ns-2 movement file (`nodes.mobility` with `model = "ns2"`) by an explicit
+/// placement and scripted waypoints. Returns the file's first node id if it was read.
+fn resolve_movement(sc: &mut Scenario, source: &str, err: &mut impl FnMut(Vec<Seg>, String)) -> Option<u32> {
     let n = sc.nodes.count;
-    if let Some(m) = sc.nodes.mobility.as_mut().filter(|m| m.model == MobilityModel::Ns2) {
-        let key = |f: &str| vec![k("nodes"), k("mobility"), k(f)];
-        for (name, set) in [
-            ("speed", m.speed.is_some()),
-            ("pause", m.pause.is_some()),
-            ("waypoints", m.waypoints.is_some()),
-            ("velocity", m.velocity.is_some()),
-            ("area", m.area.is_some()),
-        ] {
-            if set {
-                err(key(name), format!("`{name}` does not apply to mobility model \"ns2\""));
+    let nodes = &mut sc.nodes;
+    let m = nodes.mobility.as_mut().filter(|m| m.model == MobilityModel::Ns2)?;
+    let key = |f: &str| vec![k("nodes"), k("mobility"), k(f)];
+    for (name, set) in [
+        ("speed", m.speed.is_some()),
+        ("pause", m.pause.is_some()),
+        ("waypoints", m.waypoints.is_some()),
+        ("velocity", m.velocity.is_some()),
+        ("area", m.area.is_some()),
+    ] {
+        if set {
+            err(key(name), format!("`{name}` does not apply to mobility model \"ns2\""));
+        }
+    }
+    match content(&m.file, &m.text, source, "ns-2 movement file") {
+        Err((at, msg)) => {
+            err(key(at), msg);
+            None
+        }
+        Ok((text, name, from)) => match ns2::parse_movement(&text) {
+            Err(e) => {
+                err(key(from), format!("{name}, line {}: {}", e.line, e.message));
+                None
+            }
+            Ok(mv) => Some(apply_movement(m, &mut nodes.placement, &mv, &name, n, err)),
+        },
+    }
+}
+
+/// Checks movement `mv` (read from the file called `name`) against `n` nodes and, if it
+/// fits, makes it `m`'s waypoints and `placement`'s positions. Returns the file's id of
+/// node 0.
+fn apply_movement(
+    m: &mut crate::Mobility,
+    placement: &mut Option<Placement>,
+    mv: &ns2::Movement,
+    name: &str,
+    n: u32,
+    err: &mut impl FnMut(Vec<Seg>, String),
+) -> u32 {
+    let first = m.first_id.or(mv.first_id()).unwrap_or(0);
+    let map = |id: u32| id.checked_sub(first).filter(|&i| i < n);
+    // At most one position per line of the file, whatever `nodes.count` says.
+    let mut positions = Vec::with_capacity(mv.initial.len().min(n as usize));
+    let mut ok = true;
+    for i in 0..n {
+        match i.checked_add(first).and_then(|id| mv.initial.get(&id)) {
+            Some(&(x, y)) => positions.push([Meters(x), Meters(y)]),
+            None => {
+                ok = false;
+                err(
+                    vec![k("nodes"), k("count")],
+                    format!(
+                        "node {i} (file id {}) has no initial position in the {name}",
+                        u64::from(i) + u64::from(first)
+                    ),
+                );
+                break;
             }
         }
-        match content(&m.file, &m.text, source, "ns-2 movement file") {
-            Err((at, msg)) => err(key(at), msg),
-            Ok((text, name, from)) => match ns2::parse_movement(&text) {
-                Err(e) => err(key(from), format!("{name}, line {}: {}", e.line, e.message)),
-                Ok(mv) => {
-                    let first = m.first_id.or(mv.first_id()).unwrap_or(0);
-                    movement_first_id = Some(first);
-                    let map = |id: u32| id.checked_sub(first).filter(|&i| i < n);
-                    // At most one position per line of the file, whatever `nodes.count` says.
-                    let mut positions = Vec::with_capacity(mv.initial.len().min(n as usize));
-                    let mut ok = true;
-                    for i in 0..n {
-                        match i.checked_add(first).and_then(|id| mv.initial.get(&id)) {
-                            Some(&(x, y)) => positions.push([Meters(x), Meters(y)]),
-                            None => {
-                                ok = false;
-                                err(
-                                    vec![k("nodes"), k("count")],
-                                    format!(
-                                        "node {i} (file id {}) has no initial position in the {name}",
-                                        u64::from(i) + u64::from(first)
-                                    ),
-                                );
-                                break;
-                            }
-                        }
-                    }
-                    if let Some(id) = mv
-                        .initial
-                        .keys()
-                        .copied()
-                        .chain(mv.moves.iter().map(|d| d.node))
-                        .find(|&id| map(id).is_none())
-                    {
-                        ok = false;
+    }
+    if let Some(id) = mv
+        .initial
+        .keys()
+        .copied()
+        .chain(mv.moves.iter().map(|d| d.node))
+        .find(|&id| map(id).is_none())
+    {
+        ok = false;
+        err(
+            vec![k("nodes"), k("count")],
+            format!(
+                "the {name} has node id {id}, outside nodes 0..{} with its first id {first} as node 0",
+                n.saturating_sub(1)
+            ),
+        );
+    }
+    if placement.is_some() {
+        ok = false;
+        err(
+            vec![k("nodes"), k("placement")],
+            "the ns-2 movement file sets the initial positions: remove `nodes.placement`".into(),
+        );
+    }
+    if ok {
+        let waypoints = mv
+            .moves
+            .iter()
+            .map(|d| Waypoint {
+                node: d.node - first,
+                at: secs(d.at_s),
+                to: [Meters(d.x), Meters(d.y)],
+                speed: Speed(d.speed),
+            })
+            .collect();
+        *placement = Some(Placement {
+            kind: PlacementKind::Explicit,
+            positions: Some(positions),
+            columns: None,
+            spacing: None,
+            area: None,
+        });
+        m.model = MobilityModel::Waypoints;
+        m.waypoints = Some(waypoints);
+        m.file = None;
+        m.text = None;
+        m.first_id = None;
+    }
+    first
+}
+
+/// Adds the report flows of a `[sensors]` table.
+fn resolve_sensors(sc: &mut Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let n = sc.nodes.count;
+    let Some(sn) = &sc.sensors else {
+        return;
+    };
+    let key = |f: &str| vec![k("sensors"), k(f)];
+    let mut ok = true;
+    // Every node but the sink by default: one flow each, so bounded (`nodes.count` may be
+    // up to 2^32 - 1).
+    let implied = u64::from(n) - u64::from(sn.sink < n);
+    if sn.nodes.is_none() && implied > MAX_SENSORS {
+        ok = false;
+        err(
+            vec![k("sensors")],
+            format!(
+                "{implied} sensors (every node but the sink, nodes.count = {n}): expected at most {MAX_SENSORS} report flows; list the sensors in `nodes`"
+            ),
+        );
+    }
+    let nodes: Vec<u32> = match &sn.nodes {
+        Some(v) => v.clone(),
+        None if ok => (0..n).filter(|&i| i != sn.sink).collect(),
+        None => Vec::new(),
+    };
+    if sn.sink >= n {
+        ok = false;
+        err(
+            key("sink"),
+            format!(
+                "node index {} out of range: expected 0..{}",
+                sn.sink,
+                n.saturating_sub(1)
+            ),
+        );
+    }
+    if let Some(&bad) = nodes.iter().find(|&&v| v >= n || v == sn.sink) {
+        ok = false;
+        err(key("nodes"), format!("sensor {bad} is not a node other than the sink"));
+    }
+    if sn.interval.0 == 0 {
+        ok = false;
+        err(key("interval"), "expected an interval greater than 0".into());
+    }
+    if ok {
+        let count = nodes.len().max(1) as u64;
+        for (i, &src) in nodes.iter().enumerate() {
+            let offset = sn.interval.0 / count * i as u64;
+            sc.flows.push(Flow {
+                src,
+                dst: sn.sink,
+                transport: sn.transport,
+                app: App {
+                    kind: AppKind::Cbr,
+                    size: Some(sn.size),
+                    interval: Some(sn.interval),
+                    rate: None,
+                    arrivals: Arrivals::Periodic,
+                    jitter: None,
+                    count: None,
+                    bytes: None,
+                    start: Duration(sn.start.0.saturating_add(offset)),
+                    stop: sn.stop,
+                    streams: None,
+                },
+                tcp: sn.tcp.clone().filter(|_| sn.transport.is_tcp()),
+                sctp: sn.sctp.clone().filter(|_| sn.transport == Transport::Sctp),
+                tfrc: None,
+                dccp: None,
+            });
+        }
+    }
+}
+
+/// Adds the flows of an ns-2 traffic file (`[ns2_traffic]`), its node ids mapped with its
+/// `first_id`, else the movement file's (`movement_first_id`), else 0.
+fn resolve_traffic(
+    sc: &mut Scenario,
+    source: &str,
+    movement_first_id: Option<u32>,
+    err: &mut impl FnMut(Vec<Seg>, String),
+) {
+    let n = sc.nodes.count;
+    let Some(t) = sc.ns2_traffic.take() else {
+        return;
+    };
+    let key = |f: &str| vec![k("ns2_traffic"), k(f)];
+    match content(&t.file, &t.text, source, "ns-2 traffic file") {
+        Err((at, msg)) => err(key(at), msg),
+        Ok((text, name, from)) => match ns2::parse_traffic(&text) {
+            Err(e) => err(key(from), format!("{name}, line {}: {}", e.line, e.message)),
+            Ok(flows) => {
+                let first = t.first_id.or(movement_first_id).unwrap_or(0);
+                for f in flows {
+                    let (Some(src), Some(dst)) = (
+                        f.src.checked_sub(first).filter(|&i| i < n),
+                        f.dst.checked_sub(first).filter(|&i| i < n),
+                    ) else {
                         err(
-                            vec![k("nodes"), k("count")],
+                            key(from),
                             format!(
-                                "the {name} has node id {id}, outside nodes 0..{} with its first id {first} as node 0",
+                                "{name}, line {}: flow {} -> {} is outside nodes 0..{} with file id {first} as node 0",
+                                f.line,
+                                f.src,
+                                f.dst,
                                 n.saturating_sub(1)
                             ),
                         );
-                    }
-                    if sc.nodes.placement.is_some() {
-                        ok = false;
+                        continue;
+                    };
+                    if src == dst {
                         err(
-                            vec![k("nodes"), k("placement")],
-                            "the ns-2 movement file sets the initial positions: remove `nodes.placement`".into(),
+                            key(from),
+                            format!(
+                                "{name}, line {}: flow {} -> {}: the source and the destination are the same node",
+                                f.line, f.src, f.dst
+                            ),
                         );
+                        continue;
                     }
-                    if ok {
-                        let waypoints = mv
-                            .moves
-                            .iter()
-                            .map(|d| Waypoint {
-                                node: d.node - first,
-                                at: secs(d.at_s),
-                                to: [Meters(d.x), Meters(d.y)],
-                                speed: Speed(d.speed),
-                            })
-                            .collect();
-                        sc.nodes.placement = Some(Placement {
-                            kind: PlacementKind::Explicit,
-                            positions: Some(positions),
-                            columns: None,
-                            spacing: None,
-                            area: None,
-                        });
-                        m.model = MobilityModel::Waypoints;
-                        m.waypoints = Some(waypoints);
-                        m.file = None;
-                        m.text = None;
-                        m.first_id = None;
-                    }
+                    sc.flows.push(flow_of(&f, src, dst));
                 }
-            },
-        }
-    }
-    if let Some(sn) = &sc.sensors {
-        let key = |f: &str| vec![k("sensors"), k(f)];
-        let mut ok = true;
-        // Every node but the sink by default: one flow each, so bounded (`nodes.count` may be
-        // up to 2^32 - 1).
-        let implied = u64::from(n) - u64::from(sn.sink < n);
-        if sn.nodes.is_none() && implied > MAX_SENSORS {
-            ok = false;
-            err(
-                vec![k("sensors")],
-                format!(
-                    "{implied} sensors (every node but the sink, nodes.count = {n}): expected at most {MAX_SENSORS} report flows; list the sensors in `nodes`"
-                ),
-            );
-        }
-        let nodes: Vec<u32> = match &sn.nodes {
-            Some(v) => v.clone(),
-            None if ok => (0..n).filter(|&i| i != sn.sink).collect(),
-            None => Vec::new(),
-        };
-        if sn.sink >= n {
-            ok = false;
-            err(
-                key("sink"),
-                format!(
-                    "node index {} out of range: expected 0..{}",
-                    sn.sink,
-                    n.saturating_sub(1)
-                ),
-            );
-        }
-        if let Some(&bad) = nodes.iter().find(|&&v| v >= n || v == sn.sink) {
-            ok = false;
-            err(key("nodes"), format!("sensor {bad} is not a node other than the sink"));
-        }
-        if sn.interval.0 == 0 {
-            ok = false;
-            err(key("interval"), "expected an interval greater than 0".into());
-        }
-        if ok {
-            let count = nodes.len().max(1) as u64;
-            for (i, &src) in nodes.iter().enumerate() {
-                let offset = sn.interval.0 / count * i as u64;
-                sc.flows.push(Flow {
-                    src,
-                    dst: sn.sink,
-                    transport: sn.transport,
-                    app: App {
-                        kind: AppKind::Cbr,
-                        size: Some(sn.size),
-                        interval: Some(sn.interval),
-                        rate: None,
-                        arrivals: Arrivals::Periodic,
-                        jitter: None,
-                        count: None,
-                        bytes: None,
-                        start: Duration(sn.start.0.saturating_add(offset)),
-                        stop: sn.stop,
-                        streams: None,
-                    },
-                    tcp: sn.tcp.clone().filter(|_| sn.transport.is_tcp()),
-                    sctp: sn.sctp.clone().filter(|_| sn.transport == Transport::Sctp),
-                    tfrc: None,
-                    dccp: None,
-                });
             }
-        }
+        },
     }
-    if let Some(t) = sc.ns2_traffic.take() {
-        let key = |f: &str| vec![k("ns2_traffic"), k(f)];
-        match content(&t.file, &t.text, source, "ns-2 traffic file") {
-            Err((at, msg)) => err(key(at), msg),
-            Ok((text, name, from)) => match ns2::parse_traffic(&text) {
-                Err(e) => err(key(from), format!("{name}, line {}: {}", e.line, e.message)),
-                Ok(flows) => {
-                    let first = t.first_id.or(movement_first_id).unwrap_or(0);
-                    for f in flows {
-                        let (Some(src), Some(dst)) = (
-                            f.src.checked_sub(first).filter(|&i| i < n),
-                            f.dst.checked_sub(first).filter(|&i| i < n),
-                        ) else {
-                            err(
-                                key(from),
-                                format!(
-                                    "{name}, line {}: flow {} -> {} is outside nodes 0..{} with file id {first} as node 0",
-                                    f.line,
-                                    f.src,
-                                    f.dst,
-                                    n.saturating_sub(1)
-                                ),
-                            );
-                            continue;
-                        };
-                        if src == dst {
-                            err(
-                                key(from),
-                                format!(
-                                    "{name}, line {}: flow {} -> {}: the source and the destination are the same node",
-                                    f.line, f.src, f.dst
-                                ),
-                            );
-                            continue;
-                        }
-                        sc.flows.push(flow_of(&f, src, dst));
-                    }
-                }
-            },
-        }
-    }
-    diags
 }
 
 /// tpsim's flow for an ns-2 flow (see [`crate::Ns2Traffic`] for the mapping).
@@ -448,7 +491,6 @@ pub fn ns2_to_toml(
     first_id: Option<u32>,
     duration_s: Option<f64>,
 ) -> Result<String, String> {
-    use std::fmt::Write;
     let mv = ns2::parse_movement(movement).map_err(|e| format!("{}, line {}: {}", names.0, e.line, e.message))?;
     let flows = match traffic {
         Some(t) => ns2::parse_traffic(t)
@@ -489,6 +531,25 @@ pub fn ns2_to_toml(
         .fold(0.0f64, f64::max);
     let duration = duration_s.unwrap_or((((last_event / 100.0).floor() + 1.0) * 100.0).min(MAX_SECONDS));
     let mut o = String::new();
+    write_nodes(&mut o, names, (first, last, n), duration, &positions, &mv);
+    write_radio_and_routing(&mut o);
+    for f in &flows {
+        write_flow(&mut o, f, first, n, names)?;
+    }
+    Ok(o)
+}
+
+/// The header comment, `[simulation]`, `[nodes]` (ns-2 ids `first..=last` as nodes 0..`n`)
+/// and `[nodes.mobility]` of a converted scenario.
+fn write_nodes(
+    o: &mut String,
+    names: (&str, Option<&str>),
+    (first, last, n): (u32, u32, u64),
+    duration: f64,
+    positions: &[String],
+    mv: &ns2::Movement,
+) {
+    use std::fmt::Write;
     let _ = writeln!(
         o,
         "# Converted by `tpsim import-ns2` from {}{}.",
@@ -509,7 +570,7 @@ pub fn ns2_to_toml(
         o,
         "\n[nodes]\ncount = {n}\nplacement = {{ kind = \"explicit\", positions = ["
     );
-    for p in &positions {
+    for p in positions {
         let _ = writeln!(o, "  {p},");
     }
     let _ = writeln!(o, "] }}");
@@ -528,6 +589,11 @@ pub fn ns2_to_toml(
         }
         let _ = writeln!(o, "]");
     }
+}
+
+/// The `[radio]` and `[routing]` of a converted scenario: ns-2.35's wireless defaults.
+fn write_radio_and_routing(o: &mut String) {
+    use std::fmt::Write;
     let _ = writeln!(
         o,
         "\n# ns-2.35 defaults: 802.11b at 1 Mbit/s, Two-Ray Ground, 250 m / 550 m (the radio's defaults),\n\
@@ -542,84 +608,83 @@ pub fn ns2_to_toml(
          # static routes are computed once, at t = 0. Change `protocol` for OLSR or the oracle.\n\
          [routing]\nprotocol = \"aodv\"\npreset = \"ns2\""
     );
-    for f in &flows {
-        let (Some(src), Some(dst)) = (f.src.checked_sub(first), f.dst.checked_sub(first)) else {
-            return Err(format!(
-                "{}, line {}: node id below the first id {first}",
-                names.1.unwrap_or("traffic file"),
-                f.line
-            ));
-        };
-        if src == dst {
-            return Err(format!(
-                "{}, line {}: flow {} -> {}: the source and the destination are the same node",
-                names.1.unwrap_or("traffic file"),
-                f.line,
-                f.src,
-                f.dst
-            ));
-        }
-        if u64::from(src) >= n || u64::from(dst) >= n {
-            return Err(format!(
-                "{}, line {}: flow {} -> {} names a node the movement file does not have",
-                names.1.unwrap_or("traffic file"),
-                f.line,
-                f.src,
-                f.dst
-            ));
-        }
-        if src == dst {
-            return Err(format!(
-                "{}, line {}: flow {} -> {}: the source and the destination are the same node",
-                names.1.unwrap_or("traffic file"),
-                f.line,
-                f.src,
-                f.dst
-            ));
-        }
-        // The same mapping as a referenced traffic file ([`flow_of`]), written as TOML.
-        let flow = flow_of(f, src, dst);
-        let a = &flow.app;
-        // Exact decimal seconds of the integer nanoseconds ("176.708986534s", "4s").
-        let secs = |d: Duration| {
-            let frac = format!("{:09}", d.0 % 1_000_000_000);
-            let frac = frac.trim_end_matches('0');
-            let dot = if frac.is_empty() { "" } else { "." };
-            format!("\"{}{dot}{frac}s\"", d.0 / 1_000_000_000)
-        };
-        let mut app = format!("kind = \"{}\"", if a.kind == AppKind::Cbr { "cbr" } else { "bulk" });
-        if let Some(size) = a.size {
-            let _ = write!(app, ", size = \"{size}\"");
-        }
-        if let Some(i) = a.interval {
-            let _ = write!(app, ", interval = {}", secs(i));
-        }
-        if let Some(j) = a.jitter {
-            let _ = write!(app, ", jitter = {j}");
-        }
-        if let Some(c) = a.count {
-            let _ = write!(app, ", count = {c}");
-        }
-        let _ = write!(app, ", start = {}", secs(a.start));
-        if let Some(stop) = a.stop {
-            let _ = write!(app, ", stop = {}", secs(stop));
-        }
+}
+
+/// Exact decimal seconds of the integer nanoseconds ("176.708986534s", "4s"), quoted.
+fn toml_secs(d: Duration) -> String {
+    let frac = format!("{:09}", d.0 % 1_000_000_000);
+    let frac = frac.trim_end_matches('0');
+    let dot = if frac.is_empty() { "" } else { "." };
+    format!("\"{}{dot}{frac}s\"", d.0 / 1_000_000_000)
+}
+
+/// One `[[flows]]` table of a converted scenario: ns-2 flow `f`, its ids mapped so that
+/// `first` is node 0 of `n`.
+///
+/// # Errors
+/// The traffic file's line for a flow outside the nodes or from a node to itself.
+fn write_flow(o: &mut String, f: &ns2::Ns2Flow, first: u32, n: u64, names: (&str, Option<&str>)) -> Result<(), String> {
+    use std::fmt::Write;
+    let (Some(src), Some(dst)) = (f.src.checked_sub(first), f.dst.checked_sub(first)) else {
+        return Err(format!(
+            "{}, line {}: node id below the first id {first}",
+            names.1.unwrap_or("traffic file"),
+            f.line
+        ));
+    };
+    if src == dst {
+        return Err(format!(
+            "{}, line {}: flow {} -> {}: the source and the destination are the same node",
+            names.1.unwrap_or("traffic file"),
+            f.line,
+            f.src,
+            f.dst
+        ));
+    }
+    if u64::from(src) >= n || u64::from(dst) >= n {
+        return Err(format!(
+            "{}, line {}: flow {} -> {} names a node the movement file does not have",
+            names.1.unwrap_or("traffic file"),
+            f.line,
+            f.src,
+            f.dst
+        ));
+    }
+    // The same mapping as a referenced traffic file ([`flow_of`]), written as TOML.
+    let flow = flow_of(f, src, dst);
+    let a = &flow.app;
+    let mut app = format!("kind = \"{}\"", if a.kind == AppKind::Cbr { "cbr" } else { "bulk" });
+    if let Some(size) = a.size {
+        let _ = write!(app, ", size = \"{size}\"");
+    }
+    if let Some(i) = a.interval {
+        let _ = write!(app, ", interval = {}", toml_secs(i));
+    }
+    if let Some(j) = a.jitter {
+        let _ = write!(app, ", jitter = {j}");
+    }
+    if let Some(c) = a.count {
+        let _ = write!(app, ", count = {c}");
+    }
+    let _ = write!(app, ", start = {}", toml_secs(a.start));
+    if let Some(stop) = a.stop {
+        let _ = write!(app, ", stop = {}", toml_secs(stop));
+    }
+    let _ = writeln!(
+        o,
+        "\n[[flows]]  # {} line {}\nsrc = {src}\ndst = {dst}\ntransport = \"{}\"\napp = {{ {app} }}",
+        names.1.unwrap_or(""),
+        f.line,
+        flow.transport.name()
+    );
+    if let Some(t) = &flow.tcp {
+        let opt = |b: Option<Bytes>| b.map(|b| b.to_string()).unwrap_or_default();
         let _ = writeln!(
             o,
-            "\n[[flows]]  # {} line {}\nsrc = {src}\ndst = {dst}\ntransport = \"{}\"\napp = {{ {app} }}",
-            names.1.unwrap_or(""),
-            f.line,
-            flow.transport.name()
+            "tcp = {{ mss = \"{}\", receive_window = \"{}\" }}",
+            opt(t.mss),
+            opt(t.receive_window)
         );
-        if let Some(t) = &flow.tcp {
-            let opt = |b: Option<Bytes>| b.map(|b| b.to_string()).unwrap_or_default();
-            let _ = writeln!(
-                o,
-                "tcp = {{ mss = \"{}\", receive_window = \"{}\" }}",
-                opt(t.mss),
-                opt(t.receive_window)
-            );
-        }
     }
-    Ok(o)
+    Ok(())
 }

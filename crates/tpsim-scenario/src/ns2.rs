@@ -346,15 +346,54 @@ fn var(w: &str) -> Option<&str> {
 /// starts, a CBR interval under 1 ns or `maxpkts_` below 1, a TCP
 /// `packetSize_` outside 1 to 65495 B or `window_` below 1.
 pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
-    let mut objs: HashMap<String, Obj> = HashMap::new();
-    let mut apps: Vec<String> = Vec::new();
-    let mut anon = 0usize;
-    let get = |objs: &mut HashMap<String, Obj>, w: &str, line: usize| -> Result<String, Ns2Error> {
+    let mut tr = Traffic::default();
+    for (line, t, w) in statements(text) {
+        match w.as_slice() {
+            ["set", name, "[new", class] => tr.new_object(name, class, line),
+            ["set", name, "[$ns_", "create-connection", src_class, src, dst_class, dst, _fid] => {
+                tr.create_connection(name, src_class, src, dst_class, dst, line)?;
+            }
+            ["set", name, agent, "attach-source" | "attach-app", class] if agent.starts_with("[$") => {
+                tr.attach_app(name, &agent[1..], class, line)?;
+            }
+            ["$ns_", "attach-agent", node, agent] => {
+                let n = node_ref(Some(node), line)?;
+                let a = tr.name(agent, line)?;
+                tr.objs.get_mut(&a).expect("checked").node = Some(n);
+            }
+            [app, "attach-agent", agent] => {
+                let p = tr.name(app, line)?;
+                let a = tr.name(agent, line)?;
+                tr.objs.get_mut(&p).expect("checked").agent = Some(a);
+            }
+            ["$ns_", "connect", a, b] => tr.connect(a, b, line)?,
+            ["$ns_", "at", at, obj, action @ ("start" | "stop")] => tr.at(at, obj, action, line)?,
+            [obj, "set", attr, value] => tr.set(obj, attr, value, line)?,
+            _ => return Err(unrecognised(line, t)),
+        }
+    }
+    tr.apps.iter().map(|name| tr.flow(name)).collect()
+}
+
+/// The objects a traffic file creates, by variable name, and its applications in the order
+/// created.
+#[derive(Default)]
+struct Traffic {
+    objs: HashMap<String, Obj>,
+    apps: Vec<String>,
+    /// Sinks made by `create-connection` so far (their names, " sink1" ..., cannot clash
+    /// with a variable's).
+    anon: usize,
+}
+
+impl Traffic {
+    /// The object that variable reference `w` ("$udp_(0)") names.
+    fn name(&self, w: &str, line: usize) -> Result<String, Ns2Error> {
         let name = var(w).ok_or_else(|| Ns2Error {
             line,
             message: format!("expected a variable like $udp_(0), found \"{w}\""),
         })?;
-        if objs.contains_key(name) {
+        if self.objs.contains_key(name) {
             Ok(name.to_string())
         } else {
             Err(Ns2Error {
@@ -362,106 +401,120 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
                 message: format!("\"{w}\" is used before it is created"),
             })
         }
-    };
-    for (line, t, w) in statements(text) {
-        match w.as_slice() {
-            ["set", name, "[new", class] => {
-                let class = class.trim_end_matches(']').to_string();
-                if class.starts_with("Application") {
-                    apps.push(name.to_string());
-                }
-                objs.insert(
-                    name.to_string(),
-                    Obj {
-                        class,
-                        line,
-                        ..Obj::default()
-                    },
-                );
-            }
-            ["set", name, "[$ns_", "create-connection", src_class, src, dst_class, dst, _fid] => {
-                let s = node_ref(Some(src), line)?;
-                let d = node_ref(Some(dst), line)?;
-                anon += 1;
-                let sink = format!(" sink{anon}");
-                objs.insert(
-                    sink.clone(),
-                    Obj {
-                        class: format!("Agent/{dst_class}"),
-                        node: Some(d),
-                        line,
-                        ..Obj::default()
-                    },
-                );
-                objs.insert(
-                    name.to_string(),
-                    Obj {
-                        class: format!("Agent/{src_class}"),
-                        node: Some(s),
-                        peer: Some(sink),
-                        line,
-                        ..Obj::default()
-                    },
-                );
-            }
-            ["set", name, agent, "attach-source" | "attach-app", class] if agent.starts_with("[$") => {
-                let a = get(&mut objs, &agent[1..], line)?;
-                let class = class.trim_end_matches(']');
-                let class = match class {
-                    "FTP" => "Application/FTP".to_string(),
-                    c if c.starts_with("Application/") => c.to_string(),
-                    c => format!("Application/{c}"),
-                };
-                apps.push(name.to_string());
-                objs.insert(
-                    name.to_string(),
-                    Obj {
-                        class,
-                        agent: Some(a),
-                        line,
-                        ..Obj::default()
-                    },
-                );
-            }
-            ["$ns_", "attach-agent", node, agent] => {
-                let n = node_ref(Some(node), line)?;
-                let a = get(&mut objs, agent, line)?;
-                objs.get_mut(&a).expect("checked").node = Some(n);
-            }
-            [app, "attach-agent", agent] => {
-                let p = get(&mut objs, app, line)?;
-                let a = get(&mut objs, agent, line)?;
-                objs.get_mut(&p).expect("checked").agent = Some(a);
-            }
-            ["$ns_", "connect", a, b] => {
-                let a = get(&mut objs, a, line)?;
-                let b = get(&mut objs, b, line)?;
-                objs.get_mut(&a).expect("checked").peer = Some(b.clone());
-                objs.get_mut(&b).expect("checked").peer = Some(a);
-            }
-            ["$ns_", "at", at, obj, action @ ("start" | "stop")] => {
-                let at = time(Some(at), line)?;
-                let o = get(&mut objs, obj, line)?;
-                let o = objs.get_mut(&o).expect("checked");
-                if *action == "start" {
-                    o.start = Some(at);
-                } else {
-                    o.stop = Some(at);
-                }
-            }
-            [obj, "set", attr, value] => {
-                let o = get(&mut objs, obj, line)?;
-                let v = num(Some(value), line, attr)?;
-                objs.get_mut(&o)
-                    .expect("checked")
-                    .attrs
-                    .insert(attr.to_string(), (v, line));
-            }
-            _ => return Err(unrecognised(line, t)),
-        }
     }
-    let mut flows = Vec::with_capacity(apps.len());
-    for name in &apps {
+
+    /// `set name [new Class]`.
+    fn new_object(&mut self, name: &str, class: &str, line: usize) {
+        let class = class.trim_end_matches(']').to_string();
+        if class.starts_with("Application") {
+            self.apps.push(name.to_string());
+        }
+        self.objs.insert(
+            name.to_string(),
+            Obj {
+                class,
+                line,
+                ..Obj::default()
+            },
+        );
+    }
+
+    /// `set name [$ns_ create-connection SrcClass src DstClass dst fid]`: an agent on `src`
+    /// connected to a new sink on `dst`.
+    fn create_connection(
+        &mut self,
+        name: &str,
+        src_class: &str,
+        src: &&str,
+        dst_class: &str,
+        dst: &&str,
+        line: usize,
+    ) -> Result<(), Ns2Error> {
+        let s = node_ref(Some(src), line)?;
+        let d = node_ref(Some(dst), line)?;
+        self.anon += 1;
+        let sink = format!(" sink{}", self.anon);
+        self.objs.insert(
+            sink.clone(),
+            Obj {
+                class: format!("Agent/{dst_class}"),
+                node: Some(d),
+                line,
+                ..Obj::default()
+            },
+        );
+        self.objs.insert(
+            name.to_string(),
+            Obj {
+                class: format!("Agent/{src_class}"),
+                node: Some(s),
+                peer: Some(sink),
+                line,
+                ..Obj::default()
+            },
+        );
+        Ok(())
+    }
+
+    /// `set name [$agent attach-source Class]` (or `attach-app`).
+    fn attach_app(&mut self, name: &str, agent: &str, class: &str, line: usize) -> Result<(), Ns2Error> {
+        let a = self.name(agent, line)?;
+        let class = class.trim_end_matches(']');
+        let class = match class {
+            "FTP" => "Application/FTP".to_string(),
+            c if c.starts_with("Application/") => c.to_string(),
+            c => format!("Application/{c}"),
+        };
+        self.apps.push(name.to_string());
+        self.objs.insert(
+            name.to_string(),
+            Obj {
+                class,
+                agent: Some(a),
+                line,
+                ..Obj::default()
+            },
+        );
+        Ok(())
+    }
+
+    /// `$ns_ connect $a $b`.
+    fn connect(&mut self, a: &str, b: &str, line: usize) -> Result<(), Ns2Error> {
+        let a = self.name(a, line)?;
+        let b = self.name(b, line)?;
+        self.objs.get_mut(&a).expect("checked").peer = Some(b.clone());
+        self.objs.get_mut(&b).expect("checked").peer = Some(a);
+        Ok(())
+    }
+
+    /// `$ns_ at t "$obj start"` (or `stop`).
+    fn at(&mut self, at: &&str, obj: &str, action: &str, line: usize) -> Result<(), Ns2Error> {
+        let at = time(Some(at), line)?;
+        let o = self.name(obj, line)?;
+        let o = self.objs.get_mut(&o).expect("checked");
+        if action == "start" {
+            o.start = Some(at);
+        } else {
+            o.stop = Some(at);
+        }
+        Ok(())
+    }
+
+    /// `$obj set attr_ value`.
+    fn set(&mut self, obj: &str, attr: &&str, value: &&str, line: usize) -> Result<(), Ns2Error> {
+        let o = self.name(obj, line)?;
+        let v = num(Some(value), line, attr)?;
+        self.objs
+            .get_mut(&o)
+            .expect("checked")
+            .attrs
+            .insert(attr.to_string(), (v, line));
+        Ok(())
+    }
+
+    /// The flow of application `name`, once the whole file is read.
+    fn flow(&self, name: &String) -> Result<Ns2Flow, Ns2Error> {
+        let objs = &self.objs;
         let app = &objs[name];
         let err = |message: String| Ns2Error {
             line: app.line,
@@ -471,20 +524,7 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
             return Err(err(format!("application {name} is not attached to an agent")));
         };
         let agent = &objs[agent_name];
-        let kind = match agent.class.as_str() {
-            "Agent/UDP" => Ns2Agent::Udp,
-            "Agent/TCP" => Ns2Agent::TcpTahoe,
-            "Agent/TCP/Reno" => Ns2Agent::TcpReno,
-            "Agent/TCP/Newreno" => Ns2Agent::TcpNewReno,
-            c => {
-                return Err(Ns2Error {
-                    line: agent.line,
-                    message: format!(
-                        "agent class {c} is not supported (Agent/UDP, Agent/TCP, Agent/TCP/Reno, Agent/TCP/Newreno)"
-                    ),
-                })
-            }
-        };
+        let kind = agent_kind(agent)?;
         let (Some(src), Some(peer)) = (agent.node, &agent.peer) else {
             return Err(err(format!(
                 "the agent of {name} is not attached to a node and connected"
@@ -493,37 +533,8 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
         let Some(dst) = objs[peer].node else {
             return Err(err(format!("the peer of {name}'s agent is not attached to a node")));
         };
-        let attr = |o: &Obj, k: &str, default: f64| o.attrs.get(k).map(|a| a.0).unwrap_or(default);
         let app_kind = match app.class.as_str() {
-            "Application/Traffic/CBR" => {
-                let size = attr(app, "packetSize_", 210.0);
-                let interval_s = match app.attrs.get("interval_") {
-                    Some(&(v, _)) => v,
-                    None => size * 8.0 / attr(app, "rate_", 448_000.0),
-                };
-                if size < 1.0 || interval_s <= 0.0 {
-                    return Err(err(format!("{name}: packetSize_ and interval_ must be positive")));
-                }
-                if (interval_s * 1e9).round() < 1.0 {
-                    return Err(err(format!(
-                        "{name}: the interval ({interval_s} s) is shorter than 1 ns"
-                    )));
-                }
-                let max_packets = attr(app, "maxpkts_", 268_435_456.0);
-                if max_packets < 1.0 {
-                    return Err(Ns2Error {
-                        line: app.attrs.get("maxpkts_").map(|a| a.1).unwrap_or(app.line),
-                        message: format!("{name}: maxpkts_ must be at least 1, found {max_packets}"),
-                    });
-                }
-                Ns2App::Cbr {
-                    size: size as u64,
-                    interval_s,
-                    random: attr(app, "random_", 0.0) != 0.0,
-                    // At most 2^63 - 1 (a TOML integer) for `tpsim import-ns2`'s `count`.
-                    max_packets: (max_packets as u64).min(i64::MAX as u64),
-                }
-            }
+            "Application/Traffic/CBR" => cbr(name, app)?,
             "Application/FTP" => Ns2App::Ftp,
             c => {
                 return Err(err(format!(
@@ -545,23 +556,9 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
         let tcp_packet_size = attr(agent, "packetSize_", 1000.0);
         let tcp_window = attr(agent, "window_", 20.0);
         if kind != Ns2Agent::Udp {
-            let at = |k: &str| agent.attrs.get(k).map(|a| a.1).unwrap_or(agent.line);
-            if !(1.0..=65495.0).contains(&tcp_packet_size) {
-                return Err(Ns2Error {
-                    line: at("packetSize_"),
-                    message: format!(
-                        "a TCP agent's packetSize_ must be between 1 and 65495 bytes, found {tcp_packet_size}"
-                    ),
-                });
-            }
-            if tcp_window < 1.0 {
-                return Err(Ns2Error {
-                    line: at("window_"),
-                    message: format!("a TCP agent's window_ must be at least 1 packet, found {tcp_window}"),
-                });
-            }
+            check_tcp(agent, tcp_packet_size, tcp_window)?;
         }
-        flows.push(Ns2Flow {
+        Ok(Ns2Flow {
             src,
             dst,
             agent: kind,
@@ -571,9 +568,85 @@ pub fn parse_traffic(text: &str) -> Result<Vec<Ns2Flow>, Ns2Error> {
             start_s,
             stop_s: app.stop,
             line: app.line,
+        })
+    }
+}
+
+/// Attribute `k` of `o`, else `default`.
+fn attr(o: &Obj, k: &str, default: f64) -> f64 {
+    o.attrs.get(k).map(|a| a.0).unwrap_or(default)
+}
+
+/// The transport of an agent object.
+fn agent_kind(agent: &Obj) -> Result<Ns2Agent, Ns2Error> {
+    Ok(match agent.class.as_str() {
+        "Agent/UDP" => Ns2Agent::Udp,
+        "Agent/TCP" => Ns2Agent::TcpTahoe,
+        "Agent/TCP/Reno" => Ns2Agent::TcpReno,
+        "Agent/TCP/Newreno" => Ns2Agent::TcpNewReno,
+        c => {
+            return Err(Ns2Error {
+                line: agent.line,
+                message: format!(
+                    "agent class {c} is not supported (Agent/UDP, Agent/TCP, Agent/TCP/Reno, Agent/TCP/Newreno)"
+                ),
+            })
+        }
+    })
+}
+
+/// A CBR application's packets (ns-2's defaults: 210 B at 448 kbit/s, 2^28 packets).
+fn cbr(name: &str, app: &Obj) -> Result<Ns2App, Ns2Error> {
+    let err = |message: String| Ns2Error {
+        line: app.line,
+        message,
+    };
+    let size = attr(app, "packetSize_", 210.0);
+    let interval_s = match app.attrs.get("interval_") {
+        Some(&(v, _)) => v,
+        None => size * 8.0 / attr(app, "rate_", 448_000.0),
+    };
+    if size < 1.0 || interval_s <= 0.0 {
+        return Err(err(format!("{name}: packetSize_ and interval_ must be positive")));
+    }
+    if (interval_s * 1e9).round() < 1.0 {
+        return Err(err(format!(
+            "{name}: the interval ({interval_s} s) is shorter than 1 ns"
+        )));
+    }
+    let max_packets = attr(app, "maxpkts_", 268_435_456.0);
+    if max_packets < 1.0 {
+        return Err(Ns2Error {
+            line: app.attrs.get("maxpkts_").map(|a| a.1).unwrap_or(app.line),
+            message: format!("{name}: maxpkts_ must be at least 1, found {max_packets}"),
         });
     }
-    Ok(flows)
+    Ok(Ns2App::Cbr {
+        size: size as u64,
+        interval_s,
+        random: attr(app, "random_", 0.0) != 0.0,
+        // At most 2^63 - 1 (a TOML integer) for `tpsim import-ns2`'s `count`.
+        max_packets: (max_packets as u64).min(i64::MAX as u64),
+    })
+}
+
+/// A TCP agent's `packetSize_` (1 to 65495 B) and `window_` (at least 1 packet); an error
+/// names the line that set the attribute, else the agent's.
+fn check_tcp(agent: &Obj, tcp_packet_size: f64, tcp_window: f64) -> Result<(), Ns2Error> {
+    let at = |k: &str| agent.attrs.get(k).map(|a| a.1).unwrap_or(agent.line);
+    if !(1.0..=65495.0).contains(&tcp_packet_size) {
+        return Err(Ns2Error {
+            line: at("packetSize_"),
+            message: format!("a TCP agent's packetSize_ must be between 1 and 65495 bytes, found {tcp_packet_size}"),
+        });
+    }
+    if tcp_window < 1.0 {
+        return Err(Ns2Error {
+            line: at("window_"),
+            message: format!("a TCP agent's window_ must be at least 1 packet, found {tcp_window}"),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
