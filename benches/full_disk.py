@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     parent: dict[int, int] = {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
@@ -52,7 +52,7 @@ def one_try(target: Path, tmp: Path, timeout: float) -> tuple[bool, str]:
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        kids = _descendants(proc.pid)
+        kids = descendants(proc.pid)
         proc.kill()
         for k in kids:
             try:

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,19 @@ def _shared() -> Path:
 SHARED = _shared()
 #: The real ns-2 sample files of ``shared/data/ns2``.
 NS2 = SHARED / "data" / "ns2"
+
+
+def load_bench(name: str, module: str | None = None) -> Any:
+    """``benches/<name>.py`` as a module, registered in ``sys.modules`` as ``module`` (default
+    ``bench_<name>``: its dataclasses need an entry there)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(module or f"bench_{name}", ROOT / "benches" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

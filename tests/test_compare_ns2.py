@@ -4,7 +4,6 @@ run of study D when ns-2 (``ns``) and the shared ns-2 scripts are there."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -17,22 +16,13 @@ from pathlib import Path
 import pytest
 
 import tpsim
-from conftest import ROOT, SHARED
+from conftest import ROOT, SHARED, load_bench
 
 HARNESS = ROOT / "benches" / "compare_ns2.py"
 NS2_DIR = SHARED / "ns2" if (SHARED / "ns2" / "common.tcl").is_file() else None
 
 
-def _load_harness():
-    spec = importlib.util.spec_from_file_location("compare_ns2", HARNESS)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["compare_ns2"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-cmp = _load_harness()
+cmp = load_bench("compare_ns2", "compare_ns2")
 
 FLOW = ("FLOW study=D transport=udp sizes=msg seed=1 stop=10 flow=1 src=0 dst=1 flow_transport=udp msg=128 "
         "flow_start=0.100000 flow_stop=10.000000 msgs=495 sent=495 recv=495 lost=0 pdr=1.000000 msgs_delivered=495 "

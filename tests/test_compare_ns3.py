@@ -4,7 +4,6 @@ because it builds ns-3 programs: CI must not)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -13,21 +12,12 @@ from pathlib import Path
 import pytest
 
 import tpsim
-from conftest import ROOT
+from conftest import ROOT, load_bench
 
 HARNESS = ROOT / "benches" / "compare_ns3.py"
 
 
-def _load_harness():
-    spec = importlib.util.spec_from_file_location("compare_ns3", HARNESS)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["compare_ns3"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-cmp = _load_harness()
+cmp = load_bench("compare_ns3", "compare_ns3")
 
 
 # ---------------------------------------------------------------- document markers
@@ -398,11 +388,7 @@ def test_quick_run_end_to_end(tmp_path):
 
 
 def _load_census():
-    spec = importlib.util.spec_from_file_location("ns3_census", ROOT / "benches" / "ns3_census.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("ns3_census")
 
 
 def test_census_tpsim_side_counts_what_the_table_shows(tmp_path, monkeypatch):

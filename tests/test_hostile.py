@@ -28,7 +28,7 @@ from typing import Any, Callable, Optional
 import pytest
 
 import tpsim
-from conftest import one_link
+from conftest import load_bench, one_link
 
 # --- inputs -----------------------------------------------------------------------------
 
@@ -641,25 +641,7 @@ def test_stored_run_with_a_changed_counter_is_run_again_by_the_command(ws: Path)
 
 def _children(pid: int) -> list[int]:
     """Every descendant process of ``pid``."""
-    try:
-        import psutil
-
-        return [c.pid for c in psutil.Process(pid).children(recursive=True)]
-    except ImportError:
-        parent: dict[int, int] = {}
-        for d in Path("/proc").iterdir():
-            if d.name.isdigit():
-                try:
-                    parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, ValueError, IndexError):
-                    pass
-        out, todo = [], [pid]
-        while todo:
-            p = todo.pop()
-            kids = [c for c, pp in parent.items() if pp == p]
-            out += kids
-            todo += kids
-        return out
+    return load_bench("full_disk").descendants(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -827,23 +809,11 @@ def test_validate_of_a_million_point_sweep_holds_one_point_at_a_time(ws: Path) -
     assert 0 < peak < 200 * 2**20, peak
 
 
-def _memory_bench() -> Any:
-    """benches/memory_estimate.py as a module (its shapes and measurements)."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parent.parent / "benches" / "memory_estimate.py"
-    spec = importlib.util.spec_from_file_location("memory_estimate_bench", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def memory_bench(tmp_path_factory) -> tuple[Any, tuple[int, int]]:
     """The bench module and (estimate, measured peak) of its one-flow, one-second run: the
     process's fixed part."""
-    bench = _memory_bench()
+    bench = load_bench("memory_estimate")
     return bench, bench.measure(bench.TINY, tmp_path_factory.mktemp("tiny"), "tiny")
 
 
@@ -862,7 +832,7 @@ def test_memory_estimate_is_within_2x_of_the_measured_growth(shape: str, tmp_pat
 
 
 def test_a_million_background_flows_are_refused_by_the_estimate(ws: Path) -> None:
-    (ws / "bg-million.toml").write_text(_memory_bench().background(1_000_000))
+    (ws / "bg-million.toml").write_text(load_bench("memory_estimate").background(1_000_000))
     t0 = time.monotonic()
     p = tpsim_cli("run", "bg-million.toml", "-o", "out", "--max-memory", "4GB", "-q", cwd=ws)
     assert time.monotonic() - t0 < 5
@@ -886,7 +856,7 @@ def test_a_million_flow_tables_are_refused_before_the_parse(ws: Path) -> None:
 def test_a_million_radio_nodes_are_refused_by_the_estimate(ws: Path) -> None:
     """10⁶ radio nodes on a grid under AODV with 2,000 flows: about 8 GB of nodes and 49 GB of
     routing state by the estimate, refused at once where 4 GB is the limit."""
-    grid = _memory_bench().aodv_grid(10_000).replace("count = 10000", "count = 1000000")
+    grid = load_bench("memory_estimate").aodv_grid(10_000).replace("count = 10000", "count = 1000000")
     (ws / "radio-million.toml").write_text(grid)
     t0 = time.monotonic()
     p = tpsim_cli("run", "radio-million.toml", "-o", "out", "--max-memory", "4GB", "-q", cwd=ws)
@@ -898,7 +868,7 @@ def test_under_an_address_space_limit_a_run_is_refused_or_fails_alone(ws: Path) 
     """Under `ulimit -v` (800 MB), a run the estimate puts above what is left is refused
     before it starts; forced, it runs in a worker process, whose failed allocation (an
     abort, in this process) ends only the run, with one line quoting the allocator."""
-    (ws / "bg.toml").write_text(_memory_bench().background(200_000))
+    (ws / "bg.toml").write_text(load_bench("memory_estimate").background(200_000))
     p = tpsim_cli("run", "bg.toml", "-o", "out", "--no-report", "-q", cwd=ws, rlimit_as=800 * 10**6)
     assert_clean_error(p, 2, ("one run would need about", "more than the memory this machine has available"))
     p = tpsim_cli("run", "bg.toml", "-o", "out", "--no-report", "-q", "--force", cwd=ws, rlimit_as=800 * 10**6,

@@ -4,28 +4,18 @@ timed and neither tpsim's commands nor ns-2 run here."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT, load_bench
+
 HARNESS = ROOT / "benches" / "pipeline.py"
 
 
-def _load_harness():
-    spec = importlib.util.spec_from_file_location("pipeline_bench", HARNESS)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["pipeline_bench"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-pl = _load_harness()
+pl = load_bench("pipeline", "pipeline_bench")
 
 
 # ---------------------------------------------------------------------------- arguments

@@ -20,7 +20,7 @@ from ._build import build_id
 from ._job import FAIL_HOOK, _job_main  # noqa: F401  (FAIL_HOOK: where callers have found it)
 from ._workers import RunCrashed
 from .labels import size_text  # noqa: F401  (tpsim.api.size_text, as before)
-from .scenario import Scenario, decode_text, load, read_limited
+from .scenario import Scenario, load, read_text
 from .sweep import Job, Point, expand, iter_points, parse_set, parse_sweep, point_value, runs_of
 
 if TYPE_CHECKING:
@@ -458,11 +458,11 @@ def _load_within(path: Union[str, Path], limits: list) -> Scenario:
     """:func:`tpsim.scenario.load`, first refusing a file whose run could not fit ``limits``
     by a bound read from its text without parsing it (a file of 10⁶ flows is refused in a
     fraction of a second rather than after seconds and gigabytes of parsing)."""
-    if not limits or isinstance(path, bool) or not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
-        return load(path)  # its own errors for what is not a path
-    text = decode_text(read_limited(path), str(path))
+    if not limits:
+        return load(path)
+    text = read_text(path)
     _refuse_above("the scenario", _tpsim.estimate_memory_floor(text), limits, "at least")
-    return Scenario(text, str(path))
+    return Scenario(text, str(Path(path)))
 
 
 def _refuse_above(where: str, parts: list[tuple[str, int]], limits: list, about: str) -> None:

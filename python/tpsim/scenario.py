@@ -85,12 +85,21 @@ def load(path: Union[str, Path]) -> Scenario:
         TypeError: if ``path`` is not a path.
         ValueError: if ``path`` is empty.
     """
+    return Scenario(read_text(path), str(Path(path)))
+
+
+def read_text(path: Union[str, Path]) -> str:
+    """The text of the scenario file at ``path``, not yet validated.
+
+    Raises:
+        OSError, TypeError, ValueError: as :func:`load`; ScenarioError for a file that is not
+            UTF-8 text.
+    """
     if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be the path of a scenario file (str or os.PathLike), got {type(path).__name__} {path!r:.80}")
     if not os.fspath(path):
         raise ValueError("path: expected the path of a scenario file, got an empty string")
-    p = Path(path)
-    return Scenario(decode_text(read_limited(p), str(p)), str(p))
+    return decode_text(read_limited(path), str(Path(path)))
 
 
 #: The largest input file read (scenario, ns-2 files), bytes: a device such as /dev/zero or

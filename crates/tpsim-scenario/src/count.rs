@@ -67,9 +67,6 @@ pub fn count_flows(text: &str) -> u64 {
             len += 1;
             continue;
         }
-        if depth == 0 && first {
-            len = 0;
-        }
         if depth == 0 && len < line.len() {
             line[len] = (kind, start, end);
             len += 1;

@@ -577,14 +577,6 @@ macro_rules! sockets {
             $($(#[$doc])* $variant($ty),)*
         }
 
-        $(
-            impl From<$ty> for Socket {
-                fn from(s: $ty) -> Self {
-                    Socket::$variant(s)
-                }
-            }
-        )*
-
         impl Transport for Socket {
             #[inline]
             fn send(&mut self, now: SimTime, msg: Message) -> Result<(), SendError> {
