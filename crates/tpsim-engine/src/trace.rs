@@ -1,6 +1,7 @@
 //! pcap tracing of point-to-point links: one file per link, each packet recorded when it
 //! starts serialization, with real header bytes and checksums.
 
+use tpsim_transport::Header as _;
 use crate::packet::Packet;
 use crate::EngineError;
 use std::fs::File;

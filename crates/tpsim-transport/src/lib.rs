@@ -17,6 +17,7 @@
 //! `Agent/TCPSink/DelAck`, packet-counted as ns-2 models them).
 
 pub mod dccp;
+mod header;
 pub mod ns2tcp;
 pub mod sctp;
 pub mod tcp;
@@ -36,13 +37,15 @@ pub(crate) fn proptest_cases(default: u32) -> u32 {
 }
 
 use tpsim_core::{SimDuration, SimTime};
-use tpsim_wire::{IpProtocol, SizeConvention, TcpRepr, UdpRepr};
+use tpsim_wire::SizeConvention;
+
+pub use header::{zeros, Header, L4Header};
 
 pub use dccp::{Ccid, DccpConfig, DccpProfile, DccpSocket};
 pub use ns2tcp::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant};
 pub use sctp::{PrPolicy, SctpConfig, SctpProfile, SctpSocket};
 pub use tcp::{TcpConfig, TcpSocket};
-pub use tfrc::{TfrcConfig, TfrcProfile, TfrcSocket};
+pub use tfrc::{TfrcConfig, TfrcHeader, TfrcProfile, TfrcSocket};
 pub use udp::UdpSocket;
 
 /// One application message, as it travels through a transport.
@@ -54,118 +57,6 @@ pub struct Message {
     pub len: u32,
     /// When the application handed the message to the transport.
     pub created: SimTime,
-}
-
-/// A transport header, typed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum L4Header {
-    /// A UDP datagram carrying one whole message.
-    Udp(UdpRepr),
-    /// A TCP segment (options included in the header).
-    Tcp(TcpRepr),
-    /// An SCTP packet: common header and a description of its chunks (RFC 9260 §3).
-    Sctp(sctp::SctpBox),
-    /// A TFRC packet (RFC 5348): a UDP header followed by a TFRC data or feedback header.
-    Tfrc {
-        /// The UDP header.
-        udp: UdpRepr,
-        /// The TFRC header.
-        tfrc: tpsim_wire::tfrc::TfrcRepr,
-    },
-    /// A DCCP packet (RFC 4340 §5): generic header, type subheader and options.
-    Dccp(tpsim_wire::dccp::DccpRepr),
-}
-
-impl L4Header {
-    /// The IP protocol number of this header.
-    pub fn protocol(&self) -> IpProtocol {
-        match self {
-            L4Header::Udp(_) => IpProtocol::Udp,
-            L4Header::Tcp(_) => IpProtocol::Tcp,
-            L4Header::Sctp(_) => IpProtocol::Sctp,
-            L4Header::Tfrc { .. } => IpProtocol::Udp,
-            L4Header::Dccp(_) => IpProtocol::Dccp,
-        }
-    }
-
-    /// Writes this header over `out` (the transport's whole length, header and payload, as the
-    /// IP header `ip` counts it), with zero payload bytes and the checksum over `ip`'s
-    /// pseudo-header: what a pcap trace shows of a segment (tpsim carries no application
-    /// data). A TCP segment whose length counts no options (the `ns2` size convention) is
-    /// written without them; a length shorter than the bare header writes nothing.
-    pub fn emit_zeroed(&self, ip: &tpsim_wire::Ipv4Repr, out: &mut [u8]) {
-        static ZEROS: [u8; 65536] = [0; 65536];
-        let zeros = |n: usize| &ZEROS[..n.min(ZEROS.len())];
-        let len = out.len();
-        match self {
-            L4Header::Udp(h) => {
-                let hl = tpsim_wire::UDP_HEADER_LEN as usize;
-                if len >= hl {
-                    h.emit(ip, zeros(len - hl), out);
-                }
-            }
-            L4Header::Tcp(h) => {
-                let h = if len < h.header_len() as usize {
-                    h.without_options()
-                } else {
-                    *h
-                };
-                let hl = h.header_len() as usize;
-                if len >= hl {
-                    h.emit(ip, zeros(len - hl), out);
-                }
-            }
-            // SCTP has no pseudo-header; its CRC32c covers the whole packet (RFC 9260 §6.8). A
-            // length other than the real packet's (the `ns2` size convention) writes the real
-            // packet if it fits, zeros after it, and nothing otherwise.
-            L4Header::Sctp(h) => {
-                if len >= h.packet_len() as usize {
-                    out.fill(0);
-                    h.emit(out);
-                }
-            }
-            // TFRC: the UDP header and checksum over the TFRC header and zeros; nothing if
-            // the length is shorter than both headers (the `ns2` size convention may be).
-            L4Header::Tfrc { udp, tfrc } => tfrc.emit_udp(udp, ip, out),
-            // DCCP: the header with its options and the checksum over the pseudo-header (RFC
-            // 4340 §9); without options if only the fixed header fits (`ns2` sizes count a
-            // shorter header); nothing if not even that.
-            L4Header::Dccp(h) => {
-                let mut h = *h;
-                if len < h.header_len() as usize {
-                    h.options = tpsim_wire::dccp::DccpOptions::NONE;
-                }
-                let hl = h.header_len() as usize;
-                if len >= hl {
-                    h.emit(ip, zeros(len - hl), out);
-                }
-            }
-        }
-    }
-
-    /// The source port.
-    #[inline]
-    pub fn src_port(&self) -> u16 {
-        match self {
-            L4Header::Udp(h) => h.src_port,
-            L4Header::Tcp(h) => h.src_port,
-            L4Header::Sctp(h) => h.src_port,
-            L4Header::Tfrc { udp, .. } => udp.src_port,
-            L4Header::Dccp(h) => h.src_port,
-        }
-    }
-
-    /// The destination port (for demultiplexing to a socket).
-    #[inline]
-    pub fn dst_port(&self) -> u16 {
-        match self {
-            L4Header::Udp(h) => h.dst_port,
-            L4Header::Tcp(h) => h.dst_port,
-            L4Header::Sctp(h) => h.dst_port,
-            L4Header::Tfrc { udp, .. } => udp.dst_port,
-            L4Header::Dccp(h) => h.dst_port,
-        }
-    }
 }
 
 /// A segment (datagram, packet) as a transport emits or receives it.
@@ -421,6 +312,12 @@ pub trait Transport {
     fn drops_at_send_queue(&self) -> bool {
         false
     }
+    /// Multi-homing (RFC 9260 §6.4): this end's addresses (`local`, in the order the node
+    /// numbers its interfaces) and, at the end that opens, the peer address to open to
+    /// (`peer`), called once before the first packet. Default: ignored (one address per end).
+    fn set_addresses(&mut self, local: &[std::net::Ipv4Addr], peer: Option<std::net::Ipv4Addr>) {
+        let _ = (local, peer);
+    }
 }
 
 impl Transport for UdpSocket {
@@ -547,6 +444,9 @@ transport_by_inherent_methods!(SctpSocket {
     fn connection_oriented(&self) -> bool {
         self.is_active()
     }
+    fn set_addresses(&mut self, local: &[std::net::Ipv4Addr], peer: Option<std::net::Ipv4Addr>) {
+        SctpSocket::set_addresses(self, local, peer, None)
+    }
 });
 transport_by_inherent_methods!(TfrcSocket {
     fn drops_at_send_queue(&self) -> bool {
@@ -638,6 +538,9 @@ macro_rules! sockets {
             #[inline]
             fn drops_at_send_queue(&self) -> bool {
                 match self { $(Socket::$variant(s) => Transport::drops_at_send_queue(s),)* }
+            }
+            fn set_addresses(&mut self, local: &[std::net::Ipv4Addr], peer: Option<std::net::Ipv4Addr>) {
+                match self { $(Socket::$variant(s) => Transport::set_addresses(s, local, peer),)* }
             }
         }
     };

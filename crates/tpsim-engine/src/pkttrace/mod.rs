@@ -137,60 +137,29 @@ const NO_REASON: u8 = u8::MAX;
 /// A node column's value for "none" (a broadcast destination, an unknown hop).
 pub const NO_NODE: u32 = u32::MAX;
 
-/// The packet type names of ns-2's traces (`packet_info` names) that tpsim writes, indexed
-/// by [`Ns2Row::ptype`].
-pub const NS2_TYPES: [&str; 15] = [
-    "cbr",
-    "udp",
-    "tcp",
-    "ack",
-    "sctp",
-    "tcpFriend",
-    "tcpFriendCtl",
-    "DCCP_Data",
-    "DCCP_Ack",
-    "AODV",
-    "OLSR",
-    "ARP",
-    "RTS",
-    "CTS",
-    "ACK",
-];
-
-/// Index of an 802.11 control frame's name in [`NS2_TYPES`].
-pub fn ns2_frame_type(kind: tpsim_mac::FrameKind) -> Option<u8> {
+/// The name of an 802.11 control frame in ns-2's traces (a `packet_info` name).
+pub fn ns2_frame_type(kind: tpsim_mac::FrameKind) -> Option<&'static str> {
     match kind {
-        tpsim_mac::FrameKind::Rts => Some(12),
-        tpsim_mac::FrameKind::Cts => Some(13),
-        tpsim_mac::FrameKind::Ack => Some(14),
+        tpsim_mac::FrameKind::Rts => Some("RTS"),
+        tpsim_mac::FrameKind::Cts => Some("CTS"),
+        tpsim_mac::FrameKind::Ack => Some("ACK"),
         tpsim_mac::FrameKind::Data => None,
     }
 }
 
-/// Index into [`NS2_TYPES`] of a packet that carries no routing or ARP message: by its
-/// transport header, and whether it carries a flow's data.
-pub fn ns2_packet_type(p: &Packet) -> u8 {
-    use tpsim_transport::L4Header;
-    let data = p.dir != NO_DIR;
-    match (&p.seg.header, data) {
-        (L4Header::Udp(_), true) => 0,
-        (L4Header::Udp(_), false) => 1,
-        (L4Header::Tcp(_), true) => 2,
-        (L4Header::Tcp(_), false) => 3,
-        (L4Header::Sctp(_), _) => 4,
-        (L4Header::Tfrc { .. }, true) => 5,
-        (L4Header::Tfrc { .. }, false) => 6,
-        (L4Header::Dccp(_), true) => 7,
-        (L4Header::Dccp(_), false) => 8,
-    }
+/// ns-2's packet type of a packet that carries no routing or ARP message: its transport
+/// header's ([`tpsim_transport::Header::ns2_type`]), by whether it carries a flow's data.
+pub fn ns2_packet_type(p: &Packet) -> &'static str {
+    use tpsim_transport::Header as _;
+    p.seg.header.ns2_type(p.dir != NO_DIR)
 }
 
-/// [`NS2_TYPES`] index of AODV, OLSR and ARP messages.
-pub const NS2_AODV: u8 = 9;
+/// ns-2's packet type of AODV, OLSR and ARP messages.
+pub const NS2_AODV: &str = "AODV";
 /// See [`NS2_AODV`].
-pub const NS2_OLSR: u8 = 10;
+pub const NS2_OLSR: &str = "OLSR";
 /// See [`NS2_AODV`].
-pub const NS2_ARP: u8 = 11;
+pub const NS2_ARP: &str = "ARP";
 
 /// What a routing or ARP message is, in ns-2's words (the `message` column): indexed like
 /// [`crate::world::CTRL_TYPES`], then ARP's.
@@ -215,8 +184,8 @@ pub struct Ns2Row {
     pub dport: u16,
     /// IP TTL at the event.
     pub ttl: u8,
-    /// Index into [`NS2_TYPES`].
-    pub ptype: u8,
+    /// ns-2's packet type (`packet_info` name: "cbr", "tcp", "AODV", "RTS", ...).
+    pub ptype: &'static str,
     /// Index into [`NS2_MESSAGES`], `u8::MAX` for none.
     pub message: u8,
 }
@@ -232,8 +201,11 @@ struct Ns2Columns {
     sport: Vec<u16>,
     dport: Vec<u16>,
     ttl: Vec<u8>,
+    /// Index into `types`.
     ptype: Vec<u8>,
     message: Vec<u8>,
+    /// The packet type names met so far, in the order met (the rows hold their index).
+    types: Vec<&'static str>,
 }
 
 impl Ns2Columns {
@@ -249,6 +221,7 @@ impl Ns2Columns {
             ttl: Vec::new(),
             ptype: Vec::new(),
             message: Vec::new(),
+            types: Vec::new(),
         }
     }
 
@@ -272,7 +245,14 @@ impl Ns2Columns {
         self.sport.push(r.sport);
         self.dport.push(r.dport);
         self.ttl.push(r.ttl);
-        self.ptype.push(r.ptype);
+        let ptype = match self.types.iter().position(|&t| t == r.ptype) {
+            Some(i) => i,
+            None => {
+                self.types.push(r.ptype);
+                self.types.len() - 1
+            }
+        };
+        self.ptype.push(ptype as u8);
         self.message.push(r.message);
     }
 }
@@ -542,7 +522,7 @@ impl PacketTrace {
             t.push("ttl", Column::U64(c.ttl.iter().map(|&x| x as u64).collect()));
             t.push(
                 "ns2_type",
-                Column::Text(c.ptype.iter().map(|&i| NS2_TYPES[i as usize]).collect()),
+                Column::Text(c.ptype.iter().map(|&i| c.types[i as usize]).collect()),
             );
             t.push(
                 "message",

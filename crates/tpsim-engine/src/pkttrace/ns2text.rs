@@ -11,21 +11,17 @@
 //! stored `trace.parquet` (`tpsim ns2-trace`); the test suite checks that the two agree byte
 //! for byte.
 
-use super::{Layer, PacketKind, PacketTrace, TraceEvent, NO_NODE, NO_REASON, NS2_MESSAGES, NS2_TYPES};
+use super::{Layer, PacketKind, PacketTrace, TraceEvent, NO_NODE, NO_REASON, NS2_MESSAGES};
 use crate::metrics::{DropReason, FlowKey};
 use crate::packet::NO_DIR;
 use std::fmt;
 use std::io::{self, Write};
 use tpsim_scenario::Ns2Trace;
 
-/// [`NS2_TYPES`] indices that the lines treat apart.
-const TCP: u8 = 2;
-const ACK: u8 = 3;
-const AODV: u8 = super::NS2_AODV;
-const OLSR: u8 = super::NS2_OLSR;
-const ARP: u8 = super::NS2_ARP;
-/// RTS, CTS and ACK frames: indices from here on.
-const FIRST_MAC_FRAME: u8 = 12;
+/// Packet types that the lines treat apart.
+const AODV: &str = super::NS2_AODV;
+const OLSR: &str = super::NS2_OLSR;
+const ARP: &str = super::NS2_ARP;
 
 /// One row's values, as the lines use them.
 struct Row<'a> {
@@ -45,18 +41,18 @@ struct Row<'a> {
     sport: u16,
     dport: u16,
     ttl: u8,
-    ptype: u8,
+    ptype: &'static str,
     /// The routing or ARP message's name, `""` for none.
     message: &'a str,
 }
 
 impl Row<'_> {
     fn type_name(&self) -> &'static str {
-        NS2_TYPES[self.ptype as usize]
+        self.ptype
     }
 
     fn mac_frame(&self) -> bool {
-        self.ptype >= FIRST_MAC_FRAME
+        matches!(self.ptype, "RTS" | "CTS" | "ACK")
     }
 
     /// ns-2's "number of forwards": routers passed so far, from the TTL (transport packets).
@@ -286,7 +282,8 @@ fn old_line(w: &mut dyn Write, r: &Row, ev: char, layer: &str, why: &str) -> io:
     match r.ptype {
         AODV => writeln!(w, "[0x{:x}] ({})", aodv_type(r.message), r.message),
         OLSR => writeln!(w, "[0x{:x}] ({})", olsr_type(r.message), r.message),
-        TCP | ACK => writeln!(w, "[{seq} 0] {} 0", r.hops()),
+        // ns-2 prints its TCP header's sequence and ACK numbers for TCP data and ACKs.
+        "tcp" | "ack" => writeln!(w, "[{seq} 0] {} 0", r.hops()),
         _ => writeln!(w, "[{seq}] {} 0", r.hops()),
     }
 }
@@ -341,7 +338,7 @@ fn new_line(w: &mut dyn Write, r: &Row, ev: char, layer: &str, why: &str) -> io:
                 opt(r.dst, -1)
             )
         }
-        TCP | ACK => writeln!(w, "-Pn tcp -Ps {seq} -Pa 0 -Pf {} -Po 0", r.hops()),
+        "tcp" | "ack" => writeln!(w, "-Pn tcp -Ps {seq} -Pa 0 -Pf {} -Po 0", r.hops()),
         _ => writeln!(w, "-Pn {ptype} -Pi {seq} -Pf {} -Po 0", r.hops()),
     }
 }
@@ -393,7 +390,7 @@ pub(super) fn write(t: &PacketTrace, keys: &[&FlowKey], w: &mut dyn Write) -> io
             sport: c.sport[i],
             dport: c.dport[i],
             ttl: c.ttl[i],
-            ptype: c.ptype[i],
+            ptype: c.types[c.ptype[i] as usize],
             message: NS2_MESSAGES.get(c.message[i] as usize).copied().unwrap_or(""),
         };
         if fmt == Ns2Trace::Wired {

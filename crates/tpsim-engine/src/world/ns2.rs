@@ -3,6 +3,7 @@
 //! received) and the ns-2 columns of every row ([`Ns2Row`]). Nothing here runs unless the
 //! scenario asks for an ns-2 trace: each hook is one branch on the trace.
 
+use tpsim_transport::Header as _;
 use super::routing::{CtrlMsg, RoutingState};
 use super::World;
 use crate::net::{Net, RadioMap};

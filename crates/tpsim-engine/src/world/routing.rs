@@ -12,6 +12,7 @@
 //!   that the link to its next hop broke (RFC 3561 §6.11 (i), RFC 3626 §13); AODV then flushes
 //!   the packets queued to that neighbour (`drops_link_break`).
 
+use tpsim_transport::Header as _;
 use super::{Event, NodeTimers, World};
 use crate::collect::NetworkInputs;
 use crate::metrics::DropReason;
@@ -368,7 +369,7 @@ impl World {
         if rt.ns2_ip_header && prev_hop.is_none() {
             // Originated here (fresh from a transport: this radio holds the only reference).
             let p = self.packets.get_mut(id);
-            if p.seg.header.protocol() != tpsim_wire::IpProtocol::Tcp {
+            if !p.seg.header.ns2_counts_ip_header() {
                 p.seg.ip_len += IP_HEADER;
                 p.ip.total_len = p.ip.total_len.saturating_add(IP_HEADER as u16);
             }

@@ -4,6 +4,7 @@
 //! same calls, and byte-stream deliveries are mapped back to messages by
 //! [`Sockets`](crate::sockets::Sockets).
 
+use tpsim_transport::Header as _;
 use super::{Event, World};
 use crate::packet::{Packet, PacketId, NO_CTRL, NO_DIR};
 use crate::pkttrace::{Layer, TraceEvent};

@@ -1,6 +1,7 @@
 //! Packet-by-packet tests: each drives the state machine by hand with `now` and checks one
 //! rule, citing the section (RFC 4340 unless said otherwise).
 
+use crate::Header as _;
 use super::ackvec::AckHistory;
 use super::ccid2::Ccid2;
 use super::ccid3::{Ccid3Receiver, Ccid3Sender};

@@ -65,11 +65,47 @@ mod pair_tests;
 mod tests;
 
 use crate::tcp::Open;
-use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats};
+use crate::{Header, L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats};
 use rate::{InitialWindow, RateConfig};
 use receiver::Receiver;
 use sender::Sender;
 use tpsim_core::SimTime;
+
+/// A TFRC packet's headers (RFC 5348 §3.2.1, §3.2.2): a UDP header followed by a TFRC data
+/// or feedback header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TfrcHeader {
+    /// The UDP header.
+    pub udp: tpsim_wire::UdpRepr,
+    /// The TFRC header.
+    pub tfrc: tpsim_wire::tfrc::TfrcRepr,
+}
+
+impl Header for TfrcHeader {
+    fn protocol(&self) -> tpsim_wire::IpProtocol {
+        tpsim_wire::IpProtocol::Udp
+    }
+    fn src_port(&self) -> u16 {
+        self.udp.src_port
+    }
+    fn dst_port(&self) -> u16 {
+        self.udp.dst_port
+    }
+    /// The UDP header and checksum over the TFRC header and zeros; nothing if the length is
+    /// shorter than both headers (the `ns2` size convention may be).
+    fn emit_zeroed(&self, ip: &tpsim_wire::Ipv4Repr, out: &mut [u8]) {
+        self.tfrc.emit_udp(&self.udp, ip, out)
+    }
+    /// ns-2.35's Agent/TFRC data packets (`tcpFriend`) and Agent/TFRCSink feedback
+    /// (`tcpFriendCtl`).
+    fn ns2_type(&self, data: bool) -> &'static str {
+        if data {
+            "tcpFriend"
+        } else {
+            "tcpFriendCtl"
+        }
+    }
+}
 
 /// Messages a bulk application keeps queued when the send queue has no limit
 /// ([`TfrcSocket::can_send`]): enough that the sender is never data-limited.
@@ -251,7 +287,7 @@ impl TfrcSocket {
     /// counted and ignored.
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
         self.stats.rx_segments += 1;
-        let L4Header::Tfrc { tfrc, .. } = seg.header else {
+        let L4Header::Tfrc(TfrcHeader { tfrc, .. }) = seg.header else {
             return;
         };
         match &mut self.role {

@@ -159,7 +159,7 @@ impl Pair {
                     self.feedback.push(FeedbackSeen {
                         now,
                         header: match seg.header {
-                            L4Header::Tfrc { tfrc, .. } => tfrc,
+                            L4Header::Tfrc(TfrcHeader { tfrc, .. }) => tfrc,
                             _ => unreachable!(),
                         },
                         x_after: rc.x(),

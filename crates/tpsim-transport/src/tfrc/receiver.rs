@@ -7,7 +7,7 @@
 
 use super::equation::p_for_x;
 use super::loss::{Arrival, LossHistory};
-use super::TfrcConfig;
+use super::{TfrcConfig, TfrcHeader};
 use crate::{L4Header, Segment, SocketConfig, TransportEvent, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
@@ -97,7 +97,7 @@ impl Receiver {
             });
         }
         let udp = match seg.header {
-            L4Header::Tfrc { udp, .. } => UdpRepr {
+            L4Header::Tfrc(TfrcHeader { udp, .. }) => UdpRepr {
                 src_port: udp.dst_port,
                 dst_port: udp.src_port,
             },
@@ -179,7 +179,7 @@ impl Receiver {
         stats.ack_segments += 1;
         Some(Segment {
             addr: None,
-            header: L4Header::Tfrc { udp, tfrc },
+            header: L4Header::Tfrc(TfrcHeader { udp, tfrc }),
             payload_len: 0,
             ip_len: tfrc.ip_len(sock.sizes, 0),
             message: None,

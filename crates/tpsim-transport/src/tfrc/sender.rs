@@ -8,7 +8,7 @@
 //! since the start of it.
 
 use super::rate::{FeedbackInfo, RateController};
-use super::TfrcConfig;
+use super::{TfrcConfig, TfrcHeader};
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
@@ -149,13 +149,13 @@ impl Sender {
         }
         Some(Segment {
             addr: None,
-            header: L4Header::Tfrc {
+            header: L4Header::Tfrc(TfrcHeader {
                 udp: UdpRepr {
                     src_port: sock.local_port,
                     dst_port: sock.remote_port,
                 },
                 tfrc,
-            },
+            }),
             payload_len: msg.len,
             ip_len: tfrc.ip_len(sock.sizes, msg.len),
             message: Some(msg),

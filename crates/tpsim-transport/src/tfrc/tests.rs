@@ -483,13 +483,13 @@ fn data(seq: u32, ts_s: f64, rtt_s: f64, len: u32) -> Segment {
     };
     Segment {
         addr: None,
-        header: L4Header::Tfrc {
+        header: L4Header::Tfrc(TfrcHeader {
             udp: tpsim_wire::UdpRepr {
                 src_port: 2,
                 dst_port: 1,
             },
             tfrc,
-        },
+        }),
         payload_len: len,
         ip_len: tfrc.ip_len(tpsim_wire::SizeConvention::Standard, len),
         message: Some(m(seq as u64, len)),
@@ -500,7 +500,7 @@ fn data(seq: u32, ts_s: f64, rtt_s: f64, len: u32) -> Segment {
 
 fn feedback_of(seg: &Segment) -> (u32, u32, u32, f64) {
     match seg.header {
-        L4Header::Tfrc {
+        L4Header::Tfrc(TfrcHeader {
             tfrc:
                 TfrcRepr::Feedback {
                     timestamp_echo,
@@ -509,7 +509,7 @@ fn feedback_of(seg: &Segment) -> (u32, u32, u32, f64) {
                     p,
                 },
             ..
-        } => (timestamp_echo, t_delay, x_recv, decode_p(p)),
+        }) => (timestamp_echo, t_delay, x_recv, decode_p(p)),
         _ => panic!("not feedback: {seg:?}"),
     }
 }
@@ -557,7 +557,7 @@ fn sender_paces_at_s_over_x_4_6() {
     let p1 = s.poll_transmit(t(1.0)).unwrap();
     match (p0.header, p1.header) {
         (
-            L4Header::Tfrc {
+            L4Header::Tfrc(TfrcHeader {
                 tfrc:
                     TfrcRepr::Data {
                         seq: 0,
@@ -565,8 +565,8 @@ fn sender_paces_at_s_over_x_4_6() {
                         rtt: 0,
                     },
                 ..
-            },
-            L4Header::Tfrc {
+            }),
+            L4Header::Tfrc(TfrcHeader {
                 tfrc:
                     TfrcRepr::Data {
                         seq: 1,
@@ -574,7 +574,7 @@ fn sender_paces_at_s_over_x_4_6() {
                         rtt: 0,
                     },
                 ..
-            },
+            }),
         ) => {}
         other => panic!("{other:?}"),
     }
@@ -658,7 +658,7 @@ fn sender_takes_rtt_sample_from_echo_and_t_delay_4_3() {
     s.poll_transmit(t(0.0)).unwrap();
     let fbk = Segment {
         addr: None,
-        header: L4Header::Tfrc {
+        header: L4Header::Tfrc(TfrcHeader {
             udp: tpsim_wire::UdpRepr {
                 src_port: 2,
                 dst_port: 1,
@@ -669,7 +669,7 @@ fn sender_takes_rtt_sample_from_echo_and_t_delay_4_3() {
                 x_recv: 0,
                 p: u32::MAX,
             },
-        },
+        }),
         payload_len: 0,
         ip_len: 48,
         message: None,
@@ -685,10 +685,10 @@ fn sender_takes_rtt_sample_from_echo_and_t_delay_4_3() {
     let seg = s.poll_transmit(t(0.12)).unwrap();
     assert!(matches!(
         seg.header,
-        L4Header::Tfrc {
+        L4Header::Tfrc(TfrcHeader {
             tfrc: TfrcRepr::Data { rtt: 100_000, .. },
             ..
-        }
+        })
     ));
     // A copy of the same feedback is ignored.
     s.on_segment(t(0.2), &fbk);
@@ -722,7 +722,7 @@ fn emit_zeroed_writes_a_valid_udp_datagram() {
     assert_eq!(
         TfrcRepr::parse(&out[8..]).unwrap().0,
         match seg.header {
-            L4Header::Tfrc { tfrc, .. } => tfrc,
+            L4Header::Tfrc(TfrcHeader { tfrc, .. }) => tfrc,
             _ => unreachable!(),
         }
     );
