@@ -193,21 +193,20 @@ pub fn estimate_memory(sc: &Scenario) -> MemoryEstimate {
         let rows: u64 = sc
             .flows
             .iter()
-            .filter(|f| f.transport != tpsim_scenario::Transport::Udp)
+            .filter(|f| f.transport.acknowledged())
             .map(|f| messages(f, duration_ns, rate_bps))
             .sum();
         parts.push(("ack samples", rows.saturating_mul(ACK_ROW_BYTES).min(STREAMED_BYTES)));
     }
     if sc.output.timeseries {
         let bins = end_ns.div_ceil(sc.output.bin.0.max(1)).max(1);
-        let tcp_dirs = sc
+        let congestion_rows = sc
             .flows
             .iter()
-            .filter(|f| f.transport.is_tcp())
-            .map(|f| if f.app.kind == AppKind::Voip { 2 } else { 1 })
+            .map(|f| f.transport.congestion_series() * if f.app.kind == AppKind::Voip { 2 } else { 1 })
             .sum::<u64>();
         let devices = 2 * sc.links.len() as u64 + if radio { n } else { 0 };
-        let mut rows = 2 * directions + 3 * tcp_dirs + devices;
+        let mut rows = 2 * directions + congestion_rows + devices;
         if sc.energy.is_some() {
             rows += 2 * n;
         }

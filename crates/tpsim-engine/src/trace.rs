@@ -1,7 +1,6 @@
 //! pcap tracing of point-to-point links: one file per link, each packet recorded when it
 //! starts serialization, with real header bytes and checksums.
 
-use tpsim_transport::Header as _;
 use crate::packet::Packet;
 use crate::EngineError;
 use std::fs::File;
@@ -9,6 +8,7 @@ use std::io::BufWriter;
 use std::net::Ipv4Addr;
 use std::path::Path;
 use tpsim_core::SimTime;
+use tpsim_transport::Header as _;
 use tpsim_transport::L4Header;
 use tpsim_wire::pcap::{PcapWriter, LINKTYPE_IPV4, LINKTYPE_PPP};
 use tpsim_wire::{SizeConvention, IPV4_HEADER_LEN, PPP_PROTO_IPV4, UDP_HEADER_LEN};

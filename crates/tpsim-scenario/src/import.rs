@@ -268,28 +268,23 @@ fn resolve_sensors(sc: &mut Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
         let count = nodes.len().max(1) as u64;
         for (i, &src) in nodes.iter().enumerate() {
             let offset = sn.interval.0 / count * i as u64;
-            sc.flows.push(Flow {
-                src,
-                dst: sn.sink,
-                transport: sn.transport,
-                app: App {
-                    kind: AppKind::Cbr,
-                    size: Some(sn.size),
-                    interval: Some(sn.interval),
-                    rate: None,
-                    arrivals: Arrivals::Periodic,
-                    jitter: None,
-                    count: None,
-                    bytes: None,
-                    start: Duration(sn.start.0.saturating_add(offset)),
-                    stop: sn.stop,
-                    streams: None,
-                },
-                tcp: sn.tcp.clone().filter(|_| sn.transport.is_tcp()),
-                sctp: sn.sctp.clone().filter(|_| sn.transport == Transport::Sctp),
-                tfrc: None,
-                dccp: None,
-            });
+            let app = App {
+                kind: AppKind::Cbr,
+                size: Some(sn.size),
+                interval: Some(sn.interval),
+                rate: None,
+                arrivals: Arrivals::Periodic,
+                jitter: None,
+                count: None,
+                bytes: None,
+                start: Duration(sn.start.0.saturating_add(offset)),
+                stop: sn.stop,
+                streams: None,
+            };
+            let mut flow = Flow::new(src, sn.sink, sn.transport, app);
+            flow.tcp = sn.tcp.clone().filter(|_| sn.transport.is_tcp());
+            flow.sctp = sn.sctp.clone().filter(|_| sn.transport == Transport::Sctp);
+            sc.flows.push(flow);
         }
     }
 }
@@ -374,11 +369,11 @@ pub fn flow_of(f: &ns2::Ns2Flow, src: u32, dst: u32) -> Flow {
             interval_s,
             random,
             max_packets,
-        } => Flow {
+        } => Flow::new(
             src,
             dst,
             transport,
-            app: App {
+            App {
                 kind: AppKind::Cbr,
                 size: Some(Bytes(size)),
                 interval: Some(secs(interval_s)),
@@ -386,28 +381,20 @@ pub fn flow_of(f: &ns2::Ns2Flow, src: u32, dst: u32) -> Flow {
                 count: Some(max_packets),
                 ..base
             },
-            tcp: None,
-            sctp: None,
-            tfrc: None,
-            dccp: None,
-        },
-        Ns2App::Ftp => Flow {
-            src,
-            dst,
-            transport,
-            app: App {
+        ),
+        Ns2App::Ftp => {
+            let app = App {
                 size: Some(Bytes(f.tcp_packet_size)),
                 ..base
-            },
-            tcp: Some(TcpOptions {
+            };
+            let mut flow = Flow::new(src, dst, transport, app);
+            flow.tcp = Some(TcpOptions {
                 mss: Some(Bytes(f.tcp_packet_size)),
                 receive_window: Some(Bytes(f.tcp_window.saturating_mul(f.tcp_packet_size).min(65535))),
                 ..TcpOptions::default()
-            }),
-            sctp: None,
-            tfrc: None,
-            dccp: None,
-        },
+            });
+            flow
+        }
     }
 }
 

@@ -23,7 +23,7 @@ mod pair;
 mod radio;
 mod simulation;
 pub mod topology;
-mod transport_options;
+mod transports;
 pub mod units;
 pub mod validate;
 
@@ -37,7 +37,7 @@ pub use links::*;
 pub use nodes::*;
 pub use radio::*;
 pub use simulation::*;
-pub use transport_options::*;
+pub use transports::*;
 pub use units::{Angle, Bytes, Duration, Hertz, Joules, Meters, Rate, Speed, Watts};
 
 /// A whole scenario file.
@@ -99,32 +99,11 @@ pub struct Scenario {
 impl Scenario {
     /// `ns2` if the scenario's stack is ns-2's, else `modern`: the model of a flow that does
     /// not choose its own.
-    fn by_stack<T>(&self, modern: T, ns2: T) -> T {
+    pub(crate) fn by_stack<T>(&self, modern: T, ns2: T) -> T {
         match self.simulation.stack.unwrap_or_default() {
             Stack::Modern => modern,
             Stack::Ns2 => ns2,
         }
-    }
-    /// The TCP model flow `f` runs: its explicit `tcp.preset`, else the scenario's stack.
-    pub fn tcp_preset(&self, f: &Flow) -> TcpPreset {
-        let own = f.tcp.as_ref().and_then(|o| o.preset);
-        own.unwrap_or_else(|| self.by_stack(TcpPreset::Modern, TcpPreset::Ns2))
-    }
-    /// The TFRC profile flow `f` runs: its explicit `tfrc.profile`, else the stack's.
-    pub fn tfrc_profile(&self, f: &Flow) -> TfrcProfileName {
-        let own = f.tfrc.as_ref().and_then(|o| o.profile);
-        own.unwrap_or_else(|| self.by_stack(TfrcProfileName::Rfc5348, TfrcProfileName::Ns2))
-    }
-    /// The DCCP profile flow `f` runs: its explicit `dccp.profile`, else the stack's.
-    pub fn dccp_profile(&self, f: &Flow) -> DccpProfileName {
-        let own = f.dccp.as_ref().and_then(|o| o.profile);
-        own.unwrap_or_else(|| self.by_stack(DccpProfileName::Rfc, DccpProfileName::Ns2))
-    }
-    /// The SCTP profile flow `f` runs: its explicit `sctp.profile`, else the stack's (rfc9260
-    /// or ns2).
-    pub fn sctp_profile(&self, f: &Flow) -> SctpProfileName {
-        let own = f.sctp.as_ref().and_then(|o| o.profile);
-        own.unwrap_or_else(|| self.by_stack(SctpProfileName::Rfc9260, SctpProfileName::Ns2))
     }
 }
 

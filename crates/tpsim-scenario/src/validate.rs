@@ -6,7 +6,6 @@
 use crate::error::{Diagnostic, Locator, Seg};
 use crate::topology::Paths;
 use crate::{AppKind, Arrivals, Scenario};
-use tpsim_wire::SizeConvention;
 
 mod mobility;
 mod radio;
@@ -16,19 +15,6 @@ use radio::validate_radio;
 
 fn k(s: &str) -> Seg {
     Seg::Key(s.to_string())
-}
-
-/// The largest message a message-preserving transport that does not fragment (UDP, TFRC,
-/// DCCP) carries in one packet over an IP MTU of `mtu` bytes (the wire crate's sizes); `None`
-/// for the others (TCP and SCTP cut messages into segments or chunks).
-pub fn max_datagram_message(t: crate::Transport, sizes: SizeConvention, mtu: u32) -> Option<u32> {
-    use tpsim_wire::{dccp, tfrc, udp};
-    match t {
-        crate::Transport::Udp => Some(udp::max_message(sizes, mtu)),
-        crate::Transport::Tfrc => Some(tfrc::max_message(sizes, mtu)),
-        t if t.is_dccp() => Some(dccp::max_message(sizes, mtu)),
-        _ => None,
-    }
 }
 
 /// Every meaning error of `sc`, in file order of the keys concerned.
@@ -437,107 +423,12 @@ fn validate_flow(
             format!("a flow needs two different nodes, found src = dst = {}", f.src),
         );
     }
-    if let Some(t) = &f.tcp {
-        // With a scenario-wide stack, keys of either TCP model may stay in the file.
-        validate_tcp_options(i, t, sc.simulation.stack.is_none() || t.preset.is_some(), err);
-    }
-    // The TCP model the flow runs: its own preset, else the stack's.
-    let ns2_tcp = sc.tcp_preset(f) == crate::TcpPreset::Ns2;
-    let preset_key = if f.tcp.as_ref().is_some_and(|t| t.preset.is_some()) {
-        vec![k("flows"), Seg::Index(i), k("tcp"), k("preset")]
-    } else {
-        vec![k("simulation"), k("stack")]
-    };
-    if ns2_tcp && f.transport == crate::Transport::TcpCubic {
-        err(
-            preset_key.clone(),
-            "ns-2.35's one-way TCP agents have no CUBIC: use tpsim's TCP for \"tcp-cubic\" (tcp.preset = \"modern\")"
-                .into(),
-        );
-    }
-    if f.transport == crate::Transport::Tfrc && f.app.kind == AppKind::Voip {
-        err(
-            vec![k("flows"), Seg::Index(i), k("transport")],
-            "TFRC flows are one-way (a sender and a receiver): give a two-way application two flows".into(),
-        );
-    }
-    if ns2_tcp && f.transport.is_tcp() && f.app.kind == AppKind::Voip {
-        err(
-            preset_key,
-            "ns-2's TCP agents are one-way: give a two-way application two flows, or use tpsim's TCP".into(),
-        );
-    }
-    if let Some(o) = &f.sctp {
-        validate_sctp_options(i, o, err);
-        // The destination's addresses: one per link it ends, then its radio.
-        let n_addrs = sc.links.iter().filter(|l| l.nodes.contains(&f.dst)).count() + sc.radio.is_some() as usize;
-        if let Some(got) = o.primary.filter(|&j| j as usize >= n_addrs) {
-            err(
-                vec![k("flows"), Seg::Index(i), k("sctp"), k("primary")],
-                format!(
-                    "expected the index of one of node {}'s {n_addrs} addresses (0..{}), got {got}",
-                    f.dst,
-                    n_addrs.saturating_sub(1),
-                    got = got
-                ),
-            );
-        }
-    }
-    let at = |t: &str, key: &str| vec![k("flows"), Seg::Index(i), k(t), k(key)];
-    for (t, queue, size) in [
-        (
-            "tfrc",
-            f.tfrc.as_ref().and_then(|o| o.send_queue),
-            f.tfrc.as_ref().and_then(|o| o.segment_size),
-        ),
-        (
-            "dccp",
-            f.dccp.as_ref().and_then(|o| o.send_queue),
-            f.dccp.as_ref().and_then(|o| o.segment_size),
-        ),
-    ] {
-        if queue == Some(0) {
-            err(
-                at(t, "send_queue"),
-                "expected a send queue of at least 1 message".into(),
-            );
-        }
-        if size.is_some_and(|b| b.0 == 0 || b.0 > 65535) {
-            err(
-                at(t, "segment_size"),
-                "expected a segment size between 1B and 65535B".into(),
-            );
-        }
-    }
-    if let Some(d) = &f.dccp {
-        if d.ack_ratio == Some(0) {
-            err(
-                at("dccp", "ack_ratio"),
-                "expected an Ack Ratio of at least 1 (RFC 4340 §11.3)".into(),
-            );
-        }
-        // RFC 4340 §7.5.2: the Sequence Window feature takes values from 32 to 2^46 - 1.
-        if d.sequence_window.is_some_and(|w| w < 32) {
-            err(
-                at("dccp", "sequence_window"),
-                "expected a Sequence Window of at least 32 packets (RFC 4340 §7.5.2)".into(),
-            );
-        }
-    }
+    crate::transports::validate_keys(sc, i, f, &mut |path, msg| err(path, msg));
     if f.app.streams == Some(0) {
         err(
             vec![k("flows"), Seg::Index(i), k("app"), k("streams")],
             "expected at least 1 stream".into(),
         );
-    }
-    if f.transport == crate::Transport::Sctp {
-        let buffer = f.sctp.as_ref().and_then(|o| o.send_buffer).map_or(131_072, |b| b.0);
-        if f.app.size.is_some_and(|s| s.0 > buffer) {
-            err(
-                vec![k("flows"), Seg::Index(i), k("app"), k("size")],
-                format!("an SCTP message must fit the send buffer ({buffer}B; sctp.send_buffer)"),
-            );
-        }
     }
     validate_app(sc, i, f, err);
     if let (Some(paths), true) = (paths, ends_ok) {
@@ -545,176 +436,10 @@ fn validate_flow(
     }
 }
 
-/// Flow `i`'s `sctp` options, checked whatever the transport (as `tcp`).
-fn validate_sctp_options(i: usize, o: &crate::SctpOptions, err: &mut impl FnMut(Vec<Seg>, String)) {
-    let at = |key: &str| vec![k("flows"), Seg::Index(i), k("sctp"), k(key)];
-    let (min, max) = (
-        o.rto_min.map_or(1_000_000_000, |d| d.0),
-        o.rto_max.map_or(60_000_000_000, |d| d.0),
-    );
-    if o.rto_min.is_some_and(|d| d.0 == 0) {
-        err(at("rto_min"), "expected an RTO.Min greater than 0".into());
-    }
-    if min > max {
-        err(at("rto_max"), "expected RTO.Max at least RTO.Min (rto_min)".into());
-    }
-    if let Some(d) = o.rto_initial {
-        if d.0 == 0 || d.0 > max {
-            err(
-                at("rto_initial"),
-                "expected an RTO.Initial greater than 0 and at most RTO.Max".into(),
-            );
-        }
-    }
-    // RFC 9260 §6.2: the delayed-SACK timer MUST NOT exceed 500 ms.
-    if o.sack_delay.is_some_and(|d| d.0 > 500_000_000) {
-        err(
-            at("sack_delay"),
-            "expected a delayed-SACK timer of at most 500ms (RFC 9260 §6.2)".into(),
-        );
-    }
-    // RFC 9260 §6.2: a receiver's buffer of at least 1500 bytes.
-    if o.receive_buffer.is_some_and(|b| b.0 < 1500 || b.0 > u32::MAX as u64) {
-        err(
-            at("receive_buffer"),
-            "expected a receive buffer between 1500B and 4GiB (RFC 9260 §6.2)".into(),
-        );
-    }
-    if o.lifetime.is_some() && o.max_retransmissions.is_some() {
-        err(
-            at("max_retransmissions"),
-            "expected one PR-SCTP policy: `lifetime` or `max_retransmissions`, not both".into(),
-        );
-    }
-    if o.lifetime.is_some_and(|d| d.0 == 0) {
-        err(at("lifetime"), "expected a lifetime greater than 0".into());
-    }
-    if o.send_buffer.is_some_and(|b| b.0 == 0 || b.0 > u32::MAX as u64) {
-        err(at("send_buffer"), "expected a send buffer between 1B and 4GiB".into());
-    }
-    // RFC 7829: PF is entered past PFMR, before Path.Max.Retrans makes the address inactive.
-    if let Some(n) = o.pf_max_retrans {
-        let pmr = o.path_max_retrans.unwrap_or(5);
-        if o.potentially_failed != Some(true) {
-            err(
-                at("pf_max_retrans"),
-                "expected `potentially_failed = true` with `pf_max_retrans`".into(),
-            );
-        } else if n >= pmr {
-            err(
-                at("pf_max_retrans"),
-                format!("expected a PotentiallyFailed.Max.Retrans below Path.Max.Retrans ({pmr}), got {n}"),
-            );
-        }
-    }
-    for (key, v) in [
-        ("assoc_max_retrans", o.assoc_max_retrans),
-        ("path_max_retrans", o.path_max_retrans),
-    ] {
-        if v == Some(0) {
-            err(at(key), "expected at least 1".into());
-        }
-    }
-}
-
-/// Flow `i`'s `tcp` options, checked whatever the transport (they apply only to TCP ones),
-/// so that a sweep over `transport` can keep them in the file.
-fn validate_tcp_options(i: usize, t: &crate::TcpOptions, check_model: bool, err: &mut impl FnMut(Vec<Seg>, String)) {
-    let ns2 = t.preset == Some(crate::TcpPreset::Ns2);
-    let at = |key: &str| vec![k("flows"), Seg::Index(i), k("tcp"), k(key)];
-    for (key, given, for_ns2) in [
-        ("packet_size", t.packet_size.is_some(), true),
-        ("window", t.window.is_some(), true),
-        ("mss", t.mss.is_some(), false),
-        ("send_buffer", t.send_buffer.is_some(), false),
-        ("receive_window", t.receive_window.is_some(), false),
-        ("delayed_ack_segments", t.delayed_ack_segments.is_some(), false),
-        ("nagle", t.nagle.is_some(), false),
-        ("syn_attempts", t.syn_attempts.is_some(), false),
-        ("data_retries", t.data_retries.is_some(), false),
-        ("syn_rto", t.syn_rto.is_some(), false),
-        ("timestamps", t.timestamps.is_some(), false),
-        ("window_scaling", t.window_scaling.is_some(), false),
-        ("sack", t.sack.is_some(), false),
-        ("dsack", t.dsack.is_some(), false),
-    ] {
-        if check_model && given && for_ns2 != ns2 {
-            let which = if ns2 {
-                "the ns2 preset"
-            } else {
-                "tpsim's TCP (it needs `preset = \"ns2\"`)"
-            };
-            err(at(key), format!("`{key}` does not apply to {which}"));
-        }
-    }
-    if t.packet_size.is_some_and(|b| !(1..=65495).contains(&b.0)) {
-        err(at("packet_size"), "expected a packet size between 1B and 65495B".into());
-    }
-    if t.window == Some(0) {
-        err(at("window"), "expected a window of at least 1 packet".into());
-    }
-
-    let pt = |k: &str| {
-        vec![
-            Seg::Key("flows".into()),
-            Seg::Index(i),
-            Seg::Key("tcp".into()),
-            Seg::Key(k.into()),
-        ]
-    };
-    if let Some(m) = t.mss {
-        if !(1..=65495).contains(&m.0) {
-            err(
-                pt("mss"),
-                format!("expected an MSS between 1B and 65495B, found {}B", m.0),
-            );
-        }
-    }
-    if let Some(b) = t.send_buffer {
-        if b.0 == 0 || b.0 > u32::MAX as u64 {
-            err(pt("send_buffer"), "expected a send buffer between 1B and 4GiB".into());
-        }
-    }
-    if let Some(b) = t.receive_window {
-        // RFC 7323 §2.3: at most 65 535 · 2^14 with window scaling; without it the buffer may
-        // be larger but the advertised window stops at 65 535.
-        let max = if t.window_scaling == Some(true) {
-            65_535u64 << 14
-        } else {
-            u32::MAX as u64
-        };
-        if b.0 == 0 || b.0 > max {
-            err(
-                pt("receive_window"),
-                format!("expected a receive window between 1B and {max}B, found {}B", b.0),
-            );
-        }
-    }
-    if t.initial_window == Some(0) {
-        err(
-            pt("initial_window"),
-            "expected an initial window of at least 1 segment".into(),
-        );
-    }
-    if t.delayed_ack_segments == Some(0) {
-        err(
-            pt("delayed_ack_segments"),
-            "expected at least 1 segment per delayed ACK".into(),
-        );
-    }
-    if t.syn_attempts == Some(0) {
-        err(pt("syn_attempts"), "expected at least 1 SYN transmission".into());
-    }
-    if t.syn_rto.is_some_and(|d| d.0 == 0) {
-        err(pt("syn_rto"), "expected a timeout greater than 0".into());
-    }
-}
-
 /// Flow `i`'s application table.
 fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(Vec<Seg>, String)) {
     let sim = &sc.simulation;
     let dur = sim.duration.0;
-    let p = |f: &str| vec![k("flows"), Seg::Index(i), k(f)];
     let pa = |f: &str| vec![k("flows"), Seg::Index(i), k("app"), k(f)];
     let a = &f.app;
     match a.kind {
@@ -767,12 +492,6 @@ fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(V
                 if present {
                     err(pa(name), format!("`{name}` does not apply to a bulk application"));
                 }
-            }
-            if f.transport == crate::Transport::Udp {
-                err(
-                    p("transport"),
-                    "a bulk application needs a transport that paces its writer (tcp, sctp, tfrc, dccp); over udp use kind = \"cbr\"".into(),
-                );
             }
         }
     }
@@ -830,13 +549,9 @@ fn validate_flow_path(sc: &Scenario, i: usize, f: &crate::Flow, paths: &Paths, e
             .map(|&l| sc.links[l as usize].mtu.0 as u32)
             .min()
             .unwrap_or(u32::MAX);
-        if let (Some(max), Some(size)) = (max_datagram_message(f.transport, sim.sizes.convention(), mtu), a.size) {
+        if let (Some(max), Some(size)) = (f.transport.max_message(sim.sizes.convention(), mtu), a.size) {
             if size.0 > max as u64 {
-                let name = match f.transport {
-                    crate::Transport::Udp => "UDP",
-                    crate::Transport::Tfrc => "TFRC",
-                    _ => "DCCP",
-                };
+                let name = f.transport.label();
                 err(
                     pa("size"),
                     format!(

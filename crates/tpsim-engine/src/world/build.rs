@@ -16,7 +16,7 @@
 //! |---|---|---|---|
 //! | `build_links`: `net.add_interface(l.nodes[end])`; `Paths::compute`, `Net::static_link_routes` | a link's two ends are existing, different nodes | `validate_links`; `[[links]] nodes` holds exactly two elements (`pair.rs`) | scenario `tests/validation.rs` (`a_link_lists_exactly_two_nodes`, `each_index_the_engine_trusts_is_checked`) |
 //! | `add_flow`: `net.addrs`, `net.bind`, `source_addr` of `f.src`, `f.dst` | flow ends are nodes | `validate_flow` (`src`, `dst` in range and different) | `each_index_the_engine_trusts_is_checked` |
-//! | `add_flow`: `net.addrs(f.dst)[primary]` | `sctp.primary` is one of the destination's addresses | `validate_flow` (`sctp.primary`) | scenario `tests/sctp_keys.rs` (`primary_must_name_one_of_the_destination_addresses`) |
+//! | `add_flow`: `net.addrs(f.dst)[primary]` | `sctp.primary` is one of the destination's addresses | `transports::sctp` (`sctp.primary`) | scenario `tests/sctp_keys.rs` (`primary_must_name_one_of_the_destination_addresses`) |
 //! | `RadioMap::new`: `of_node[v]`; `radio_addr_of`: `radios(dst)[0]` | one channel list per node, none empty | `validate_radio_table` (`radio.channels`) | scenario `tests/channels.rs` (`channel_lists_must_fit_the_nodes`), `each_index_the_engine_trusts_is_checked` |
 //! | `build_radios`: `mobility[node]`, `powers[node]` | one position per node | `validate_radio_table` (a radio needs `nodes.placement`), `validate_placement` (`positions` per node) | `each_index_the_engine_trusts_is_checked` |
 //! | `RadioParams::node_powers` | one transmission range per node | `validate_radio_table` (`node_ranges`: indices in range, a node in one group) | `a_node_has_one_transmission_range` |
@@ -45,15 +45,10 @@ use crate::EngineError;
 use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
 use tpsim_mac::Dcf;
 use tpsim_scenario::topology::Paths;
-use tpsim_scenario::{
-    AppKind, Arrivals, DccpProfileName, Scenario, SctpProfileName, TcpOptions, TcpPreset, TfrcProfileName, Transport,
-};
-use tpsim_transport::tcp::{CongestionAlgorithm, LossRecovery, Open};
+use tpsim_scenario::{AppKind, Arrivals, Scenario};
+use tpsim_transport::tcp::Open;
+use tpsim_transport::SocketConfig;
 use tpsim_transport::Transport as _;
-use tpsim_transport::{
-    Ccid, DccpConfig, DccpProfile, DccpSocket, Ns2TcpConfig, Ns2TcpSocket, Ns2Variant, SctpConfig, SctpProfile,
-    SctpSocket, Socket, SocketConfig, TcpConfig, TcpSocket, TfrcConfig, TfrcSocket, UdpSocket,
-};
 use tpsim_wire::SizeConvention;
 
 /// The random stream of (`kind`, `owner_id`, `module`) in run (`opts.seed`, `opts.run`).
@@ -220,11 +215,11 @@ impl World {
         dur: SimTime,
     ) {
         let sizes = sc.simulation.sizes.convention();
-        let sctp = f.sctp.as_ref().filter(|_| f.transport == Transport::Sctp);
-        let multihomed = sctp.and_then(|o| o.multihoming).unwrap_or(false);
+        let primary = f.transport.multihoming(f);
+        let multihomed = primary.is_some();
         // The destination's address: the scenario's choice for a multi-homed association; else
         // its first (a link's, if it has one), or its radio's when no links join the two nodes.
-        let remote_b = match sctp.and_then(|o| o.primary).filter(|_| multihomed) {
+        let remote_b = match primary {
             Some(k) => self.net.addrs(f.dst)[k as usize],
             None if self.wifi.is_some() && !paths.reachable(f.src, f.dst) => self.radio_addr_of(f.src, f.dst),
             None => self.net.primary_addr(f.dst),
@@ -242,13 +237,14 @@ impl World {
                 sizes,
                 mtu,
             };
-            make_socket(sc, f, cfg, open, start)
+            // The one place a flow's transport is mapped to its socket (docs/adding-a-transport.md).
+            f.transport.socket(sc, f, cfg, open, start)
         };
         let mut sock_a = mk(port_a, port_b, min_mtu(sc, paths, f.src, f.dst), Open::Active);
         let mut sock_b = mk(port_b, port_a, min_mtu(sc, paths, f.dst, f.src), Open::Passive);
-        if let (true, Socket::Sctp(a), Socket::Sctp(b)) = (multihomed, &mut sock_a, &mut sock_b) {
-            a.set_addresses(&self.net.addrs(f.src), Some(remote_b), None);
-            b.set_addresses(&self.net.addrs(f.dst), None, None);
+        if multihomed {
+            sock_a.set_addresses(&self.net.addrs(f.src), Some(remote_b));
+            sock_b.set_addresses(&self.net.addrs(f.dst), None);
         }
         let (byte_stream, connect) = (sock_a.byte_stream(), sock_a.connection_oriented());
         let send_queue = sock_a.drops_at_send_queue();
@@ -260,10 +256,7 @@ impl World {
         };
         let ep_a = self.sockets.add(at(f.src, local_a, remote_b, d_fwd), sock_a, d_rev);
         let ep_b = self.sockets.add(at(f.dst, remote_b, local_a, d_rev), sock_b, d_fwd);
-        let (streams, unordered) = (
-            f.app.streams.unwrap_or(1),
-            f.sctp.as_ref().and_then(|o| o.unordered).unwrap_or(false),
-        );
+        let (streams, unordered) = (f.app.streams.unwrap_or(1), f.transport.unordered(f));
         self.sockets.set_streams(ep_a, streams, unordered);
         self.sockets.set_streams(ep_b, streams, unordered);
         if connect {
@@ -320,171 +313,6 @@ impl World {
             }
         }
     }
-}
-
-/// The transport endpoint of flow `f` with socket settings `cfg`, at the end that opens
-/// (`Open::Active`, the source) or listens: the one place where the engine maps a scenario's
-/// transport to its [`Socket`] (docs/adding-a-transport.md).
-fn make_socket(sc: &Scenario, f: &tpsim_scenario::Flow, cfg: SocketConfig, open: Open, start: SimTime) -> Socket {
-    let ns2 = sc.tcp_preset(f) == TcpPreset::Ns2;
-    match f.transport {
-        Transport::Udp => Socket::Udp(UdpSocket::new(cfg)),
-        Transport::Tcp | Transport::TcpNewreno | Transport::TcpReno | Transport::TcpTahoe | Transport::TcpSack
-            if ns2 =>
-        {
-            Socket::Ns2Tcp(Ns2TcpSocket::new(
-                cfg,
-                ns2_tcp_config(f.transport, f.tcp.as_ref()),
-                open,
-                start,
-            ))
-        }
-        t if t.is_tcp() => Socket::Tcp(TcpSocket::new(
-            cfg,
-            tcp_config(f.transport, f.tcp.as_ref()),
-            open,
-            start,
-        )),
-        Transport::Sctp => Socket::Sctp(SctpSocket::new(cfg, sctp_config(sc, f), open, start)),
-        Transport::Tfrc => Socket::Tfrc(TfrcSocket::new(cfg, tfrc_config(sc, f), open, start)),
-        Transport::Dccp | Transport::DccpCcid2 | Transport::DccpCcid3 => {
-            Socket::Dccp(DccpSocket::new(cfg, dccp_config(sc, f), open, start))
-        }
-        t => unreachable!("every transport is a TCP variant or listed: {}", t.name()),
-    }
-}
-
-/// The SCTP parameters of flow `f`: its profile's, then the scenario's keys, with as many
-/// outbound streams as its application uses.
-fn sctp_config(sc: &Scenario, f: &tpsim_scenario::Flow) -> SctpConfig {
-    let o = f.sctp.clone().unwrap_or_default();
-    let mut c = SctpConfig::for_profile(match sc.sctp_profile(f) {
-        SctpProfileName::Rfc9260 => SctpProfile::Rfc9260,
-        SctpProfileName::Rfc4960 => SctpProfile::Rfc4960,
-        SctpProfileName::Ns2 => SctpProfile::Ns2,
-    });
-    c.streams = f.app.streams.unwrap_or(1).max(1);
-    if let Some(d) = o.rto_initial {
-        c.rto_initial = d.sim();
-    }
-    if let Some(d) = o.rto_min {
-        c.rto_min = d.sim();
-    }
-    if let Some(d) = o.rto_max {
-        c.rto_max = d.sim();
-    }
-    if let Some(b) = o.max_burst {
-        c.max_burst = (b > 0).then_some(b);
-    }
-    if let Some(d) = o.sack_delay {
-        c.sack_delay = (d.0 > 0).then(|| d.sim());
-    }
-    // PR-SCTP (RFC 3758): a policy turns it on; both ends of the flow get the same settings.
-    if let Some(d) = o.lifetime {
-        c.pr_sctp = true;
-        c.pr_policy = tpsim_transport::sctp::PrPolicy::Lifetime(d.sim());
-    } else if let Some(n) = o.max_retransmissions {
-        c.pr_sctp = true;
-        c.pr_policy = tpsim_transport::sctp::PrPolicy::Retransmissions(n);
-    }
-    if let Some(d) = o.hb_interval {
-        c.hb_interval = (d.0 > 0).then(|| d.sim());
-    }
-    if let Some(n) = o.path_max_retrans {
-        c.path_max_retrans = n;
-    }
-    if let Some(n) = o.assoc_max_retrans {
-        c.assoc_max_retrans = n;
-    }
-    if let Some(n) = o.max_init_retransmits {
-        c.max_init_retransmits = n;
-    }
-    if let Some(b) = o.receive_buffer {
-        c.recv_buffer_bytes = b.0 as u32;
-    }
-    if let Some(b) = o.send_buffer {
-        c.send_buffer_bytes = b.0 as u32;
-    }
-    c.pf_max_retrans = o.pf_max_retrans_if_on();
-    c
-}
-
-/// The TFRC parameters of flow `f`: its profile's, then the scenario's keys.
-fn tfrc_config(sc: &Scenario, f: &tpsim_scenario::Flow) -> TfrcConfig {
-    let o = f.tfrc.clone().unwrap_or_default();
-    let mut c = match sc.tfrc_profile(f) {
-        TfrcProfileName::Rfc5348 => TfrcConfig::rfc5348(),
-        TfrcProfileName::Ns2 => TfrcConfig::ns2(),
-    };
-    if let Some(q) = o.send_queue {
-        c.send_queue = Some(q as usize);
-    }
-    if let Some(b) = o.segment_size {
-        c.segment_size = Some(b.0 as u32);
-    }
-    c
-}
-
-/// The DCCP parameters of flow `f`: its profile's with the transport's CCID, then the
-/// scenario's keys.
-fn dccp_config(sc: &Scenario, f: &tpsim_scenario::Flow) -> DccpConfig {
-    let o = f.dccp.clone().unwrap_or_default();
-    let profile = match sc.dccp_profile(f) {
-        DccpProfileName::Rfc => DccpProfile::Rfc,
-        DccpProfileName::Ns2 => DccpProfile::Ns2,
-    };
-    let ccid = if f.transport == Transport::DccpCcid3 {
-        Ccid::Ccid3
-    } else {
-        Ccid::Ccid2
-    };
-    let mut c = DccpConfig::for_profile(profile, ccid);
-    if let Some(q) = o.send_queue {
-        c.send_queue_len = q as usize;
-    }
-    if let Some(r) = o.ack_ratio {
-        c.ack_ratio = r;
-    }
-    if let Some(w) = o.sequence_window {
-        c.sequence_window = w as u64;
-    }
-    if let Some(b) = o.segment_size {
-        c.ccid3_s = Some(b.0 as u32);
-    }
-    c
-}
-
-/// ns-2.35's one-way TCP agent of a flow with `tcp = { preset = "ns2", ... }`: the variant of
-/// the transport's name ("tcp" is Agent/TCP/Newreno, as the reference scripts use it) and the
-/// scenario's options over ns-2.35's defaults ([`Ns2TcpConfig`]).
-fn ns2_tcp_config(t: Transport, o: Option<&TcpOptions>) -> Ns2TcpConfig {
-    let mut c = Ns2TcpConfig {
-        variant: match t {
-            Transport::TcpTahoe => Ns2Variant::Tahoe,
-            Transport::TcpReno => Ns2Variant::Reno,
-            Transport::TcpSack => Ns2Variant::Sack1,
-            _ => Ns2Variant::NewReno,
-        },
-        ..Ns2TcpConfig::default()
-    };
-    if let Some(o) = o {
-        if let Some(p) = o.packet_size {
-            c.packet_size = p.0 as u32;
-        }
-        if let Some(w) = o.window {
-            c.window = w;
-        }
-        if let Some(w) = o.initial_window {
-            c.window_init = w;
-        }
-        if let Some(d) = o.delayed_ack {
-            c.delayed_ack = (d.0 > 0).then(|| d.sim());
-        }
-        if let Some(r) = o.min_rto {
-            c.min_rto = r.sim();
-        }
-    }
-    c
 }
 
 /// Link i's devices 2i (forward, at `nodes[0]`) and 2i + 1 (reverse), each on its own
@@ -641,28 +469,20 @@ fn background_flows(sc: &Scenario, seed: u64, run: u64) -> Vec<tpsim_scenario::F
             }
         };
         let start = lo + (rng.uniform() * (hi - lo) as f64) as u64;
-        flows.push(tpsim_scenario::Flow {
-            src,
-            dst,
-            transport: b.transport,
-            app: tpsim_scenario::App {
-                kind: AppKind::Cbr,
-                size: Some(b.size),
-                interval: b.interval,
-                rate: b.rate,
-                arrivals: Arrivals::Periodic,
-                jitter: None,
-                count: None,
-                bytes: None,
-                start: tpsim_scenario::Duration(start),
-                stop: None,
-                streams: None,
-            },
-            tcp: None,
-            sctp: None,
-            tfrc: None,
-            dccp: None,
-        });
+        let app = tpsim_scenario::App {
+            kind: AppKind::Cbr,
+            size: Some(b.size),
+            interval: b.interval,
+            rate: b.rate,
+            arrivals: Arrivals::Periodic,
+            jitter: None,
+            count: None,
+            bytes: None,
+            start: tpsim_scenario::Duration(start),
+            stop: None,
+            streams: None,
+        };
+        flows.push(tpsim_scenario::Flow::new(src, dst, b.transport, app));
     }
     flows
 }
@@ -675,62 +495,4 @@ fn min_mtu(sc: &Scenario, paths: &Paths, s: u32, d: u32) -> u32 {
         .map(|&l| sc.links[l as usize].mtu.0 as u32)
         .min()
         .unwrap_or(tpsim_wire::DEFAULT_MTU)
-}
-
-/// The TCP configuration of a flow: the variant's loss recovery and the scenario's options
-/// over the RFC defaults of [`TcpConfig`].
-fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
-    let mut c = TcpConfig {
-        recovery: match t {
-            Transport::TcpReno => LossRecovery::Reno,
-            Transport::TcpTahoe => LossRecovery::Tahoe,
-            Transport::TcpSack => LossRecovery::Sack,
-            _ => LossRecovery::NewReno,
-        },
-        congestion: match t {
-            Transport::TcpCubic => CongestionAlgorithm::Cubic,
-            _ => CongestionAlgorithm::Aimd,
-        },
-        ..TcpConfig::default()
-    };
-    if let Some(o) = o {
-        if let Some(m) = o.mss {
-            c.mss_bytes = Some(m.0 as u32);
-        }
-        if let Some(b) = o.send_buffer {
-            c.send_buffer_bytes = b.0 as u32;
-        }
-        if let Some(b) = o.receive_window {
-            c.recv_buffer_bytes = b.0 as u32;
-        }
-        if let Some(w) = o.initial_window {
-            c.initial_window_segments = Some(w);
-        }
-        if let Some(d) = o.delayed_ack {
-            c.delayed_ack = (d.0 > 0).then(|| d.sim());
-        }
-        c.delayed_ack_segments = o.delayed_ack_segments;
-        if let Some(r) = o.min_rto {
-            c.min_rto = r.sim();
-        }
-        if let Some(n) = o.nagle {
-            c.nagle = n;
-        }
-        c.syn_attempts = o.syn_attempts;
-        c.data_retries = o.data_retries;
-        c.syn_rto = o.syn_rto.map(|d| d.sim());
-        if let Some(ts) = o.timestamps {
-            c.timestamps = ts;
-        }
-        if let Some(w) = o.window_scaling {
-            c.window_scaling = w;
-        }
-        if let Some(s) = o.sack {
-            c.sack = s;
-        }
-        if let Some(d) = o.dsack {
-            c.dsack = d;
-        }
-    }
-    c
 }

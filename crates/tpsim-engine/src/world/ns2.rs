@@ -3,7 +3,6 @@
 //! received) and the ns-2 columns of every row ([`Ns2Row`]). Nothing here runs unless the
 //! scenario asks for an ns-2 trace: each hook is one branch on the trace.
 
-use tpsim_transport::Header as _;
 use super::routing::{CtrlMsg, RoutingState};
 use super::World;
 use crate::net::{Net, RadioMap};
@@ -14,6 +13,7 @@ use crate::pkttrace::{
 use crate::wifi::wifi_radio;
 use std::net::Ipv4Addr;
 use tpsim_routing::{aodv, olsr};
+use tpsim_transport::Header as _;
 
 /// No `message` (index into [`crate::pkttrace::NS2_MESSAGES`]).
 const NO_MESSAGE: u8 = u8::MAX;

@@ -12,7 +12,6 @@
 //!   that the link to its next hop broke (RFC 3561 §6.11 (i), RFC 3626 §13); AODV then flushes
 //!   the packets queued to that neighbour (`drops_link_break`).
 
-use tpsim_transport::Header as _;
 use super::{Event, NodeTimers, World};
 use crate::collect::NetworkInputs;
 use crate::metrics::DropReason;
@@ -24,6 +23,7 @@ use tpsim_routing::aodv::{self, Aodv, AodvConfig, AodvEvent, RouteResult};
 use tpsim_routing::olsr::{self, Olsr, OlsrConfig};
 use tpsim_routing::{LinkDest, AODV_PORT, OLSR_PORT};
 use tpsim_scenario::{RoutingPreset, RoutingProtocol, Scenario};
+use tpsim_transport::Header as _;
 use tpsim_wire::ip::DEFAULT_TTL;
 
 /// A routing control message carried by a packet.

@@ -4,10 +4,10 @@
 //! same calls, and byte-stream deliveries are mapped back to messages by
 //! [`Sockets`](crate::sockets::Sockets).
 
-use tpsim_transport::Header as _;
 use super::{Event, World};
 use crate::packet::{Packet, PacketId, NO_CTRL, NO_DIR};
 use crate::pkttrace::{Layer, TraceEvent};
+use tpsim_transport::Header as _;
 use tpsim_transport::Transport as _;
 use tpsim_transport::{Message, SendError, TransportEvent};
 use tpsim_wire::ip::DEFAULT_TTL;

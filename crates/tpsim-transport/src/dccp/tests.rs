@@ -1,13 +1,13 @@
 //! Packet-by-packet tests: each drives the state machine by hand with `now` and checks one
 //! rule, citing the section (RFC 4340 unless said otherwise).
 
-use crate::Header as _;
 use super::ackvec::AckHistory;
 use super::ccid2::Ccid2;
 use super::ccid3::{Ccid3Receiver, Ccid3Sender};
 use super::seqwin::{seq_add, seq_lt, seq_sub, SeqWindow};
 use super::*;
 use crate::tcp::Open;
+use crate::Header as _;
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent};
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::dccp::{

@@ -4,9 +4,9 @@
 //! The socket under test has port 5000, Initiate Tag and Initial TSN [`TAG`]; its peer (port
 //! 80) uses [`PEER_TAG`] for both. `tsn(k)` is our k-th TSN (from 0), `ptsn(k)` the peer's.
 
-use crate::Header as _;
 use super::*;
 use crate::tcp::Open;
+use crate::Header as _;
 use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportEvent};
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::sctp::{

@@ -65,7 +65,9 @@ mod pair_tests;
 mod tests;
 
 use crate::tcp::Open;
-use crate::{Header, L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats};
+use crate::{
+    Header, L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats,
+};
 use rate::{InitialWindow, RateConfig};
 use receiver::Receiver;
 use sender::Sender;

@@ -1,0 +1,112 @@
+//! TFRC (RFC 5348) over UDP, and the `tfrc` keys table.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{key_path, ErrorSink, Flow, TransportKeys};
+use crate::{AppKind, Bytes, Scenario, Seg};
+use tpsim_core::SimTime;
+use tpsim_transport::tcp::Open;
+use tpsim_transport::{Socket, SocketConfig, TfrcConfig, TfrcSocket};
+use tpsim_wire::SizeConvention;
+
+/// TFRC parameters of a flow (RFC 5348). Absent keys take the profile's value.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TfrcOptions {
+    /// "rfc5348" (default) or "ns2" (ns-2.35's Agent/TFRC and TFRCSink: a loss after one
+    /// later packet, oscillation prevention, an initial rate of 300 B/s; docs/models.md).
+    #[serde(default)]
+    pub profile: Option<TfrcProfileName>,
+    /// Send queue, messages: a message that finds it full is dropped at the sender (counted
+    /// in `send_queue_drops`). Default unbounded (as ns-2).
+    #[serde(default)]
+    pub send_queue: Option<u32>,
+    /// The segment size s of the throughput equation. Default: the mean size of the
+    /// messages sent.
+    #[serde(default)]
+    pub segment_size: Option<Bytes>,
+}
+
+/// A TFRC profile's name in scenarios.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TfrcProfileName {
+    /// RFC 5348's parameters.
+    #[default]
+    Rfc5348,
+    /// ns-2.35's Agent/TFRC and Agent/TFRCSink.
+    Ns2,
+}
+
+impl Scenario {
+    /// The TFRC profile flow `f` runs: its explicit `tfrc.profile`, else the stack's.
+    pub fn tfrc_profile(&self, f: &Flow) -> TfrcProfileName {
+        let own = f.tfrc.as_ref().and_then(|o| o.profile);
+        own.unwrap_or_else(|| self.by_stack(TfrcProfileName::Rfc5348, TfrcProfileName::Ns2))
+    }
+}
+
+pub(crate) struct Keys;
+
+impl TransportKeys for Keys {
+    const LABEL: &'static str = "TFRC";
+
+    fn socket(sc: &Scenario, f: &Flow, cfg: SocketConfig, open: Open, start: SimTime) -> Socket {
+        Socket::Tfrc(TfrcSocket::new(cfg, tfrc_config(sc, f), open, start))
+    }
+
+    fn validate(_sc: &Scenario, i: usize, f: &Flow, err: &mut ErrorSink<'_>) {
+        if let Some(o) = &f.tfrc {
+            validate_queue_and_segment(i, "tfrc", o.send_queue, o.segment_size, err);
+        }
+        if f.transport.family() == "tfrc" && f.app.kind == AppKind::Voip {
+            err(
+                vec![Seg::Key("flows".into()), Seg::Index(i), Seg::Key("transport".into())],
+                "TFRC flows are one-way (a sender and a receiver): give a two-way application two flows".into(),
+            );
+        }
+    }
+
+    fn max_message(sizes: SizeConvention, mtu: u32) -> Option<u32> {
+        Some(tpsim_wire::tfrc::max_message(sizes, mtu))
+    }
+}
+
+/// `send_queue` and `segment_size` of flow `i`'s `table` (TFRC's and DCCP's keys).
+pub(super) fn validate_queue_and_segment(
+    i: usize,
+    table: &str,
+    queue: Option<u32>,
+    size: Option<Bytes>,
+    err: &mut ErrorSink<'_>,
+) {
+    if queue == Some(0) {
+        err(
+            key_path(i, table, "send_queue"),
+            "expected a send queue of at least 1 message".into(),
+        );
+    }
+    if size.is_some_and(|b| b.0 == 0 || b.0 > 65535) {
+        err(
+            key_path(i, table, "segment_size"),
+            "expected a segment size between 1B and 65535B".into(),
+        );
+    }
+}
+
+/// The TFRC parameters of flow `f`: its profile's, then the scenario's keys.
+fn tfrc_config(sc: &Scenario, f: &Flow) -> TfrcConfig {
+    let o = f.tfrc.clone().unwrap_or_default();
+    let mut c = match sc.tfrc_profile(f) {
+        TfrcProfileName::Rfc5348 => TfrcConfig::rfc5348(),
+        TfrcProfileName::Ns2 => TfrcConfig::ns2(),
+    };
+    if let Some(q) = o.send_queue {
+        c.send_queue = Some(q as usize);
+    }
+    if let Some(b) = o.segment_size {
+        c.segment_size = Some(b.0 as u32);
+    }
+    c
+}
