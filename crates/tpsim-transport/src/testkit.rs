@@ -9,12 +9,7 @@
 //! output and events in one `pump`. [`Faults`] is the scripted fault injector of the TCP pair
 //! tests and [`SplitMix`] the seeded generator of the others.
 
-use crate::dccp::DccpSocket;
-use crate::ns2tcp::Ns2TcpSocket;
-use crate::sctp::SctpSocket;
-use crate::tcp::TcpSocket;
-use crate::tfrc::TfrcSocket;
-use crate::Segment;
+use crate::{Segment, Transport};
 use proptest::test_runner::TestCaseError;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -30,23 +25,18 @@ pub(crate) trait Endpoint {
     fn poll_timeout(&self) -> Option<SimTime>;
 }
 
-macro_rules! endpoint {
-    ($($t:ty),*) => {$(
-        impl Endpoint for $t {
-            fn on_segment(&mut self, now: SimTime, seg: &Segment) {
-                <$t>::on_segment(self, now, seg)
-            }
-            fn on_timeout(&mut self, now: SimTime) {
-                <$t>::on_timeout(self, now)
-            }
-            fn poll_timeout(&self) -> Option<SimTime> {
-                <$t>::poll_timeout(self)
-            }
-        }
-    )*};
+// Every transport is an endpoint (through its `Transport` surface).
+impl<T: Transport> Endpoint for T {
+    fn on_segment(&mut self, now: SimTime, seg: &Segment) {
+        Transport::on_segment(self, now, seg)
+    }
+    fn on_timeout(&mut self, now: SimTime) {
+        Transport::on_timeout(self, now)
+    }
+    fn poll_timeout(&self) -> Option<SimTime> {
+        Transport::poll_timeout(self)
+    }
 }
-
-endpoint!(TcpSocket, Ns2TcpSocket, SctpSocket, DccpSocket, TfrcSocket);
 
 /// A packet on its way to endpoint `to`, with what the harness noted when it was sent.
 pub(crate) struct Flight<X = ()> {
