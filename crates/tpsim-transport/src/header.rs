@@ -1,6 +1,6 @@
 //! Transport headers: the [`Header`] trait every transport's header type implements, and
-//! [`L4Header`], the enum a [`Segment`](crate::Segment) carries (one variant per header type,
-//! declared by one line each in the `headers!` invocation below).
+//! the `headers!` macro that declares [`L4Header`], the enum a [`Segment`](crate::Segment)
+//! carries (one variant per header type: one line each in the crate root's `headers!`).
 
 use tpsim_wire::{IpProtocol, Ipv4Repr, TcpRepr, UdpRepr};
 
@@ -48,9 +48,9 @@ macro_rules! headers {
             $($(#[$doc])* $variant($ty),)*
         }
 
-        impl Header for L4Header {
+        impl $crate::Header for L4Header {
             #[inline]
-            fn protocol(&self) -> IpProtocol {
+            fn protocol(&self) -> tpsim_wire::IpProtocol {
                 match self { $(L4Header::$variant(h) => h.protocol(),)* }
             }
             #[inline]
@@ -61,7 +61,7 @@ macro_rules! headers {
             fn dst_port(&self) -> u16 {
                 match self { $(L4Header::$variant(h) => h.dst_port(),)* }
             }
-            fn emit_zeroed(&self, ip: &Ipv4Repr, out: &mut [u8]) {
+            fn emit_zeroed(&self, ip: &tpsim_wire::Ipv4Repr, out: &mut [u8]) {
                 match self { $(L4Header::$variant(h) => h.emit_zeroed(ip, out),)* }
             }
             #[inline]
@@ -74,19 +74,6 @@ macro_rules! headers {
             }
         }
     };
-}
-
-headers! {
-    /// A UDP datagram carrying one whole message.
-    Udp(UdpRepr),
-    /// A TCP segment (options included in the header).
-    Tcp(TcpRepr),
-    /// An SCTP packet: common header and a description of its chunks (RFC 9260 §3).
-    Sctp(crate::sctp::SctpBox),
-    /// A TFRC packet (RFC 5348): a UDP header followed by a TFRC data or feedback header.
-    Tfrc(crate::tfrc::TfrcHeader),
-    /// A DCCP packet (RFC 4340 §5): generic header, type subheader and options.
-    Dccp(tpsim_wire::dccp::DccpRepr),
 }
 
 impl Header for UdpRepr {

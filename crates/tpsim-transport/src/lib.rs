@@ -17,6 +17,7 @@
 //! `Agent/TCPSink/DelAck`, packet-counted as ns-2 models them).
 
 pub mod dccp;
+#[macro_use]
 mod header;
 pub mod ns2tcp;
 pub mod sctp;
@@ -39,7 +40,7 @@ pub(crate) fn proptest_cases(default: u32) -> u32 {
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::SizeConvention;
 
-pub use header::{zeros, Header, L4Header};
+pub use header::{zeros, Header};
 
 pub use dccp::{Ccid, DccpConfig, DccpProfile, DccpSocket};
 pub use ns2tcp::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant};
@@ -57,6 +58,19 @@ pub struct Message {
     pub len: u32,
     /// When the application handed the message to the transport.
     pub created: SimTime,
+}
+
+headers! {
+    /// A UDP datagram carrying one whole message.
+    Udp(tpsim_wire::UdpRepr),
+    /// A TCP segment (options included in the header).
+    Tcp(tpsim_wire::TcpRepr),
+    /// An SCTP packet: common header and a description of its chunks (RFC 9260 §3).
+    Sctp(crate::sctp::SctpBox),
+    /// A TFRC packet (RFC 5348): a UDP header followed by a TFRC data or feedback header.
+    Tfrc(crate::tfrc::TfrcHeader),
+    /// A DCCP packet (RFC 4340 §5): generic header, type subheader and options.
+    Dccp(tpsim_wire::dccp::DccpRepr),
 }
 
 /// A segment (datagram, packet) as a transport emits or receives it.
