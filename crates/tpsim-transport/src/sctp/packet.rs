@@ -121,6 +121,31 @@ impl fmt::Debug for SctpBox {
     }
 }
 
+impl Header for SctpBox {
+    fn protocol(&self) -> IpProtocol {
+        IpProtocol::Sctp
+    }
+    fn src_port(&self) -> u16 {
+        self.src_port
+    }
+    fn dst_port(&self) -> u16 {
+        self.dst_port
+    }
+    /// SCTP has no pseudo-header; its CRC32c covers the whole packet (RFC 9260 §6.8). A
+    /// length other than the real packet's (the `ns2` size convention) writes the real packet
+    /// if it fits, zeros after it, and nothing otherwise.
+    fn emit_zeroed(&self, _ip: &Ipv4Repr, out: &mut [u8]) {
+        if out.len() >= self.packet_len() as usize {
+            out.fill(0);
+            self.emit(out);
+        }
+    }
+    /// ns-2.35's Agent/SCTP gives every packet, data or control, the type `sctp`.
+    fn ns2_type(&self, _data: bool) -> &'static str {
+        "sctp"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,30 +170,5 @@ mod tests {
         assert_eq!(format!("{b:?}"), format!("{:?}", SctpRepr::new(7, 8, 9)));
         let c = b.clone();
         assert_eq!(c, b);
-    }
-}
-
-impl Header for SctpBox {
-    fn protocol(&self) -> IpProtocol {
-        IpProtocol::Sctp
-    }
-    fn src_port(&self) -> u16 {
-        self.src_port
-    }
-    fn dst_port(&self) -> u16 {
-        self.dst_port
-    }
-    /// SCTP has no pseudo-header; its CRC32c covers the whole packet (RFC 9260 §6.8). A
-    /// length other than the real packet's (the `ns2` size convention) writes the real packet
-    /// if it fits, zeros after it, and nothing otherwise.
-    fn emit_zeroed(&self, _ip: &Ipv4Repr, out: &mut [u8]) {
-        if out.len() >= self.packet_len() as usize {
-            out.fill(0);
-            self.emit(out);
-        }
-    }
-    /// ns-2.35's Agent/SCTP gives every packet, data or control, the type `sctp`.
-    fn ns2_type(&self, _data: bool) -> &'static str {
-        "sctp"
     }
 }
