@@ -26,7 +26,7 @@ fn scenario(
         } else {
             ""
         };
-        let (tr, app) = match transport % 8 {
+        let (tr, app) = match transport % 9 {
             0 | 1 => (
                 "udp",
                 format!("{{ kind = \"{kind}\", size = \"300B\", interval = \"{iv_ms}ms\"{arr} }}"),
@@ -48,9 +48,13 @@ fn scenario(
                 "tfrc",
                 format!("{{ kind = \"cbr\", size = \"500B\", interval = \"{iv_ms}ms\"{arr} }}"),
             ),
-            _ => (
+            7 => (
                 if voip { "dccp-ccid3" } else { "dccp" },
                 format!("{{ kind = \"cbr\", size = \"400B\", interval = \"{iv_ms}ms\"{arr} }}"),
+            ),
+            _ => (
+                "stop-and-wait",
+                format!("{{ kind = \"{kind}\", size = \"200B\", interval = \"{iv_ms}ms\"{arr} }}"),
             ),
         };
         t += &format!("[[flows]]\nsrc = {s}\ndst = {d}\ntransport = \"{tr}\"\napp = {app}\n");

@@ -21,6 +21,7 @@ pub mod dccp;
 mod header;
 pub mod ns2tcp;
 pub mod sctp;
+pub mod stop_and_wait;
 pub mod tcp;
 #[cfg(test)]
 mod testkit;
@@ -71,6 +72,8 @@ headers! {
     Tfrc(crate::tfrc::TfrcHeader),
     /// A DCCP packet (RFC 4340 §5): generic header, type subheader and options.
     Dccp(tpsim_wire::dccp::DccpRepr),
+    /// A stop-and-wait packet: a UDP header and the DATA or ACK header.
+    StopAndWait(crate::stop_and_wait::StopAndWaitHeader),
 }
 
 /// A segment (datagram, packet) as a transport emits or receives it.
@@ -573,4 +576,6 @@ sockets! {
     Tfrc(TfrcSocket),
     /// DCCP (RFC 4340) with CCID 2 or CCID 3, one connection.
     Dccp(DccpSocket),
+    /// Stop-and-wait ARQ over UDP (docs/adding-a-transport.md's example).
+    StopAndWait(stop_and_wait::StopAndWaitSocket),
 }

@@ -5,12 +5,14 @@
 
 mod dccp;
 mod sctp;
+mod stop_and_wait;
 mod tcp;
 mod tfrc;
 mod udp;
 
 pub use dccp::{DccpOptions, DccpProfileName};
 pub use sctp::{SctpOptions, SctpProfileName};
+pub use stop_and_wait::StopAndWaitOptions;
 pub use tcp::{TcpOptions, TcpPreset};
 pub use tfrc::{TfrcOptions, TfrcProfileName};
 
@@ -222,6 +224,13 @@ transports! {
         DccpCcid2 = "dccp-ccid2",
         /// DCCP with CCID 3 (RFC 4342, TFRC).
         DccpCcid3 = "dccp-ccid3",
+    }
+    stop_and_wait [
+        /// Stop-and-wait parameters, used when the transport is "stop-and-wait".
+        stop_and_wait: StopAndWaitOptions
+    ] {
+        /// Stop-and-wait ARQ over UDP: one message outstanding, retransmitted on timeout.
+        StopAndWait = "stop-and-wait",
     }
 }
 
