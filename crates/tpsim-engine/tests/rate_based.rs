@@ -77,14 +77,14 @@ fn two_way_tfrc_is_refused() {
 /// 495 messages delivered, and mean per-packet delays of 55.011 ms (TFRC), 55.523 ms (CCID 2)
 /// and 55.035 ms (CCID 3); its packets without data: 84 (TFRC feedback), 251 (CCID 2: the
 /// handshake, Acks and acknowledgements of Acks) and 154 (CCID 3). tpsim must be within 10 %
-/// on data packets, deliveries and delay; the feedback counts differ as docs/models.md says
-/// (TFRC +12 %, CCID 3 about −60 %: tpsim's CCID 3 receiver reports once per window-counter
-/// round, ns-2's on a feedback timer).
+/// on data packets, deliveries and delay; TFRC's feedback follows TFRCSink's rules and is
+/// exact; CCID 3's differs as docs/models.md says (about −60 %: tpsim's CCID 3 receiver
+/// reports once per window-counter round, ns-2's on a feedback timer).
 #[test]
 fn study_d_over_ns2_profiles_matches_ns2() {
     let within = |got: f64, want: f64, tol: f64| (got - want).abs() <= tol * want;
     for (transport, extra, delay, ctrl, ctrl_tol) in [
-        ("tfrc", "tfrc = { profile = \"ns2\" }", 0.055011, 84.0, 0.15),
+        ("tfrc", "tfrc = { profile = \"ns2\" }", 0.055011, 84.0, 0.0),
         ("dccp-ccid2", "dccp = { profile = \"ns2\" }", 0.055523, 251.0, 0.10),
         (
             "dccp-ccid3",
@@ -205,5 +205,26 @@ fn tfrc_shares_a_droptail_bottleneck_with_tcp_newreno() {
             assert!((tfrc_pps - ns2.0).abs() <= 0.1 * ns2.0, "TFRC {tfrc_pps} packets/s");
             assert!((tcp_pps - ns2.1).abs() <= 0.1 * ns2.1, "TCP {tcp_pps} packets/s");
         }
+    }
+}
+
+/// Study D as the paper's ns-2 scripts ran TFRC (`study_d.tcl transport=tfrc sizes=default`):
+/// every 128-byte message padded to Agent/TFRC's `packetSize_` of 1000 B, a 1032-byte packet.
+/// TFRC keeps its rate under the link's 31 packets a second, so no packet queues: each takes
+/// 1032·8/256000 = 32.25 ms plus 50 ms, the paper's 82.25 ms. (ns-2.35 itself overshoots the
+/// link, 362 packets sent and 40 lost, mean delay 757 ms from 82.25 ms up: its slow start and
+/// one-packet-per-RTT increase are not modelled, docs/models.md.)
+#[test]
+fn tfrc_padded_to_ns2_packet_size_takes_the_papers_delay() {
+    let r = sim(
+        &study_d("tfrc", "tfrc = { profile = \"ns2\", packet_size = \"1000B\" }", "20ms"),
+        1,
+    );
+    for f in &r.flows {
+        assert_eq!(f.packet_size_mean_b, Some(1032.0), "{f:?}");
+        let d = f.packet_delay_mean_s.unwrap();
+        // Now and then a data packet waits behind the other flow's 40-byte feedback (1.25 ms).
+        assert!((0.08225..0.0823).contains(&d), "{f:?}");
+        assert_eq!(f.dropped_segments, 0, "{f:?}");
     }
 }

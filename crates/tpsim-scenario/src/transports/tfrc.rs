@@ -22,10 +22,16 @@ pub struct TfrcOptions {
     /// in `send_queue_drops`). Default unbounded (as ns-2).
     #[serde(default)]
     pub send_queue: Option<u32>,
-    /// The segment size s of the throughput equation. Default: the mean size of the
-    /// messages sent.
+    /// The segment size s of the throughput equation. Default: `packet_size` if given, else
+    /// the mean size of the messages sent.
     #[serde(default)]
     pub segment_size: Option<Bytes>,
+    /// Bytes of data in every data packet: shorter messages are padded to it, as ns-2.35's
+    /// Agent/TFRC sends every write as a packet of `packetSize_` (default 1000 B there; a
+    /// 128-byte message then travels in a 1032-byte packet under `sizes = "ns2"`). Messages
+    /// must not be longer. Default: none (a packet carries its message only).
+    #[serde(default)]
+    pub packet_size: Option<Bytes>,
 }
 
 /// A TFRC profile's name in scenarios.
@@ -59,6 +65,22 @@ impl TransportKeys for Keys {
     fn validate(_sc: &Scenario, i: usize, f: &Flow, err: &mut ErrorSink<'_>) {
         if let Some(o) = &f.tfrc {
             validate_queue_and_segment(i, "tfrc", o.send_queue, o.segment_size, err);
+            if let Some(p) = o.packet_size {
+                if !(1..=65495).contains(&p.0) {
+                    err(
+                        key_path(i, "tfrc", "packet_size"),
+                        "expected a packet size between 1B and 65495B".into(),
+                    );
+                } else if f.transport.family() == "tfrc" && f.app.size.is_some_and(|m| m.0 > p.0) {
+                    err(
+                        key_path(i, "app", "size"),
+                        format!(
+                            "expected messages of at most tfrc.packet_size ({}B): a TFRC packet carries one message",
+                            p.0
+                        ),
+                    );
+                }
+            }
         }
         if f.transport.family() == "tfrc" && f.app.kind == AppKind::Voip {
             err(
@@ -108,5 +130,6 @@ fn tfrc_config(sc: &Scenario, f: &Flow) -> TfrcConfig {
     if let Some(b) = o.segment_size {
         c.segment_size = Some(b.0 as u32);
     }
+    c.packet_size = o.packet_size.map(|b| b.0 as u32);
     c
 }

@@ -144,8 +144,18 @@ pub struct TfrcConfig {
     pub segment_size: Option<u32>,
     /// Send queue length, messages; `None`: unbounded. None / None (`maxqueue_` MAXSEQ).
     pub send_queue: Option<usize>,
+    /// Bytes of data in every data packet: a shorter message is padded to it, as ns-2.35's
+    /// Agent/TFRC sends each write as packets of `packetSize_` (tfrc.cc `sendmsg`); it is
+    /// then also the s of the equation unless [`TfrcConfig::segment_size`] says otherwise.
+    /// `None`: a packet carries its message only. None / None.
+    pub packet_size: Option<u32>,
     /// Send feedback at once when a new loss event raises p (RFC 5348 §6.1): on / on.
     pub expedite_feedback: bool,
+    /// When feedback goes: RFC 5348 §6.2's timer, once per R_m while data arrives / ns-2.35's
+    /// TFRCSink (`NumFeedback_` 1): on the arrival of a new data packet once R_m has passed
+    /// since the last report, and at once on a new loss event; its timer, 1.5·R_m after each
+    /// report, sends only if data arrived since (tfrc-sink.cc `recv`, `nextpkt`).
+    pub feedback: FeedbackRule,
 }
 
 impl Default for TfrcConfig {
@@ -164,7 +174,9 @@ impl TfrcConfig {
             history_discounting: true,
             segment_size: None,
             send_queue: None,
+            packet_size: None,
             expedite_feedback: true,
+            feedback: FeedbackRule::Rfc5348,
         }
     }
 
@@ -191,9 +203,20 @@ impl TfrcConfig {
             history_discounting: true,
             segment_size: None,
             send_queue: None,
+            packet_size: None,
             expedite_feedback: true,
+            feedback: FeedbackRule::Ns2,
         }
     }
+}
+
+/// When a TFRC receiver sends feedback ([`TfrcConfig::feedback`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeedbackRule {
+    /// RFC 5348 §6.2: a timer of R_m while data arrives.
+    Rfc5348,
+    /// ns-2.35's TFRCSink: on data once R_m has passed, or on a new loss event.
+    Ns2,
 }
 
 pub use tpsim_wire::tfrc::max_message;

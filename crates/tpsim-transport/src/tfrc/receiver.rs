@@ -4,15 +4,26 @@
 //! since the last feedback, no feedback goes (§6.2) and the timer stops; the next data packet
 //! restarts it at one R_m after the last feedback (at once if that time has passed). Until a
 //! data packet carries the sender's RTT estimate, every data packet is answered at once.
+//!
+//! Under ns-2.35's rule ([`FeedbackRule::Ns2`]) a data packet is answered once R_m has
+//! passed since the last report (so with periodic data, on the first arrival at or after R_m),
+//! or at once when it starts a loss event; a timer runs every 1.5·R_m after the last report
+//! and reports again if the last data packet arrived at or after the last report: a sender
+//! slower than one packet per 1.5·R_m gets two reports per packet, as from ns-2.
 
 use super::equation::p_for_x;
 use super::loss::{Arrival, LossHistory};
-use super::{TfrcConfig, TfrcHeader};
+use super::{FeedbackRule, TfrcConfig, TfrcHeader};
 use crate::{L4Header, Segment, SocketConfig, TransportEvent, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::tfrc::{encode_p, TfrcRepr};
 use tpsim_wire::UdpRepr;
+
+/// tfrc-sink.cc `nextpkt`: ns-2.35's feedback timer, 1.5·rtt_/NumFeedback_ (`NumFeedback_` 1).
+fn ns2_timer(r: SimDuration) -> SimDuration {
+    SimDuration(r.0 + r.0 / 2)
+}
 
 #[derive(Debug)]
 pub(super) struct Receiver {
@@ -32,6 +43,7 @@ pub(super) struct Receiver {
     s_sum: u64,
     s_count: u64,
     pub(super) duplicates: u64,
+    rule: FeedbackRule,
 }
 
 impl Receiver {
@@ -50,6 +62,7 @@ impl Receiver {
             s_sum: 0,
             s_count: 0,
             duplicates: 0,
+            rule: cfg.feedback,
         }
     }
 
@@ -123,8 +136,13 @@ impl Receiver {
         let r_m = self.r_m();
         if self.last_feedback.is_none() || r_m.is_none() {
             // §6.3: the first data packet is answered at once (and so is every one until the
-            // sender's R is known).
+            // sender's R is known; ns-2's sender marks them urgent until its first feedback).
             self.send_feedback(now);
+        } else if let (FeedbackRule::Ns2, Some(last), Some(r)) = (self.rule, self.last_feedback, r_m) {
+            // tfrc-sink.cc `recv`: a congestion event, or R passed since the last report.
+            if new_loss_event || now - last >= r {
+                self.send_feedback(now);
+            }
         } else if new_loss_event && cfg.expedite_feedback && self.history.loss_event_rate() > self.p_reported {
             // §6.1: p increased, so the feedback timer expires now.
             self.send_feedback(now);
@@ -140,11 +158,22 @@ impl Receiver {
 
     /// RFC 5348 §6.2: the feedback timer.
     pub(super) fn on_timeout(&mut self, _cfg: &TfrcConfig, now: SimTime) {
-        if self.feedback_at.is_some_and(|t| t <= now) {
-            if self.data_since_feedback {
-                self.send_feedback(now);
-            } else {
-                self.feedback_at = None;
+        if !self.feedback_at.is_some_and(|t| t <= now) {
+            return;
+        }
+        match self.rule {
+            FeedbackRule::Rfc5348 if self.data_since_feedback => self.send_feedback(now),
+            FeedbackRule::Rfc5348 => self.feedback_at = None,
+            // tfrc-sink.cc `sendpkt`: a report if the last data packet arrived at or after the
+            // last report (so the packet a report answered is answered again), and the timer
+            // runs on (`nextpkt`) whether or not one went.
+            FeedbackRule::Ns2 => {
+                let arrived = self.last_data.map(|(_, at, _)| at);
+                if arrived.is_some_and(|a| self.last_feedback.is_none_or(|f| a >= f)) {
+                    self.send_feedback(now);
+                } else {
+                    self.feedback_at = self.r_m().map(|r| now + ns2_timer(r));
+                }
             }
         }
     }
@@ -169,7 +198,10 @@ impl Receiver {
         self.bytes_since_feedback = 0;
         self.data_since_feedback = false;
         self.last_feedback = Some(now);
-        self.feedback_at = self.r_m().map(|r| now + r);
+        self.feedback_at = self.r_m().map(|r| match self.rule {
+            FeedbackRule::Rfc5348 => now + r,
+            FeedbackRule::Ns2 => now + ns2_timer(r),
+        });
     }
 
     /// The next feedback packet; counted in `stats`.

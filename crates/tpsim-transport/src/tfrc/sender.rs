@@ -74,9 +74,10 @@ impl Sender {
         }
     }
 
-    /// The segment size s, bytes (RFC 5348 §3.1, §4.1): configured, or the mean message size.
+    /// The segment size s, bytes (RFC 5348 §3.1, §4.1): configured, else the padded packet's
+    /// data, else the mean message size.
     pub(super) fn s(&self, cfg: &TfrcConfig) -> f64 {
-        match cfg.segment_size {
+        match cfg.segment_size.or(cfg.packet_size) {
             Some(s) => s as f64,
             None => self.s_mean,
         }
@@ -157,7 +158,7 @@ impl Sender {
                 tfrc,
             }),
             payload_len: msg.len,
-            ip_len: tfrc.ip_len(sock.sizes, msg.len),
+            ip_len: tfrc.ip_len(sock.sizes, msg.len.max(cfg.packet_size.unwrap_or(0))),
             message: Some(msg),
             first_tx: now,
             stream: None,

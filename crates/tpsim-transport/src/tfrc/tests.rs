@@ -542,6 +542,26 @@ fn refusals_and_packet_sizes() {
     assert_eq!(r.send(t(0.0), m(0, 10)), Err(SendError::BufferFull));
 }
 
+/// `packet_size` pads every data packet to that many bytes of data (ns-2.35's Agent/TFRC
+/// `packetSize_`): a 128-byte message travels in a 1032-byte packet under ns-2 sizes, and s is
+/// the padded size (one packet of 1000 B per second before feedback, RFC 5348 §4.2).
+#[test]
+fn packet_size_pads_data_packets_and_sets_s() {
+    let mut c = TfrcConfig::ns2();
+    c.packet_size = Some(1000);
+    c.rate.initial_x = None;
+    let mut s = TfrcSocket::new(cfg(tpsim_wire::SizeConvention::Ns2), c, Open::Active, SimTime::ZERO);
+    s.send(t(0.0), m(0, 128)).unwrap();
+    s.send(t(0.0), m(1, 128)).unwrap();
+    let seg = s.poll_transmit(t(0.0)).unwrap();
+    assert_eq!((seg.ip_len, seg.payload_len), (1032, 128));
+    assert_eq!(
+        s.poll_timeout(),
+        Some(t(1.0)),
+        "X = s = 1000 B/s: the next packet 1 s later"
+    );
+}
+
 /// RFC 5348 §4.2 and §4.6: before feedback the sender sends one packet per second (X = s
 /// bytes/s), each packet s/X after the previous one; poll_timeout says when.
 #[test]
@@ -610,6 +630,42 @@ fn receiver_feedback_first_packet_then_once_per_rtt_6_2_6_3() {
     let rep = r.report();
     assert_eq!(rep.stats.tx_segments, 2);
     assert_eq!(rep.stats.ack_segments, 2);
+}
+
+/// ns-2.35's TFRCSink (tfrc-sink.cc `recv`, `nextpkt`, `sendpkt`): a data packet is answered
+/// once R has passed since the last report; the timer, 1.5·R after a report, reports again if
+/// the last data packet arrived at or after that report, and keeps running.
+#[test]
+fn ns2_receiver_answers_data_once_r_has_passed_and_again_on_its_timer() {
+    let mut r = receiver(TfrcConfig::ns2());
+    r.on_segment(t(0.05), &data(0, 0.0, 0.0, 100));
+    assert!(
+        r.poll_transmit(t(0.05)).is_some(),
+        "the first packet is answered at once"
+    );
+    // R = 100 ms; data every 20 ms: no report before 100 ms have passed, then on the arrival.
+    for (k, at) in [(1, 0.07), (2, 0.09), (3, 0.11), (4, 0.13)] {
+        r.on_segment(t(at), &data(k, at - 0.05, 0.1, 100));
+        assert!(r.poll_transmit(t(at)).is_none(), "packet {k}");
+    }
+    assert_eq!(r.poll_timeout(), None, "no timer while no report knew R (ns-2: rtt_ 0)");
+    r.on_segment(t(0.15), &data(5, 0.1, 0.1, 100));
+    assert!(r.poll_transmit(t(0.15)).is_some(), "100 ms after the last report");
+    assert_eq!(r.poll_timeout(), Some(t(0.3)));
+    // The timer reports again: the last packet arrived at the last report's time.
+    r.on_timeout(t(0.3));
+    assert!(r.poll_transmit(t(0.3)).is_some());
+    assert_eq!(r.poll_timeout(), Some(t(0.45)));
+    // A packet 50 ms after that report (less than R) waits for the timer, which answers it.
+    r.on_segment(t(0.35), &data(6, 0.3, 0.1, 100));
+    assert!(r.poll_transmit(t(0.35)).is_none());
+    r.on_timeout(t(0.45));
+    assert!(r.poll_transmit(t(0.45)).is_some());
+    // Nothing new since: no report, the timer runs on.
+    r.on_timeout(t(0.6));
+    assert!(r.poll_transmit(t(0.6)).is_none());
+    assert_eq!(r.poll_timeout(), Some(t(0.75)));
+    assert_eq!(r.report().stats.ack_segments, 4);
 }
 
 /// RFC 5348 §6.1: a new loss event that raises p expires the feedback timer at once; §6.3.1:
