@@ -158,7 +158,7 @@ impl Receiver {
 
     /// RFC 5348 §6.2: the feedback timer.
     pub(super) fn on_timeout(&mut self, _cfg: &TfrcConfig, now: SimTime) {
-        if !self.feedback_at.is_some_and(|t| t <= now) {
+        if self.feedback_at.is_none_or(|t| t > now) {
             return;
         }
         match self.rule {
