@@ -198,6 +198,7 @@ impl TfrcConfig {
                 oscillation_prevention: true,
                 initial_window: InitialWindow::Ns2Packets,
                 initial_x: Some(300.0),
+                nofeedback_ns2: true,
             },
             ndupack: 1,
             history_discounting: true,

@@ -224,7 +224,7 @@ impl Sender {
         let Some(rc) = self.rate.as_mut() else {
             return;
         };
-        rc.on_nofeedback_timer(now, s, !self.sent_since_timer);
+        rc.on_nofeedback_timer(now, s, !self.sent_since_timer, self.queue.is_empty());
         self.nofeedback_at = Some(now + rc.nofeedback_interval(s));
         self.sent_since_timer = false;
         self.reschedule(cfg);

@@ -377,22 +377,22 @@ fn data_limited_feedback_maximizes_x_recv_set_4_3() {
 #[test]
 fn nofeedback_timer_halves_the_rate_4_4() {
     let mut rc = rc_at(t(0.0));
-    rc.on_nofeedback_timer(t(2.0), 1000.0, false);
+    rc.on_nofeedback_timer(t(2.0), 1000.0, false, false);
     assert_eq!(rc.x(), 500.0);
     for k in 0..20 {
-        rc.on_nofeedback_timer(t(3.0 + k as f64), 1000.0, false);
+        rc.on_nofeedback_timer(t(3.0 + k as f64), 1000.0, false, false);
     }
     assert_eq!(rc.x(), 1000.0 / 64.0);
     // Idle since the timer was set and no feedback yet: unchanged.
     let mut rc = rc_at(t(0.0));
-    rc.on_nofeedback_timer(t(2.0), 1000.0, true);
+    rc.on_nofeedback_timer(t(2.0), 1000.0, true, true);
     assert_eq!(rc.x(), 1000.0);
 
     // Slow start, p = 0: X = max(X/2, s/t_mbi).
     let mut rc = rc_at(t(0.0));
     rc.on_feedback(t(0.1), 1000.0, fb(0.1, 0.0, 0.0), false);
     let x = rc.x();
-    rc.on_nofeedback_timer(t(0.5), 1000.0, false);
+    rc.on_nofeedback_timer(t(0.5), 1000.0, false, false);
     assert_eq!(rc.x(), x / 2.0);
 
     // Congestion avoidance, X_Bps > 2·X_recv: Update_Limits(X_recv), X = min(X_Bps, X_recv).
@@ -401,7 +401,7 @@ fn nofeedback_timer_halves_the_rate_4_4() {
     rc.on_feedback(t(1.0), 1000.0, fb(0.1, 5_000.0, 0.001), false);
     let x_bps = rc.x_calc();
     assert!(x_bps > 2.0 * 5_000.0);
-    rc.on_nofeedback_timer(t(1.5), 1000.0, false);
+    rc.on_nofeedback_timer(t(1.5), 1000.0, false, false);
     assert_eq!(rc.x_recv_set(), &[(2_500.0, t(1.5))]);
     assert_eq!(rc.x(), x_bps.min(5_000.0));
 
@@ -411,7 +411,7 @@ fn nofeedback_timer_halves_the_rate_4_4() {
     rc.on_feedback(t(1.0), 1000.0, fb(0.1, 100_000.0, 0.05), false);
     let x_bps = rc.x_calc();
     assert!(x_bps <= 200_000.0);
-    rc.on_nofeedback_timer(t(1.5), 1000.0, false);
+    rc.on_nofeedback_timer(t(1.5), 1000.0, false, false);
     assert!((rc.x() - x_bps / 2.0).abs() < 1e-9 * x_bps);
 }
 
