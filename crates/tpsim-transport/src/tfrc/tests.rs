@@ -415,6 +415,45 @@ fn nofeedback_timer_halves_the_rate_4_4() {
     assert!((rc.x() - x_bps / 2.0).abs() < 1e-9 * x_bps);
 }
 
+/// ns-2.35's no-feedback rule (tfrc.cc `reduce_rate_on_no_feedback`, `rate_init_option_ 2`):
+/// X halved while the send queue holds data; a data-limited sender halved only down to its
+/// initial window per RTT (4 packets of 1000 B per R), set to it from below twice that, and
+/// left alone below it; the timer runs max(2R, 2s/X).
+#[test]
+fn ns2_nofeedback_timer_keeps_a_data_limited_sender_at_its_initial_window() {
+    let cfg = RateConfig {
+        nofeedback_ns2: true,
+        initial_window: InitialWindow::Ns2Packets,
+        ..RateConfig::rfc5348()
+    };
+    let mut rc = RateController::new(cfg, 1000.0, t(0.0));
+    rc.on_feedback(t(0.1), 1000.0, fb(0.1, 0.0, 0.0), false);
+    // Slow start doubles X once per RTT.
+    for k in 1..=4 {
+        rc.on_feedback(t(0.1 + 0.2 * k as f64), 1000.0, fb(0.1, 1e6, 0.0), false);
+    }
+    let w = 4.0 * 1000.0 / rc.r().unwrap();
+    let x = rc.x();
+    assert!(x > 4.0 * w, "{x}");
+    assert_eq!(
+        rc.nofeedback_interval(1000.0),
+        SimDuration::from_secs_f64((2.0 * rc.r().unwrap()).max(2000.0 / x))
+    );
+    // Data waiting: halved, as RFC 5348 would not (p = 0 there halves too; here regardless).
+    rc.on_nofeedback_timer(t(1.5), 1000.0, false, false);
+    assert_eq!(rc.x(), x / 2.0);
+    // Data-limited above 2W/R: halved; between W/R and 2W/R: set to W/R; below: unchanged.
+    rc.on_nofeedback_timer(t(2.0), 1000.0, false, true);
+    assert_eq!(rc.x(), x / 4.0);
+    while rc.x() > 2.0 * w {
+        rc.on_nofeedback_timer(t(2.5), 1000.0, false, true);
+    }
+    rc.on_nofeedback_timer(t(3.0), 1000.0, false, true);
+    assert_eq!(rc.x(), w);
+    rc.on_nofeedback_timer(t(3.5), 1000.0, false, true);
+    assert_eq!(rc.x(), w);
+}
+
 /// RFC 5348 §4.5: R_sqmean = q2·R_sqmean + (1 − q2)·√R_sample and packets are spaced at
 /// X_inst = X·R_sqmean/√R_sample.
 #[test]
