@@ -45,14 +45,21 @@ pub struct Ccid3Sender {
     /// The last t_ipi computed, with the s and X_inst it came from: (s, X_inst, t_ipi); X
     /// changes only with feedback and timers, so most packets reuse it.
     ipi_memo: (f64, f64, SimDuration),
-    wc: u8,
+    /// The window counter, unwrapped (CCVal is it modulo 16).
+    wc: u64,
     wc_time: Option<SimTime>,
-    sent: Vec<(u64, SimTime)>,
+    /// Per sequence number (ring): the packet's number, send time and window counter.
+    sent: Vec<(u64, SimTime, u64)>,
+    /// Window counter of the packet the last feedback acknowledged.
+    acked_wc: Option<u64>,
     nofeedback_at: Option<SimTime>,
     sent_since_timer: bool,
     data_limited: bool,
     /// Apply RFC 5348 §4.3's data-limited rules (off: RFC 3448's, as RFC 4342 cites).
     pub rfc5348_data_limited: bool,
+    /// Keep every data packet's window counter at least 4 past that of the packet the last
+    /// feedback acknowledged (ns-2.35's rule, [`crate::dccp::DccpConfig::ccid3_wc_past_acked`]).
+    pub wc_past_acked: bool,
     rtt_samples: u64,
     rtt_sum_ns: u64,
 }
@@ -72,11 +79,13 @@ impl Ccid3Sender {
             ipi_memo: (f64::NAN, f64::NAN, SimDuration::ZERO),
             wc: 0,
             wc_time: None,
-            sent: vec![(u64::MAX, SimTime::ZERO); SENT_TIMES],
+            sent: vec![(u64::MAX, SimTime::ZERO, 0); SENT_TIMES],
+            acked_wc: None,
             nofeedback_at: None,
             sent_since_timer: false,
             data_limited: false,
             rfc5348_data_limited: false,
+            wc_past_acked: false,
             rtt_samples: 0,
             rtt_sum_ns: 0,
         }
@@ -110,7 +119,7 @@ impl Ccid3Sender {
     }
     /// The current window counter (CCVal).
     pub fn window_counter(&self) -> u8 {
-        self.wc
+        (self.wc % 16) as u8
     }
     /// RTT samples taken.
     pub fn rtt_samples(&self) -> u64 {
@@ -155,13 +164,21 @@ impl Ccid3Sender {
         if let (Some(r), Some(t)) = (r, self.wc_time) {
             let quarters = (now.saturating_since(t).as_secs_f64() / (r / WC_PER_RTT as f64)) as u64;
             if quarters > 0 {
-                self.wc = ((self.wc as u64 + quarters.min(MAX_WC_INC)) % 16) as u8;
+                self.wc += quarters.min(MAX_WC_INC);
                 self.wc_time = Some(now);
             }
         } else if r.is_some() {
             self.wc_time = Some(now);
         }
-        self.sent[(seq as usize) & (SENT_TIMES - 1)] = (seq, now);
+        // ns-2.35's dccp_tfrc.cc `tfrc_send_packet`: at least one RTT's steps past the window
+        // counter the last feedback acknowledged.
+        if let (true, Some(_), Some(acked)) = (self.wc_past_acked, r, self.acked_wc) {
+            if self.wc < acked + WC_PER_RTT {
+                self.wc = acked + WC_PER_RTT;
+                self.wc_time = Some(now);
+            }
+        }
+        self.sent[(seq as usize) & (SENT_TIMES - 1)] = (seq, now, self.wc);
         // RFC 5348 §4.6: t_ipi = s/X after each packet.
         let x = self.rate_mut(now).x_inst(s);
         if s != self.ipi_memo.0 || x != self.ipi_memo.1 {
@@ -175,7 +192,7 @@ impl Ccid3Sender {
             let iv = self.rate_mut(now).nofeedback_interval(s);
             self.nofeedback_at = Some(now + iv);
         }
-        self.wc
+        (self.wc % 16) as u8
     }
 
     /// A feedback packet: Acknowledgement Number `ack`, Elapsed Time (10 µs units), Receive
@@ -217,6 +234,7 @@ impl Ccid3Sender {
         let ipi = SimDuration::from_secs_f64(s / rate.x_inst(s));
         self.t_nom = self.t_nom.min(self.last_send + ipi);
         if slot.0 == ack {
+            self.acked_wc = Some(self.acked_wc.map_or(slot.2, |w| w.max(slot.2)));
             self.rtt_samples += 1;
             self.rtt_sum_ns += SimDuration::from_secs_f64(r_sample).0;
         }

@@ -278,10 +278,11 @@ impl DccpSocket {
                     dc.ack_ratio,
                 ))
             }
-            Ccid::Ccid3 => Cc::Three(Box::new((
-                Ccid3Sender::new(dc.ccid3_s, dc.ccid3_t_mbi, dc.ccid3_oscillation_prevention),
-                Ccid3Receiver::new(dc.ccid3_s),
-            ))),
+            Ccid::Ccid3 => {
+                let mut tx = Ccid3Sender::new(dc.ccid3_s, dc.ccid3_t_mbi, dc.ccid3_oscillation_prevention);
+                tx.wc_past_acked = dc.ccid3_wc_past_acked;
+                Cc::Three(Box::new((tx, Ccid3Receiver::new(dc.ccid3_s))))
+            }
         });
     }
 

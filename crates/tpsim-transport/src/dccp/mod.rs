@@ -229,6 +229,11 @@ pub struct DccpConfig {
     /// CCID 3 oscillation prevention (RFC 5348 §4.5, optional): false / true (ns-2
     /// `s_use_osc_prev_` 1).
     pub ccid3_oscillation_prevention: bool,
+    /// CCID 3 sender: every data packet's window counter at least one RTT's steps (4) past
+    /// that of the packet the last feedback acknowledged: false / true (ns-2.35's
+    /// dccp_tfrc.cc `tfrc_send_packet`, its "last acked wc restriction"). The receiver then
+    /// reports about once per RTT however slowly the counter advances on its own.
+    pub ccid3_wc_past_acked: bool,
 }
 
 impl Default for DccpConfig {
@@ -262,6 +267,7 @@ impl DccpConfig {
             ccid3_s: None,
             ccid3_t_mbi: SimDuration::from_secs(64),
             ccid3_oscillation_prevention: false,
+            ccid3_wc_past_acked: false,
         }
     }
 
@@ -278,6 +284,7 @@ impl DccpConfig {
             ccid2_initial_ssthresh: 65535,
             ccid3_s: Some(500),
             ccid3_oscillation_prevention: true,
+            ccid3_wc_past_acked: true,
             ..DccpConfig::rfc()
         }
     }
