@@ -618,6 +618,27 @@ fn ccid3_window_counter_advances_per_quarter_rtt_at_most_five_rfc4342_s8_1() {
     assert_eq!(snd.on_data_sent(ms(20000), 6, 100, 100), (12 + 5) % 16);
 }
 
+/// ns-2.35's rule (`DccpConfig::ns2`, dccp_tfrc.cc `tfrc_send_packet`): once feedback has
+/// acknowledged a packet, every data packet's window counter is at least 4 past that packet's.
+#[test]
+fn ccid3_ns2_window_counter_runs_one_rtt_past_the_acknowledged_one() {
+    let mut snd = Ccid3Sender::new(Some(100), SimDuration::from_secs(64), false);
+    snd.wc_past_acked = true;
+    assert_eq!(snd.on_data_sent(ms(0), 1, 100, 100), 0);
+    snd.on_feedback(ms(100), 1, Some(0), 1000, u32::MAX);
+    // R = 100 ms; 20 ms later is less than a quarter RTT, but packet 1 (counter 0) was
+    // acknowledged: the counter jumps to 4.
+    assert_eq!(snd.on_data_sent(ms(120), 2, 100, 100), 4);
+    assert_eq!(snd.on_data_sent(ms(140), 3, 100, 100), 4);
+    // Then quarter-RTT steps again, from the jump: 130 ms later, 5 (the most at once).
+    assert_eq!(snd.on_data_sent(ms(250), 4, 100, 100), 9);
+    // Without the rule the counter only takes its quarter-RTT steps.
+    let mut rfc = Ccid3Sender::new(Some(100), SimDuration::from_secs(64), false);
+    rfc.on_data_sent(ms(0), 1, 100, 100);
+    rfc.on_feedback(ms(100), 1, Some(0), 1000, u32::MAX);
+    assert_eq!(rfc.on_data_sent(ms(120), 2, 100, 100), 0);
+}
+
 #[test]
 fn ccid3_rate_follows_the_tfrc_rule_at_feedback_rfc4342_s5_rfc5348_s4_3() {
     // After the first feedback, a feedback with loss: X = max(min(X_calc, 2·X_recv), s/t_mbi)
