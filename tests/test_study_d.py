@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 import tpsim
-from conftest import SCENARIOS, cli, one_link
+from conftest import SCENARIOS, STUDY_D_RUNS_2, cli, cli_once, one_link
 
 STUDY_D = SCENARIOS / "study-d-wired-voip.toml"
 
@@ -16,9 +16,10 @@ STUDY_D = SCENARIOS / "study-d-wired-voip.toml"
 IPV4, UDP, PPP = 20, 8, 2
 
 
-def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path):
-    out = tmp_path / "out"
-    p = cli("run", str(STUDY_D), "-o", str(out), "--runs", "2")
+def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path_factory):
+    # `tpsim run study-d-wired-voip.toml --runs 2`, run once for this test and test_paper.py's.
+    out, p = cli_once(tmp_path_factory, *STUDY_D_RUNS_2)
+    assert STUDY_D_RUNS_2[:4] == ("run", str(STUDY_D), "--runs", "2")
     assert p.returncode == 0, p.stderr
     for name in ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]:
         assert (out / name).is_file(), name
