@@ -98,19 +98,39 @@ def once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Pa
     return d, json.loads(done.read_text(encoding="utf-8"))
 
 
-def cli_once(tmp_path_factory: pytest.TempPathFactory, *args: str) -> tuple[Path, subprocess.CompletedProcess]:
-    """``python -m tpsim ARGS -o DIR`` run once per test session (:func:`once`): ``DIR`` and the
-    completed process (its exit status and output, for each caller to check). Callers that
-    pass the same arguments share one output directory, which they must only read."""
-    key = hashlib.sha256("\0".join(args).encode()).hexdigest()[:16]
+def cli_once(tmp_path_factory: pytest.TempPathFactory, *args: str, cwd: Path | None = None) -> tuple[Path, subprocess.CompletedProcess]:
+    """``python -m tpsim ARGS -o DIR`` (in ``cwd``) run once per test session (:func:`once`):
+    ``DIR`` and the completed process (its exit status and output, for each caller to check).
+    Callers that pass the same arguments share one output directory, which they must only
+    read."""
+    key = hashlib.sha256("\0".join([str(cwd), *args]).encode()).hexdigest()[:16]
 
     def make(d: Path) -> dict:
-        p = cli(*args, "-o", str(d))
+        p = cli(*args, "-o", str(d), cwd=cwd)
         return {"returncode": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
 
     d, r = once(tmp_path_factory, f"cli-{key}", make)
     argv = [sys.executable, "-m", "tpsim", *args, "-o", str(d)]
     return d, subprocess.CompletedProcess(argv, r["returncode"], r["stdout"], r["stderr"])
+
+
+def run_once(tmp_path_factory: pytest.TempPathFactory, text: str, *args: str, name: str = "s.toml") -> tuple[Path, subprocess.CompletedProcess]:
+    """``python -m tpsim run NAME -o DIR ARGS`` of the scenario ``text`` (written to ``NAME``
+    in a directory of its own), run once per test session as :func:`cli_once` does. The
+    stored runs and the tables do not depend on where the file is, only on its name and text:
+    a test that would run the same file with the same arguments may read ``DIR`` instead, or
+    copy it to go on from it."""
+    key = hashlib.sha256("\0".join([name, text, *args]).encode()).hexdigest()[:16]
+
+    def make(d: Path) -> dict:
+        d.mkdir()
+        (d / name).write_text(text, encoding="utf-8")
+        p = cli("run", str(d / name), "-o", str(d / "out"), *args)
+        return {"returncode": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
+
+    d, r = once(tmp_path_factory, f"run-{key}", make)
+    argv = [sys.executable, "-m", "tpsim", "run", str(d / name), "-o", str(d / "out"), *args]
+    return d / "out", subprocess.CompletedProcess(argv, r["returncode"], r["stdout"], r["stderr"])
 
 
 def require_tool(name: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 import tpsim
 import tpsim.api
 from tpsim.metrics import bounds
-from conftest import SCENARIOS, cli, once, one_link
+from conftest import SCENARIOS, cli, one_link, run_once
 
 LOSSY = one_link(
     app='{ kind = "cbr", size = "200B", interval = "20ms", arrivals = "poisson" }',
@@ -53,21 +53,6 @@ def test_build_fingerprint_is_shown_by_version_and_report(tmp_path):
     assert build in (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
 
 
-def _lossy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The output directory of ``tpsim run s.toml --no-report`` of LOSSY, made once per test
-    session (:func:`conftest.once`); callers only read it."""
-
-    def make(d: Path) -> list:
-        d.mkdir()
-        (d / "s.toml").write_text(LOSSY)
-        p = cli("run", str(d / "s.toml"), "-o", str(d / "out"), "--no-report")
-        return [p.returncode, p.stderr]
-
-    d, (code, err) = once(tmp_path_factory, "trust-lossy-run", make)
-    assert code == 0, err
-    return d / "out"
-
-
 @pytest.mark.parametrize(
     "damage",
     [
@@ -81,9 +66,11 @@ def _lossy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_damaged_stored_run_is_reported_and_run_again(tmp_path, tmp_path_factory, damage, capfd):
     f = tmp_path / "s.toml"
     f.write_text(LOSSY)
-    # The finished run ``ref`` is made once for every damage (the runs are stored by what they
-    # ran, not where the file is); ``out`` is a copy of it, the stored runs of the same command.
-    ref, out = _lossy_run(tmp_path_factory), tmp_path / "o"
+    # ``tpsim run s.toml -o ref --no-report`` is run once for every damage (conftest.run_once);
+    # ``out``, the run to damage, is a copy of it: the stored runs of the same command.
+    ref, p = run_once(tmp_path_factory, LOSSY, "--no-report")
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "o"
     shutil.copytree(ref, out)
     victim = sorted((out / "runs").glob("*.json"))[0]
     victim.write_bytes(damage(victim.read_bytes()))
