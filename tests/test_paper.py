@@ -243,14 +243,14 @@ def test_plot_writes_a_pdf_with_embedded_truetype_fonts(studies, tmp_path):
         assert subtype != "/Type3" and "/Type3" not in desc and embedded
 
 
-def test_plot_options_and_did_you_mean(studies):
+def test_plot_options_and_did_you_mean(studies, tmp_path):
     d = studies["d"]
     p = cli("plot", str(d), "--metric", "goodpt_kbps")
     assert p.returncode == 2
     assert "did you mean goodput_kbps" in p.stderr and "flow metrics:" in p.stderr and "network metrics:" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
     p = cli("plot", str(d), "--metric", "delay_mean_s", "--x", DKEY, "--hue", "flow", "--kind", "points",
-            "--format", "png,svg", "-o", str(d / "custom"))
+            "--format", "png,svg", "-o", str(tmp_path / "custom"))
     assert p.returncode == 0, p.stderr
     assert [Path(x).suffix for x in p.stdout.split()] == [".png", ".svg"]
     p = cli("plot", str(studies["c"]), "--metric", "pdr", "--x", "speed")
