@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
+#: Study D with two runs (the command's arguments but ``-o``): the output test_paper.py and
+#: test_study_d.py share (:func:`cli_once`).
+STUDY_D_RUNS_2 = ("run", str(SCENARIOS / "study-d-wired-voip.toml"), "--runs", "2", "-j", "2")
 
 
 def _shared() -> Path:
@@ -54,6 +61,76 @@ def load_bench(name: str, module: str | None = None) -> Any:
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Runs ``python -m tpsim ARGS`` and returns the completed process (text output)."""
     return subprocess.run([sys.executable, "-m", "tpsim", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def session_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory that every pytest-xdist worker of this test session shares (the parent of
+    the workers' own temporary directories; without xdist, the session's one)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on the file ``path`` (made if missing), held for the block."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], Any]) -> tuple[Path, Any]:
+    """``make(d)`` done once per test session, whichever xdist worker asks first: returns the
+    directory ``d`` it filled and the JSON value it returned. Other workers wait for the
+    first and reuse its directory, which they must only read (copy it to change it). If
+    ``make`` raises, nothing is kept: the next caller makes it again (and fails the same way,
+    each in its own test)."""
+    root = session_dir(tmp_path_factory) / "once"
+    root.mkdir(exist_ok=True)
+    d, done = root / name, root / f"{name}.json"
+    with _locked(root / f"{name}.lock"):
+        if not done.exists():
+            shutil.rmtree(d, ignore_errors=True)
+            value = make(d)
+            done.write_text(json.dumps(value), encoding="utf-8")
+    return d, json.loads(done.read_text(encoding="utf-8"))
+
+
+def cli_once(tmp_path_factory: pytest.TempPathFactory, *args: str, cwd: Path | None = None) -> tuple[Path, subprocess.CompletedProcess]:
+    """``python -m tpsim ARGS -o DIR`` (in ``cwd``) run once per test session (:func:`once`):
+    ``DIR`` and the completed process (its exit status and output, for each caller to check).
+    Callers that pass the same arguments share one output directory, which they must only
+    read."""
+    key = hashlib.sha256("\0".join([str(cwd), *args]).encode()).hexdigest()[:16]
+
+    def make(d: Path) -> dict:
+        p = cli(*args, "-o", str(d), cwd=cwd)
+        return {"returncode": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
+
+    d, r = once(tmp_path_factory, f"cli-{key}", make)
+    argv = [sys.executable, "-m", "tpsim", *args, "-o", str(d)]
+    return d, subprocess.CompletedProcess(argv, r["returncode"], r["stdout"], r["stderr"])
+
+
+def run_once(tmp_path_factory: pytest.TempPathFactory, text: str, *args: str, name: str = "s.toml") -> tuple[Path, subprocess.CompletedProcess]:
+    """``python -m tpsim run NAME -o DIR ARGS`` of the scenario ``text`` (written to ``NAME``
+    in a directory of its own), run once per test session as :func:`cli_once` does. The
+    stored runs and the tables do not depend on where the file is, only on its name and text:
+    a test that would run the same file with the same arguments may read ``DIR`` instead, or
+    copy it to go on from it."""
+    key = hashlib.sha256("\0".join([name, text, *args]).encode()).hexdigest()[:16]
+
+    def make(d: Path) -> dict:
+        d.mkdir()
+        (d / name).write_text(text, encoding="utf-8")
+        p = cli("run", str(d / name), "-o", str(d / "out"), *args)
+        return {"returncode": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
+
+    d, r = once(tmp_path_factory, f"run-{key}", make)
+    argv = [sys.executable, "-m", "tpsim", "run", str(d / name), "-o", str(d / "out"), *args]
+    return d / "out", subprocess.CompletedProcess(argv, r["returncode"], r["stdout"], r["stderr"])
 
 
 def require_tool(name: str) -> str:

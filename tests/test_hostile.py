@@ -28,7 +28,7 @@ from typing import Any, Callable, Optional
 import pytest
 
 import tpsim
-from conftest import load_bench, one_link
+from conftest import load_bench, once, one_link
 
 # --- inputs -----------------------------------------------------------------------------
 
@@ -189,11 +189,17 @@ def assert_clean_error(p: subprocess.CompletedProcess, code: int, needles: tuple
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    """A finished output directory of OK (tables, no report)."""
-    d = tmp_path_factory.mktemp("finished")
-    (d / "ok.toml").write_text(OK)
-    p = tpsim_cli("run", "ok.toml", "-o", "out", "--no-report", "-q", "-j", "1", cwd=d)
-    assert p.returncode == 0, p.stderr
+    """A finished output directory of OK (tables, no report): made once per test session
+    (conftest.once: the xdist workers share it); tests copy it."""
+
+    def make(d: Path) -> list:
+        d.mkdir()
+        (d / "ok.toml").write_text(OK)
+        p = tpsim_cli("run", "ok.toml", "-o", "out", "--no-report", "-q", "-j", "1", cwd=d)
+        return [p.returncode, p.stderr]
+
+    d, (code, err) = once(tmp_path_factory, "hostile-finished", make)
+    assert code == 0, err
     return d / "out"
 
 
@@ -812,9 +818,16 @@ def test_validate_of_a_million_point_sweep_holds_one_point_at_a_time(ws: Path) -
 @pytest.fixture(scope="module")
 def memory_bench(tmp_path_factory) -> tuple[Any, tuple[int, int]]:
     """The bench module and (estimate, measured peak) of its one-flow, one-second run: the
-    process's fixed part."""
+    process's fixed part, measured once per test session (conftest.once), as the bench
+    measures it once for all its shapes."""
     bench = load_bench("memory_estimate")
-    return bench, bench.measure(bench.TINY, tmp_path_factory.mktemp("tiny"), "tiny")
+
+    def make(d: Path) -> list:
+        d.mkdir()
+        return list(bench.measure(bench.TINY, d, "tiny"))
+
+    _, (estimate, peak) = once(tmp_path_factory, "memory-estimate-tiny", make)
+    return bench, (estimate, peak)
 
 
 @pytest.mark.skipif(not hasattr(os, "wait4"), reason="needs wait4")

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from conftest import ROOT, SCENARIOS, cli, one_link, require_tool
+from conftest import ROOT, SCENARIOS, cli, once, one_link, require_tool
 
 #: Study C shortened to one point (UDP main flow, 8 background flows, 10 m/s, ns-2 agents),
 #: one run of 60 s, with the movie's trace.
@@ -26,13 +26,23 @@ STUDY_C = ["run", str(SCENARIOS / "study-c-manet-speed.toml"), "--runs", "1", "-
 @pytest.fixture(scope="module")
 def study_c(tmp_path_factory) -> Path:
     """The output directory of the shortened study C run, with ``movie.html`` written by
-    ``tpsim animate``."""
-    d = tmp_path_factory.mktemp("movie") / "c"
-    p = cli(*STUDY_C, "-o", str(d))
-    assert p.returncode == 0, p.stderr
-    p = cli("animate", str(d))
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == str(d / "movie.html")
+    ``tpsim animate``: made once per test session (the xdist workers share it; tests only
+    read it)."""
+
+    def make(d: Path) -> list:
+        done = []
+        for args in (STUDY_C + ["-o", str(d)], ["animate", str(d)]):
+            p = cli(*args)
+            done.append([p.returncode, p.stdout, p.stderr])
+            if p.returncode != 0:
+                break
+        return done
+
+    d, done = once(tmp_path_factory, "movie-study-c", make)
+    for code, _, err in done:
+        assert code == 0, err
+    assert len(done) == 2
+    assert done[1][1].strip() == str(d / "movie.html")
     return d
 
 

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import tpsim
-from conftest import ROOT
+from conftest import ROOT, once
 from tpsim.plot import MAX_SERIES, draw, metric_spec, timeseries_spec
 
 #: 30 UDP flows over one link, some of them too fast for it (so values differ per flow).
@@ -121,10 +121,17 @@ def test_fewer_than_20_members_get_a_min_max_band():
 
 @pytest.fixture(scope="module")
 def many(tmp_path_factory) -> tpsim.Results:
-    d = tmp_path_factory.mktemp("many")
-    f = d / "many.toml"
-    f.write_text(MANY)
-    return tpsim.run(f, sweep=[("links.0.delay", ["10ms", "40ms"])], out=d / "o", report=True)
+    """MANY swept over two link delays, with its report: run once per test session (the xdist
+    workers share it: conftest.once), read back by each worker. Tests only read it."""
+
+    def make(d: Path) -> None:
+        d.mkdir()
+        f = d / "many.toml"
+        f.write_text(MANY)
+        tpsim.run(f, sweep=[("links.0.delay", ["10ms", "40ms"])], out=d / "o", report=True)
+
+    d, _ = once(tmp_path_factory, "report-figures-many", make)
+    return tpsim.Results.read(d / "o")
 
 
 def test_many_flow_directions_on_x_give_their_distribution_one_line_per_swept_value(many):

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 import tpsim
-from conftest import SCENARIOS, cli, one_link
+from conftest import ROOT, SCENARIOS, STUDY_D_RUNS_2, cli_once, one_link
 
 STUDY_D = SCENARIOS / "study-d-wired-voip.toml"
 
@@ -16,9 +16,10 @@ STUDY_D = SCENARIOS / "study-d-wired-voip.toml"
 IPV4, UDP, PPP = 20, 8, 2
 
 
-def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path):
-    out = tmp_path / "out"
-    p = cli("run", str(STUDY_D), "-o", str(out), "--runs", "2")
+def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path_factory):
+    # `tpsim run study-d-wired-voip.toml --runs 2`, run once for this test and test_paper.py's.
+    out, p = cli_once(tmp_path_factory, *STUDY_D_RUNS_2)
+    assert STUDY_D_RUNS_2[:4] == ("run", str(STUDY_D), "--runs", "2")
     assert p.returncode == 0, p.stderr
     for name in ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]:
         assert (out / name).is_file(), name
@@ -167,13 +168,14 @@ def test_percentiles_are_nearest_rank_of_the_delays():
     assert f["jitter_ipdv_s"] == pytest.approx(0.115 / 19, rel=1e-12, abs=0)
 
 
-def test_study_d_report_has_the_studys_own_outputs(tmp_path):
+def test_study_d_report_has_the_studys_own_outputs(tmp_path_factory):
     """The original study's outputs: packets and bytes generated, sent and received, packet
     sizes, and delay, jitter, throughput and cumulative bytes over time."""
     import json
 
-    out = tmp_path / "d"
-    p = cli("study", "d", "--quick", "-o", str(out), "-q")
+    # `tpsim study d -o DIR` (one replication per point, as --quick runs), run once for this
+    # test and test_workbench.py's.
+    out, p = cli_once(tmp_path_factory, "study", "d", cwd=ROOT)
     assert p.returncode == 0, p.stderr
     names = {f["name"] for f in json.loads((out / "figures" / "figures.json").read_text())}
     for series in ["goodput_kbps", "delay_mean_s", "jitter_ipdv_s", "rx_bytes_cumulative"]:

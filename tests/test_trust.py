@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -13,7 +14,7 @@ import pytest
 import tpsim
 import tpsim.api
 from tpsim.metrics import bounds
-from conftest import SCENARIOS, cli, one_link
+from conftest import SCENARIOS, cli, one_link, run_once
 
 LOSSY = one_link(
     app='{ kind = "cbr", size = "200B", interval = "20ms", arrivals = "poisson" }',
@@ -62,12 +63,15 @@ def test_build_fingerprint_is_shown_by_version_and_report(tmp_path):
     ],
     ids=["truncated", "empty", "binary", "foreign-json"],
 )
-def test_a_damaged_stored_run_is_reported_and_run_again(tmp_path, damage, capfd):
+def test_a_damaged_stored_run_is_reported_and_run_again(tmp_path, tmp_path_factory, damage, capfd):
     f = tmp_path / "s.toml"
     f.write_text(LOSSY)
-    ref, out = tmp_path / "ref", tmp_path / "o"
-    assert cli("run", str(f), "-o", str(ref), "--no-report").returncode == 0
-    assert cli("run", str(f), "-o", str(out), "--no-report").returncode == 0
+    # ``tpsim run s.toml -o ref --no-report`` is run once for every damage (conftest.run_once);
+    # ``out``, the run to damage, is a copy of it: the stored runs of the same command.
+    ref, p = run_once(tmp_path_factory, LOSSY, "--no-report")
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "o"
+    shutil.copytree(ref, out)
     victim = sorted((out / "runs").glob("*.json"))[0]
     victim.write_bytes(damage(victim.read_bytes()))
     p = cli("run", str(f), "-o", str(out), "--no-report")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from scipy import stats
 
 import tpsim
 from tpsim.results import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from conftest import ROOT, cli, one_link
+from conftest import ROOT, cli, cli_once, one_link, run_once
 
 TABLES = ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]
 
@@ -77,19 +78,22 @@ def test_sweep_summary_matches_scipy(tmp_path):
     assert all(d > 0 for d in by_t["dropped_segments"].to_list())
 
 
-def test_jobs_1_and_2_give_byte_identical_tables(tmp_path):
+def test_jobs_1_and_2_give_byte_identical_tables(tmp_path, tmp_path_factory):
     f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 3"))
-    for j in ["1", "2"]:
-        p = cli("run", str(f), "-o", str(tmp_path / f"j{j}"), "-j", j, "--no-report")
-        assert p.returncode == 0, p.stderr
+    p = cli("run", str(f), "-o", str(tmp_path / "j1"), "-j", "1", "--no-report")
+    assert p.returncode == 0, p.stderr
+    # -j 2: the run test_a_failing_run_is_reported_and_a_rerun_completes_only_it also reads.
+    j2, p = run_once(tmp_path_factory, SWEPT.replace("runs = 10", "runs = 3"), "-j", "2", "--no-report")
+    assert p.returncode == 0, p.stderr
     for t in TABLES:
-        assert (tmp_path / "j1" / t).read_bytes() == (tmp_path / "j2" / t).read_bytes(), t
+        assert (tmp_path / "j1" / t).read_bytes() == (j2 / t).read_bytes(), t
 
 
-def test_a_failing_run_is_reported_and_a_rerun_completes_only_it(tmp_path):
+def test_a_failing_run_is_reported_and_a_rerun_completes_only_it(tmp_path, tmp_path_factory):
     f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 3"))
-    ref = tmp_path / "ref"
-    assert cli("run", str(f), "-o", str(ref), "--no-report").returncode == 0
+    # The uninterrupted run (made once, with test_jobs_1_and_2_give_byte_identical_tables).
+    ref, p = run_once(tmp_path_factory, SWEPT.replace("runs = 10", "runs = 3"), "-j", "2", "--no-report")
+    assert p.returncode == 0, p.stderr
     out = tmp_path / "o"
     env = dict(os.environ, TPSIM_TEST_FAIL_RUN="7:2")
     p = subprocess.run([sys.executable, "-m", "tpsim", "run", str(f), "-o", str(out), "-j", "2", "--no-report"], capture_output=True, text=True, env=env)
@@ -132,10 +136,14 @@ def test_sigint_then_rerun_completes_only_the_rest(tmp_path):
         assert (out / t).read_bytes() == (ref / t).read_bytes(), t
 
 
-def test_changed_scenario_never_reuses_stale_runs(tmp_path):
+def test_changed_scenario_never_reuses_stale_runs(tmp_path, tmp_path_factory):
     f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 2"))
     out = tmp_path / "o"
-    assert cli("run", str(f), "-o", str(out), "--no-report").returncode == 0
+    # `tpsim run s.toml -o o --no-report`, run once with test_plot_command_draws_custom_figures:
+    # a copy of its output is that run's.
+    first, p = run_once(tmp_path_factory, SWEPT.replace("runs = 10", "runs = 2"), "--no-report")
+    assert p.returncode == 0
+    shutil.copytree(first, out)
     f.write_text(f.read_text().replace("loss = 0.02", "loss = 0.03"))
     p = cli("run", str(f), "-o", str(out), "--no-report")
     assert "ran 20, reused 0" in p.stdout, p.stdout
@@ -210,9 +218,12 @@ def test_python_api_sweep_and_plot(tmp_path):
     assert [p.suffix for p in paths] == [".png", ".svg"] and all(p.stat().st_size > 1000 for p in paths)
 
 
-def test_plot_command_draws_custom_figures(tmp_path):
-    f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 2"))
-    assert cli("run", str(f), "-o", str(tmp_path / "o"), "--no-report").returncode == 0
+def test_plot_command_draws_custom_figures(tmp_path, tmp_path_factory):
+    # `tpsim run s.toml -o o --no-report`, run once with test_changed_scenario_never_reuses_stale_runs;
+    # the figures are drawn into a copy of its output.
+    first, p = run_once(tmp_path_factory, SWEPT.replace("runs = 10", "runs = 2"), "--no-report")
+    assert p.returncode == 0
+    shutil.copytree(first, tmp_path / "o")
     p = cli("plot", str(tmp_path / "o"), "--metric", "pdr", "--x", "flows.0.app.interval", "--hue", "flows.0.transport")
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "o" / "figures" / "custom-pdr.png").stat().st_size > 1000
@@ -222,12 +233,13 @@ def test_plot_command_draws_custom_figures(tmp_path):
     assert p.returncode == 2 and "no column" in p.stderr
 
 
-def test_study_list_and_run(tmp_path):
+def test_study_list_and_run(tmp_path_factory):
     p = cli("study", "--list", cwd=ROOT)
     assert p.returncode == 0 and "study-d-wired-voip.toml" in p.stdout
-    p = cli("study", "d", "-o", str(tmp_path / "d"), cwd=ROOT)
+    # `tpsim study d -o DIR`, run once for this test and test_study_d.py's.
+    d, p = cli_once(tmp_path_factory, "study", "d", cwd=ROOT)
     assert p.returncode == 0, p.stderr
-    assert (tmp_path / "d" / "report.html").is_file() and (tmp_path / "d" / "flows.csv").is_file()
+    assert (d / "report.html").is_file() and (d / "flows.csv").is_file()
     p = cli("study", "nope", cwd=ROOT)
     assert p.returncode == 2 and "no study" in p.stderr
 
