@@ -861,7 +861,10 @@ def test_a_million_flow_tables_are_refused_before_the_parse(ws: Path) -> None:
     (ws / "flows-million.toml").write_text(pair + flow * 1_000_000)
     t0 = time.monotonic()
     p = tpsim_cli("run", "flows-million.toml", "-o", "out", "--max-memory", "4GB", "-q", cwd=ws)
-    assert time.monotonic() - t0 < 5
+    # "at least" is the bound read from the tokens (after a parse the estimate says "about");
+    # the time only guards against the parse coming back (about 30 s; under 1 s on a quiet
+    # machine, a few seconds when the test workers share two cores with other work).
+    assert time.monotonic() - t0 < 15
     assert_clean_error(p, 2, ("the scenario: one run would need at least 7.17 GB", "flows", "more than the limit of 4 GB"))
     assert not (ws / "out").exists()
 
