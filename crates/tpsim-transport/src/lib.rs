@@ -12,9 +12,12 @@
 //!
 //! Nothing here reads a clock or touches the event queue: `now` comes in with every call.
 //! Built-in transports are dispatched through the [`Socket`] enum (no virtual calls on the
-//! hot path): UDP ([`udp`]), TCP ([`tcp`]: Tahoe, Reno, NewReno), SCTP ([`sctp`]) and ns-2.35's one-way TCP
-//! agents ([`ns2tcp`]: `Agent/TCP`, `/Reno`, `/Newreno` with `Agent/TCPSink` or
-//! `Agent/TCPSink/DelAck`, packet-counted as ns-2 models them).
+//! hot path): UDP ([`udp`]), TCP ([`tcp`]: Tahoe, Reno, NewReno, SACK, CUBIC), ns-2.35's
+//! one-way TCP agents ([`ns2tcp`]: `Agent/TCP`, `/Reno`, `/Newreno`, `/Sack1` with
+//! `Agent/TCPSink` or `Agent/TCPSink/DelAck`, packet-counted as ns-2 models them), SCTP
+//! ([`sctp`]), TFRC ([`tfrc`]), DCCP ([`dccp`]) and stop-and-wait ([`stop_and_wait`]); their
+//! headers through [`L4Header`] and the [`Header`] trait. A transport is registered by one
+//! line in `sockets!` (and one in `headers!` for a header type of its own), below.
 
 pub mod dccp;
 #[macro_use]
