@@ -33,7 +33,7 @@ pub trait Header {
 
 /// The payload of `len` zero bytes (at most 64 KiB) that [`Header::emit_zeroed`] writes
 /// after a header.
-pub fn zeros(len: usize) -> &'static [u8] {
+fn zeros(len: usize) -> &'static [u8] {
     static ZEROS: [u8; 65536] = [0; 65536];
     &ZEROS[..len.min(ZEROS.len())]
 }

@@ -44,7 +44,7 @@ pub(crate) fn proptest_cases(default: u32) -> u32 {
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::SizeConvention;
 
-pub use header::{zeros, Header};
+pub use header::Header;
 
 pub use dccp::{Ccid, DccpConfig, DccpProfile, DccpSocket};
 pub use ns2tcp::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant};

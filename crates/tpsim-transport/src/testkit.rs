@@ -4,7 +4,7 @@
 //! [`Pair`] holds two endpoints, the simulated clock and the packets in flight between them,
 //! delivered in order of arrival time (ties in order of sending). Each transport's pair tests
 //! wrap it with their own applications, checks and path model (latency, bottleneck, faults);
-//! the endpoint surface the harness needs is the small [`Endpoint`] trait. [`Driver`] runs the
+//! every [`Transport`] is an endpoint. [`Driver`] runs the
 //! arrivals and timers due at the current time for a harness that checks each endpoint's
 //! output and events in one `pump`. [`Faults`] is the scripted fault injector of the TCP pair
 //! tests and [`SplitMix`] the seeded generator of the others.
@@ -14,29 +14,6 @@ use proptest::test_runner::TestCaseError;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use tpsim_core::{SimDuration, SimTime};
-
-/// What the harness needs of an endpoint: network input, timers and output.
-pub(crate) trait Endpoint {
-    /// Hands the endpoint a packet from the network.
-    fn on_segment(&mut self, now: SimTime, seg: &Segment);
-    /// Handles the endpoint's timers due at `now`.
-    fn on_timeout(&mut self, now: SimTime);
-    /// The endpoint's earliest timer deadline.
-    fn poll_timeout(&self) -> Option<SimTime>;
-}
-
-// Every transport is an endpoint (through its `Transport` surface).
-impl<T: Transport> Endpoint for T {
-    fn on_segment(&mut self, now: SimTime, seg: &Segment) {
-        Transport::on_segment(self, now, seg)
-    }
-    fn on_timeout(&mut self, now: SimTime) {
-        Transport::on_timeout(self, now)
-    }
-    fn poll_timeout(&self) -> Option<SimTime> {
-        Transport::poll_timeout(self)
-    }
-}
 
 /// A packet on its way to endpoint `to`, with what the harness noted when it was sent.
 pub(crate) struct Flight<X = ()> {
@@ -80,7 +57,7 @@ pub(crate) struct Pair<E, X = ()> {
     order: u64,
 }
 
-impl<E: Endpoint, X> Pair<E, X> {
+impl<E: Transport, X> Pair<E, X> {
     /// The endpoints at time zero, nothing in flight.
     pub fn new(socks: [E; 2]) -> Self {
         Pair {
@@ -144,7 +121,7 @@ impl<E: Endpoint, X> Pair<E, X> {
 /// [`Driver::fire_timers`], as the engine does.
 pub(crate) trait Driver {
     /// The endpoint type.
-    type Sock: Endpoint;
+    type Sock: Transport;
     /// What the harness notes with each packet sent.
     type Note;
     /// The pair of endpoints and the path.
@@ -265,7 +242,7 @@ impl Faults {
     }
 }
 
-impl<E: Endpoint, X: Clone> Pair<E, X> {
+impl<E: Transport, X: Clone> Pair<E, X> {
     /// Sends `seg` from end `from` to its peer by `fate`, the copies arriving at `base` plus
     /// their extra delays.
     pub fn send_by(&mut self, fate: Fate, from: usize, base: SimTime, seg: Segment, note: X) {

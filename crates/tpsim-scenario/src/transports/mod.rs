@@ -99,9 +99,6 @@ macro_rules! transports {
         }
 
         impl Transport {
-            /// Every transport, in registration order.
-            pub const ALL: &'static [Transport] = &[$($(Transport::$variant,)+)*];
-
             /// The name used in scenarios and result tables.
             pub fn name(self) -> &'static str {
                 match self { $($(Transport::$variant => $name,)+)* }
