@@ -156,3 +156,29 @@ def test_the_interval_always_holds_the_mean():
     assert lo <= m <= hi
     m, lo, hi = mean_ci("delay_mean_s", [0.05455883838383839] * 3)  # sum / 3 rounds below
     assert lo <= m <= hi
+
+
+def test_intervals_computed_together_equal_each_computed_alone():
+    """The report computes a metric's intervals in one batch (tables.mean_cis); each must be
+    the interval mean_ci gives for its sample alone, whatever else is in the batch (equal
+    samples, other sizes, constant samples, one value): the same resamples, so equal but for
+    the last bits of numpy's sums over arrays of another shape."""
+    import math
+    import random
+
+    from tpsim.tables import mean_ci, mean_cis
+
+    rng = random.Random(7)
+    samples = [[rng.uniform(0, 1) for _ in range(rng.choice([1, 2, 3, 5, 10]))] for _ in range(300)]
+    samples += [samples[3], samples[10], [0.5, 0.5, 0.5], [0.2]]
+    for metric in ("pdr", "throughput_kbps", "no_such_metric_unbounded"):
+        together = mean_cis(metric, samples)
+        assert len(together) == len(samples)
+        for s, got in zip(samples, together):
+            want = mean_ci(metric, s)
+            assert got[0] == want[0] and (got[1] is None) == (want[1] is None), (metric, s, got, want)
+            if want[1] is not None:
+                assert math.isclose(got[1], want[1], rel_tol=1e-13) and math.isclose(got[2], want[2], rel_tol=1e-13), (metric, s)
+                assert got[1] <= got[0] <= got[2]
+        # Equal samples in one batch get the very same interval.
+        assert together[-4] == together[3] and together[-3] == together[10]

@@ -38,7 +38,7 @@ from ._draw import FORMATS  # noqa: F401  (the formats save writes; tpsim plot c
 from .labels import axis_for, fmt_number, key_label, key_name, metric_display, value_text
 from .metrics import label  # noqa: F401  (re-exported for older callers)
 from .columns import FLOW_KEYS
-from .tables import mean_ci
+from .tables import mean_cis
 
 #: Okabe & Ito (2008) colour-blind-safe palette (blue, vermillion, bluish green, reddish
 #: purple, orange, sky blue, black, yellow).
@@ -245,15 +245,10 @@ def metric_points(df: pl.DataFrame, metric: str, x: str, hue: Union[None, str, S
     vals = {tuple(r[:-1]): r[-1] for r in groups.iter_rows()}
     xs = list(dict.fromkeys(df[x].to_list()))
     hue_vals = list(dict.fromkeys(df.select(hues).iter_rows())) if hues else [None]
-    out: dict[Any, list] = {}
-    for h in hue_vals:
-        line = []
-        for xv in xs:
-            v = vals.get((xv, *(h or ())))
-            if v:
-                m, lo, hi = mean_ci(metric, v)
-                line.append((xv, m, m if lo is None else lo, m if hi is None else hi, len(v)))
-        out[_hue_key(h)] = line
+    cells = [(h, xv, v) for h in hue_vals for xv in xs if (v := vals.get((xv, *(h or ()))))]
+    out: dict[Any, list] = {_hue_key(h): [] for h in hue_vals}
+    for (h, xv, v), (m, lo, hi) in zip(cells, mean_cis(metric, [v for _, _, v in cells])):
+        out[_hue_key(h)].append((xv, m, m if lo is None else lo, m if hi is None else hi, len(v)))
     return out
 
 

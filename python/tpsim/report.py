@@ -25,7 +25,7 @@ from .files import _atomic, atomic_write_text, json_text
 from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
 from .metrics import HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
 from .plot import MAX_SERIES, FigureInfo, default_layout, draw, metric_spec, timeseries_spec, with_flow_direction
-from .tables import ResultTables, mean_ci
+from .tables import ResultTables, mean_cis
 
 #: Formats of the report's figures: PNG (embedded in the page) and vector PDF (for papers).
 FIGURE_FORMATS = ("png", "pdf")
@@ -436,6 +436,18 @@ def _param_header(res: ResultTables, keys: list[str], per_flow: bool = False) ->
     return [key_label(k, _param_values(res, k), flow_index=per_flow) for k in keys]
 
 
+def _append_ci_cells(rows: list[list[str]], metrics: list[str], samples: dict[str, list[list[float]]], disp: dict) -> None:
+    """Appends to each row, metric by metric, the cell of the mean and [95 % CI] of its
+    sample (``samples[metric][row]``; empty: an empty cell)."""
+    for m in metrics:
+        filled = [i for i, v in enumerate(samples[m]) if v]
+        cells = [""] * len(rows)
+        for i, ci in zip(filled, mean_cis(m, [samples[m][i] for i in filled])):
+            cells[i] = _cell(*ci, disp[m].scale)
+        for row, cell in zip(rows, cells):
+            row.append(cell)
+
+
 def _role_table(res: ResultTables, keys: list[str], metrics: list[str]) -> Optional[Table]:
     """Per point and role: each run's mean over the role's flow directions, then the mean
     and 95 % CI over the runs (as the figures)."""
@@ -448,17 +460,13 @@ def _role_table(res: ResultTables, keys: list[str], metrics: list[str]) -> Optio
         *[pl.col(m).cast(pl.Float64).mean() for m in metrics], pl.len().alias("_rows"))
     disp = {m: metric_display(m, flows[m].drop_nulls().to_list()) for m in metrics}
     rows = []
+    samples: dict[str, list] = {m: [] for m in metrics}
     for key, g in per_run.group_by(group, maintain_order=True):
         row = dict(zip(group, key))
-        cells = _param_cells(res, keys, row) + [str(row["role"]), str(int(g["_rows"].max()))]
+        rows.append(_param_cells(res, keys, row) + [str(row["role"]), str(int(g["_rows"].max()))])
         for m in metrics:
-            vals = g[m].drop_nulls().to_list()
-            if vals:
-                mean, lo, hi = mean_ci(m, vals)
-                cells.append(_cell(mean, lo, hi, disp[m].scale))
-            else:
-                cells.append("")
-        rows.append(cells)
+            samples[m].append(g[m].drop_nulls().to_list())
+    _append_ci_cells(rows, metrics, samples, disp)
     header = _param_header(res, keys, per_flow=True) + ["role", "flow directions"] + [disp[m].label for m in metrics]
     return Table("table-roles", "Flows by role",
                  "Each run's mean over the flow directions of one role, then the mean and [95 % CI] over the runs "
@@ -484,13 +492,13 @@ def _averaged_table(res: ResultTables, keys: list[str], metrics: list[str]) -> O
     per_run = flows.group_by(group + ["run"], maintain_order=True).agg(*[pl.col(m).cast(pl.Float64).mean() for m in metrics])
     disp = {m: metric_display(m, flows[m].drop_nulls().to_list()) for m in metrics}
     rows = []
+    samples: dict[str, list] = {m: [] for m in metrics}
     for key, g in per_run.group_by(group, maintain_order=True):
         row = dict(zip(group, key))
-        cells = _param_cells(res, others, row) + ([str(row["role"])] if "role" in row else [])
+        rows.append(_param_cells(res, others, row) + ([str(row["role"])] if "role" in row else []))
         for m in metrics:
-            vals = g[m].drop_nulls().to_list()
-            cells.append(_cell(*mean_ci(m, vals), disp[m].scale) if vals else "")
-        rows.append(cells)
+            samples[m].append(g[m].drop_nulls().to_list())
+    _append_ci_cells(rows, metrics, samples, disp)
     header = _param_header(res, others, per_flow=True) + (["role"] if "role" in group else []) + [disp[m].label for m in metrics]
     x_name = key_name(x)
     return Table("table-averaged", f"Averaged over {x_name}",
