@@ -210,22 +210,28 @@ fn tfrc_shares_a_droptail_bottleneck_with_tcp_newreno() {
 }
 
 /// Study D as the paper's ns-2 scripts ran TFRC (`study_d.tcl transport=tfrc sizes=default`):
-/// every 128-byte message padded to Agent/TFRC's `packetSize_` of 1000 B, a 1032-byte packet.
-/// TFRC keeps its rate under the link's 31 packets a second, so no packet queues: each takes
-/// 1032·8/256000 = 32.25 ms plus 50 ms, the paper's 82.25 ms. (ns-2.35 itself overshoots the
-/// link, 362 packets sent and 40 lost, mean delay 757 ms from 82.25 ms up: its slow start and
-/// one-packet-per-RTT increase are not modelled, docs/models.md.)
+/// every 128-byte message padded to Agent/TFRC's `packetSize_` of 1000 B, a 1032-byte packet,
+/// and the link carries 31 of them a second. ns-2.35's sender overshoots it in slow start
+/// (per flow: 362 packets sent, 322 received, 20 dropped at the queue, 30 feedback packets,
+/// mean delay 757 ms against 82.25 ms unqueued), and so does tpsim's ns2 sender: received
+/// packets and feedback within 10 % of ns-2's, packets dropped and queued. (It sends more
+/// and queues longer than ns-2, 429 packets and about 1 s: docs/models.md.)
 #[test]
-fn tfrc_padded_to_ns2_packet_size_takes_the_papers_delay() {
-    let r = sim(
-        &study_d("tfrc", "tfrc = { profile = \"ns2\", packet_size = \"1000B\" }", "20ms"),
-        1,
+fn tfrc_padded_to_ns2_packet_size_overshoots_the_link_as_ns2_does() {
+    // As study_d.tcl: 1 s of drain after the last message.
+    let sc = common::study_d(
+        "drain = \"1s\"\n",
+        "",
+        "tfrc",
+        "tfrc = { profile = \"ns2\", packet_size = \"1000B\" }",
+        "20ms",
     );
+    let r = sim(&sc, 1);
     for f in &r.flows {
         assert_eq!(f.packet_size_mean_b, Some(1032.0), "{f:?}");
-        let d = f.packet_delay_mean_s.unwrap();
-        // Now and then a data packet waits behind the other flow's 40-byte feedback (1.25 ms).
-        assert!((0.08225..0.0823).contains(&d), "{f:?}");
-        assert_eq!(f.dropped_segments, 0, "{f:?}");
+        assert!((f.rx_segments as f64 - 322.0).abs() <= 32.2, "{f:?}");
+        assert!((f.ack_packets as f64 - 30.0).abs() <= 3.0, "{f:?}");
+        assert!(f.dropped_segments > 0, "{f:?}");
+        assert!(f.packet_delay_mean_s.unwrap() > 0.5, "{f:?}");
     }
 }

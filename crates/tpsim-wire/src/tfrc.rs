@@ -9,12 +9,17 @@
 //! ```text
 //! Data (16 bytes):              Feedback (20 bytes):
 //!  0      type = 1               0      type = 2
-//!  1..4   reserved (zero)        1..4   reserved (zero)
+//!  1      flags                  1..4   reserved (zero)
+//!  2..4   reserved (zero)
 //!  4..8   sequence number        4..8   timestamp echo, µs
 //!  8..12  timestamp, µs          8..12  t_delay, µs
 //! 12..16  RTT estimate R, µs    12..16  X_recv, bytes/s (as RFC 4342 §8.3's Receive Rate)
 //!                               16..20  1/p (as RFC 4342 §8.5's Loss Event Rate)
 //! ```
+//!
+//! The data packet's flags: bit 0 (0x01) is "urgent", the sender asking for feedback at once
+//! (ns-2.35's `UrgentFlag`, which its TFRC sender sets until its first feedback and after each
+//! expiry of its no-feedback timer); the other bits are zero.
 //!
 //! Timestamps are the sender's clock in µs modulo 2^32 (they wrap after 71 minutes; every use
 //! is a wrapping difference). The loss event rate travels as its inverse, rounded to the
@@ -53,6 +58,8 @@ pub const NS2_TFRC_FEEDBACK_LEN: u32 = 40;
 
 const TYPE_DATA: u8 = 1;
 const TYPE_FEEDBACK: u8 = 2;
+/// Data flags: the sender asks for feedback at once.
+const FLAG_URGENT: u8 = 0x01;
 
 /// A TFRC header in parsed form. Fixed-size and `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +72,8 @@ pub enum TfrcRepr {
         timestamp: u32,
         /// The sender's current RTT estimate R, µs (0: no estimate yet).
         rtt: u32,
+        /// The sender asks for feedback at once (flags bit 0; see the module docs).
+        urgent: bool,
     },
     /// A feedback packet (RFC 5348 §3.2.2, §6.2).
     Feedback {
@@ -143,8 +152,14 @@ impl TfrcRepr {
         let b = &mut buf[..self.header_len() as usize];
         b[1..4].fill(0);
         let words: [u32; 4] = match *self {
-            TfrcRepr::Data { seq, timestamp, rtt } => {
+            TfrcRepr::Data {
+                seq,
+                timestamp,
+                rtt,
+                urgent,
+            } => {
                 b[0] = TYPE_DATA;
+                b[1] = FLAG_URGENT * u8::from(urgent);
                 [seq, timestamp, rtt, 0]
             }
             TfrcRepr::Feedback {
@@ -183,6 +198,7 @@ impl TfrcRepr {
                 seq: word(1),
                 timestamp: word(2),
                 rtt: word(3),
+                urgent: bytes[1] & FLAG_URGENT != 0,
             }
         } else {
             TfrcRepr::Feedback {
@@ -230,6 +246,7 @@ mod tests {
         seq: 0x0102_0304,
         timestamp: 4_000_000_000,
         rtt: 100_000,
+        urgent: false,
     };
     const FEEDBACK: TfrcRepr = TfrcRepr::Feedback {
         timestamp_echo: 7,
@@ -248,6 +265,22 @@ mod tests {
             assert_eq!(rest.len(), 40 - h.header_len() as usize);
             assert_eq!(&b[1..4], &[0, 0, 0]);
         }
+    }
+
+    #[test]
+    fn the_urgent_flag_is_bit_0_of_the_data_flags() {
+        let urgent = TfrcRepr::Data {
+            seq: 0x0102_0304,
+            timestamp: 4_000_000_000,
+            rtt: 100_000,
+            urgent: true,
+        };
+        let mut b = [0xAAu8; 16];
+        urgent.emit(&mut b);
+        assert_eq!(&b[1..4], &[1, 0, 0]);
+        assert_eq!(TfrcRepr::parse(&b).unwrap().0, urgent);
+        b[1] = 0xFE; // other flag bits: not urgent
+        assert_eq!(TfrcRepr::parse(&b).unwrap().0, DATA);
     }
 
     #[test]

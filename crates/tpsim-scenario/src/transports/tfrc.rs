@@ -14,8 +14,9 @@ use tpsim_wire::SizeConvention;
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TfrcOptions {
-    /// "rfc5348" (default) or "ns2" (ns-2.35's Agent/TFRC and TFRCSink: a loss after one
-    /// later packet, oscillation prevention, an initial rate of 300 B/s; docs/models.md).
+    /// "rfc5348" (default) or "ns2" (ns-2.35's Agent/TFRC and TFRCSink: their send timer,
+    /// slow start, rate increase and TCP-style t_RTO, a loss after one later packet,
+    /// TFRCSink's feedback rule; docs/models.md).
     #[serde(default)]
     pub profile: Option<TfrcProfileName>,
     /// Send queue, messages: a message that finds it full is dropped at the sender (counted

@@ -252,7 +252,7 @@ impl Ccid3Sender {
         let s = self.s;
         let idle = !self.sent_since_timer;
         let rate = self.rate_mut(now);
-        rate.on_nofeedback_timer(now, s, idle, idle);
+        rate.on_nofeedback_timer(now, s, idle);
         let iv = rate.nofeedback_interval(s);
         self.nofeedback_at = Some(now + iv);
         self.sent_since_timer = false;

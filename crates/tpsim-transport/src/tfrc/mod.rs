@@ -11,7 +11,9 @@
 //!   and the first loss interval §6.3, §6.3.1).
 //! * RFC 4342 §8.3 and §8.5, whose encodings of X_recv and p the feedback header borrows
 //!   ([`tpsim_wire::tfrc`]).
-//! * ns-2.35's `tfrc.cc` / `tfrc-sink.cc` and `ns-default.tcl`, for [`TfrcConfig::ns2`].
+//! * ns-2.35's `tfrc.cc` / `tfrc-sink.cc`, `formula.h` and `ns-default.tcl`, for
+//!   [`TfrcConfig::ns2`]: its sender ([`SenderRule::Ns2`], `ns2_sender.rs` lists how it
+//!   departs from RFC 5348) and its receiver's feedback rule ([`FeedbackRule::Ns2`]).
 //!
 //! # Shape
 //!
@@ -56,9 +58,12 @@
 pub mod equation;
 pub mod loss;
 pub mod rate;
+mod ns2_sender;
 mod receiver;
 mod sender;
 
+#[cfg(test)]
+mod ns2_tests;
 #[cfg(test)]
 mod pair_tests;
 #[cfg(test)]
@@ -69,6 +74,7 @@ use crate::{
     Header, L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats,
 };
 use rate::{InitialWindow, RateConfig};
+use ns2_sender::Ns2Sender;
 use receiver::Receiver;
 use sender::Sender;
 use tpsim_core::SimTime;
@@ -156,6 +162,9 @@ pub struct TfrcConfig {
     /// since the last report, and at once on a new loss event; its timer, 1.5·R_m after each
     /// report, sends only if data arrived since (tfrc-sink.cc `recv`, `nextpkt`).
     pub feedback: FeedbackRule,
+    /// How the sender sets its rate and schedules packets: RFC 5348 §4 / ns-2.35's
+    /// Agent/TFRC (tfrc.cc).
+    pub sender: SenderRule,
 }
 
 impl Default for TfrcConfig {
@@ -177,16 +186,17 @@ impl TfrcConfig {
             packet_size: None,
             expedite_feedback: true,
             feedback: FeedbackRule::Rfc5348,
+            sender: SenderRule::Rfc5348,
         }
     }
 
     /// ns-2.35's Agent/TFRC and Agent/TFRCSink defaults (ns-default.tcl): `df_` 0.95 for both
     /// RTT filters, `bval_` 1, `ca_` 1 (oscillation prevention), `rate_init_option_` 2
     /// (RFC 3390 packet counts), `InitRate_` 300 bytes/s, `numPkts_` 1, `discount_` 1,
-    /// `maxqueue_` unbounded. Not modelled: ns-2's t_RTO (a TCP-style RTO in 100 ms ticks; here
-    /// 4R as in RFC 5348), its slow start (`ssmult_` 2 once per RTT, the same doubling) and
-    /// rate increase of one packet per RTT in congestion avoidance (here X follows the equation
-    /// at once).
+    /// `maxqueue_` unbounded, with ns-2's sender ([`SenderRule::Ns2`]: its send timer, slow
+    /// start, rate increase and TCP-style t_RTO) and TFRCSink's feedback rule. Not modelled:
+    /// TFRCSink's loss-interval weights (`smooth_ 1`) and its first loss interval (computed
+    /// from ns-2's own equation with the sender's t_RTO); RFC 5348's are used.
     pub fn ns2() -> Self {
         TfrcConfig {
             profile: TfrcProfile::Ns2,
@@ -198,7 +208,6 @@ impl TfrcConfig {
                 oscillation_prevention: true,
                 initial_window: InitialWindow::Ns2Packets,
                 initial_x: Some(300.0),
-                nofeedback_ns2: true,
             },
             ndupack: 1,
             history_discounting: true,
@@ -207,8 +216,21 @@ impl TfrcConfig {
             packet_size: None,
             expedite_feedback: true,
             feedback: FeedbackRule::Ns2,
+            sender: SenderRule::Ns2,
         }
     }
+}
+
+/// Which TFRC sender runs ([`TfrcConfig::sender`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderRule {
+    /// RFC 5348 §4 (`sender.rs`, with [`rate::RateController`]).
+    Rfc5348,
+    /// ns-2.35's Agent/TFRC with `SndrType_ 1` (`ns2_sender.rs`): a send timer that runs while
+    /// data-limited, its slow start and rate increase, t_RTO in 100-ms ticks. Of
+    /// [`TfrcConfig::rate`] it uses `q` (`df_`), `b`, `oscillation_prevention` (`ca_`),
+    /// `initial_window` and `initial_x` (`InitRate_`).
+    Ns2,
 }
 
 /// When a TFRC receiver sends feedback ([`TfrcConfig::feedback`]).
@@ -225,6 +247,7 @@ pub use tpsim_wire::tfrc::max_message;
 #[derive(Debug)]
 enum Role {
     Sender(Sender),
+    Ns2Sender(Ns2Sender),
     Receiver(Receiver),
 }
 
@@ -241,9 +264,10 @@ impl TfrcSocket {
     /// A new endpoint: the sender for [`Open::Active`], the receiver for [`Open::Passive`].
     /// The sender starts (§4.2) with the application's first message.
     pub fn new(cfg: SocketConfig, tfrc: TfrcConfig, open: Open, _now: SimTime) -> Self {
-        let role = match open {
-            Open::Active => Role::Sender(Sender::new(&tfrc)),
-            Open::Passive => Role::Receiver(Receiver::new(&tfrc)),
+        let role = match (open, tfrc.sender) {
+            (Open::Active, SenderRule::Rfc5348) => Role::Sender(Sender::new(&tfrc)),
+            (Open::Active, SenderRule::Ns2) => Role::Ns2Sender(Ns2Sender::new()),
+            (Open::Passive, _) => Role::Receiver(Receiver::new(&tfrc)),
         };
         TfrcSocket {
             cfg,
@@ -255,7 +279,7 @@ impl TfrcSocket {
 
     /// Whether this is the sending end.
     pub fn is_sender(&self) -> bool {
-        matches!(self.role, Role::Sender(_))
+        !matches!(self.role, Role::Receiver(_))
     }
 
     /// The TFRC parameters.
@@ -263,10 +287,27 @@ impl TfrcSocket {
         &self.tfrc
     }
 
-    /// The sender's rate state (`None` at the receiver and before the first message).
+    /// The RFC 5348 sender's rate state (`None` at the receiver, at ns-2's sender and before
+    /// the first message).
     pub fn rate(&self) -> Option<&rate::RateController> {
         match &self.role {
             Role::Sender(s) => s.rate.as_ref(),
+            Role::Ns2Sender(_) | Role::Receiver(_) => None,
+        }
+    }
+
+    /// The sender's rate state as both senders have it: (X bytes/s, R s, p, X_recv of the
+    /// last feedback bytes/s), each `None` until known; `None` at the receiver.
+    #[allow(clippy::type_complexity)]
+    pub fn sender_state(&self) -> Option<(Option<f64>, Option<f64>, Option<f64>, Option<f64>)> {
+        match &self.role {
+            Role::Sender(s) => {
+                let rc = s.rate.as_ref();
+                Some((rc.map(|r| r.x()), rc.and_then(|r| r.r()), rc.map(|r| r.p()), rc.and_then(|r| r.last_x_recv())))
+            }
+            Role::Ns2Sender(s) => {
+                Some(((s.x() > 0.0).then_some(s.x()), s.r(), (s.x() > 0.0).then_some(s.p()), s.last_x_recv()))
+            }
             Role::Receiver(_) => None,
         }
     }
@@ -274,7 +315,7 @@ impl TfrcSocket {
     /// The receiver's loss history (`None` at the sender).
     pub fn loss_history(&self) -> Option<&loss::LossHistory> {
         match &self.role {
-            Role::Sender(_) => None,
+            Role::Sender(_) | Role::Ns2Sender(_) => None,
             Role::Receiver(r) => Some(&r.history),
         }
     }
@@ -292,6 +333,7 @@ impl TfrcSocket {
         }
         match &mut self.role {
             Role::Sender(s) => s.send(&self.tfrc, now, msg),
+            Role::Ns2Sender(s) => s.send(&self.tfrc, now, msg),
             Role::Receiver(_) => Err(SendError::BufferFull),
         }
     }
@@ -300,13 +342,12 @@ impl TfrcSocket {
     /// packet and the queue holds fewer than its limit (or [`BULK_BACKLOG`] messages when it
     /// has none). Always false at the receiver.
     pub fn can_send(&self, len: u32) -> bool {
-        match &self.role {
-            Role::Sender(s) => {
-                len <= max_message(self.cfg.sizes, self.cfg.mtu)
-                    && s.queue.len() < self.tfrc.send_queue.unwrap_or(BULK_BACKLOG)
-            }
-            Role::Receiver(_) => false,
-        }
+        let queued = match &self.role {
+            Role::Sender(s) => s.queue.len(),
+            Role::Ns2Sender(s) => s.queue.len(),
+            Role::Receiver(_) => return false,
+        };
+        len <= max_message(self.cfg.sizes, self.cfg.mtu) && queued < self.tfrc.send_queue.unwrap_or(BULK_BACKLOG)
     }
 
     /// Processes a packet: feedback at the sender, data at the receiver; anything else is
@@ -316,11 +357,14 @@ impl TfrcSocket {
         let L4Header::Tfrc(TfrcHeader { tfrc, .. }) = seg.header else {
             return;
         };
+        let feedback = matches!(tfrc, tpsim_wire::tfrc::TfrcRepr::Feedback { .. });
         match &mut self.role {
             Role::Sender(s) => {
-                if matches!(tfrc, tpsim_wire::tfrc::TfrcRepr::Feedback { .. }) {
-                    self.stats.acks_received += 1;
-                }
+                self.stats.acks_received += u64::from(feedback);
+                s.on_feedback(&self.tfrc, now, tfrc)
+            }
+            Role::Ns2Sender(s) => {
+                self.stats.acks_received += u64::from(feedback);
                 s.on_feedback(&self.tfrc, now, tfrc)
             }
             Role::Receiver(r) => r.on_data(&self.tfrc, now, seg, tfrc),
@@ -332,6 +376,7 @@ impl TfrcSocket {
     pub fn on_timeout(&mut self, now: SimTime) {
         match &mut self.role {
             Role::Sender(s) => s.on_timeout(&self.tfrc, now),
+            Role::Ns2Sender(s) => s.on_timeout(&self.tfrc, now),
             Role::Receiver(r) => r.on_timeout(&self.tfrc, now),
         }
     }
@@ -343,6 +388,7 @@ impl TfrcSocket {
         // the segment is built in place, not copied out of an intermediate `Option`.
         match &mut self.role {
             Role::Sender(s) => s.poll_transmit(&self.cfg, &self.tfrc, now, &mut self.stats),
+            Role::Ns2Sender(s) => s.poll_transmit(&self.cfg, &self.tfrc, now, &mut self.stats),
             Role::Receiver(r) => r.poll_transmit(&self.cfg, &mut self.stats),
         }
     }
@@ -350,7 +396,7 @@ impl TfrcSocket {
     /// The next delivered message.
     pub fn poll_event(&mut self) -> Option<TransportEvent> {
         match &mut self.role {
-            Role::Sender(_) => None,
+            Role::Sender(_) | Role::Ns2Sender(_) => None,
             Role::Receiver(r) => r.events.pop_front(),
         }
     }
@@ -360,6 +406,7 @@ impl TfrcSocket {
     pub fn poll_timeout(&self) -> Option<SimTime> {
         match &self.role {
             Role::Sender(s) => s.poll_timeout(),
+            Role::Ns2Sender(s) => s.poll_timeout(),
             Role::Receiver(r) => r.poll_timeout(),
         }
     }
@@ -373,6 +420,7 @@ impl TfrcSocket {
     pub fn buffered_messages(&self) -> u64 {
         match &self.role {
             Role::Sender(s) => s.queue.len() as u64,
+            Role::Ns2Sender(s) => s.queue.len() as u64,
             Role::Receiver(_) => 0,
         }
     }
@@ -381,39 +429,46 @@ impl TfrcSocket {
     /// last feedback's X_recv) and `srtt_s` (R), each `None` until known; default at the
     /// receiver.
     pub fn ack_sample(&self) -> crate::AckSample {
-        let Role::Sender(s) = &self.role else {
+        let (Some((x, r, _, x_recv)), Some((rtt_samples, rtt_sum_ns))) = (self.sender_state(), self.rtt_totals()) else {
             return crate::AckSample::default();
         };
-        let rc = s.rate.as_ref();
         crate::AckSample {
             acks: self.stats.acks_received,
-            rtt_samples: s.rtt_samples,
-            rtt_sum_ns: s.rtt_sum_ns,
-            srtt_s: rc.and_then(|r| r.r()),
-            x_bps: rc.map(|r| 8.0 * r.x()),
-            x_recv_bps: rc.and_then(|r| r.last_x_recv()).map(|x| 8.0 * x),
+            rtt_samples,
+            rtt_sum_ns,
+            srtt_s: r,
+            x_bps: x.map(|x| 8.0 * x),
+            x_recv_bps: x_recv.map(|x| 8.0 * x),
             ..crate::AckSample::default()
+        }
+    }
+
+    /// The sender's (R_sample count, sum in ns); `None` at the receiver.
+    fn rtt_totals(&self) -> Option<(u64, u64)> {
+        match &self.role {
+            Role::Sender(s) => Some((s.rtt_samples, s.rtt_sum_ns)),
+            Role::Ns2Sender(s) => Some((s.rtt_samples, s.rtt_sum_ns)),
+            Role::Receiver(_) => None,
         }
     }
 
     /// What the endpoint reports (see the module docs).
     pub fn report(&self) -> TransportReport {
         match &self.role {
-            Role::Sender(s) => {
-                let rc = s.rate.as_ref();
+            Role::Sender(_) | Role::Ns2Sender(_) => {
+                let (x, r, p, _) = self.sender_state().unwrap_or_default();
+                let (rtt_samples, rtt_sum_ns) = self.rtt_totals().unwrap_or_default();
+                let expiries = match &self.role {
+                    Role::Sender(s) => s.rate.as_ref().map_or(0, |r| r.nofeedback_expiries()),
+                    Role::Ns2Sender(s) => s.nofeedback_expiries(),
+                    Role::Receiver(_) => 0,
+                };
                 TransportReport {
                     stats: self.stats,
-                    rtt_samples: s.rtt_samples,
-                    rtt_sum_ns: s.rtt_sum_ns,
-                    congestion: vec![
-                        ("x_bps", rc.map(|r| 8.0 * r.x())),
-                        ("p", rc.map(|r| r.p())),
-                        ("srtt_s", rc.and_then(|r| r.r())),
-                    ],
-                    extra: vec![(
-                        "nofeedback_expiries",
-                        Some(rc.map_or(0, |r| r.nofeedback_expiries()) as f64),
-                    )],
+                    rtt_samples,
+                    rtt_sum_ns,
+                    congestion: vec![("x_bps", x.map(|x| 8.0 * x)), ("p", p), ("srtt_s", r)],
+                    extra: vec![("nofeedback_expiries", Some(expiries as f64))],
                     ..TransportReport::default()
                 }
             }

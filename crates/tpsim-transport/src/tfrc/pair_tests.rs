@@ -410,7 +410,7 @@ fn cbr_flow_like_study_d_delivers_everything_with_feedback_once_per_rtt() {
             "{:?}: {fbs} feedbacks, R {r}",
             tfrc.profile
         );
-        assert_eq!(pair.net.socks[0].rate().unwrap().p(), 0.0);
+        assert_eq!(pair.net.socks[0].sender_state().unwrap().2, Some(0.0));
         // One-way: 50 ms + (128 + 44) bytes at 256 kbit/s.
         let path_delay = 0.05 + (128.0 + 44.0) * 8.0 / 256_000.0;
         let mean = pair
@@ -420,8 +420,15 @@ fn cbr_flow_like_study_d_delivers_everything_with_feedback_once_per_rtt() {
             .map(|(d, c)| (*d - *c).as_secs_f64())
             .sum::<f64>()
             / 495.0;
+        // RFC 5348's sender sends a message as soon as the rate allows; ns-2's sends one
+        // that finds its send timer running at the timer's next tick (a tick with nothing to
+        // send lets the next message go at once): within one message interval.
+        let wait = match tfrc.sender {
+            SenderRule::Rfc5348 => 0.005,
+            SenderRule::Ns2 => 0.020,
+        };
         assert!(
-            mean >= path_delay && mean < path_delay + 0.005,
+            mean >= path_delay && mean < path_delay + wait,
             "{:?}: mean delay {mean}",
             tfrc.profile
         );

@@ -39,12 +39,6 @@ pub struct RateConfig {
     /// X before the first feedback, bytes/s; `None`: one packet per second, s bytes/s
     /// (RFC 5348 §4.2) / ns-2.35 `InitRate_` 300.
     pub initial_x: Option<f64>,
-    /// The no-feedback timer (RFC 5348 §4.4: max(4R, 2s/X), its cut by X_recv / ns-2.35's
-    /// tfrc.cc: max(2R, 2s/X), and `reduce_rate_on_no_feedback` with `rate_init_option_ 2`:
-    /// X halved unless the sender is data-limited, its send queue empty; a data-limited
-    /// sender's X is halved only down to the initial window's rate, W_init/R, and set to it
-    /// from below twice that).
-    pub nofeedback_ns2: bool,
 }
 
 impl RateConfig {
@@ -58,7 +52,6 @@ impl RateConfig {
             oscillation_prevention: false,
             initial_window: InitialWindow::Rfc5348,
             initial_x: None,
-            nofeedback_ns2: false,
         }
     }
 }
@@ -222,10 +215,8 @@ impl RateController {
     /// packet per second, §4.2).
     pub fn nofeedback_interval(&self, s: f64) -> SimDuration {
         let two_ipi = 2.0 * s / self.x;
-        // ns-2.35's tfrc.cc (`recv`, `reduce_rate_on_no_feedback`): max(2R, 2s/X).
-        let rtts = if self.cfg.nofeedback_ns2 { 2.0 } else { 4.0 };
         SimDuration::from_secs_f64(match self.r {
-            Some(r) => (rtts * r).max(two_ipi),
+            Some(r) => (4.0 * r).max(two_ipi),
             None => two_ipi,
         })
     }
@@ -334,21 +325,10 @@ impl RateController {
 
     /// The no-feedback timer expired (RFC 5348 §4.4 step 1); the caller restarts it with
     /// [`RateController::nofeedback_interval`] (step 2). `idle`: the sender sent nothing
-    /// since the timer was set; `data_limited`: its send queue is empty (ns-2's rule).
-    pub fn on_nofeedback_timer(&mut self, now: SimTime, s: f64, idle: bool, data_limited: bool) {
+    /// since the timer was set.
+    pub fn on_nofeedback_timer(&mut self, now: SimTime, s: f64, idle: bool) {
         self.nofeedback_expiries += 1;
         let floor = s / self.cfg.t_mbi_s;
-        if self.cfg.nofeedback_ns2 {
-            // tfrc.cc `reduce_rate_on_no_feedback` (ns-2's `rate_` is X; before an RTT
-            // estimate its floor is unbounded, so a data-limited X stays).
-            let w = self.initial_rate(s).unwrap_or(f64::INFINITY);
-            if !data_limited || self.x > 2.0 * w {
-                self.x = (self.x / 2.0).max(floor);
-            } else if self.x > w {
-                self.x = w;
-            }
-            return;
-        }
         let x_recv = self.max_x_recv();
         let Some(recover_rate) = self.initial_rate(s) else {
             // No RTT sample and no feedback yet: halve X unless the sender was idle.

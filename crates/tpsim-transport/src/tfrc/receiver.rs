@@ -5,11 +5,15 @@
 //! restarts it at one R_m after the last feedback (at once if that time has passed). Until a
 //! data packet carries the sender's RTT estimate, every data packet is answered at once.
 //!
-//! Under ns-2.35's rule ([`FeedbackRule::Ns2`]) a data packet is answered once R_m has
-//! passed since the last report (so with periodic data, on the first arrival at or after R_m),
-//! or at once when it starts a loss event; a timer runs every 1.5·R_m after the last report
-//! and reports again if the last data packet arrived at or after the last report: a sender
-//! slower than one packet per 1.5·R_m gets two reports per packet, as from ns-2.
+//! Under ns-2.35's rule ([`FeedbackRule::Ns2`], tfrc-sink.cc `recv`, `nextpkt`, `est_thput`)
+//! a data packet is answered once R_m has passed since the last report (so with periodic data,
+//! on the first arrival at or after R_m), at once when it starts a loss event, and at once when
+//! the sender marked it urgent; a timer runs every 1.5·R_m after the last report and reports
+//! again if the last data packet arrived at or after the last report: a sender slower than one
+//! packet per 1.5·R_m gets two reports per packet, as from ns-2. Its receive rate counts
+//! packets: the packets received since the last report over the time since it when that is at
+//! least R_m (since time 0 for the first report), else the packets that arrived within R_m of
+//! the newest one over R_m, else 1 packet/s; X_recv is that times the mean message size.
 
 use super::equation::p_for_x;
 use super::loss::{Arrival, LossHistory};
@@ -19,6 +23,9 @@ use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::tfrc::{encode_p, TfrcRepr};
 use tpsim_wire::UdpRepr;
+
+/// Arrivals kept for ns-2's receive rate over the last R_m (packets beyond are not counted).
+const NS2_ARRIVALS_CAP: usize = 4096;
 
 /// tfrc-sink.cc `nextpkt`: ns-2.35's feedback timer, 1.5·rtt_/NumFeedback_ (`NumFeedback_` 1).
 fn ns2_timer(r: SimDuration) -> SimDuration {
@@ -44,6 +51,10 @@ pub(super) struct Receiver {
     s_count: u64,
     pub(super) duplicates: u64,
     rule: FeedbackRule,
+    /// ns-2's rule: data packets received since the last report (copies included), and the
+    /// (sequence number, arrival) of the latest received packets in sequence order.
+    ns2_rcvd: u64,
+    ns2_arrivals: VecDeque<(u32, SimTime)>,
 }
 
 impl Receiver {
@@ -63,6 +74,8 @@ impl Receiver {
             s_count: 0,
             duplicates: 0,
             rule: cfg.feedback,
+            ns2_rcvd: 0,
+            ns2_arrivals: VecDeque::new(),
         }
     }
 
@@ -88,11 +101,58 @@ impl Receiver {
         }
     }
 
+    /// tfrc-sink.cc `est_thput`: the receive rate in packets/s (see the module docs).
+    fn ns2_packets_per_s(&self, now: SimTime) -> f64 {
+        let Some(r) = self.r_m().map(|r| r.as_secs_f64()) else {
+            return 1.0;
+        };
+        let since = (now - self.last_feedback.unwrap_or(SimTime::ZERO)).as_secs_f64();
+        if since >= r {
+            return if self.ns2_rcvd > 0 { self.ns2_rcvd as f64 / since } else { 1.0 };
+        }
+        let Some(&(_, newest)) = self.ns2_arrivals.back() else {
+            return 1.0;
+        };
+        let recent = self
+            .ns2_arrivals
+            .iter()
+            .rev()
+            .take_while(|&&(_, at)| at.as_secs_f64() + r > newest.as_secs_f64())
+            .count();
+        if recent > 0 {
+            recent as f64 / r
+        } else {
+            1.0
+        }
+    }
+
+    /// Records a new packet's arrival for [`Receiver::ns2_packets_per_s`], in sequence order.
+    fn ns2_arrival(&mut self, seq: u32, now: SimTime) {
+        let at = self
+            .ns2_arrivals
+            .iter()
+            .rposition(|&(s, _)| (seq.wrapping_sub(s) as i32) > 0)
+            .map_or(0, |i| i + 1);
+        self.ns2_arrivals.insert(at, (seq, now));
+        if self.ns2_arrivals.len() > NS2_ARRIVALS_CAP {
+            self.ns2_arrivals.pop_front();
+        }
+    }
+
     /// RFC 5348 §6.1: a data packet.
     pub(super) fn on_data(&mut self, cfg: &TfrcConfig, now: SimTime, seg: &Segment, h: TfrcRepr) {
-        let TfrcRepr::Data { seq, timestamp, rtt } = h else {
+        let TfrcRepr::Data {
+            seq,
+            timestamp,
+            rtt,
+            urgent,
+        } = h
+        else {
             return;
         };
+        if self.rule == FeedbackRule::Ns2 {
+            self.ns2_rcvd += 1;
+        }
         let (new_loss_event, first_loss_event) = match self.history.on_packet(seq, timestamp, rtt) {
             Arrival::New {
                 new_loss_event,
@@ -116,6 +176,9 @@ impl Receiver {
             },
             _ => return,
         };
+        if self.rule == FeedbackRule::Ns2 {
+            self.ns2_arrival(seq, now);
+        }
         self.bytes_since_feedback += seg.payload_len as u64;
         self.s_sum += seg.payload_len.max(1) as u64;
         self.s_count += 1;
@@ -134,15 +197,17 @@ impl Receiver {
             }
         }
         let r_m = self.r_m();
-        if self.last_feedback.is_none() || r_m.is_none() {
+        if self.rule == FeedbackRule::Ns2 {
+            // tfrc-sink.cc `recv`: an urgent packet, a congestion event, or R passed since the
+            // last report (from time 0 before the first).
+            let since = now - self.last_feedback.unwrap_or(SimTime::ZERO);
+            if urgent || new_loss_event || r_m.is_some_and(|r| since > r) {
+                self.send_feedback(now);
+            }
+        } else if self.last_feedback.is_none() || r_m.is_none() {
             // §6.3: the first data packet is answered at once (and so is every one until the
             // sender's R is known; ns-2's sender marks them urgent until its first feedback).
             self.send_feedback(now);
-        } else if let (FeedbackRule::Ns2, Some(last), Some(r)) = (self.rule, self.last_feedback, r_m) {
-            // tfrc-sink.cc `recv`: a congestion event, or R passed since the last report.
-            if new_loss_event || now - last >= r {
-                self.send_feedback(now);
-            }
         } else if new_loss_event && cfg.expedite_feedback && self.history.loss_event_rate() > self.p_reported {
             // §6.1: p increased, so the feedback timer expires now.
             self.send_feedback(now);
@@ -183,7 +248,10 @@ impl Receiver {
         let Some((ts, arrived, udp)) = self.last_data else {
             return;
         };
-        let x_recv = self.x_recv(now);
+        let x_recv = match self.rule {
+            FeedbackRule::Rfc5348 => self.x_recv(now),
+            FeedbackRule::Ns2 => self.ns2_packets_per_s(now) * self.s_sum as f64 / self.s_count.max(1) as f64,
+        };
         let p = self.history.loss_event_rate();
         let t_delay = ((now - arrived).as_nanos() / 1000).min(u32::MAX as u64) as u32;
         let tfrc = TfrcRepr::Feedback {
@@ -196,6 +264,7 @@ impl Receiver {
         self.p_reported = p;
         self.last_x_recv = Some(x_recv);
         self.bytes_since_feedback = 0;
+        self.ns2_rcvd = 0;
         self.data_since_feedback = false;
         self.last_feedback = Some(now);
         self.feedback_at = self.r_m().map(|r| match self.rule {

@@ -140,6 +140,7 @@ impl Sender {
             seq: self.seq,
             timestamp: wire_us(now),
             rtt: self.rtt_us,
+            urgent: false,
         };
         self.seq = self.seq.wrapping_add(1);
         self.last_send = Some(now);
@@ -224,7 +225,7 @@ impl Sender {
         let Some(rc) = self.rate.as_mut() else {
             return;
         };
-        rc.on_nofeedback_timer(now, s, !self.sent_since_timer, self.queue.is_empty());
+        rc.on_nofeedback_timer(now, s, !self.sent_since_timer);
         self.nofeedback_at = Some(now + rc.nofeedback_interval(s));
         self.sent_since_timer = false;
         self.reschedule(cfg);
