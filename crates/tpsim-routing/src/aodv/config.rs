@@ -57,6 +57,35 @@ pub enum LocalRepairRule {
     Ns2,
 }
 
+/// Which routes a data packet refreshes (RFC 3561 §6.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefreshRule {
+    /// RFC 3561 §6.2: forwarding refreshes the routes to the destination, the next hop, the
+    /// source and the previous hop; a packet delivered here refreshes the routes to its source
+    /// and previous hop.
+    Rfc,
+    /// ns-2.35 `AODV::forward`: only the route the packet takes (to its destination); a
+    /// packet for this node does not pass through AODV and refreshes nothing.
+    Ns2,
+}
+
+/// How route errors are sent and taken (RFC 3561 §6.11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RerrRule {
+    /// RFC 3561 §6.11: a break or an RERR lists the active routes that have precursors and
+    /// goes to those precursors (unicast to one, broadcast to several); a data packet without
+    /// a route is reported to its precursors and previous hop; an RERR invalidates the routes
+    /// through its sender whatever their sequence numbers.
+    Rfc,
+    /// ns-2.35 (`handle_link_failure`, `rt_resolve`, `recvError`, `sendError`): a break lists
+    /// every route through the lost neighbour (precursors or not, so a source reports too) and
+    /// a data packet without a route is reported, both broadcast at once (no jitter); an RERR
+    /// invalidates a route through its sender only if the route's sequence number is not
+    /// newer than the RERR's, and is passed on (broadcast, jittered) for the routes that had
+    /// precursors.
+    Ns2,
+}
+
 /// AODV configuration. Every RFC 3561 §10 constant is a field; derived constants
 /// (NET_TRAVERSAL_TIME, PATH_DISCOVERY_TIME, DELETE_PERIOD, BLACKLIST_TIMEOUT ...) are fields too
 /// and are *not* recomputed when a base constant is changed: [`AodvConfig::rfc`] and
@@ -98,7 +127,8 @@ pub struct AodvConfig {
     pub timeout_buffer: u32,
     /// DELETE_PERIOD: how long an invalid route is kept (for its sequence number) (§6.11).
     pub delete_period: SimDuration,
-    /// BLACKLIST_TIMEOUT: how long RREQs from a blacklisted neighbour are ignored (§6.8).
+    /// BLACKLIST_TIMEOUT: how long RREQs from a blacklisted neighbour are ignored (§6.8);
+    /// zero: no blacklist (an RREP the MAC could not deliver is only dropped).
     pub blacklist_timeout: SimDuration,
     /// PATH_DISCOVERY_TIME: how long an (originator, RREQ ID) pair is remembered (§6.3, §6.5).
     pub path_discovery_time: SimDuration,
@@ -184,6 +214,14 @@ pub struct AodvConfig {
     /// the originator (no route, RERR) until the entry is deleted. RFC 3561 §6.5 makes the
     /// reverse route a valid one, so off in both presets.
     pub rreq_leaves_reverse_route_invalid: bool,
+    /// An RREQ or RREP received creates or refreshes a route to the neighbour it came from
+    /// (RFC 3561 §6.5, §6.7: a 1-hop route without a valid sequence number). ns-2.35's
+    /// `recvRequest` and `recvReply` make none, so off in the `ns2` preset.
+    pub previous_hop_routes: bool,
+    /// Which routes a data packet refreshes ([`RefreshRule`]).
+    pub refresh_rule: RefreshRule,
+    /// How route errors are sent and taken ([`RerrRule`]).
+    pub rerr_rule: RerrRule,
 }
 
 impl AodvConfig {
@@ -261,6 +299,9 @@ impl AodvConfig {
             expiry_increments_seq: false,
             own_seq_rule: OwnSeqRule::Rfc,
             rreq_leaves_reverse_route_invalid: false,
+            previous_hop_routes: true,
+            refresh_rule: RefreshRule::Rfc,
+            rerr_rule: RerrRule::Rfc,
         }
     }
 
@@ -285,8 +326,12 @@ impl AodvConfig {
     /// ns-2 waits 2·TTL·NODE_TRAVERSAL_TIME in the expanding ring (so TIMEOUT_BUFFER = 0 here)
     /// and k·2·NETWORK_DIAMETER·NODE_TRAVERSAL_TIME for its k-th network-wide RREQ (linear
     /// backoff, capped at MAX_RREQ_TIMEOUT). ns-2's RREP_WAIT_TIME (1 s) is not modelled. aodv.h
-    /// gives no DELETE_PERIOD or BLACKLIST_TIMEOUT; the RFC formulas are applied to the values
-    /// above (5·10 s = 50 s, 3·1.8 s = 5.4 s).
+    /// gives no DELETE_PERIOD; the RFC formula is applied to the values above (5·10 s = 50 s).
+    ///
+    /// aodv.cc has no blacklist (`rt_ll_failed` drops a control packet the MAC could not
+    /// deliver, §6.8's blacklist is absent), creates no route to the neighbour an RREQ or RREP
+    /// came from (`recvRequest`, `recvReply`), and a data packet refreshes only the route it
+    /// takes (`forward`; [`RefreshRule::Ns2`]). Its route errors follow [`RerrRule::Ns2`].
     pub fn ns2() -> Self {
         AodvConfig {
             allowed_hello_loss: 3,
@@ -316,8 +361,12 @@ impl AodvConfig {
             local_repair: true,
             local_repair_rule: LocalRepairRule::Ns2,
             local_repair_wait: Some(SimDuration::from_millis(150)),
+            blacklist_timeout: SimDuration::ZERO,
+            previous_hop_routes: false,
+            refresh_rule: RefreshRule::Ns2,
+            rerr_rule: RerrRule::Ns2,
             // The rest follows the RFC formulas from ns-2's base constants: NET_TRAVERSAL_TIME
-            // 2 · 30 ms · 30 = 1.8 s, DELETE_PERIOD 5 · 10 s, BLACKLIST_TIMEOUT 3 · 1.8 s,
+            // 2 · 30 ms · 30 = 1.8 s, DELETE_PERIOD 5 · 10 s,
             // MAX_REPAIR_TTL 0.3 · 30 = 9 (not used by the ns-2 rule), NEXT_HOP_WAIT 40 ms.
             ..Self::rfc_formulas(
                 SimDuration::from_millis(30),

@@ -119,7 +119,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use config::{AodvConfig, LocalRepairRule, OwnSeqRule, RingRule, RreqBackoff};
+pub use config::{AodvConfig, LocalRepairRule, OwnSeqRule, RefreshRule, RerrRule, RingRule, RreqBackoff};
 pub use message::{Message, MessageKind, Rerr, Rrep, Rreq};
 
 use std::cmp::Ordering;
@@ -564,15 +564,17 @@ impl<P> Aodv<P> {
                 r.expiry = r.expiry.max(end);
                 let first_use = !r.data_used;
                 r.data_used = true;
-                self.refresh(now, next_hop);
-                if src != self.addr {
-                    self.refresh(now, src);
-                }
-                if let Some(p) = prev_hop {
-                    self.refresh(now, p);
-                    if self.cfg.forwarding_refreshes_next_hop {
-                        self.keep_alive(now + art, next_hop);
+                if self.cfg.refresh_rule == RefreshRule::Rfc {
+                    self.refresh(now, next_hop);
+                    if src != self.addr {
+                        self.refresh(now, src);
                     }
+                    if let Some(p) = prev_hop {
+                        self.refresh(now, p);
+                    }
+                }
+                if prev_hop.is_some() && self.cfg.forwarding_refreshes_next_hop {
+                    self.keep_alive(now + art, next_hop);
                 }
                 if first_use {
                     self.arm_hello(now);
@@ -608,11 +610,13 @@ impl<P> Aodv<P> {
     }
 
     /// A data packet for this node arrived from `prev_hop`, originated by `src`: refresh the
-    /// routes back to `src` and to `prev_hop` (§6.2).
+    /// routes back to `src` and to `prev_hop` (§6.2; none under [`RefreshRule::Ns2`]).
     pub fn on_data_delivered(&mut self, now: SimTime, prev_hop: Addr, src: Addr) {
         self.heard(now, prev_hop);
-        self.refresh(now, src);
-        self.refresh(now, prev_hop);
+        if self.cfg.refresh_rule == RefreshRule::Rfc {
+            self.refresh(now, src);
+            self.refresh(now, prev_hop);
+        }
     }
 
     /// An AODV message arrived from neighbour `from` (the IP source of this hop) with IP TTL
@@ -647,7 +651,9 @@ impl<P> Aodv<P> {
             // §6.8: an RREP that cannot be delivered marks a link that may work one way only;
             // it is not a break of an active route (§6.11 speaks of links "while
             // transmitting data"; ns-2 also ignores failed control packets).
-            self.blacklist.insert(next_hop, now + self.cfg.blacklist_timeout);
+            if self.cfg.blacklist_timeout > SimDuration::ZERO {
+                self.blacklist.insert(next_hop, now + self.cfg.blacklist_timeout);
+            }
             return;
         }
         if self.cfg.link_layer_detection {
@@ -821,6 +827,11 @@ impl<P> Aodv<P> {
     fn broadcast(&mut self, now: SimTime, ttl: u8, msg: Message, origin: Origin) {
         let at = now + self.jitter();
         self.queue(at, LinkDest::Broadcast, ttl, msg, origin);
+    }
+
+    /// Broadcasts `msg` now, without the broadcast jitter.
+    fn broadcast_now(&mut self, now: SimTime, ttl: u8, msg: Message, origin: Origin) {
+        self.queue(now, LinkDest::Broadcast, ttl, msg, origin);
     }
 
     fn queue(&mut self, at: SimTime, dest: LinkDest, ttl: u8, msg: Message, origin: Origin) {

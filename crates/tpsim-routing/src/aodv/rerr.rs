@@ -10,6 +10,10 @@ impl<P> Aodv<P> {
         self.stats.link_breaks += 1;
         self.recent_breaks.retain(|&(_, t)| t == now);
         self.recent_breaks.push((nb, now));
+        if self.cfg.rerr_rule == RerrRule::Ns2 {
+            self.link_break_ns2(now, nb);
+            return;
+        }
         let dp = self.cfg.delete_period;
         let mut dests = Vec::new();
         let mut recipients: Vec<Addr> = Vec::new();
@@ -39,8 +43,72 @@ impl<P> Aodv<P> {
         self.events.push_back(AodvEvent::LinkBroken { next_hop: nb });
     }
 
+    /// ns-2.35 `handle_link_failure` ([`RerrRule::Ns2`]): every valid route through `nb` is
+    /// taken down with its sequence number incremented and listed in an RERR broadcast at once;
+    /// `nb` leaves every precursor list.
+    fn link_break_ns2(&mut self, now: SimTime, nb: Addr) {
+        let dp = self.cfg.delete_period;
+        let mut dests = Vec::new();
+        let (mut unused_dests, mut unused_recipients) = (Vec::new(), Vec::new());
+        for d in sorted_keys(&self.routes, |r| r.valid && r.next_hop == nb) {
+            let r = self.routes.get_mut(&d).expect("listed");
+            if r.valid_seq && !self.cfg.invalidation_keeps_seq {
+                r.seq = r.seq.wrapping_add(1);
+            }
+            invalidate(
+                r,
+                &mut self.precursors,
+                &mut self.expiries,
+                now + dp,
+                false,
+                &mut unused_dests,
+                &mut unused_recipients,
+            );
+            dests.push((d, r.seq));
+        }
+        for list in self.precursors.values_mut() {
+            list.retain(|&p| p != nb);
+        }
+        self.arm_sweep(now + dp);
+        self.forget_neighbour(nb);
+        self.broadcast_rerr(now, dests, Origin::Originated, false);
+        self.events.push_back(AodvEvent::LinkBroken { next_hop: nb });
+    }
+
+    /// An RERR for `dests` broadcast (with the broadcast jitter if `jitter`), as ns-2.35's
+    /// `sendError` sends every RERR; at most RERR_RATELIMIT per second.
+    fn broadcast_rerr(&mut self, now: SimTime, dests: Vec<(Addr, u32)>, origin: Origin, jitter: bool) {
+        if dests.is_empty() {
+            return;
+        }
+        if rate_next_allowed(&mut self.rerr_times, self.cfg.rerr_ratelimit, now) > now {
+            self.stats.rerr_rate_limited += 1;
+            return;
+        }
+        if self.cfg.rerr_ratelimit > 0 {
+            self.rerr_times.push_back(now);
+        }
+        for chunk in dests.chunks(255) {
+            let msg = Message::Rerr(Rerr {
+                no_delete: false,
+                unreachable: chunk.to_vec(),
+            });
+            if jitter {
+                self.broadcast(now, 1, msg, origin);
+            } else {
+                self.broadcast_now(now, 1, msg, origin);
+            }
+        }
+    }
+
     /// RFC 3561 §6.11 case (ii): a data packet for `dst` to forward and no active route.
     pub(super) fn rerr_no_route(&mut self, now: SimTime, prev_hop: Option<Addr>, dst: Addr) {
+        if self.cfg.rerr_rule == RerrRule::Ns2 {
+            // ns-2.35 `rt_resolve`: broadcast at once with the entry's sequence number.
+            let seq = self.routes.get(&dst).map_or(0, |r| r.seq);
+            self.broadcast_rerr(now, vec![(dst, seq)], Origin::Originated, false);
+            return;
+        }
         let (seq, mut recipients) = match self.routes.get(&dst) {
             Some(r) => (r.seq, self.precursors.remove(&dst).unwrap_or_default()),
             None => (0, Vec::new()),
@@ -70,6 +138,10 @@ impl<P> Aodv<P> {
             if !(r.valid && r.next_hop == from) {
                 continue;
             }
+            // ns-2.35 `recvError`: only if the route is not newer than what the RERR reports.
+            if self.cfg.rerr_rule == RerrRule::Ns2 && r.valid_seq && seq_newer(r.seq, s) {
+                continue;
+            }
             let was_active = r.active(now);
             // Copy the sequence number from the RERR (never going back).
             if !self.cfg.invalidation_keeps_seq {
@@ -89,6 +161,11 @@ impl<P> Aodv<P> {
             );
         }
         self.arm_sweep(now + dp);
+        if self.cfg.rerr_rule == RerrRule::Ns2 {
+            // Passed on, broadcast with jitter, for the routes that had precursors.
+            self.broadcast_rerr(now, dests, Origin::Forwarded, true);
+            return;
+        }
         recipients.retain(|&p| p != from);
         self.send_rerr(now, dests, &recipients, Origin::Forwarded, false);
     }

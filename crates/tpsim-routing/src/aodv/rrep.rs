@@ -24,7 +24,9 @@ impl<P> Aodv<P> {
             self.queue(now, LinkDest::Unicast(from), 1, Message::RrepAck, Origin::Originated);
         }
         // RFC 3561 §6.7: route to the previous hop, then the forward route.
-        self.neighbour_route(now, from);
+        if self.cfg.previous_hop_routes {
+            self.neighbour_route(now, from);
+        }
         if p.dst == self.addr {
             return;
         }

@@ -285,7 +285,9 @@ impl<P> Aodv<P> {
             self.blacklist.remove(&from);
         }
         // RFC 3561 §6.5: first a route to the previous hop (no valid sequence number) ...
-        self.neighbour_route(now, from);
+        if self.cfg.previous_hop_routes {
+            self.neighbour_route(now, from);
+        }
         // ... then keep only the first copy of each (originator, RREQ ID).
         if q.orig == self.addr || self.seen_recently(now, q.orig, q.rreq_id) {
             self.stats.rreq_duplicates += 1;

@@ -849,6 +849,76 @@ fn blacklisted_neighbour_rreqs_are_ignored_until_timeout() {
     assert_eq!(tx(&mut n, ms(5600)).len(), 1);
 }
 
+/// The `ns2` preset without jitter: outputs come out at once.
+fn ns2_0() -> AodvConfig {
+    let mut c = AodvConfig::ns2();
+    c.broadcast_jitter = SimDuration::ZERO;
+    c
+}
+
+/// ns-2.35's `rt_ll_failed` drops a control packet the MAC could not deliver: no blacklist,
+/// the neighbour's RREQs are processed at once.
+#[test]
+fn ns2_a_failed_rrep_blacklists_nobody() {
+    let mut n = node(2, ns2_0());
+    assert_eq!(AodvConfig::ns2().blacklist_timeout, SimDuration::ZERO);
+    n.on_link_failure(ms(0), a(3), true);
+    assert!(evs(&mut n).is_empty());
+    n.on_message(ms(10), a(3), 30, &Message::Rreq(rreq(1, 1, 1, 9, None, 1)));
+    assert_eq!(tx(&mut n, ms(10)).len(), 1);
+    assert_eq!(n.lookup(ms(10), a(1)), Some(a(3)));
+    assert_eq!(n.stats().rreq_blacklisted, 0);
+}
+
+/// ns-2.35's `recvRequest` and `recvReply` install the reverse and forward routes only, no
+/// route to the neighbour the message came from (RFC 3561 §6.5, §6.7 would).
+#[test]
+fn ns2_rreqs_and_rreps_make_no_route_to_the_previous_hop() {
+    let mut n = node(2, ns2_0());
+    n.on_message(ms(0), a(7), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 2)));
+    tx(&mut n, ms(0));
+    assert_eq!(n.lookup(ms(0), a(1)), Some(a(7)), "the reverse route");
+    assert_eq!(n.lookup(ms(0), a(7)), None, "no route to the previous hop");
+    n.on_message(ms(10), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
+    tx(&mut n, ms(10));
+    assert_eq!(n.lookup(ms(10), a(9)), Some(a(3)), "the forward route");
+    assert_eq!(n.lookup(ms(10), a(3)), None, "no route to the previous hop");
+    // The RFC preset makes both.
+    let mut r = node(2, cfg0());
+    r.on_message(ms(0), a(7), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 2)));
+    assert_eq!(r.route_hops(ms(0), a(7)), Some(1));
+}
+
+/// ns-2.35's `forward` refreshes the route a packet takes and no other; a packet for this
+/// node refreshes nothing (RFC 3561 §6.2 would refresh the routes to the source, the
+/// previous hop and the next hop).
+#[test]
+fn ns2_data_refreshes_only_the_route_it_takes() {
+    let mut n = node(2, ns2_0());
+    // Routes to 1 (via 7, the reverse route) and to 9 (via 3); forwarding the RREP at 10 ms
+    // uses the reverse route, which then lives ACTIVE_ROUTE_TIMEOUT: to 10.01 s, taken down
+    // by the purge at 10.5 s.
+    n.on_message(ms(0), a(7), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 2)));
+    tx(&mut n, ms(0));
+    n.on_message(ms(10), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
+    tx(&mut n, ms(10));
+    // Data 1 → 9 forwarded at 5 s, and a packet from 1 delivered here: the route to 9 lives
+    // 10 s from then; the reverse route to 1 is not refreshed.
+    assert!(matches!(n.route_output(ms(5000), Some(a(7)), a(1), a(9), 1), RouteResult::Forward { .. }));
+    n.on_data_delivered(ms(5000), a(7), a(1));
+    assert_eq!(n.lookup(ms(10_400), a(1)), Some(a(7)));
+    assert_eq!(n.lookup(ms(10_600), a(1)), None);
+    assert_eq!(n.lookup(ms(14_900), a(9)), Some(a(3)));
+    // Under the RFC's rule the same packets keep the route to 1 until 15 s.
+    let mut r = node(2, cfg0());
+    r.on_message(ms(0), a(7), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 2)));
+    tx(&mut r, ms(0));
+    r.on_message(ms(10), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
+    tx(&mut r, ms(10));
+    assert!(matches!(r.route_output(ms(5000), Some(a(7)), a(1), a(9), 1), RouteResult::Forward { .. }));
+    assert_eq!(r.lookup(ms(7_900), a(1)), Some(a(7)));
+}
+
 // ---------------------------------------------------------------- RREP forwarding (§6.7)
 
 #[test]
@@ -1078,6 +1148,51 @@ fn link_failure_sends_rerr_to_precursors_and_reports_link_broken() {
     assert_eq!(sorted(e.unreachable.clone()), [(a(3), 0), (a(9), 11)]);
     assert_eq!(n.routes[&a(9)].seq, 11);
     assert_eq!(n.stats().rerr_originated, 1);
+}
+
+/// ns-2.35 `handle_link_failure` (via `nb_delete` from `rt_ll_failed`): every route through
+/// the lost neighbour goes down with its sequence number incremented and is listed, whether
+/// or not it has precursors, so a source reports too; the RERR is broadcast at once.
+#[test]
+fn ns2_link_failure_broadcasts_every_route_through_the_neighbour_at_once() {
+    let mut c = ns2_0();
+    c.local_repair = false;
+    c.broadcast_jitter = SimDuration::from_millis(10);
+    let mut n = node(1, c);
+    // A source (node 1) with a route to 9 via 3, learnt from an RREP: no precursors.
+    n.on_message(ms(5), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
+    assert_eq!(n.lookup(ms(5), a(9)), Some(a(3)));
+    n.on_link_failure(ms(100), a(3), false);
+    assert_eq!(evs(&mut n), vec![AodvEvent::LinkBroken { next_hop: a(3) }]);
+    let out = tx(&mut n, ms(100));
+    assert_eq!(out.len(), 1, "no jitter");
+    assert_eq!((out[0].dest, out[0].ttl), (LinkDest::Broadcast, 1));
+    assert_eq!(as_rerr(&out[0]).unreachable, [(a(9), 11)]);
+    // Under the RFC's rule a source with no precursors tells nobody.
+    let mut r = node(1, cfg0());
+    r.on_message(ms(5), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
+    r.on_link_failure(ms(100), a(3), false);
+    assert!(tx(&mut r, ms(100)).is_empty());
+}
+
+/// ns-2.35 `recvError`: an RERR takes down a route through its sender only if the route's
+/// sequence number is not newer than the RERR's.
+#[test]
+fn ns2_rerr_with_an_older_sequence_number_leaves_a_newer_route() {
+    let mut n = node(2, ns2_0());
+    n.on_message(ms(5), a(3), 30, &Message::Rrep(rrep(9, 10, 2, 1, 6000)));
+    let old = Rerr {
+        no_delete: false,
+        unreachable: vec![(a(9), 8)],
+    };
+    n.on_message(ms(100), a(3), 1, &Message::Rerr(old));
+    assert_eq!(n.lookup(ms(100), a(9)), Some(a(3)));
+    let new = Rerr {
+        no_delete: false,
+        unreachable: vec![(a(9), 11)],
+    };
+    n.on_message(ms(110), a(3), 1, &Message::Rerr(new));
+    assert_eq!(n.lookup(ms(110), a(9)), None);
 }
 
 #[test]
