@@ -48,8 +48,10 @@ window 20 packets, minimum RTO 0.2 s, first SYN timeout 3 s) and are labelled so
 
 TFRC (study C): ``Agent/TFRC`` (``SndrType_ 1``) → ``Agent/TFRCSink``, mirrored by tpsim's
 ``tfrc = { profile = "ns2" }``. ns-2.35's AODV ignores MAC failures of TFRC packets (the ns-2
-README's quirk 2), so every TFRC point also has a ``+llfix`` variant whose ns-2 side runs with
-``llfix=1`` (TFRC's packets relabelled so that AODV handles them); tpsim's side is the same.
+README's quirk 2): tpsim's side of a TFRC point switches the same artefact on
+(``ns2_quirks = ["aodv-data-packet-list"]``), and every TFRC point also has a ``+llfix`` variant
+whose ns-2 side runs with ``llfix=1`` (TFRC's packets relabelled so that AODV handles them) and
+whose tpsim side runs without the quirk.
 
 Standard library only; the tpsim side runs in a child process of this same Python.
 """
@@ -137,7 +139,8 @@ class Point:
     #: ARPTable); False only for the diagnostic variant ``--no-arp`` (key suffix ``+noarp``).
     arp: bool = True
     #: ns-2 side with ``llfix=1`` (study C over TFRC, key suffix ``+llfix``): ns-2's AODV then
-    #: reacts to MAC failures of TFRC packets (its README, quirk 2). tpsim's side is the same.
+    #: reacts to MAC failures of TFRC packets (its README, quirk 2); tpsim's side runs without
+    #: the quirk (the plain TFRC points run with it).
     llfix: bool = False
 
     @property
@@ -496,7 +499,11 @@ def scenario_text(point: Point, seed: int, ns2_dir: Path, tcp_model: str, bg: Se
                  "queue = 50"]
         ps = 128 if point.sizes == "msg" else 1000
         return "\n".join(head) + "\n" + flows_toml(flows, point.transport, tcp_model, ps)
-    head += ['drain = "5s"', f"seed = {seed}", "runs = 1", 'sizes = "ns2"', "", "[output]", "timeseries = false", ""]
+    head += ['drain = "5s"', f"seed = {seed}", "runs = 1", 'sizes = "ns2"']
+    if point.study == "C" and point.transport == "tfrc" and not point.llfix:
+        # ns-2 as it is: its AODV ignores TFRC's MAC failures (README quirk 2), switched on.
+        head.append('ns2_quirks = ["aodv-data-packet-list"]')
+    head += ["", "[output]", "timeseries = false", ""]
     arp_aodv = (["", "[arp]", 'preset = "ns2"'] if point.arp else []) + ["", "[routing]", 'protocol = "aodv"',
                                                                         'preset = "ns2"']
     if point.study == "A":

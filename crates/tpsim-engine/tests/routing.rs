@@ -244,6 +244,52 @@ fn link_break_yields_rerr_and_delivery_resumes_over_the_alternative() {
     );
 }
 
+/// The break of [`link_break_yields_rerr_and_delivery_resumes_over_the_alternative`] with
+/// flow 0 → 3 over `transport` (its flow keys `keys`), ns-2's AODV quirk switched on or off:
+/// the RERRs sent and the goodput of each second (kbit/s).
+fn break_with_quirk(transport: &str, keys: &str, quirk: bool) -> (u64, Vec<f64>) {
+    let pos = [
+        (0.0, 0.0),
+        (200.0, 0.0),
+        (400.0, 0.0),
+        (600.0, 0.0),
+        (330.0, 180.0),
+        (500.0, 200.0),
+    ];
+    let mobility = "[nodes.mobility]\nmodel = \"waypoints\"\nwaypoints = [{ node = 2, at = \"10s\", to = [\"400m\", \"1400m\"], speed = \"1000m/s\" }]\n[output]\nbin = \"1s\"";
+    let flow = cbr(0, 3, "100ms", "1s").replace("transport = \"udp\"", &format!("transport = \"{transport}\"\n{keys}"));
+    let mut text = scenario(&pos, "protocol = \"aodv\"\npreset = \"ns2\"", &flow, "30s", mobility);
+    if quirk {
+        text = text.replacen("[simulation]\n", "[simulation]\nns2_quirks = [\"aodv-data-packet-list\"]\n", 1);
+    }
+    let r = sim(&text, 1);
+    let t = &r.timeseries;
+    let per_s = (0..t.series.len())
+        .filter(|&i| t.series[i] == "goodput_kbps" && t.flow[i] == Some(0))
+        .map(|i| t.value[i].unwrap_or(0.0))
+        .collect();
+    (net(&r, 2), per_s)
+}
+
+/// ns-2.35's quirk `aodv-data-packet-list` (its `rt_ll_failed` breaks a link only for the
+/// packet types of `DATA_PACKET`): a TFRC flow whose relay leaves is not rerouted, since no
+/// RERR follows its MAC failures, and its packets keep refreshing the dead route, so nothing is
+/// delivered for the rest of the run; without the quirk an RERR follows and delivery resumes
+/// within 3 s. A UDP flow (ns-2's CBR type) is rerouted with the quirk too.
+#[test]
+fn the_aodv_quirk_keeps_a_tfrc_flow_on_a_broken_route() {
+    let tfrc = "tfrc = { profile = \"ns2\" }";
+    let resumed = |g: &[f64]| (11..g.len().min(30)).find(|&s| g[s] > 0.0);
+    let (rerr, g) = break_with_quirk("tfrc", tfrc, false);
+    assert!(rerr >= 1 && resumed(&g).is_some_and(|s| s <= 13), "without the quirk: {rerr} RERRs, {g:?}");
+    let (rerr, g) = break_with_quirk("tfrc", tfrc, true);
+    assert_eq!(rerr, 0, "{g:?}");
+    assert!(g[2..10].iter().all(|&x| x > 0.0), "delivers before the break: {g:?}");
+    assert_eq!(resumed(&g), None, "never rerouted: {g:?}");
+    let (rerr, g) = break_with_quirk("udp", "", true);
+    assert!(rerr >= 1 && resumed(&g).is_some_and(|s| s <= 13), "UDP with the quirk: {rerr} RERRs, {g:?}");
+}
+
 /// Study A's mixed ranges on a small field: the sink and two gateways reach 150 m, sensors
 /// 60 m, so gateways' frames reach sensors that cannot answer (one-way links). With ns-2's
 /// AODV (link-layer detection, no HELLO) every sensor still delivers its reports.

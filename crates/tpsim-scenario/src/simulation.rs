@@ -45,6 +45,22 @@ pub struct Simulation {
     /// are kept for the stack that uses them.
     #[serde(default)]
     pub stack: Option<Stack>,
+    /// Behaviours of ns-2.35 that are artefacts of its code, not of the protocols, switched on
+    /// to reproduce results obtained with it (docs/models.md, "ns-2.35's quirks"). Default none.
+    #[serde(default)]
+    pub ns2_quirks: Vec<Ns2Quirk>,
+}
+
+/// An ns-2.35 artefact a scenario can switch on ([`Simulation::ns2_quirks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ns2Quirk {
+    /// AODV treats a data frame the MAC could not deliver as a link break only for the packet
+    /// types of ns-2.35's `DATA_PACKET` list (`common/packet.h`: TCP data and ACKs, CBR (tpsim's
+    /// UDP), SCTP, audio, video, telnet), as its `rt_ll_failed` does; any other packet (TFRC,
+    /// DCCP) is dropped and the route kept, so a flow keeps sending over a broken link while its
+    /// packets refresh the route.
+    AodvDataPacketList,
 }
 
 /// The transport models of a scenario's flows ([`Simulation::stack`]).

@@ -15,13 +15,17 @@
 use super::{Event, NodeTimers, World};
 use crate::collect::NetworkInputs;
 use crate::metrics::DropReason;
-use crate::packet::PacketId;
+use crate::packet::{PacketId, NO_DIR};
 use crate::wifi::{wifi_addr, wifi_radio};
 use std::net::Ipv4Addr;
 use tpsim_core::{RngStream, SimDuration, SimTime};
 use tpsim_routing::aodv::{self, Aodv, AodvConfig, AodvEvent, RouteResult};
 use tpsim_routing::olsr::{self, Olsr, OlsrConfig};
 use tpsim_routing::{LinkDest, AODV_PORT, OLSR_PORT};
+
+/// ns-2.35's `DATA_PACKET` list (`common/packet.h`) by packet-type name: the packets whose MAC
+/// failure its AODV treats as a link break ([`tpsim_scenario::Ns2Quirk::AodvDataPacketList`]).
+const NS2_DATA_PACKET: [&str; 8] = ["tcp", "telnet", "cbr", "audio", "video", "ack", "sctp", "sctp_app1"];
 use tpsim_scenario::{RoutingPreset, RoutingProtocol, Scenario};
 use tpsim_transport::Header as _;
 use tpsim_wire::ip::DEFAULT_TTL;
@@ -74,6 +78,9 @@ pub(super) struct RoutingState {
     /// ns-2 sizes with AODV: a radio adds a 20-byte IP header to every packet it originates
     /// that is not TCP (ns-2.35 `AODV::recv`), since ns-2's UDP and CBR sizes carry none.
     ns2_ip_header: bool,
+    /// [`tpsim_scenario::Ns2Quirk::AodvDataPacketList`]: MAC failures of data packets outside
+    /// ns-2's `DATA_PACKET` list are not link breaks.
+    aodv_data_packet_list: bool,
 }
 
 impl RoutingState {
@@ -153,6 +160,7 @@ impl RoutingState {
             },
             ns2_ip_header: sc.simulation.sizes.convention() == tpsim_wire::SizeConvention::Ns2
                 && protocol == RoutingProtocol::Aodv,
+            aodv_data_packet_list: sc.simulation.ns2_quirks.contains(&tpsim_scenario::Ns2Quirk::AodvDataPacketList),
         }
     }
 
@@ -480,10 +488,13 @@ impl World {
                     self.routing.as_ref().map(|r| r.message(p.ctrl)),
                     Some(CtrlMsg::Aodv(aodv::Message::Rrep(_)))
                 );
+            // ns-2.35's quirk: only its DATA_PACKET types break a link.
+            let breaks = !self.routing.as_ref().is_some_and(|r| r.aodv_data_packet_list)
+                || NS2_DATA_PACKET.contains(&p.seg.header.ns2_type(p.dir != NO_DIR));
             (
                 p.link_dst,
                 is_rrep,
-                p.is_data(),
+                p.is_data() && breaks,
                 p.ip.dst,
                 DEFAULT_TTL.saturating_sub(p.ip.ttl),
             )
