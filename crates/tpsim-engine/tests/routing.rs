@@ -196,8 +196,9 @@ fn aodv_routes_are_shortest_paths_on_random_topologies() {
 /// 0 – 1 – 2 – 3 with a detour 1 – 4 – 5 – 3 (one hop longer). At t = 10 s node 2 leaves (moves
 /// 1 km away at 1000 m/s): the MAC's failure to reach it makes node 1 send an RERR, node 0
 /// rediscovers, and delivery resumes over the detour within seconds.
-#[test]
-fn link_break_yields_rerr_and_delivery_resumes_over_the_alternative() {
+/// The run of [`link_break_yields_rerr_and_delivery_resumes_over_the_alternative`]'s network
+/// (ns-2's AODV) with `flow`, and ns-2's AODV quirk if `quirk`.
+fn detour_break(flow: &str, quirk: bool) -> RunResult {
     let pos = [
         (0.0, 0.0),
         (200.0, 0.0),
@@ -207,14 +208,20 @@ fn link_break_yields_rerr_and_delivery_resumes_over_the_alternative() {
         (500.0, 200.0),
     ];
     let mobility = "[nodes.mobility]\nmodel = \"waypoints\"\nwaypoints = [{ node = 2, at = \"10s\", to = [\"400m\", \"1400m\"], speed = \"1000m/s\" }]\n[output]\nbin = \"1s\"";
-    let text = scenario(
-        &pos,
-        "protocol = \"aodv\"\npreset = \"ns2\"",
-        &cbr(0, 3, "100ms", "1s"),
-        "30s",
-        mobility,
-    );
-    let r = sim(&text, 1);
+    let mut text = scenario(&pos, "protocol = \"aodv\"\npreset = \"ns2\"", flow, "30s", mobility);
+    if quirk {
+        text = text.replacen(
+            "[simulation]\n",
+            "[simulation]\nns2_quirks = [\"aodv-data-packet-list\"]\n",
+            1,
+        );
+    }
+    sim(&text, 1)
+}
+
+#[test]
+fn link_break_yields_rerr_and_delivery_resumes_over_the_alternative() {
+    let r = detour_break(&cbr(0, 3, "100ms", "1s"), false);
     let f = &r.flows[0];
     assert!(net(&r, 2) >= 1, "an RERR was sent: {:?}", r.network.routing_by_type);
     assert!(r.network.route_discoveries_failed == 0);
@@ -248,21 +255,8 @@ fn link_break_yields_rerr_and_delivery_resumes_over_the_alternative() {
 /// flow 0 → 3 over `transport` (its flow keys `keys`), ns-2's AODV quirk switched on or off:
 /// the RERRs sent and the goodput of each second (kbit/s).
 fn break_with_quirk(transport: &str, keys: &str, quirk: bool) -> (u64, Vec<f64>) {
-    let pos = [
-        (0.0, 0.0),
-        (200.0, 0.0),
-        (400.0, 0.0),
-        (600.0, 0.0),
-        (330.0, 180.0),
-        (500.0, 200.0),
-    ];
-    let mobility = "[nodes.mobility]\nmodel = \"waypoints\"\nwaypoints = [{ node = 2, at = \"10s\", to = [\"400m\", \"1400m\"], speed = \"1000m/s\" }]\n[output]\nbin = \"1s\"";
     let flow = cbr(0, 3, "100ms", "1s").replace("transport = \"udp\"", &format!("transport = \"{transport}\"\n{keys}"));
-    let mut text = scenario(&pos, "protocol = \"aodv\"\npreset = \"ns2\"", &flow, "30s", mobility);
-    if quirk {
-        text = text.replacen("[simulation]\n", "[simulation]\nns2_quirks = [\"aodv-data-packet-list\"]\n", 1);
-    }
-    let r = sim(&text, 1);
+    let r = detour_break(&flow, quirk);
     let t = &r.timeseries;
     let per_s = (0..t.series.len())
         .filter(|&i| t.series[i] == "goodput_kbps" && t.flow[i] == Some(0))
@@ -281,13 +275,19 @@ fn the_aodv_quirk_keeps_a_tfrc_flow_on_a_broken_route() {
     let tfrc = "tfrc = { profile = \"ns2\" }";
     let resumed = |g: &[f64]| (11..g.len().min(30)).find(|&s| g[s] > 0.0);
     let (rerr, g) = break_with_quirk("tfrc", tfrc, false);
-    assert!(rerr >= 1 && resumed(&g).is_some_and(|s| s <= 13), "without the quirk: {rerr} RERRs, {g:?}");
+    assert!(
+        rerr >= 1 && resumed(&g).is_some_and(|s| s <= 13),
+        "without the quirk: {rerr} RERRs, {g:?}"
+    );
     let (rerr, g) = break_with_quirk("tfrc", tfrc, true);
     assert_eq!(rerr, 0, "{g:?}");
     assert!(g[2..10].iter().all(|&x| x > 0.0), "delivers before the break: {g:?}");
     assert_eq!(resumed(&g), None, "never rerouted: {g:?}");
     let (rerr, g) = break_with_quirk("udp", "", true);
-    assert!(rerr >= 1 && resumed(&g).is_some_and(|s| s <= 13), "UDP with the quirk: {rerr} RERRs, {g:?}");
+    assert!(
+        rerr >= 1 && resumed(&g).is_some_and(|s| s <= 13),
+        "UDP with the quirk: {rerr} RERRs, {g:?}"
+    );
 }
 
 /// Study A's mixed ranges on a small field: the sink and two gateways reach 150 m, sensors

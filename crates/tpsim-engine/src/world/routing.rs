@@ -160,7 +160,10 @@ impl RoutingState {
             },
             ns2_ip_header: sc.simulation.sizes.convention() == tpsim_wire::SizeConvention::Ns2
                 && protocol == RoutingProtocol::Aodv,
-            aodv_data_packet_list: sc.simulation.ns2_quirks.contains(&tpsim_scenario::Ns2Quirk::AodvDataPacketList),
+            aodv_data_packet_list: sc
+                .simulation
+                .ns2_quirks
+                .contains(&tpsim_scenario::Ns2Quirk::AodvDataPacketList),
         }
     }
 

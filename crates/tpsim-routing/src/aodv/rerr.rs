@@ -78,27 +78,12 @@ impl<P> Aodv<P> {
     /// An RERR for `dests` broadcast (with the broadcast jitter if `jitter`), as ns-2.35's
     /// `sendError` sends every RERR; at most RERR_RATELIMIT per second.
     fn broadcast_rerr(&mut self, now: SimTime, dests: Vec<(Addr, u32)>, origin: Origin, jitter: bool) {
-        if dests.is_empty() {
-            return;
-        }
-        if rate_next_allowed(&mut self.rerr_times, self.cfg.rerr_ratelimit, now) > now {
-            self.stats.rerr_rate_limited += 1;
-            return;
-        }
-        if self.cfg.rerr_ratelimit > 0 {
-            self.rerr_times.push_back(now);
-        }
-        for chunk in dests.chunks(255) {
-            let msg = Message::Rerr(Rerr {
-                no_delete: false,
-                unreachable: chunk.to_vec(),
-            });
-            if jitter {
-                self.broadcast(now, 1, msg, origin);
-            } else {
-                self.broadcast_now(now, 1, msg, origin);
-            }
-        }
+        let to = if jitter {
+            RerrTo::Broadcast
+        } else {
+            RerrTo::BroadcastNow
+        };
+        self.emit_rerr(now, dests, to, origin, false);
     }
 
     /// RFC 3561 §6.11 case (ii): a data packet for `dst` to forward and no active route.
@@ -207,7 +192,18 @@ impl<P> Aodv<P> {
         origin: Origin,
         no_delete: bool,
     ) {
-        if dests.is_empty() || recipients.is_empty() {
+        let to = match recipients {
+            [] => return,
+            [one] => RerrTo::Unicast(*one),
+            _ => RerrTo::Broadcast,
+        };
+        self.emit_rerr(now, dests, to, origin, no_delete);
+    }
+
+    /// Queues the RERR messages for `dests` (255 destinations each) to `to`, unless
+    /// RERR_RATELIMIT (§6.11) holds them back.
+    fn emit_rerr(&mut self, now: SimTime, dests: Vec<(Addr, u32)>, to: RerrTo, origin: Origin, no_delete: bool) {
+        if dests.is_empty() {
             return;
         }
         if rate_next_allowed(&mut self.rerr_times, self.cfg.rerr_ratelimit, now) > now {
@@ -222,11 +218,22 @@ impl<P> Aodv<P> {
                 no_delete,
                 unreachable: chunk.to_vec(),
             });
-            if let [one] = recipients {
-                self.queue(now, LinkDest::Unicast(*one), 1, msg, origin);
-            } else {
-                self.broadcast(now, 1, msg, origin);
+            match to {
+                RerrTo::Unicast(a) => self.queue(now, LinkDest::Unicast(a), 1, msg, origin),
+                RerrTo::Broadcast => self.broadcast(now, 1, msg, origin),
+                RerrTo::BroadcastNow => self.broadcast_now(now, 1, msg, origin),
             }
         }
     }
+}
+
+/// Where an RERR goes.
+#[derive(Clone, Copy)]
+enum RerrTo {
+    /// To one neighbour.
+    Unicast(Addr),
+    /// To every neighbour, after the broadcast jitter.
+    Broadcast,
+    /// To every neighbour at once (ns-2.35's RERRs after a break or for a missing route).
+    BroadcastNow,
 }

@@ -904,7 +904,10 @@ fn ns2_data_refreshes_only_the_route_it_takes() {
     tx(&mut n, ms(10));
     // Data 1 → 9 forwarded at 5 s, and a packet from 1 delivered here: the route to 9 lives
     // 10 s from then; the reverse route to 1 is not refreshed.
-    assert!(matches!(n.route_output(ms(5000), Some(a(7)), a(1), a(9), 1), RouteResult::Forward { .. }));
+    assert!(matches!(
+        n.route_output(ms(5000), Some(a(7)), a(1), a(9), 1),
+        RouteResult::Forward { .. }
+    ));
     n.on_data_delivered(ms(5000), a(7), a(1));
     assert_eq!(n.lookup(ms(10_400), a(1)), Some(a(7)));
     assert_eq!(n.lookup(ms(10_600), a(1)), None);
@@ -915,7 +918,10 @@ fn ns2_data_refreshes_only_the_route_it_takes() {
     tx(&mut r, ms(0));
     r.on_message(ms(10), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
     tx(&mut r, ms(10));
-    assert!(matches!(r.route_output(ms(5000), Some(a(7)), a(1), a(9), 1), RouteResult::Forward { .. }));
+    assert!(matches!(
+        r.route_output(ms(5000), Some(a(7)), a(1), a(9), 1),
+        RouteResult::Forward { .. }
+    ));
     assert_eq!(r.lookup(ms(7_900), a(1)), Some(a(7)));
 }
 

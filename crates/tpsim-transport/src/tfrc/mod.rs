@@ -57,8 +57,8 @@
 
 pub mod equation;
 pub mod loss;
-pub mod rate;
 mod ns2_sender;
+pub mod rate;
 mod receiver;
 mod sender;
 
@@ -73,8 +73,8 @@ use crate::tcp::Open;
 use crate::{
     Header, L4Header, Message, Segment, SendError, SocketConfig, TransportEvent, TransportReport, TransportStats,
 };
-use rate::{InitialWindow, RateConfig};
 use ns2_sender::Ns2Sender;
+use rate::{InitialWindow, RateConfig};
 use receiver::Receiver;
 use sender::Sender;
 use tpsim_core::SimTime;
@@ -303,11 +303,19 @@ impl TfrcSocket {
         match &self.role {
             Role::Sender(s) => {
                 let rc = s.rate.as_ref();
-                Some((rc.map(|r| r.x()), rc.and_then(|r| r.r()), rc.map(|r| r.p()), rc.and_then(|r| r.last_x_recv())))
+                Some((
+                    rc.map(|r| r.x()),
+                    rc.and_then(|r| r.r()),
+                    rc.map(|r| r.p()),
+                    rc.and_then(|r| r.last_x_recv()),
+                ))
             }
-            Role::Ns2Sender(s) => {
-                Some(((s.x() > 0.0).then_some(s.x()), s.r(), (s.x() > 0.0).then_some(s.p()), s.last_x_recv()))
-            }
+            Role::Ns2Sender(s) => Some((
+                (s.x() > 0.0).then_some(s.x()),
+                s.r(),
+                (s.x() > 0.0).then_some(s.p()),
+                s.last_x_recv(),
+            )),
             Role::Receiver(_) => None,
         }
     }
@@ -429,7 +437,8 @@ impl TfrcSocket {
     /// last feedback's X_recv) and `srtt_s` (R), each `None` until known; default at the
     /// receiver.
     pub fn ack_sample(&self) -> crate::AckSample {
-        let (Some((x, r, _, x_recv)), Some((rtt_samples, rtt_sum_ns))) = (self.sender_state(), self.rtt_totals()) else {
+        let (Some((x, r, _, x_recv)), Some((rtt_samples, rtt_sum_ns))) = (self.sender_state(), self.rtt_totals())
+        else {
             return crate::AckSample::default();
         };
         crate::AckSample {

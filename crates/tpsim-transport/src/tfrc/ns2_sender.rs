@@ -37,15 +37,13 @@
 //! feedback carries bytes per second, packets per second times the mean message size, and
 //! this sender divides by its own mean message size.
 
-use super::{TfrcConfig, TfrcHeader};
-use crate::{L4Header, Message, Segment, SendError, SocketConfig, TransportStats};
+use super::rate::InitialWindow;
+use super::sender::{data_segment, wire_us};
+use super::TfrcConfig;
+use crate::{Message, Segment, SendError, SocketConfig, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::tfrc::{decode_p, TfrcRepr};
-use tpsim_wire::UdpRepr;
-
-use super::rate::InitialWindow;
-use super::sender::wire_us;
 
 /// `tcp_tick_`: the granularity of the t_RTO estimate, s.
 const TCP_TICK: f64 = 0.1;
@@ -514,21 +512,7 @@ impl Ns2Sender {
     ) -> Option<Segment> {
         let (msg, tfrc) = self.out.pop_front()?;
         stats.tx_segments += 1;
-        Some(Segment {
-            addr: None,
-            header: L4Header::Tfrc(TfrcHeader {
-                udp: UdpRepr {
-                    src_port: sock.local_port,
-                    dst_port: sock.remote_port,
-                },
-                tfrc,
-            }),
-            payload_len: msg.len,
-            ip_len: tfrc.ip_len(sock.sizes, msg.len.max(cfg.packet_size.unwrap_or(0))),
-            message: Some(msg),
-            first_tx: now,
-            stream: None,
-        })
+        Some(data_segment(sock, cfg, tfrc, msg, now))
     }
 
     pub(super) fn poll_timeout(&self) -> Option<SimTime> {

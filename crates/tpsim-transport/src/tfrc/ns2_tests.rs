@@ -29,9 +29,8 @@ fn m(id: u64) -> Message {
     }
 }
 
-/// A feedback packet echoing the data packet sent at `echo_s`, answered at once, reporting
-/// `packets_per_s` packets of 100 bytes a second and loss event rate `p`.
-fn feedback(echo_s: f64, packets_per_s: f64, p: f64) -> Segment {
+/// A TFRC packet with header `tfrc` carrying `message` (`payload_len` bytes).
+fn segment(tfrc: TfrcRepr, payload_len: u32, message: Option<Message>) -> Segment {
     Segment {
         addr: None,
         header: L4Header::Tfrc(TfrcHeader {
@@ -39,19 +38,26 @@ fn feedback(echo_s: f64, packets_per_s: f64, p: f64) -> Segment {
                 src_port: 2,
                 dst_port: 1,
             },
-            tfrc: TfrcRepr::Feedback {
-                timestamp_echo: (echo_s * 1e6).round() as u32,
-                t_delay: 0,
-                x_recv: (packets_per_s * 100.0).round() as u32,
-                p: encode_p(p),
-            },
+            tfrc,
         }),
-        payload_len: 0,
-        ip_len: 40,
-        message: None,
+        payload_len,
+        ip_len: tfrc.ip_len(tpsim_wire::SizeConvention::Ns2, payload_len),
+        message,
         first_tx: SimTime::ZERO,
         stream: None,
     }
+}
+
+/// A feedback packet echoing the data packet sent at `echo_s`, answered at once, reporting
+/// `packets_per_s` packets of 100 bytes a second and loss event rate `p`.
+fn feedback(echo_s: f64, packets_per_s: f64, p: f64) -> Segment {
+    let tfrc = TfrcRepr::Feedback {
+        timestamp_echo: (echo_s * 1e6).round() as u32,
+        t_delay: 0,
+        x_recv: (packets_per_s * 100.0).round() as u32,
+        p: encode_p(p),
+    };
+    segment(tfrc, 0, None)
 }
 
 /// (seq, urgent, R µs) of a data packet.
@@ -75,7 +81,8 @@ fn x(s: &TfrcSocket) -> f64 {
 fn ns2_equation_uses_t_rto_and_caps_at_maxrate() {
     assert_eq!(p_to_b(0.0, 0.2, 0.5, 1000.0, 1.0), 25e6);
     let (p, r, t_rto) = (0.01f64, 0.2, 0.5);
-    let want = 1000.0 / (r * (2.0 * p / 3.0).sqrt() + (3.0 * (3.0 * p / 8.0).sqrt()) * t_rto * p * (1.0 + 32.0 * p * p));
+    let want =
+        1000.0 / (r * (2.0 * p / 3.0).sqrt() + (3.0 * (3.0 * p / 8.0).sqrt()) * t_rto * p * (1.0 + 32.0 * p * p));
     assert!((p_to_b(p, r, t_rto, 1000.0, 1.0) - want).abs() < 1e-9 * want);
     // 3·√(3p/8) is capped at 1 for large p.
     let p = 0.5f64;
@@ -194,26 +201,13 @@ fn ns2_nofeedback_halves_a_backlogged_sender_and_marks_its_packets_urgent() {
 }
 
 fn data(seq: u32, sent_s: f64, rtt_s: f64, urgent: bool) -> Segment {
-    Segment {
-        addr: None,
-        header: L4Header::Tfrc(TfrcHeader {
-            udp: tpsim_wire::UdpRepr {
-                src_port: 2,
-                dst_port: 1,
-            },
-            tfrc: TfrcRepr::Data {
-                seq,
-                timestamp: (sent_s * 1e6).round() as u32,
-                rtt: (rtt_s * 1e6).round() as u32,
-                urgent,
-            },
-        }),
-        payload_len: 100,
-        ip_len: 132,
-        message: Some(m(seq as u64)),
-        first_tx: SimTime::ZERO,
-        stream: None,
-    }
+    let tfrc = TfrcRepr::Data {
+        seq,
+        timestamp: (sent_s * 1e6).round() as u32,
+        rtt: (rtt_s * 1e6).round() as u32,
+        urgent,
+    };
+    segment(tfrc, 100, Some(m(seq as u64)))
 }
 
 /// X_recv of a feedback packet, bytes/s.
@@ -241,7 +235,11 @@ fn ns2_receiver_answers_urgent_packets_and_counts_packets_per_second() {
     };
     let mut r = TfrcSocket::new(cfg, TfrcConfig::ns2(), Open::Passive, SimTime::ZERO);
     r.on_segment(t(0.05), &data(0, 0.0, 0.0, true));
-    assert_eq!(x_recv_of(&r.poll_transmit(t(0.05)).unwrap()), 100, "1 packet/s of 100 B");
+    assert_eq!(
+        x_recv_of(&r.poll_transmit(t(0.05)).unwrap()),
+        100,
+        "1 packet/s of 100 B"
+    );
     // R = 100 ms, a packet every 20 ms: the one 120 ms after the report is answered, with the
     // 6 packets since it over 0.12 s: 50 packets/s.
     for k in 1..=5u32 {

@@ -108,7 +108,11 @@ impl Receiver {
         };
         let since = (now - self.last_feedback.unwrap_or(SimTime::ZERO)).as_secs_f64();
         if since >= r {
-            return if self.ns2_rcvd > 0 { self.ns2_rcvd as f64 / since } else { 1.0 };
+            return if self.ns2_rcvd > 0 {
+                self.ns2_rcvd as f64 / since
+            } else {
+                1.0
+            };
         }
         let Some(&(_, newest)) = self.ns2_arrivals.back() else {
             return 1.0;

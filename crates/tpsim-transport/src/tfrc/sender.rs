@@ -15,6 +15,32 @@ use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::tfrc::{decode_p, TfrcRepr};
 use tpsim_wire::UdpRepr;
 
+/// The data packet carrying `msg` with header `tfrc`, sent at `now`: padded to
+/// [`TfrcConfig::packet_size`].
+pub(super) fn data_segment(
+    sock: &SocketConfig,
+    cfg: &TfrcConfig,
+    tfrc: TfrcRepr,
+    msg: Message,
+    now: SimTime,
+) -> Segment {
+    Segment {
+        addr: None,
+        header: L4Header::Tfrc(TfrcHeader {
+            udp: UdpRepr {
+                src_port: sock.local_port,
+                dst_port: sock.remote_port,
+            },
+            tfrc,
+        }),
+        payload_len: msg.len,
+        ip_len: tfrc.ip_len(sock.sizes, msg.len.max(cfg.packet_size.unwrap_or(0))),
+        message: Some(msg),
+        first_tx: now,
+        stream: None,
+    }
+}
+
 /// The sender's clock in µs modulo 2^32, as data packets carry it.
 #[inline]
 pub(super) fn wire_us(t: SimTime) -> u32 {
@@ -149,21 +175,7 @@ impl Sender {
         if !self.queue.is_empty() {
             self.last_backlogged = Some(now);
         }
-        Some(Segment {
-            addr: None,
-            header: L4Header::Tfrc(TfrcHeader {
-                udp: UdpRepr {
-                    src_port: sock.local_port,
-                    dst_port: sock.remote_port,
-                },
-                tfrc,
-            }),
-            payload_len: msg.len,
-            ip_len: tfrc.ip_len(sock.sizes, msg.len.max(cfg.packet_size.unwrap_or(0))),
-            message: Some(msg),
-            first_tx: now,
-            stream: None,
-        })
+        Some(data_segment(sock, cfg, tfrc, msg, now))
     }
 
     /// RFC 5348 §4.3: a feedback packet.

@@ -670,7 +670,10 @@ fn ns2_receiver_answers_data_once_r_has_passed_and_again_on_its_timer() {
     r.on_segment(t(0.15), &data(5, 0.1, 0.1, 100));
     assert!(r.poll_transmit(t(0.15)).is_none());
     r.on_segment(t(0.17), &data(6, 0.12, 0.1, 100));
-    assert!(r.poll_transmit(t(0.17)).is_some(), "more than 100 ms after the last report");
+    assert!(
+        r.poll_transmit(t(0.17)).is_some(),
+        "more than 100 ms after the last report"
+    );
     assert_eq!(r.poll_timeout(), Some(t(0.32)));
     // The timer reports again: the last packet arrived at the last report's time.
     r.on_timeout(t(0.32));
