@@ -221,6 +221,20 @@ impl TfrcConfig {
     }
 }
 
+/// A TFRC sender's rate state ([`TfrcSocket::sender_state`]); each field `None` until known
+/// (before the first message, or the first feedback for `r` and `x_recv`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SenderState {
+    /// The allowed transmit rate X, bytes/s (RFC 5348 §4.3; tfrc.cc `rate_`).
+    pub x: Option<f64>,
+    /// The RTT estimate R, s.
+    pub r: Option<f64>,
+    /// The loss event rate p of the last feedback.
+    pub p: Option<f64>,
+    /// X_recv of the last feedback, bytes/s.
+    pub x_recv: Option<f64>,
+}
+
 /// Which TFRC sender runs ([`TfrcConfig::sender`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SenderRule {
@@ -296,26 +310,24 @@ impl TfrcSocket {
         }
     }
 
-    /// The sender's rate state as both senders have it: (X bytes/s, R s, p, X_recv of the
-    /// last feedback bytes/s), each `None` until known; `None` at the receiver.
-    #[allow(clippy::type_complexity)]
-    pub fn sender_state(&self) -> Option<(Option<f64>, Option<f64>, Option<f64>, Option<f64>)> {
+    /// The sender's rate state as both senders have it; `None` at the receiver.
+    pub fn sender_state(&self) -> Option<SenderState> {
         match &self.role {
             Role::Sender(s) => {
                 let rc = s.rate.as_ref();
-                Some((
-                    rc.map(|r| r.x()),
-                    rc.and_then(|r| r.r()),
-                    rc.map(|r| r.p()),
-                    rc.and_then(|r| r.last_x_recv()),
-                ))
+                Some(SenderState {
+                    x: rc.map(|r| r.x()),
+                    r: rc.and_then(|r| r.r()),
+                    p: rc.map(|r| r.p()),
+                    x_recv: rc.and_then(|r| r.last_x_recv()),
+                })
             }
-            Role::Ns2Sender(s) => Some((
-                (s.x() > 0.0).then_some(s.x()),
-                s.r(),
-                (s.x() > 0.0).then_some(s.p()),
-                s.last_x_recv(),
-            )),
+            Role::Ns2Sender(s) => Some(SenderState {
+                x: (s.x() > 0.0).then_some(s.x()),
+                r: s.r(),
+                p: (s.x() > 0.0).then_some(s.p()),
+                x_recv: s.last_x_recv(),
+            }),
             Role::Receiver(_) => None,
         }
     }
@@ -437,7 +449,8 @@ impl TfrcSocket {
     /// last feedback's X_recv) and `srtt_s` (R), each `None` until known; default at the
     /// receiver.
     pub fn ack_sample(&self) -> crate::AckSample {
-        let (Some((x, r, _, x_recv)), Some((rtt_samples, rtt_sum_ns))) = (self.sender_state(), self.rtt_totals())
+        let (Some(SenderState { x, r, x_recv, .. }), Some((rtt_samples, rtt_sum_ns))) =
+            (self.sender_state(), self.rtt_totals())
         else {
             return crate::AckSample::default();
         };
@@ -465,7 +478,7 @@ impl TfrcSocket {
     pub fn report(&self) -> TransportReport {
         match &self.role {
             Role::Sender(_) | Role::Ns2Sender(_) => {
-                let (x, r, p, _) = self.sender_state().unwrap_or_default();
+                let SenderState { x, r, p, .. } = self.sender_state().unwrap_or_default();
                 let (rtt_samples, rtt_sum_ns) = self.rtt_totals().unwrap_or_default();
                 let expiries = match &self.role {
                     Role::Sender(s) => s.rate.as_ref().map_or(0, |r| r.nofeedback_expiries()),

@@ -72,7 +72,7 @@ fn data_fields(seg: &Segment) -> (u32, bool, u32) {
 }
 
 fn x(s: &TfrcSocket) -> f64 {
-    s.sender_state().unwrap().0.unwrap()
+    s.sender_state().unwrap().x.unwrap()
 }
 
 /// formula.h `p_to_b`: s / (R·√(2p/3) + min(1, 3·√(3p/8))·t_RTO·p·(1 + 32p²)), 25 MB/s at most,
@@ -131,7 +131,7 @@ fn ns2_first_feedback_sets_four_packets_per_r_and_sends_at_once() {
     s.poll_transmit(t(0.0)).unwrap();
     s.send(t(0.1), m(1)).unwrap();
     s.on_segment(t(0.2), &feedback(0.0, 1.0, 0.0));
-    let (xv, r, p, _) = s.sender_state().unwrap();
+    let SenderState { x: xv, r, p, .. } = s.sender_state().unwrap();
     assert!((r.unwrap() - 0.2).abs() < 1e-9);
     assert!((xv.unwrap() - 4.0 * 100.0 / 0.2).abs() < 1e-6, "{xv:?}");
     assert_eq!(p, Some(0.0));

@@ -410,7 +410,7 @@ fn cbr_flow_like_study_d_delivers_everything_with_feedback_once_per_rtt() {
             "{:?}: {fbs} feedbacks, R {r}",
             tfrc.profile
         );
-        assert_eq!(pair.net.socks[0].sender_state().unwrap().2, Some(0.0));
+        assert_eq!(pair.net.socks[0].sender_state().unwrap().p, Some(0.0));
         // One-way: 50 ms + (128 + 44) bytes at 256 kbit/s.
         let path_delay = 0.05 + (128.0 + 44.0) * 8.0 / 256_000.0;
         let mean = pair

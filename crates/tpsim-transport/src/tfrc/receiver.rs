@@ -6,8 +6,9 @@
 //! data packet carries the sender's RTT estimate, every data packet is answered at once.
 //!
 //! Under ns-2.35's rule ([`FeedbackRule::Ns2`], tfrc-sink.cc `recv`, `nextpkt`, `est_thput`)
-//! a data packet is answered once R_m has passed since the last report (so with periodic data,
-//! on the first arrival at or after R_m), at once when it starts a loss event, and at once when
+//! a data packet is answered once more than R_m has passed since the last report (so with
+//! periodic data, on the first arrival after R_m; an exact tie goes either way in ns-2 with the
+//! rounding of its floating-point clock), at once when it starts a loss event, and at once when
 //! the sender marked it urgent; a timer runs every 1.5·R_m after the last report and reports
 //! again if the last data packet arrived at or after the last report: a sender slower than one
 //! packet per 1.5·R_m gets two reports per packet, as from ns-2. Its receive rate counts
