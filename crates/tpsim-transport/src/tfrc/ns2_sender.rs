@@ -38,12 +38,12 @@
 //! this sender divides by its own mean message size.
 
 use super::rate::InitialWindow;
-use super::sender::{data_segment, wire_us};
+use super::sender::{data_segment, read_feedback, wire_us};
 use super::TfrcConfig;
 use crate::{Message, Segment, SendError, SocketConfig, TransportStats};
 use std::collections::VecDeque;
 use tpsim_core::{SimDuration, SimTime};
-use tpsim_wire::tfrc::{decode_p, TfrcRepr};
+use tpsim_wire::tfrc::TfrcRepr;
 
 /// `tcp_tick_`: the granularity of the t_RTO estimate, s.
 const TCP_TICK: f64 = 0.1;
@@ -327,30 +327,18 @@ impl Ns2Sender {
 
     /// tfrc.cc `recv`: a feedback packet.
     pub(super) fn on_feedback(&mut self, cfg: &TfrcConfig, now: SimTime, h: TfrcRepr) {
-        let TfrcRepr::Feedback {
-            timestamp_echo,
-            t_delay,
-            x_recv,
-            p,
-        } = h
-        else {
+        let Some((_, sample_us, x_recv, p)) = read_feedback(now, h) else {
             return;
         };
         if !self.started {
             return;
         }
-        let age_us = wire_us(now).wrapping_sub(timestamp_echo);
-        if (age_us as i32) < 0 {
-            return;
-        }
-        let sample_us = age_us.saturating_sub(t_delay).max(1);
         self.rtt_samples += 1;
         self.rtt_sum_ns += sample_us as u64 * 1000;
         let s = self.s(cfg);
-        let x_recv = x_recv as f64;
         self.last_x_recv = Some(x_recv);
         let packets_per_s = x_recv / self.msg_mean();
-        self.p = decode_p(p);
+        self.p = p;
         self.rounds += 1;
         self.urgent = false;
         self.max_x = if self.rounds > 1 && packets_per_s > 0.0 {

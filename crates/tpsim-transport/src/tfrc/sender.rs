@@ -41,6 +41,31 @@ pub(super) fn data_segment(
     }
 }
 
+/// What a feedback packet tells a sender at `now`: the echoed packet's age and R_sample =
+/// age − t_delay (RFC 5348 §4.3 step 1), µs (at least 1), X_recv (bytes/s) and p. `None` for
+/// a data packet or a timestamp from the future (not ours).
+pub(super) fn read_feedback(now: SimTime, h: TfrcRepr) -> Option<(u32, u32, f64, f64)> {
+    let TfrcRepr::Feedback {
+        timestamp_echo,
+        t_delay,
+        x_recv,
+        p,
+    } = h
+    else {
+        return None;
+    };
+    let age_us = wire_us(now).wrapping_sub(timestamp_echo);
+    if (age_us as i32) < 0 {
+        return None;
+    }
+    Some((
+        age_us,
+        age_us.saturating_sub(t_delay).max(1),
+        x_recv as f64,
+        decode_p(p),
+    ))
+}
+
 /// The sender's clock in µs modulo 2^32, as data packets carry it.
 #[inline]
 pub(super) fn wire_us(t: SimTime) -> u32 {
@@ -180,24 +205,13 @@ impl Sender {
 
     /// RFC 5348 §4.3: a feedback packet.
     pub(super) fn on_feedback(&mut self, cfg: &TfrcConfig, now: SimTime, h: TfrcRepr) {
-        let TfrcRepr::Feedback {
-            timestamp_echo,
-            t_delay,
-            x_recv,
-            p,
-        } = h
-        else {
+        let Some((age_us, r_sample_us, x_recv, p)) = read_feedback(now, h) else {
             return;
         };
         let s = self.s(cfg);
         let Some(rc) = self.rate.as_mut() else {
             return;
         };
-        // The echoed packet's age; a timestamp from the future is not ours.
-        let age_us = wire_us(now).wrapping_sub(timestamp_echo);
-        if (age_us as i32) < 0 {
-            return;
-        }
         let echo_time = SimTime(now.as_nanos().saturating_sub(age_us as u64 * 1000));
         // Feedback older than (or a copy of) the last one processed says nothing new.
         if self.last_echo.is_some_and(|e| echo_time <= e) {
@@ -209,14 +223,12 @@ impl Sender {
         };
         self.last_echo = Some(echo_time);
         // Step 1: R_sample = (t_now − t_recvdata) − t_delay.
-        let r_sample_us = age_us.saturating_sub(t_delay).max(1);
         self.rtt_samples += 1;
         self.rtt_sum_ns += r_sample_us as u64 * 1000;
-        let x_recv = x_recv as f64;
         let fb = FeedbackInfo {
             r_sample_s: r_sample_us as f64 * 1e-6,
             x_recv,
-            p: decode_p(p),
+            p,
         };
         rc.on_feedback(now, s, fb, data_limited);
         self.rtt_us = rc
