@@ -79,11 +79,11 @@ def mean_cis(metric: str, samples: Sequence[Sequence[float]]) -> list[tuple[floa
     replications), the bootstrap intervals computed together: the same resamples, in fewer
     calls (the intervals equal those of :func:`mean_ci` but for their last bits)."""
     out: list = [None] * len(samples)
+    means = [sum(v) / len(v) for v in samples]
     by_n: dict[int, list[int]] = {}
     bounded = bounds(metric) is not None
-    for i, values in enumerate(samples):
+    for i, (values, mean) in enumerate(zip(samples, means)):
         n = len(values)
-        mean = sum(values) / n
         if n < 2:
             out[i] = (mean, None, None)
         elif not bounded:
@@ -93,14 +93,12 @@ def mean_cis(metric: str, samples: Sequence[Sequence[float]]) -> list[tuple[floa
         elif min(values) == max(values):
             out[i] = (mean, min(values[0], mean), max(values[0], mean))
         else:
-            out[i] = mean
             by_n.setdefault(n, []).append(i)
     for group in by_n.values():
         for i, (lo, hi) in zip(group, _bootstrap_ci([list(samples[i]) for i in group])):
-            mean = out[i]
             # The mean lies inside the interval but for rounding (the resample means are
             # computed by numpy, the mean here by Python).
-            out[i] = (mean, min(lo, mean), max(hi, mean))
+            out[i] = (means[i], min(lo, means[i]), max(hi, means[i]))
     return out
 
 

@@ -491,13 +491,15 @@ impl World {
                     self.routing.as_ref().map(|r| r.message(p.ctrl)),
                     Some(CtrlMsg::Aodv(aodv::Message::Rrep(_)))
                 );
-            // ns-2.35's quirk: only its DATA_PACKET types break a link.
-            let breaks = !self.routing.as_ref().is_some_and(|r| r.aodv_data_packet_list)
-                || NS2_DATA_PACKET.contains(&p.seg.header.ns2_type(p.dir != NO_DIR));
+            // A data packet breaks the link; with ns-2.35's quirk only one of its DATA_PACKET
+            // types does.
+            let breaks = p.is_data()
+                && (!self.routing.as_ref().is_some_and(|r| r.aodv_data_packet_list)
+                    || NS2_DATA_PACKET.contains(&p.seg.header.ns2_type(p.dir != NO_DIR)));
             (
                 p.link_dst,
                 is_rrep,
-                p.is_data() && breaks,
+                breaks,
                 p.ip.dst,
                 DEFAULT_TTL.saturating_sub(p.ip.ttl),
             )

@@ -5,15 +5,16 @@ use super::*;
 impl<P> Aodv<P> {
     // ----- Link breaks and RERR (§6.11) -----
 
-    /// RFC 3561 §6.11 case (i): the link to `nb` is broken.
+    /// RFC 3561 §6.11 case (i): the link to `nb` is broken. Every valid route through `nb`
+    /// is invalidated with its sequence number incremented. The RERR lists the active routes
+    /// that had precursors and goes to those precursors; under [`RerrRule::Ns2`]
+    /// (`handle_link_failure`) it lists every route through `nb` and is broadcast at once, and
+    /// `nb` leaves every precursor list.
     pub(super) fn link_break(&mut self, now: SimTime, nb: Addr) {
         self.stats.link_breaks += 1;
         self.recent_breaks.retain(|&(_, t)| t == now);
         self.recent_breaks.push((nb, now));
-        if self.cfg.rerr_rule == RerrRule::Ns2 {
-            self.link_break_ns2(now, nb);
-            return;
-        }
+        let ns2 = self.cfg.rerr_rule == RerrRule::Ns2;
         let dp = self.cfg.delete_period;
         let mut dests = Vec::new();
         let mut recipients: Vec<Addr> = Vec::new();
@@ -26,6 +27,7 @@ impl<P> Aodv<P> {
             if r.valid_seq && !self.cfg.invalidation_keeps_seq {
                 r.seq = r.seq.wrapping_add(1);
             }
+            let listed = dests.len();
             invalidate(
                 r,
                 &mut self.precursors,
@@ -35,43 +37,21 @@ impl<P> Aodv<P> {
                 &mut dests,
                 &mut recipients,
             );
-        }
-        self.arm_sweep(now + dp);
-        self.forget_neighbour(nb);
-        recipients.retain(|&p| p != nb);
-        self.send_rerr(now, dests, &recipients, Origin::Originated, false);
-        self.events.push_back(AodvEvent::LinkBroken { next_hop: nb });
-    }
-
-    /// ns-2.35 `handle_link_failure` ([`RerrRule::Ns2`]): every valid route through `nb` is
-    /// taken down with its sequence number incremented and listed in an RERR broadcast at once;
-    /// `nb` leaves every precursor list.
-    fn link_break_ns2(&mut self, now: SimTime, nb: Addr) {
-        let dp = self.cfg.delete_period;
-        let mut dests = Vec::new();
-        let (mut unused_dests, mut unused_recipients) = (Vec::new(), Vec::new());
-        for d in sorted_keys(&self.routes, |r| r.valid && r.next_hop == nb) {
-            let r = self.routes.get_mut(&d).expect("listed");
-            if r.valid_seq && !self.cfg.invalidation_keeps_seq {
-                r.seq = r.seq.wrapping_add(1);
+            if ns2 && dests.len() == listed {
+                dests.push((d, r.seq));
             }
-            invalidate(
-                r,
-                &mut self.precursors,
-                &mut self.expiries,
-                now + dp,
-                false,
-                &mut unused_dests,
-                &mut unused_recipients,
-            );
-            dests.push((d, r.seq));
-        }
-        for list in self.precursors.values_mut() {
-            list.retain(|&p| p != nb);
         }
         self.arm_sweep(now + dp);
         self.forget_neighbour(nb);
-        self.broadcast_rerr(now, dests, Origin::Originated, false);
+        if ns2 {
+            for list in self.precursors.values_mut() {
+                list.retain(|&p| p != nb);
+            }
+            self.broadcast_rerr(now, dests, Origin::Originated, false);
+        } else {
+            recipients.retain(|&p| p != nb);
+            self.send_rerr(now, dests, &recipients, Origin::Originated, false);
+        }
         self.events.push_back(AodvEvent::LinkBroken { next_hop: nb });
     }
 
