@@ -78,6 +78,21 @@ def test_sweep_summary_matches_scipy(tmp_path):
     assert all(d > 0 for d in by_t["dropped_segments"].to_list())
 
 
+def test_intervals_of_two_and_three_replications_are_scipys_bootstrap():
+    """With n <= 3 the interval is given as the sample's range without resampling: it must be
+    what scipy's percentile bootstrap with tpsim's seed gives (to the last bits of its sums)."""
+    from tpsim.tables import EXACT_RANGE_MAX_N, mean_cis
+
+    rng = np.random.default_rng(7)
+    for n in range(2, EXACT_RANGE_MAX_N + 1):
+        samples = (rng.random((200, n)) * np.logspace(-3, 6, 200)[:, None]).tolist()
+        got = mean_cis("goodput_kbps", samples)
+        res = stats.bootstrap((np.array(samples),), np.mean, axis=-1, vectorized=True, n_resamples=BOOTSTRAP_RESAMPLES,
+                              method="percentile", random_state=np.random.default_rng(BOOTSTRAP_SEED))
+        for (mean, lo, hi), a, b in zip(got, res.confidence_interval.low, res.confidence_interval.high):
+            assert lo == pytest.approx(min(a, mean), rel=1e-12) and hi == pytest.approx(max(b, mean), rel=1e-12)
+
+
 def test_jobs_1_and_2_give_byte_identical_tables(tmp_path, tmp_path_factory):
     f = write(tmp_path, SWEPT.replace("runs = 10", "runs = 3"))
     p = cli("run", str(f), "-o", str(tmp_path / "j1"), "-j", "1", "--no-report")

@@ -30,6 +30,10 @@ META_FORMAT = 1
 BOOTSTRAP_RESAMPLES = 4999
 BOOTSTRAP_SEED = 20261125
 
+#: Up to this many replications the percentile bootstrap's 95 % interval is the sample's
+#: range (:func:`_bootstrap_ci`).
+EXACT_RANGE_MAX_N = 3
+
 #: ``ci_method`` values: the interval of a bounded metric, and of an unbounded one.
 CI_BOOTSTRAP = "bootstrap-percentile"
 CI_T = "student-t"
@@ -48,7 +52,13 @@ def _bootstrap_ci(values: list[list[float]]) -> list[tuple[float, float]]:
     replications (scipy.stats.bootstrap). Always within the sample's range, so within the
     metric's bounds. Rows are resampled with the same draws, so a row's interval does not
     depend on the other rows (but for the last bits of numpy's sums over arrays of another
-    shape): equal rows are computed once."""
+    shape): equal rows are computed once.
+
+    With n ≤ :data:`EXACT_RANGE_MAX_N` replications the interval is the sample's range,
+    given exactly without resampling: a resample of n values repeats the smallest (largest)
+    n times with probability n⁻ⁿ ≥ 1/27 > 2.5 %, so both percentiles are the extremes."""
+    if values and len(values[0]) <= EXACT_RANGE_MAX_N:
+        return [(min(v), max(v)) for v in values]
     import numpy as np
     from scipy import stats
 
