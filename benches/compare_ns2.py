@@ -53,6 +53,9 @@ README's quirk 2): tpsim's side of a TFRC point switches the same artefact on
 whose ns-2 side runs with ``llfix=1`` (TFRC's packets relabelled so that AODV handles them) and
 whose tpsim side runs without the quirk.
 
+SCTP: ``Agent/SCTP`` as it is stalls an application-limited sender (the README's quirk 1):
+tpsim's side of every SCTP point switches the same artefact on (``ns2_quirks = ["sctp-stall"]``).
+
 Standard library only; the tpsim side runs in a child process of this same Python.
 """
 
@@ -494,7 +497,8 @@ def scenario_text(point: Point, seed: int, ns2_dir: Path, tcp_model: str, bg: Se
             f"# (ns-2.35 script of {ns2_dir}). TCP: {'ns-2 preset' if tcp_model == 'ns2' else 'tpsim modern NewReno'}.",
             "", "[simulation]", f'name = "ns2-{point.key}"', f'duration = "{stop:g}s"']
     if point.study == "D":
-        head += ['drain = "1s"', f"seed = {seed}", "runs = 1", 'sizes = "ns2"', "", "[output]", "timeseries = false",
+        quirk = ['ns2_quirks = ["sctp-stall"]'] if point.transport == "sctp" else []
+        head += ['drain = "1s"', f"seed = {seed}", "runs = 1", 'sizes = "ns2"', *quirk, "", "[output]", "timeseries = false",
                  "", "[nodes]", "count = 2", "", "[[links]]", "nodes = [0, 1]", 'rate = "256kbps"', 'delay = "50ms"',
                  "queue = 50"]
         ps = 128 if point.sizes == "msg" else 1000
@@ -503,6 +507,9 @@ def scenario_text(point: Point, seed: int, ns2_dir: Path, tcp_model: str, bg: Se
     if point.study == "C" and point.transport == "tfrc" and not point.llfix:
         # ns-2 as it is: its AODV ignores TFRC's MAC failures (README quirk 2), switched on.
         head.append('ns2_quirks = ["aodv-data-packet-list"]')
+    elif point.transport == "sctp":
+        # ns-2 as it is: its SCTP agent stalls an application-limited sender (README quirk 1).
+        head.append('ns2_quirks = ["sctp-stall"]')
     head += ["", "[output]", "timeseries = false", ""]
     arp_aodv = (["", "[arp]", 'preset = "ns2"'] if point.arp else []) + ["", "[routing]", 'protocol = "aodv"',
                                                                         'preset = "ns2"']

@@ -12,6 +12,7 @@ pub fn socket_config(local: u16, remote: u16) -> SocketConfig {
         remote_port: remote,
         sizes: SizeConvention::Standard,
         mtu: 1500,
+        draw_seed: 0,
     }
 }
 

@@ -113,6 +113,13 @@ impl RngStream {
         }
     }
 
+    /// The stream of a seed already derived from a key ([`StreamKey::derive`]).
+    pub fn from_seed(seed: u64) -> Self {
+        RngStream {
+            inner: Xoshiro256PlusPlus::seed_from_u64(seed),
+        }
+    }
+
     /// 64 uniformly random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {

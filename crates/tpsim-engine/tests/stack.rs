@@ -78,3 +78,46 @@ fn the_ns2_stack_refuses_two_way_tcp() {
     let e = tpsim_scenario::load(&text, "<test>").unwrap_err().to_string();
     assert!(e.contains("simulation.stack") && e.contains("one-way"), "{e}");
 }
+
+/// Study D's link on the ns2 stack, `transport` flows writing every `interval`, with the ns-2
+/// quirks `quirks` (a TOML list's items) switched on.
+fn with_quirks(transport: &str, interval: &str, quirks: &str) -> tpsim_engine::RunResult {
+    let keys = format!("drain = \"1s\"\nstack = \"ns2\"\nns2_quirks = [{quirks}]\n");
+    sim(&common::study_d(&keys, "", transport, "", interval), 1)
+}
+
+/// `sctp-stall` (ns-2.35's Agent/SCTP as it is): writing every 0.8 s (study C's rate), the
+/// sender delivers its first message and stalls; writing every 20 ms (study D's), a message
+/// always waits when a SACK arrives and all 495 arrive, as in ns-2.35. Without the quirk
+/// every message arrives at either rate.
+#[test]
+fn the_sctp_stall_quirk_stops_a_sparse_sender_after_its_first_message() {
+    let stalled = with_quirks("sctp", "800ms", "\"sctp-stall\"");
+    let plain = with_quirks("sctp", "800ms", "");
+    for (s, p) in stalled.flows.iter().zip(&plain.flows) {
+        assert_eq!((p.tx_packets, p.rx_packets), (13, 13), "{p:?}");
+        assert!((1..=2).contains(&s.rx_packets), "{s:?}");
+    }
+    for f in &with_quirks("sctp", "20ms", "\"sctp-stall\"").flows {
+        assert_eq!(f.rx_packets, 495, "{f:?}");
+    }
+}
+
+/// `dccp-no-listen`: ns-2.35's receiving agent never told to `listen` ignores the Requests, so
+/// nothing is delivered and each sender's only packets are its Requests, at 0.1, 3.1 and 9.1 s
+/// (ns-2.35 on study D: 6 Requests in 10 s). Without the quirk the connection opens and data
+/// flows (CCID 3 with ns-2's default s = 500 B delivers only part of it).
+#[test]
+fn the_dccp_no_listen_quirk_leaves_only_requests_on_the_link() {
+    for transport in ["dccp-ccid2", "dccp-ccid3"] {
+        let deaf = with_quirks(transport, "20ms", "\"dccp-no-listen\"");
+        let plain = with_quirks(transport, "20ms", "");
+        for (d, p) in deaf.flows.iter().zip(&plain.flows) {
+            assert_eq!((d.rx_packets, d.tx_segments), (0, 0), "{transport}: {d:?}");
+            assert!(p.rx_packets > 300, "{transport}: {p:?}");
+        }
+        // The link carried the two senders' Requests and nothing else.
+        assert_eq!(deaf.network.mac_frames, 6, "{transport}");
+        assert!(plain.network.mac_frames > 600, "{transport}");
+    }
+}

@@ -257,6 +257,32 @@ fn study_d_over_ns2_sack1_matches_ns2() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The ns2 preset's clock phase (`boot_time_`): drawn per flow and run, so study D's delay (a
+/// deterministic wired run otherwise) differs between seeds as ns-2.35's does (303.5 and 305.5
+/// ms among its seeds 1–10); `boot_time = "0s"` pins it, and every seed then gives the same run.
+#[test]
+fn the_ns2_tcp_clock_phase_is_drawn_per_run_and_pinned_by_boot_time() {
+    let delays = |keys: &str| -> Vec<u64> {
+        let text = study_d("drain = \"1s\"\n", "", "tcp", keys, "20ms");
+        (1..=8)
+            .map(|seed| (sim(&text, seed).flows[0].net_delay_mean_s.unwrap() * 1e9) as u64)
+            .collect()
+    };
+    let drawn = delays("tcp = { preset = \"ns2\" }");
+    let mut distinct = drawn.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert!(distinct.len() >= 2, "{drawn:?}");
+    assert!(
+        drawn.iter().all(|&d| (290_000_000..320_000_000).contains(&d)),
+        "{drawn:?}"
+    );
+    let pinned = delays("tcp = { preset = \"ns2\", boot_time = \"0s\" }");
+    assert!(pinned.iter().all(|&d| d == pinned[0]), "{pinned:?}");
+    // ns-2.35's published value at phase 0.
+    assert!((pinned[0] as f64 / 1e9 - 0.303486).abs() < 0.0005, "{pinned:?}");
+}
+
 /// tcp-sack and tcp-cubic through the engine: a bulk transfer over a lossy link delivers every
 /// byte, and their congestion series appear: pipe for SACK recovery, W_max for CUBIC (with
 /// cwnd, ssthresh and SRTT first, as for every TCP).

@@ -61,6 +61,15 @@ pub enum Ns2Quirk {
     /// DCCP) is dropped and the route kept, so a flow keeps sending over a broken link while its
     /// packets refresh the route.
     AodvDataPacketList,
+    /// ns-2.35's SCTP agent stalls an application-limited sender (`sctp.cc`: `sendmsg()` sends
+    /// only while `eSendNewDataChunks` is set, which a SACK sets and the send that follows
+    /// clears): a message written after the SACK that acknowledged everything waits for a SACK
+    /// that never comes. Flows on the ns2 SCTP profile only.
+    SctpStall,
+    /// ns-2.35's DCCP connection never opens when the receiving agent was not told to
+    /// `listen`: it stays CLOSED and ignores every Request (`dccp.cc` `recv()`), so the sender
+    /// only retransmits its Request (3 s, doubling). Flows on the ns2 DCCP profile only.
+    DccpNoListen,
 }
 
 /// The transport models of a scenario's flows ([`Simulation::stack`]).

@@ -172,3 +172,27 @@ fn each_index_the_engine_trusts_is_checked() {
         assert!(m.contains(msg), "{key}: {m}");
     }
 }
+
+/// ns-2's TCP clock phase lies within one tick (10 ms); it is a key of the ns2 preset only.
+#[test]
+fn an_ns2_tcp_clock_phase_lies_within_one_tick() {
+    let flow = |tcp: &str| {
+        format!(
+            "{}[[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\ntcp = {tcp}\n\
+             app = {{ kind = \"cbr\", size = \"100B\", interval = \"1s\" }}\n",
+            link("[0, 1]")
+        )
+    };
+    load(&flow("{ preset = \"ns2\", boot_time = \"9ms\" }"), "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    let (key, msg) = error_at(&flow("{ preset = \"ns2\", boot_time = \"10ms\" }"), "boot_time");
+    assert_eq!(
+        (key.as_str(), msg.as_str()),
+        (
+            "flows[0].tcp.boot_time",
+            "expected a phase in [0s, 10ms), ns-2's tcpTick_"
+        )
+    );
+    let (key, msg) = error_at(&flow("{ boot_time = \"1ms\" }"), "boot_time");
+    assert_eq!(key, "flows[0].tcp.boot_time");
+    assert!(msg.contains("does not apply to tpsim's TCP"), "{msg}");
+}

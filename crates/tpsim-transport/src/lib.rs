@@ -245,7 +245,7 @@ pub struct TransportReport {
 }
 
 /// Configuration shared by all transports.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct SocketConfig {
     /// Local port.
     pub local_port: u16,
@@ -255,6 +255,10 @@ pub struct SocketConfig {
     pub sizes: SizeConvention,
     /// Path MTU (largest IP packet), bytes.
     pub mtu: u32,
+    /// Seed of the flow's transport draws (`tpsim_core::rng::RngStream::from_seed`): the
+    /// engine derives it from the run's seed, the run and the flow (`Module::Transport`), so a
+    /// model that draws (ns-2's TCP clock phase) draws the same in every run of that seed.
+    pub draw_seed: u64,
 }
 
 /// The surface every transport offers the engine (see the crate documentation for the order

@@ -113,6 +113,7 @@ mod tests {
             remote_port: 9,
             sizes,
             mtu: 1500,
+            draw_seed: 0,
         })
     }
 

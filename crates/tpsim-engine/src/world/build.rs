@@ -236,6 +236,14 @@ impl World {
                 remote_port,
                 sizes,
                 mtu,
+                draw_seed: StreamKey {
+                    seed: opts.seed,
+                    run: opts.run,
+                    kind: OwnerKind::Flow,
+                    owner_id: fi as u64,
+                    module: Module::Transport,
+                }
+                .derive(),
             };
             // The one place a flow's transport is mapped to its socket (docs/adding-a-transport.md).
             f.transport.socket(sc, f, cfg, open, start)

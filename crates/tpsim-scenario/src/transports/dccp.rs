@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{key_path, ErrorSink, Flow, Transport, TransportKeys};
-use crate::{Bytes, Scenario};
+use crate::{Bytes, Ns2Quirk, Scenario};
 use tpsim_core::SimTime;
 use tpsim_transport::tcp::Open;
 use tpsim_transport::{Ccid, DccpConfig, DccpProfile, DccpSocket, Socket, SocketConfig};
@@ -111,5 +111,6 @@ fn dccp_config(sc: &Scenario, f: &Flow) -> DccpConfig {
     if let Some(b) = o.segment_size {
         c.ccid3_s = Some(b.0 as u32);
     }
+    c.listens = profile != DccpProfile::Ns2 || !sc.simulation.ns2_quirks.contains(&Ns2Quirk::DccpNoListen);
     c
 }

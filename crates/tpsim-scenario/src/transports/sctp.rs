@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{key_path, ErrorSink, Flow, Transport, TransportKeys};
-use crate::{Bytes, Duration, Scenario};
+use crate::{Bytes, Duration, Ns2Quirk, Scenario};
 use tpsim_core::SimTime;
 use tpsim_transport::tcp::Open;
 use tpsim_transport::{SctpConfig, SctpProfile, SctpSocket, Socket, SocketConfig};
@@ -290,5 +290,6 @@ fn sctp_config(sc: &Scenario, f: &Flow) -> SctpConfig {
         c.send_buffer_bytes = b.0 as u32;
     }
     c.pf_max_retrans = o.pf_max_retrans_if_on();
+    c.ns2_stall = c.ns2_send_rule && sc.simulation.ns2_quirks.contains(&Ns2Quirk::SctpStall);
     c
 }

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{key_path, ErrorSink, Flow, Transport, TransportKeys};
 use crate::{AppKind, Bytes, Duration, Scenario, Seg};
-use tpsim_core::SimTime;
+use tpsim_core::rng::RngStream;
+use tpsim_core::{SimDuration, SimTime};
 use tpsim_transport::tcp::{CongestionAlgorithm, LossRecovery, Open};
 use tpsim_transport::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant, Socket, SocketConfig, TcpConfig, TcpSocket};
 
@@ -22,7 +23,7 @@ pub struct TcpOptions {
     /// packets, ns-2's RTT estimator with a 10 ms tick and 0.2 s minimum RTO (docs/models.md).
     /// "tcp" and "tcp-newreno" are Agent/TCP/Newreno there, "tcp-reno" Agent/TCP/Reno,
     /// "tcp-tahoe" Agent/TCP, "tcp-sack" Agent/TCP/Sack1 with Agent/TCPSink/Sack1. With "ns2" only `packet_size`, `window`, `initial_window`,
-    /// `delayed_ack` and `min_rto` apply.
+    /// `delayed_ack`, `min_rto` and `boot_time` apply.
     #[serde(default)]
     pub preset: Option<TcpPreset>,
     /// ns2 preset: the agent's `packetSize_`, the bytes of data in every packet. Default
@@ -32,6 +33,12 @@ pub struct TcpOptions {
     /// ns2 preset: the agent's `window_`, the largest window in packets. Default 20.
     #[serde(default)]
     pub window: Option<u32>,
+    /// ns2 preset: the phase of the sender's 10 ms RTT clock (`tcpTick_`) at its start,
+    /// ns-2's `boot_time_`, in [0 s, 10 ms). Default: drawn uniformly from that range per flow
+    /// and run, as ns-2 draws it (`Random::uniform(tcpTick_)`); "0s" pins it (study D's
+    /// published 303.486 ms delay).
+    #[serde(default)]
+    pub boot_time: Option<Duration>,
     /// Largest segment payload (SMSS), e.g. "1000B". Default: path MTU − 40 bytes.
     #[serde(default)]
     pub mss: Option<Bytes>,
@@ -122,7 +129,7 @@ impl TransportKeys for Keys {
         if sc.tcp_preset(f) == TcpPreset::Ns2 {
             Socket::Ns2Tcp(Ns2TcpSocket::new(
                 cfg,
-                ns2_tcp_config(f.transport, f.tcp.as_ref()),
+                ns2_tcp_config(f.transport, f.tcp.as_ref(), cfg.draw_seed),
                 open,
                 start,
             ))
@@ -174,6 +181,7 @@ fn validate_tcp_options(i: usize, t: &TcpOptions, check_model: bool, err: &mut E
     for (key, given, for_ns2) in [
         ("packet_size", t.packet_size.is_some(), true),
         ("window", t.window.is_some(), true),
+        ("boot_time", t.boot_time.is_some(), true),
         ("mss", t.mss.is_some(), false),
         ("send_buffer", t.send_buffer.is_some(), false),
         ("receive_window", t.receive_window.is_some(), false),
@@ -201,6 +209,14 @@ fn validate_tcp_options(i: usize, t: &TcpOptions, check_model: bool, err: &mut E
     }
     if t.window == Some(0) {
         err(at("window"), "expected a window of at least 1 packet".into());
+    }
+    let tick = Ns2TcpConfig::default().tcp_tick;
+    if t.boot_time.is_some_and(|d| d.sim() >= tick) {
+        let ms = tick.0 as f64 / 1e6;
+        err(
+            at("boot_time"),
+            format!("expected a phase in [0s, {ms}ms), ns-2's tcpTick_"),
+        );
     }
 
     let pt = |k: &str| {
@@ -261,8 +277,9 @@ fn validate_tcp_options(i: usize, t: &TcpOptions, check_model: bool, err: &mut E
 
 /// ns-2.35's one-way TCP agent of a flow with `tcp = { preset = "ns2", ... }`: the variant of
 /// the transport's name ("tcp" is Agent/TCP/Newreno, as the reference scripts use it) and the
-/// scenario's options over ns-2.35's defaults ([`Ns2TcpConfig`]).
-fn ns2_tcp_config(t: Transport, o: Option<&TcpOptions>) -> Ns2TcpConfig {
+/// scenario's options over ns-2.35's defaults ([`Ns2TcpConfig`]), the clock phase drawn from
+/// `draw_seed` unless given.
+fn ns2_tcp_config(t: Transport, o: Option<&TcpOptions>, draw_seed: u64) -> Ns2TcpConfig {
     let mut c = Ns2TcpConfig {
         variant: match t {
             Transport::TcpTahoe => Ns2Variant::Tahoe,
@@ -289,6 +306,11 @@ fn ns2_tcp_config(t: Transport, o: Option<&TcpOptions>) -> Ns2TcpConfig {
             c.min_rto = r.sim();
         }
     }
+    // tcp.cc `TcpAgent::reset`: boot_time_ = Random::uniform(tcpTick_).
+    c.boot_time = match o.and_then(|o| o.boot_time) {
+        Some(d) => d.sim(),
+        None => SimDuration((RngStream::from_seed(draw_seed).uniform() * c.tcp_tick.0 as f64) as u64),
+    };
     c
 }
 

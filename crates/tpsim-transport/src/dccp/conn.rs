@@ -396,6 +396,10 @@ impl DccpSocket {
     fn on_segment_handshake(&mut self, now: SimTime, h: &DccpRepr, t: DccpType) -> bool {
         match self.state {
             State::Listen => {
+                // ns-2.35's agent without `listen` is CLOSED and ignores the packet.
+                if !self.dc.listens {
+                    return true;
+                }
                 // §8.1.2: a server in LISTEN answers a Request; sequence numbers are not
                 // checked (§7.5.3).
                 if t == DccpType::Request {

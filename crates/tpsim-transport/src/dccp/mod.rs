@@ -234,6 +234,10 @@ pub struct DccpConfig {
     /// dccp_tfrc.cc `tfrc_send_packet`, its "last acked wc restriction"). The receiver then
     /// reports about once per RTT however slowly the counter advances on its own.
     pub ccid3_wc_past_acked: bool,
+    /// Whether the passive end listens. `false` reproduces an ns-2.35 receiving agent never
+    /// told to `listen` (the `dccp-no-listen` quirk): it stays CLOSED and ignores every
+    /// packet, Requests included, without a Reset (`dccp.cc` `recv()`). true / true.
+    pub listens: bool,
 }
 
 impl Default for DccpConfig {
@@ -268,6 +272,7 @@ impl DccpConfig {
             ccid3_t_mbi: SimDuration::from_secs(64),
             ccid3_oscillation_prevention: false,
             ccid3_wc_past_acked: false,
+            listens: true,
         }
     }
 

@@ -76,6 +76,7 @@ impl Pair {
                 remote_port: remote,
                 sizes: sc.sizes,
                 mtu: 1500,
+                draw_seed: 0,
             };
             // CCID 3 with ns-2's fixed s = 500 B and smaller messages crawls at s/t_mbi (the
             // receive rate counts the real bytes, an ns-2 quirk: docs/models.md), which

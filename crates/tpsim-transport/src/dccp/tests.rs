@@ -25,6 +25,7 @@ fn cfg(local: u16, remote: u16, sizes: SizeConvention) -> SocketConfig {
         remote_port: remote,
         sizes,
         mtu: 1500,
+        draw_seed: 0,
     }
 }
 
@@ -197,6 +198,39 @@ fn requests_back_off_and_the_client_gives_up_rfc4340_s8_1_1() {
     assert_eq!(c.state(), State::Closed);
     assert!(c.report().gave_up);
     assert!(t >= SimTime::ZERO + dc.give_up_after);
+}
+
+/// The `dccp-no-listen` quirk: ns-2.35's receiving agent never told to `listen` stays CLOSED
+/// and ignores every Request, without a Reset (`dccp.cc` `recv()`); the ns-2 client sends its
+/// Request at 0, 3 and 9 s (`initial_rtx_to_` 3 s, doubling): three in the first 10 s. A
+/// listening server answers the first.
+#[test]
+fn a_server_that_does_not_listen_ignores_every_request() {
+    let deaf = DccpConfig {
+        listens: false,
+        ..DccpConfig::ns2()
+    };
+    let (mut c, mut s) = sockets(deaf, SizeConvention::Ns2);
+    c.send(ms(0), msg(0, 128)).unwrap();
+    let mut requests = vec![];
+    let mut t = ms(0);
+    while t < ms(10_000) {
+        for seg in drain(&mut c, t) {
+            assert_eq!(hdr(&seg).packet_type, DccpType::Request);
+            requests.push(t);
+            deliver(&mut s, t, &[seg]);
+            assert!(drain(&mut s, t).is_empty(), "the server answered at {t:?}");
+        }
+        let Some(next) = c.poll_timeout() else { break };
+        t = next;
+        c.on_timeout(t);
+    }
+    assert_eq!(requests, vec![ms(0), ms(3000), ms(9000)]);
+    assert_eq!((c.state(), s.state()), (State::Request, State::Listen));
+    let (mut c, mut s) = sockets(DccpConfig::ns2(), SizeConvention::Ns2);
+    c.send(ms(0), msg(0, 128)).unwrap();
+    deliver(&mut s, ms(0), &drain(&mut c, ms(0)));
+    assert_eq!(hdr(&drain(&mut s, ms(0))[0]).packet_type, DccpType::Response);
 }
 
 #[test]

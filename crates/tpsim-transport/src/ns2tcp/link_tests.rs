@@ -83,6 +83,7 @@ impl Sim {
             remote_port: remote,
             sizes: SizeConvention::Ns2,
             mtu: 1500,
+            draw_seed: 0,
         };
         let socks = vec![
             Ns2TcpSocket::new(cfg(1, 2), ns2[0], Open::Active, SimTime::ZERO),

@@ -103,7 +103,8 @@
 //! tpsim applies the window cut but sends nothing (the packet number belongs to the next
 //! message). ns-2 draws `boot_time_`, the phase of the sender's tick clock, at random
 //! (`Random::uniform(tcpTick_)`, in `TcpAgent::reset`, which also runs during the run); here it
-//! is [`Ns2TcpConfig::boot_time`] (0 by default), and the tick arithmetic is exact where ns-2
+//! is [`Ns2TcpConfig::boot_time`] (0 by default; a scenario draws it per flow and run from the
+//! same distribution), and the tick arithmetic is exact where ns-2
 //! computes in doubles (a sample that is an exact multiple of the tick can count one tick less
 //! in ns-2).
 //!

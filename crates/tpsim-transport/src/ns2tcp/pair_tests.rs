@@ -42,6 +42,7 @@ impl Pair {
             remote_port: remote,
             sizes: SizeConvention::Ns2,
             mtu: 1500,
+            draw_seed: 0,
         };
         let mut writes: Vec<(SimTime, u32)> = sc
             .writes

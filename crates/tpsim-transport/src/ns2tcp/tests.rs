@@ -24,6 +24,7 @@ fn sock_cfg(sizes: SizeConvention) -> SocketConfig {
         remote_port: REMOTE,
         sizes,
         mtu: 1500,
+        draw_seed: 0,
     }
 }
 fn ns2(variant: Ns2Variant) -> Ns2TcpConfig {

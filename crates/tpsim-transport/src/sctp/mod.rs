@@ -276,6 +276,10 @@ pub struct SctpConfig {
     /// while nothing is outstanding until a SACK that never comes; tpsim sends that one at once.
     /// false / false / true.
     pub ns2_send_rule: bool,
+    /// With [`ns2_send_rule`](Self::ns2_send_rule): ns-2.35's stall as it is, a write made
+    /// while nothing is outstanding waits for a SACK too (and so forever, `sctp.cc`
+    /// `sendmsg()`), the artefact the `sctp-stall` quirk reproduces: false in every profile.
+    pub ns2_stall: bool,
     /// ns-2.35 decays an idle cwnd only while it exceeds `initialCwnd_` units
     /// (`CwndDegradeTimerExpiration`): None / None / Some(2).
     pub idle_decay_above_units: Option<u32>,
@@ -350,6 +354,7 @@ impl SctpConfig {
             fast_rtx_threshold: 3,
             flight_counts_headers: true,
             ns2_send_rule: false,
+            ns2_stall: false,
             idle_decay_above_units: None,
             initiate_tag: None,
             cookie_secret: 0x5c7b_a11d,

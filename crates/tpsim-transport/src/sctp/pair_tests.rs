@@ -91,6 +91,7 @@ impl Pair {
             remote_port: r,
             sizes: sc.sizes,
             mtu: sc.mtu,
+            draw_seed: 0,
         };
         let sctp = SctpConfig {
             streams: sc.streams,

@@ -36,6 +36,7 @@ pub(super) fn sock_cfg(mtu: u32, sizes: SizeConvention) -> SocketConfig {
         remote_port: REMOTE,
         sizes,
         mtu,
+        draw_seed: 0,
     }
 }
 /// The profile with our fixed tag and no heartbeats (tests that want them turn them on).
@@ -1128,6 +1129,37 @@ fn ns2_send_rule_bundles_writes_until_the_next_sack() {
     assert!(out(&mut s, t(401)).is_empty());
     feed(&mut s, t(500), sack_pkt(tsn(2), &[], 65536));
     assert_eq!(data_of(&out(&mut s, t(500))).len(), 1);
+}
+
+/// The `sctp-stall` quirk (ns-2.35's send rule as it is, `sctp.cc` `sendmsg()`): once the
+/// permission a SACK (here the COOKIE ACK) gave has been used, a write made while nothing is
+/// outstanding waits for a SACK that never comes: only heartbeats leave from then on. The
+/// `ns2` profile without the quirk sends the same write at once.
+#[test]
+fn ns2_stall_quirk_holds_a_write_made_while_nothing_is_outstanding() {
+    let stall = SctpConfig {
+        ns2_stall: true,
+        hb_interval: SctpConfig::ns2().hb_interval,
+        ..cfg(SctpProfile::Ns2)
+    };
+    let mut r = established(cfg(SctpProfile::Ns2), 1500);
+    give(&mut r, t(300), 0, 1, 100);
+    assert_eq!(data_of(&out(&mut r, t(300))).len(), 1, "without the quirk: at once");
+    let mut s = established(stall, 1500);
+    give(&mut s, t(300), 0, 1, 100);
+    assert!(out(&mut s, t(300)).is_empty(), "held");
+    let mut now = t(300);
+    let mut heartbeats = 0;
+    while now < t(300 + 120_000) {
+        let Some(next) = s.poll_timeout() else { break };
+        now = next;
+        s.on_timeout(now);
+        for p in out(&mut s, now) {
+            assert!(p.data.is_empty(), "a DATA chunk left at {now:?}");
+            heartbeats += usize::from(matches!(p.control, Some(ControlChunk::Heartbeat(_))));
+        }
+    }
+    assert!(heartbeats >= 2, "{heartbeats}");
 }
 
 /// RFC 9260 §6.5/§6.6 at the socket: an ordered message complete before an earlier one of its

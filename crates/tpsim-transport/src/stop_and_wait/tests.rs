@@ -12,6 +12,7 @@ fn cfg(port: u16, peer: u16, sizes: SizeConvention) -> SocketConfig {
         remote_port: peer,
         sizes,
         mtu: 1500,
+        draw_seed: 0,
     }
 }
 

@@ -87,6 +87,7 @@ impl Pair {
             remote_port: remote,
             sizes: sc.sizes,
             mtu: sc.mtu,
+            draw_seed: 0,
         };
         // In two-way runs each application closes when it is done sending; in one-way runs the
         // server closes on the client's FIN.

@@ -41,6 +41,7 @@ fn sock_cfg(sizes: SizeConvention, mtu: u32) -> SocketConfig {
         remote_port: REMOTE,
         sizes,
         mtu,
+        draw_seed: 0,
     }
 }
 fn base() -> TcpConfig {

@@ -17,6 +17,7 @@ fn ns2_sender() -> TfrcSocket {
         remote_port: 2,
         sizes: tpsim_wire::SizeConvention::Ns2,
         mtu: 1500,
+        draw_seed: 0,
     };
     TfrcSocket::new(cfg, TfrcConfig::ns2(), Open::Active, SimTime::ZERO)
 }
@@ -232,6 +233,7 @@ fn ns2_receiver_answers_urgent_packets_and_counts_packets_per_second() {
         remote_port: 1,
         sizes: tpsim_wire::SizeConvention::Ns2,
         mtu: 1500,
+        draw_seed: 0,
     };
     let mut r = TfrcSocket::new(cfg, TfrcConfig::ns2(), Open::Passive, SimTime::ZERO);
     r.on_segment(t(0.05), &data(0, 0.0, 0.0, true));

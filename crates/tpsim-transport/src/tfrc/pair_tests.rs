@@ -56,6 +56,7 @@ fn sock_cfg(port: u16, peer: u16) -> SocketConfig {
         remote_port: peer,
         sizes: tpsim_wire::SizeConvention::Standard,
         mtu: 1500,
+        draw_seed: 0,
     }
 }
 

@@ -446,6 +446,7 @@ fn cfg(sizes: tpsim_wire::SizeConvention) -> SocketConfig {
         remote_port: 2,
         sizes,
         mtu: 1500,
+        draw_seed: 0,
     }
 }
 

@@ -447,7 +447,7 @@ impl SctpSocket {
         if self.unsent.is_empty() || !p.data.is_empty() && p.data.is_full() {
             return;
         }
-        if self.sctp.ns2_send_rule && !self.ns2_flag && !self.nothing_outstanding() {
+        if self.sctp.ns2_send_rule && !self.ns2_flag && (self.sctp.ns2_stall || !self.nothing_outstanding()) {
             return;
         }
         if self.sctp.max_burst.is_some_and(|b| self.burst >= b) {
