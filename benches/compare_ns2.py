@@ -2,7 +2,7 @@
 """tpsim and ns-2.35 side by side on studies A, C and D, paired seed by seed.
 
     python benches/compare_ns2.py [--studies A,C,D] [--points GLOB,...] [--seeds 1-10]
-                                  [--quick] [--ns2-only | --ns2-cached-only] [--doc PATH|-]
+                                  [--quick] [--ns2-only | --ns2-cached-only] [--noise-floor] [--doc PATH|-]
 
 The ns-2 side is the shared reference scripts ``../shared/ns2/study_{a,c,d}.tcl`` (beside the
 repository root; ``--ns2-dir`` or ``$TPSIM_NS2_DIR`` override), run from that folder as they
@@ -29,7 +29,14 @@ seed 2, ...):
    coverage, 93.8 % for 5), and whether the interval includes zero or lies within ±10 % of
    ns-2's median. tpsim's side is computed with ns-2's (tracestats.py's) definitions from
    tpsim's tables (see :data:`METRICS`).
-4. Speed: event-loop time per MAC frame (ns-2: ``wall_run_s`` of ``$ns run`` with
+4. With ``--noise-floor`` (off by default: it doubles the traced ns-2 runs): ns-2 against
+   itself. For every point and seed S one more traced ns-2 run, the same script and
+   arguments with ``seed=S+1000`` (study C also ``scen=`` the movement file of seed S, so
+   only ns-2's RNG changes: backoff, AODV jitter, and study C's background pairs and
+   starts), cached like the others (kind ``noise``). Its measures are ns-2's, and per
+   metric the paired differences ns-2(S+1000) − ns-2(S) go through the same criterion as
+   tpsim's; the report puts that noise floor beside tpsim's comparison.
+5. Speed: event-loop time per MAC frame (ns-2: ``wall_run_s`` of ``$ns run`` with
    ``trace=0`` / the traced run's ``mac_frames``; tpsim: ``engine_seconds`` / ``mac_frames``;
    study D: per packet put on the link), medians over seeds.
 
@@ -97,6 +104,9 @@ END = "<!-- compare_ns2:end -->"
 SECTION_TITLE = "## tpsim and ns-2.35 side by side (report)"
 
 STUDIES = ("A", "C", "D")
+#: ``--noise-floor``: the second ns-2 run of seed S runs with seed S + NOISE_SEED_OFFSET (study C on
+#: the movement file of seed S).
+NOISE_SEED_OFFSET = 1000
 #: Default seeds: every point of A, C and D with 10 seeds takes about 40 minutes on a shared
 #: 2-core VM with nothing cached (ns-2 traced + untraced, tpsim), and 10 pairs give the
 #: median's order-statistic interval 97.9 % coverage (5 pairs: at most 93.8 %). Study C has
@@ -322,10 +332,17 @@ def ns2_sources(ns2_dir: Path, point: Point, seed: int, kind: str) -> List[Path]
 
 
 def ns2_command(ns2_dir: Path, point: Point, seed: int, kind: str) -> List[str]:
-    """``kind``: "traced" (the metrics), "untraced" (``trace=0``: wall time only) or "bg"
-    (study C's background flows from benches/ns2/study_c_bg.tcl)."""
+    """``kind``: "traced" (the metrics), "untraced" (``trace=0``: wall time only), "bg"
+    (study C's background flows from benches/ns2/study_c_bg.tcl) or "noise" (``--noise-floor``:
+    traced with ``seed=seed + NOISE_SEED_OFFSET``; study C with ``scen=`` the movement file of
+    ``seed``, relative to ``ns2_dir``, where ns-2 runs)."""
     if kind == "bg":
         return ["ns", str(BG_SCRIPT), f"seed={seed}", f"bg={point.bg}"]
+    if kind == "noise":
+        scen = []
+        if point.study == "C":
+            scen = [f"scen={scen_file(ns2_dir, point.speed, seed).relative_to(ns2_dir)}"]
+        return ["ns", point.script, *point.ns2_args(), *scen, f"seed={seed + NOISE_SEED_OFFSET}"]
     cmd = ["ns", point.script, *point.ns2_args(), f"seed={seed}"]
     if kind == "untraced":
         cmd.append("trace=0")
@@ -865,7 +882,14 @@ def summarise_point(point: Point, seeds: Sequence[int], ns_recs: Dict[int, Dict[
     med = lambda xs: statistics.median(xs) if xs else None  # noqa: E731
     us_ns = med([m["us_per_frame"] for m in ns_ms if m["us_per_frame"] is not None])
     us_tp = med([m["us_per_frame"] for m in tp_ms if m["us_per_frame"] is not None])
-    return {
+    noise: Dict[str, Any] = {}
+    n_seeds, n_base, n_ms = noise_pairs(point, both, ns_recs)
+    if n_seeds:
+        noise = {"seeds": n_seeds, "offset": NOISE_SEED_OFFSET,
+                 "cached": sum(1 for s in n_seeds if ns_recs[s]["noise"].get("cached")),
+                 "metrics": {k: {**vars(p), "ok": p.ok, "rel": p.rel} for k, p in analyse(point, n_base, n_ms).items()},
+                 "per_seed": n_ms}
+    out = {
         "key": point.key, "title": point.title(), "date": date, "seeds": both,
         "ns2_command": shlex.join(ns2_command(Path("."), point, 0, "traced")[:-1]) + " seed=S",
         "tpsim_scenario": tp_recs[both[0]]["scenario_file"] if both else "",
@@ -880,6 +904,20 @@ def summarise_point(point: Point, seeds: Sequence[int], ns_recs: Dict[int, Dict[
                   "tpsim_loop_s": med([m["loop_s"] for m in tp_ms]),
                   "ratio": us_ns / us_tp if (us_ns and us_tp) else None},
     }
+    if noise:
+        out["noise"] = noise
+    return out
+
+
+def noise_pairs(point: Point, seeds: Sequence[int], ns_recs: Dict[int, Dict[str, Any]]
+                ) -> Tuple[List[int], List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """The noise floor's pairs: for each of ``seeds`` with a noise run, ns-2's measures of seed S
+    and of its noise run (seed S + NOISE_SEED_OFFSET, the same movement file), in that order.
+    The noise run has no untraced twin: its speed columns are None."""
+    keep = [s for s in seeds if s in ns_recs and ns_recs[s].get("noise") is not None]
+    base = [ns2_measures(point, ns_recs[s]["traced"], ns_recs[s].get("untraced")) for s in keep]
+    noise = [ns2_measures(point, ns_recs[s]["noise"], None) for s in keep]
+    return keep, base, noise
 
 
 def point_of(key: str) -> Point:
@@ -897,6 +935,14 @@ def render_point(s: Dict[str, Any]) -> str:
              f"{s['ns2_cached']} of them. ns-2: `{s['ns2_command']}`; tpsim: `{Path(s['tpsim_scenario']).name}` "
              f"(benches/.cache/tpsim-scenarios/), tpsim {', '.join(s.get('tpsim_build', []))}."
              + (f" TCP on tpsim's side: {s['tcp']}." if s["tcp"] else ""), ""]
+    noise = s.get("noise")
+    if noise:
+        ns = noise["seeds"]
+        scen = " on the movement file of seed S" if point.study == "C" else ""
+        bgn = f" (its {point.bg} background flows drawn by that seed)" if point.study == "C" and point.bg else ""
+        lines += [f"Noise floor: ns-2 with seed S+{noise['offset']}{scen}{bgn} against ns-2 with seed S, {len(ns)} "
+                  f"seed(s) paired ({', '.join(map(str, ns))}; from the cache for {noise.get('cached', 0)}), the same "
+                  "criterion; last column: its median paired difference / ns-2's median, and whether it agrees.", ""]
     rows = []
     for m in metrics_for(point):
         r = s["metrics"].get(m.key)
@@ -905,11 +951,19 @@ def render_point(s: Dict[str, Any]) -> str:
         ci = f"[{fmt(r['low'], m.digits)}, {fmt(r['high'], m.digits)}] ({r['coverage']:.1%})" if r["n"] else "—"
         verdict = "yes" if r["ok"] else "**no**"
         label = m.label
-        rows.append([label, fmt(r["ns2_median"], m.digits), fmt(r["tpsim_median"], m.digits),
-                     fmt(r["diff_median"], m.digits), fmt_rel(r["rel"]), ci,
-                     "yes" if r["includes_zero"] else "no", "yes" if r["within_10"] else "no", verdict])
-    lines.append(table(["metric", "ns-2 median", "tpsim median", "median Δ (tpsim − ns-2)", "Δ / ns-2",
-                        "interval of median Δ (coverage)", "includes 0", "within ±10 %", "agrees"], rows))
+        row = [label, fmt(r["ns2_median"], m.digits), fmt(r["tpsim_median"], m.digits),
+               fmt(r["diff_median"], m.digits), fmt_rel(r["rel"]), ci,
+               "yes" if r["includes_zero"] else "no", "yes" if r["within_10"] else "no", verdict]
+        if noise:
+            nr = noise["metrics"].get(m.key)
+            row.append("—" if nr is None or not nr["n"] else
+                       f"{fmt_rel(nr['rel'])}, {'yes' if nr['ok'] else '**no**'}")
+        rows.append(row)
+    head = ["metric", "ns-2 median", "tpsim median", "median Δ (tpsim − ns-2)", "Δ / ns-2",
+            "interval of median Δ (coverage)", "includes 0", "within ±10 %", "agrees"]
+    if noise:
+        head.append("noise floor: Δ / ns-2, agrees")
+    lines.append(table(head, rows))
     if point.study != "D" and s["per_seed"]["ns2"] and "mac_rts" in s["per_seed"]["ns2"][0]:
         med = lambda side, k: statistics.median([m.get(k) or 0 for m in s["per_seed"][side]])  # noqa: E731
         mix = ", ".join(f"{lab} {med('ns2', k):,.0f} / {med('tpsim', k):,.0f}" for lab, k in
@@ -925,7 +979,15 @@ def render_point(s: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def summary_row(s: Dict[str, Any]) -> List[str]:
+def agreeing(ms: Dict[str, Any], point: Point) -> str:
+    """``k/m``: the point's headline metrics that agree, of those compared."""
+    bad = [m.label for m in metrics_for(point) if m.key in ms and not ms[m.key]["ok"]]
+    return f"{len(ms) - len(bad)}/{len(ms)}"
+
+
+def summary_row(s: Dict[str, Any], noise_column: bool = False) -> List[str]:
+    """One row of the summary table; ``noise_column``: with the noise floor's count beside
+    tpsim's ("—" for a point without one)."""
     point = point_of(s["key"])
     ms = s["metrics"]
 
@@ -936,26 +998,35 @@ def summary_row(s: Dict[str, Any]) -> List[str]:
         mark = "" if r["ok"] else " ✗"
         return f"{fmt(r['ns2_median'], digits)} / {fmt(r['tpsim_median'], digits)}{mark}"
 
-    bad = [m.label for m in metrics_for(point) if m.key in ms and not ms[m.key]["ok"]]
     sp = s["speed"]
     tcp = " (modern TCP)" if (point.transport == "tcp" and s.get("tcp_model") == "modern") else ""
+    noise = [agreeing(s["noise"]["metrics"], point) if s.get("noise") else "—"] if noise_column else []
     return [f"`{s['key']}`{tcp}", str(len(s["seeds"])), cell("pdr", 3), cell("goodput_kbps", 2), cell("delay_ms", 1),
             cell("routing", 0), cell("mac_frames", 0), cell("energy_active_mj", 1),
-            f"{len(ms) - len(bad)}/{len(ms)}", f"{fmt_sig(sp['ns2_us_per_frame'])} / {fmt_sig(sp['tpsim_us_per_frame'])}"]
+            agreeing(ms, point), *noise, f"{fmt_sig(sp['ns2_us_per_frame'])} / {fmt_sig(sp['tpsim_us_per_frame'])}"]
 
 
 SUMMARY_HEAD = ["point", "seeds", "PDR ns-2 / tpsim", "goodput kbit/s", "delay ms", "routing pkts", "MAC frames",
                 "energy above listening mJ", "metrics agreeing", "µs per MAC frame ns-2 / tpsim"]
+#: The summary's column beside "metrics agreeing" when a point of the report has a noise floor.
+NOISE_HEAD = "noise floor: metrics agreeing"
 
 
 def render_report(points: Dict[str, Dict[str, Any]], header: str) -> str:
     order = [k for k in POINTS if k in points] + [k + "+noarp" for k in POINTS if k + "+noarp" in points]
+    noise = any(points[k].get("noise") for k in order)
+    head = list(SUMMARY_HEAD)
+    if noise:
+        head.insert(head.index("metrics agreeing") + 1, NOISE_HEAD)
+    note = (f" \"{NOISE_HEAD}\": the same count for ns-2 against ns-2 with seed S+{NOISE_SEED_OFFSET} (study C on "
+            "the movement file of seed S; — where the point has no noise floor), how far two ns-2 runs of the "
+            "scenario differ under the same criterion." if noise else "")
     lines = [header, "", "### Summary", "",
              "Medians over the paired seeds, ns-2 / tpsim; ✗ marks a metric whose interval of the median paired "
              "difference neither includes 0 nor lies within ±10 % of ns-2's median. \"metrics agreeing\" counts every "
-             "headline metric of the point (the point's block lists them). Study D's last column is per packet on "
-             "the link.", "",
-             table(SUMMARY_HEAD, [summary_row(points[k]) for k in order]), "", "### Definitions (ns-2 / tpsim)", ""]
+             "headline metric of the point (the point's block lists them)." + note + " Study D's last column is per "
+             "packet on the link.", "",
+             table(head, [summary_row(points[k], noise) for k in order]), "", "### Definitions (ns-2 / tpsim)", ""]
     lines += [f"* **{m.label}**: {m.definition}." for m in METRICS]
     lines.append("")
     for k in order:
@@ -1019,6 +1090,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("--ns2-only", action="store_true", help="only run (and cache) the ns-2 side")
     ap.add_argument("--ns2-cached-only", action="store_true", help="never run ns-2: cached seeds only")
     ap.add_argument("--fresh-ns2", action="store_true", help="re-run ns-2 even when cached")
+    ap.add_argument("--noise-floor", action="store_true",
+                    help=f"also run ns-2 with seed S+{NOISE_SEED_OFFSET} (study C on seed S's movement file) and report "
+                         "ns-2 against itself beside tpsim's comparison (one more traced ns-2 run per point and seed)")
     ap.add_argument("--tcp", choices=("auto", "ns2", "modern"), default=TCP_MODEL,
                     help=f"tpsim's TCP for the TCP points (default {TCP_MODEL}: the ns-2 preset when available)")
     ap.add_argument("--no-arp", action="store_true",
@@ -1088,6 +1162,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 bg = bgrec["parsed"]["bg"]
                 check_bg(bg, traced["parsed"]["flows"])
             ns_recs[p.key][seed] = {"traced": traced, "untraced": untraced}
+            if a.noise_floor:
+                noise = run_ns2(ns2_dir, p, seed, "noise", **kw)
+                if noise is None:
+                    log(f"{p.key} seed {seed}: no cached ns-2 noise-floor run (--ns2-cached-only): "
+                        "seed left out of the noise floor")
+                else:
+                    ns_recs[p.key][seed]["noise"] = noise
             if a.ns2_only:
                 continue
             scen = tpsim_scenario_file(p, seed, ns2_dir, tcp_model, cache, bg)

@@ -253,3 +253,115 @@ def test_quick_run_of_study_d_against_ns2(tmp_path):
                         capture_output=True, text=True, timeout=300)
     assert p2.returncode == 0, p2.stderr
     assert "ns-2 from the cache for 1 of them" in p2.stdout
+
+
+# ---------------------------------------------------------------- noise floor (ns-2 against ns-2)
+
+
+def _fake_ns2_dir(tmp_path: Path) -> Path:
+    """The files whose hashes key ns-2's cache, with made-up contents (no ns-2 needed)."""
+    d = tmp_path / "ns2"
+    (d / "scen").mkdir(parents=True)
+    for name in ("study_a.tcl", "study_c.tcl", "common.tcl", "tracestats.py"):
+        (d / name).write_text(f"# {name}\n")
+    for s in (3, 4, 1003):
+        cmp.scen_file(d, 10, s).write_text(f"# movement of seed {s}\n")
+    return d
+
+
+def test_noise_run_command_and_cache_path(tmp_path):
+    d, cache = _fake_ns2_dir(tmp_path), tmp_path / "cache"
+    a, c = cmp.POINTS["A-tcp-I5"], cmp.POINTS["C-tfrc-v10-bg8+llfix"]
+    # study A: the traced run's command with only the seed moved by 1000
+    assert cmp.ns2_command(d, a, 3, "noise") == ["ns", "study_a.tcl", "interval=5", "transport=tcp", "seed=1003"]
+    assert cmp.ns2_command(d, a, 3, "traced") == ["ns", "study_a.tcl", "interval=5", "transport=tcp", "seed=3"]
+    # study C: also the movement file of seed 3 (relative to the folder ns-2 runs in), not of 1003
+    cmd = cmp.ns2_command(d, c, 3, "noise")
+    assert cmd == ["ns", "study_c.tcl", "speed=10", "transport=tfrc", "bg=8", "llfix=1",
+                   "scen=scen/rwp-n50-1000x1000-v10-p0-t505-s3.tcl", "seed=1003"]
+    assert (d / cmd[-2].split("=", 1)[1]) == cmp.scen_file(d, 10, 3)
+    assert not any(w.startswith("scen=") for w in cmp.ns2_command(d, c, 3, "traced"))
+    # cached apart from the traced runs of seeds 3 and 1003, under its own kind
+    path = lambda p, s, k: cmp.ns2_cache_path(cache, d, p, s, k)  # noqa: E731
+    for p in (a, c):
+        noise = path(p, 3, "noise")
+        assert noise.parent == cache / "ns2-results" and "-seed3-noise-" in noise.name
+        assert noise != path(p, 3, "traced") and noise != path(p, 1003, "traced") and noise != path(p, 4, "noise")
+    # study C's noise run is keyed by the movement file of seed 3 (its content), not of seed 1003
+    before = path(c, 3, "noise")
+    cmp.scen_file(d, 10, 1003).write_text("# other\n")
+    assert path(c, 3, "noise") == before
+    cmp.scen_file(d, 10, 3).write_text("# other\n")
+    assert path(c, 3, "noise") != before
+    # a cached noise run is read back, and --ns2-cached-only never runs ns-2 for a missing one
+    assert cmp.run_ns2(d, a, 4, "noise", cache=cache, cached_only=True) is None
+    target = path(a, 4, "noise")
+    target.parent.mkdir(parents=True)
+    target.write_text('{"kind": "noise", "seed": 4, "parsed": {}}')
+    rec = cmp.run_ns2(d, a, 4, "noise", cache=cache, cached_only=True)
+    assert rec["kind"] == "noise" and rec["cached"] is True
+
+
+def test_noise_floor_switch():
+    assert cmp.parse_args(["--points", "A-tcp-I5"]).noise_floor is False
+    assert cmp.parse_args(["--points", "A-tcp-I5", "--noise-floor"]).noise_floor is True
+
+
+def _ns2_rec(recv: int, routing: int, frames: int, wall: float) -> dict:
+    tot = {"msgs": 951, "sent": 951, "recv": recv, "pdr": recv / 951, "app_pdr": recv / 951,
+           "goodput_kbps": recv * 256 * 8 / 99 / 1000, "delay_ms": 20.0, "routing_pkts": routing,
+           "mac_frames": frames, "mac_rts": 1, "mac_cts": 1, "mac_ack": 1, "routing_rreq": 1, "routing_rrep": 1,
+           "routing_rerr": 0, "energy_avg_j": 2.3, "wall_run_s": wall}
+    return {"parsed": {"flows": [], "total": tot, "bg": []}}
+
+
+def _tpsim_rec(recv: int) -> dict:
+    flow = {"tx_packets": 951, "tx_segments": 951, "rx_segments": recv, "rx_packets": recv,
+            "packet_delay_mean_s": 0.02}
+    net = {"routing_packets": 100, "mac_frames": 1000, "mac_rts_frames": 1, "mac_cts_frames": 1,
+           "mac_ack_frames": 1, "routing_rreq": 1, "routing_rrep": 1, "routing_rerr": 0,
+           "energy_consumed_j_mean": 2.3}
+    return {"scenario_file": "/x/ns2-A-udp-I5-seed1-ns2.toml", "tcp_model": "ns2",
+            "output": {"tpsim_version": "t", "engine_seconds": 0.1, "flows": [flow], "network": net}}
+
+
+def test_noise_records_pair_seed_by_seed():
+    point = cmp.POINTS["A-udp-I5"]
+    # seed S's noise run beside seed S's traced run; seed 2 has none, seed 4 no tpsim run
+    recs = {s: {"traced": _ns2_rec(900 + s, 100 * s, 1000 * s, 1.0), "untraced": _ns2_rec(0, 0, 0, 0.5),
+                "noise": _ns2_rec(800 + 2 * s, 100 * s + 10, 1000 * s - 50, 9.0)} for s in (1, 3, 4, 5)}
+    recs[2] = {"traced": _ns2_rec(902, 200, 2000, 1.0), "untraced": _ns2_rec(0, 0, 0, 0.5)}
+    seeds, base, noise = cmp.noise_pairs(point, [1, 2, 3, 4, 5], recs)
+    assert seeds == [1, 3, 4, 5]
+    assert [m["recv"] for m in base] == [901, 903, 904, 905]
+    assert [m["recv"] for m in noise] == [802, 806, 808, 810]
+    assert [m["routing"] for m in noise] == [110, 310, 410, 510]
+    # no untraced twin: no speed for the noise run (the traced run's own wall time is not used)
+    assert all(m["loop_s"] is None and m["us_per_frame"] is None for m in noise)
+    assert all(m["loop_s"] == 0.5 for m in base)
+    tp = {s: _tpsim_rec(900) for s in (1, 2, 3, 5)}
+    s = cmp.summarise_point(point, [1, 2, 3, 4, 5], recs, tp, "", "now")
+    assert s["seeds"] == [1, 2, 3, 5] and s["noise"]["seeds"] == [1, 3, 5]
+    nm = s["noise"]["metrics"]
+    # noise − ns-2 of the same seed: recv 802−901, 806−903, 810−905; routing +10; frames −50
+    assert nm["recv"]["diffs"] == [-99, -97, -95] and nm["recv"]["diff_median"] == -97
+    assert nm["routing"]["diffs"] == [10, 10, 10] and nm["routing"]["ok"]  # |10| ≤ 10 % of 300
+    assert nm["mac_frames"]["diffs"] == [-50, -50, -50]
+    assert not nm["recv"]["ok"] and nm["recv"]["ns2_median"] == 903  # the same ns-2 median as tpsim's
+    assert s["metrics"]["recv"]["ns2_median"] == 902.5 and s["metrics"]["recv"]["n"] == 4
+    # the report: a noise column in the point's table and beside the summary's count
+    block = cmp.render_point(s)
+    assert "noise floor: Δ / ns-2, agrees" in block
+    assert "| data packets received | 902 | 900 |" in block and "| -10.7%, **no** |" in block
+    k = cmp.agreeing(nm, point)
+    row = cmp.summary_row(s, True)
+    assert row[cmp.SUMMARY_HEAD.index("metrics agreeing") + 1] == k and k.endswith(f"/{len(nm)}")
+    assert k != cmp.agreeing(s["metrics"], point)
+    report = cmp.render_report({point.key: s}, "H")
+    assert cmp.NOISE_HEAD in report
+    # without noise runs, nothing of it: the report is as before
+    plain = cmp.summarise_point(point, [1, 2, 3, 4, 5], {k: {kk: v for kk, v in r.items() if kk != "noise"}
+                                                          for k, r in recs.items()}, tp, "", "now")
+    assert "noise" not in plain and len(cmp.summary_row(plain)) == len(cmp.SUMMARY_HEAD)
+    assert cmp.NOISE_HEAD not in cmp.render_report({point.key: plain}, "H")
+    assert "noise floor" not in cmp.render_point(plain)
