@@ -942,7 +942,10 @@ def render_point(s: Dict[str, Any]) -> str:
         bgn = f" (its {point.bg} background flows drawn by that seed)" if point.study == "C" and point.bg else ""
         lines += [f"Noise floor: ns-2 with seed S+{noise['offset']}{scen}{bgn} against ns-2 with seed S, {len(ns)} "
                   f"seed(s) paired ({', '.join(map(str, ns))}; from the cache for {noise.get('cached', 0)}), the same "
-                  "criterion; last column: its median paired difference / ns-2's median, and whether it agrees.", ""]
+                  "criterion; its median paired difference / ns-2's median and whether it agrees; last column: the "
+                  "median of the paired differences' absolute values / ns-2's median, tpsim's beside the noise "
+                  "floor's (how far one run lands from its pair; tpsim's at or below the noise floor's: as close to "
+                  "ns-2 as ns-2 is to itself).", ""]
     rows = []
     for m in metrics_for(point):
         r = s["metrics"].get(m.key)
@@ -958,11 +961,12 @@ def render_point(s: Dict[str, Any]) -> str:
             nr = noise["metrics"].get(m.key)
             row.append("—" if nr is None or not nr["n"] else
                        f"{fmt_rel(nr['rel'])}, {'yes' if nr['ok'] else '**no**'}")
+            row.append(f"{fmt_abs_rel(r)} · {fmt_abs_rel(nr)}")
         rows.append(row)
     head = ["metric", "ns-2 median", "tpsim median", "median Δ (tpsim − ns-2)", "Δ / ns-2",
             "interval of median Δ (coverage)", "includes 0", "within ±10 %", "agrees"]
     if noise:
-        head.append("noise floor: Δ / ns-2, agrees")
+        head += ["noise floor: Δ / ns-2, agrees", "median \\|Δ\\| / ns-2: tpsim · noise floor"]
     lines.append(table(head, rows))
     if point.study != "D" and s["per_seed"]["ns2"] and "mac_rts" in s["per_seed"]["ns2"][0]:
         med = lambda side, k: statistics.median([m.get(k) or 0 for m in s["per_seed"][side]])  # noqa: E731
@@ -977,6 +981,28 @@ def render_point(s: Dict[str, Any]) -> str:
               f"{fmt_sig(sp['tpsim_loop_s'])} s (tpsim); per {unit} {fmt_sig(sp['ns2_us_per_frame'])} µs / "
               f"{fmt_sig(sp['tpsim_us_per_frame'])} µs: tpsim {fmt_sig(sp['ratio'])}× faster.", ""]
     return "\n".join(lines)
+
+
+def abs_rel(r: Optional[Dict[str, Any]]) -> Optional[float]:
+    """The median of the absolute paired differences over ns-2's median (``None`` without pairs
+    or with a median of 0)."""
+    if not r or not r.get("diffs") or not r.get("ns2_median"):
+        return None
+    return statistics.median(abs(d) for d in r["diffs"]) / abs(r["ns2_median"])
+
+
+def fmt_abs_rel(r: Optional[Dict[str, Any]]) -> str:
+    x = abs_rel(r)
+    return "—" if x is None else f"{x:.1%}"
+
+
+def within_noise(ms: Dict[str, Any], noise: Dict[str, Any], point: Point) -> str:
+    """``k/m``: the metrics whose median absolute paired difference is at most the noise
+    floor's (of those both have)."""
+    keys = [m.key for m in metrics_for(point) if abs_rel(ms.get(m.key)) is not None
+            and abs_rel(noise["metrics"].get(m.key)) is not None]
+    k = sum(1 for key in keys if abs_rel(ms[key]) <= abs_rel(noise["metrics"][key]))
+    return f"{k}/{len(keys)}"
 
 
 def agreeing(ms: Dict[str, Any], point: Point) -> str:
@@ -1000,7 +1026,8 @@ def summary_row(s: Dict[str, Any], noise_column: bool = False) -> List[str]:
 
     sp = s["speed"]
     tcp = " (modern TCP)" if (point.transport == "tcp" and s.get("tcp_model") == "modern") else ""
-    noise = [agreeing(s["noise"]["metrics"], point) if s.get("noise") else "—"] if noise_column else []
+    noise = ([f"{agreeing(s['noise']['metrics'], point)} · {within_noise(ms, s['noise'], point)}"
+              if s.get("noise") else "—"] if noise_column else [])
     return [f"`{s['key']}`{tcp}", str(len(s["seeds"])), cell("pdr", 3), cell("goodput_kbps", 2), cell("delay_ms", 1),
             cell("routing", 0), cell("mac_frames", 0), cell("energy_active_mj", 1),
             agreeing(ms, point), *noise, f"{fmt_sig(sp['ns2_us_per_frame'])} / {fmt_sig(sp['tpsim_us_per_frame'])}"]
@@ -1009,7 +1036,7 @@ def summary_row(s: Dict[str, Any], noise_column: bool = False) -> List[str]:
 SUMMARY_HEAD = ["point", "seeds", "PDR ns-2 / tpsim", "goodput kbit/s", "delay ms", "routing pkts", "MAC frames",
                 "energy above listening mJ", "metrics agreeing", "µs per MAC frame ns-2 / tpsim"]
 #: The summary's column beside "metrics agreeing" when a point of the report has a noise floor.
-NOISE_HEAD = "noise floor: metrics agreeing"
+NOISE_HEAD = "noise floor: metrics agreeing · tpsim within it"
 
 
 def render_report(points: Dict[str, Dict[str, Any]], header: str) -> str:
@@ -1020,7 +1047,8 @@ def render_report(points: Dict[str, Dict[str, Any]], header: str) -> str:
         head.insert(head.index("metrics agreeing") + 1, NOISE_HEAD)
     note = (f" \"{NOISE_HEAD}\": the same count for ns-2 against ns-2 with seed S+{NOISE_SEED_OFFSET} (study C on "
             "the movement file of seed S; — where the point has no noise floor), how far two ns-2 runs of the "
-            "scenario differ under the same criterion." if noise else "")
+            "scenario differ under the same criterion; then the metrics whose median absolute paired difference "
+            "tpsim − ns-2 is at most ns-2's against itself." if noise else "")
     lines = [header, "", "### Summary", "",
              "Medians over the paired seeds, ns-2 / tpsim; ✗ marks a metric whose interval of the median paired "
              "difference neither includes 0 nor lies within ±10 % of ns-2's median. \"metrics agreeing\" counts every "

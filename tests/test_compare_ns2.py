@@ -355,7 +355,15 @@ def test_noise_records_pair_seed_by_seed():
     assert "| data packets received | 902 | 900 |" in block and "| -10.7%, **no** |" in block
     k = cmp.agreeing(nm, point)
     row = cmp.summary_row(s, True)
-    assert row[cmp.SUMMARY_HEAD.index("metrics agreeing") + 1] == k and k.endswith(f"/{len(nm)}")
+    within = cmp.within_noise(s["metrics"], s["noise"], point)
+    assert row[cmp.SUMMARY_HEAD.index("metrics agreeing") + 1] == f"{k} · {within}" and k.endswith(f"/{len(nm)}")
+    # how far a run lands from its pair: the median of |Δ| over ns-2's median, beside tpsim's
+    assert cmp.abs_rel(nm["recv"]) == 97 / 903 and cmp.fmt_abs_rel(nm["recv"]) == "10.7%"
+    tp_recv = cmp.abs_rel(s["metrics"]["recv"])
+    assert f"| {cmp.fmt_abs_rel(s['metrics']['recv'])} · 10.7% |" in block
+    # every metric but routing and MAC frames, whose median |Δ| (150 of 250, 1,500 of 2,500)
+    # exceeds the noise floor's (10 of 300, 50 of 3,000)
+    assert within == "8/10" and tp_recv == 2.5 / 902.5
     assert k != cmp.agreeing(s["metrics"], point)
     report = cmp.render_report({point.key: s}, "H")
     assert cmp.NOISE_HEAD in report
