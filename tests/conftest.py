@@ -20,6 +20,9 @@ SCENARIOS = ROOT / "scenarios"
 #: Study D with two runs (the command's arguments but ``-o``): the output test_paper.py and
 #: test_study_d.py share (:func:`cli_once`).
 STUDY_D_RUNS_2 = ("run", str(SCENARIOS / "study-d-wired-voip.toml"), "--runs", "2", "-j", "2")
+#: Study A shortened to 30 s, two runs: run once per session for every test that reads it.
+STUDY_A_RUNS_2 = ("run", str(SCENARIOS / "study-a-sensor-interval.toml"), "--runs", "2", "--set",
+                  "simulation.duration=30s", "-j", "2")
 
 
 def _shared() -> Path:

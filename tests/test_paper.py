@@ -21,13 +21,13 @@ except ImportError:  # Python < 3.11
     import tomli as tomllib
 
 import tpsim
-from conftest import ROOT, SCENARIOS, STUDY_D_RUNS_2, cli, cli_once, one_link, require_tool
+from conftest import ROOT, SCENARIOS, STUDY_A_RUNS_2, STUDY_D_RUNS_2, cli, cli_once, one_link, require_tool
 from tpsim.labels import axis_for, fmt_seconds, key_label, metric_display
 from tpsim.plot import MAX_SERIES
 
 #: The reference studies, shortened (few runs, short durations) through the command line.
 STUDIES = {
-    "a": ["run", str(SCENARIOS / "study-a-sensor-interval.toml"), "--runs", "2", "--set", "simulation.duration=30s", "-j", "2"],
+    "a": list(STUDY_A_RUNS_2),
     # A list value on the command line: two speeds of the study's [v, v] ranges.
     "c": ["run", str(SCENARIOS / "study-c-manet-speed.toml"), "--runs", "2", "--set", "simulation.duration=30s",
           "--sweep", "nodes.mobility.speed=[5m/s,5m/s],[20m/s,20m/s]", "-j", "2"],
