@@ -2,24 +2,15 @@
 //! worked out by hand from tfrc.cc's rules.
 
 use super::ns2_sender::p_to_b;
+use super::tests::{cfg, segment, t};
 use super::*;
 use crate::tcp::Open;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::tfrc::{encode_p, TfrcRepr};
-
-fn t(s: f64) -> SimTime {
-    SimTime::from_secs_f64(s)
-}
+use tpsim_wire::SizeConvention::Ns2;
 
 fn ns2_sender() -> TfrcSocket {
-    let cfg = SocketConfig {
-        local_port: 1,
-        remote_port: 2,
-        sizes: tpsim_wire::SizeConvention::Ns2,
-        mtu: 1500,
-        draw_seed: 0,
-    };
-    TfrcSocket::new(cfg, TfrcConfig::ns2(), Open::Active, SimTime::ZERO)
+    TfrcSocket::new(cfg(Ns2), TfrcConfig::ns2(), Open::Active, SimTime::ZERO)
 }
 
 fn m(id: u64) -> Message {
@@ -27,25 +18,6 @@ fn m(id: u64) -> Message {
         id,
         len: 100,
         created: SimTime::ZERO,
-    }
-}
-
-/// A TFRC packet with header `tfrc` carrying `message` (`payload_len` bytes).
-fn segment(tfrc: TfrcRepr, payload_len: u32, message: Option<Message>) -> Segment {
-    Segment {
-        addr: None,
-        header: L4Header::Tfrc(TfrcHeader {
-            udp: tpsim_wire::UdpRepr {
-                src_port: 2,
-                dst_port: 1,
-            },
-            tfrc,
-        }),
-        payload_len,
-        ip_len: tfrc.ip_len(tpsim_wire::SizeConvention::Ns2, payload_len),
-        message,
-        first_tx: SimTime::ZERO,
-        stream: None,
     }
 }
 
@@ -58,7 +30,7 @@ fn feedback(echo_s: f64, packets_per_s: f64, p: f64) -> Segment {
         x_recv: (packets_per_s * 100.0).round() as u32,
         p: encode_p(p),
     };
-    segment(tfrc, 0, None)
+    segment(tfrc, Ns2, 0, None, SimTime::ZERO)
 }
 
 /// (seq, urgent, R µs) of a data packet.
@@ -208,7 +180,7 @@ fn data(seq: u32, sent_s: f64, rtt_s: f64, urgent: bool) -> Segment {
         rtt: (rtt_s * 1e6).round() as u32,
         urgent,
     };
-    segment(tfrc, 100, Some(m(seq as u64)))
+    segment(tfrc, Ns2, 100, Some(m(seq as u64)), SimTime::ZERO)
 }
 
 /// X_recv of a feedback packet, bytes/s.
@@ -228,14 +200,12 @@ fn x_recv_of(seg: &Segment) -> u32 {
 /// packets that arrived within R of the newest over R.
 #[test]
 fn ns2_receiver_answers_urgent_packets_and_counts_packets_per_second() {
-    let cfg = SocketConfig {
+    let sock = SocketConfig {
         local_port: 2,
         remote_port: 1,
-        sizes: tpsim_wire::SizeConvention::Ns2,
-        mtu: 1500,
-        draw_seed: 0,
+        ..cfg(Ns2)
     };
-    let mut r = TfrcSocket::new(cfg, TfrcConfig::ns2(), Open::Passive, SimTime::ZERO);
+    let mut r = TfrcSocket::new(sock, TfrcConfig::ns2(), Open::Passive, SimTime::ZERO);
     r.on_segment(t(0.05), &data(0, 0.0, 0.0, true));
     assert_eq!(
         x_recv_of(&r.poll_transmit(t(0.05)).unwrap()),

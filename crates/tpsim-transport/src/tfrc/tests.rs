@@ -9,7 +9,7 @@ use crate::tcp::Open;
 use tpsim_core::SimDuration;
 use tpsim_wire::tfrc::{decode_p, encode_p, TfrcRepr};
 
-fn t(s: f64) -> SimTime {
+pub(super) fn t(s: f64) -> SimTime {
     SimTime::from_secs_f64(s)
 }
 
@@ -440,7 +440,7 @@ fn oscillation_prevention_scales_the_spacing_4_5() {
 
 // ---- the socket: sender and receiver packet by packet ----
 
-fn cfg(sizes: tpsim_wire::SizeConvention) -> SocketConfig {
+pub(super) fn cfg(sizes: tpsim_wire::SizeConvention) -> SocketConfig {
     SocketConfig {
         local_port: 1,
         remote_port: 2,
@@ -489,13 +489,15 @@ fn urgent(mut seg: Segment) -> Segment {
     seg
 }
 
-fn data(seq: u32, ts_s: f64, rtt_s: f64, len: u32) -> Segment {
-    let tfrc = TfrcRepr::Data {
-        seq,
-        timestamp: (ts_s * 1e6).round() as u32,
-        rtt: (rtt_s * 1e6).round() as u32,
-        urgent: false,
-    };
+/// A TFRC packet from port 2 to port 1 with header `tfrc` and `payload_len` bytes of
+/// `message`, sizes by `sizes`, first sent at `first_tx`.
+pub(super) fn segment(
+    tfrc: TfrcRepr,
+    sizes: tpsim_wire::SizeConvention,
+    payload_len: u32,
+    message: Option<Message>,
+    first_tx: SimTime,
+) -> Segment {
     Segment {
         addr: None,
         header: L4Header::Tfrc(TfrcHeader {
@@ -505,12 +507,28 @@ fn data(seq: u32, ts_s: f64, rtt_s: f64, len: u32) -> Segment {
             },
             tfrc,
         }),
-        payload_len: len,
-        ip_len: tfrc.ip_len(tpsim_wire::SizeConvention::Standard, len),
-        message: Some(m(seq as u64, len)),
-        first_tx: t(ts_s),
+        payload_len,
+        ip_len: tfrc.ip_len(sizes, payload_len),
+        message,
+        first_tx,
         stream: None,
     }
+}
+
+fn data(seq: u32, ts_s: f64, rtt_s: f64, len: u32) -> Segment {
+    let tfrc = TfrcRepr::Data {
+        seq,
+        timestamp: (ts_s * 1e6).round() as u32,
+        rtt: (rtt_s * 1e6).round() as u32,
+        urgent: false,
+    };
+    segment(
+        tfrc,
+        tpsim_wire::SizeConvention::Standard,
+        len,
+        Some(m(seq as u64, len)),
+        t(ts_s),
+    )
 }
 
 fn feedback_of(seg: &Segment) -> (u32, u32, u32, f64) {
