@@ -894,34 +894,30 @@ fn ns2_rreqs_and_rreps_make_no_route_to_the_previous_hop() {
 /// previous hop and the next hop).
 #[test]
 fn ns2_data_refreshes_only_the_route_it_takes() {
-    let mut n = node(2, ns2_0());
     // Routes to 1 (via 7, the reverse route) and to 9 (via 3); forwarding the RREP at 10 ms
     // uses the reverse route, which then lives ACTIVE_ROUTE_TIMEOUT: to 10.01 s, taken down
-    // by the purge at 10.5 s.
-    n.on_message(ms(0), a(7), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 2)));
-    tx(&mut n, ms(0));
-    n.on_message(ms(10), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
-    tx(&mut n, ms(10));
-    // Data 1 → 9 forwarded at 5 s, and a packet from 1 delivered here: the route to 9 lives
-    // 10 s from then; the reverse route to 1 is not refreshed.
-    assert!(matches!(
-        n.route_output(ms(5000), Some(a(7)), a(1), a(9), 1),
-        RouteResult::Forward { .. }
-    ));
+    // by the purge at 10.5 s. Data 1 → 9 is forwarded at 5 s.
+    let forwarding = |c| {
+        let mut n = node(2, c);
+        n.on_message(ms(0), a(7), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 2)));
+        tx(&mut n, ms(0));
+        n.on_message(ms(10), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
+        tx(&mut n, ms(10));
+        assert!(matches!(
+            n.route_output(ms(5000), Some(a(7)), a(1), a(9), 1),
+            RouteResult::Forward { .. }
+        ));
+        n
+    };
+    // With a packet from 1 delivered here too, the route to 9 lives 10 s from then; the
+    // reverse route to 1 is not refreshed.
+    let mut n = forwarding(ns2_0());
     n.on_data_delivered(ms(5000), a(7), a(1));
     assert_eq!(n.lookup(ms(10_400), a(1)), Some(a(7)));
     assert_eq!(n.lookup(ms(10_600), a(1)), None);
     assert_eq!(n.lookup(ms(14_900), a(9)), Some(a(3)));
     // Under the RFC's rule the same packets keep the route to 1 until 15 s.
-    let mut r = node(2, cfg0());
-    r.on_message(ms(0), a(7), 5, &Message::Rreq(rreq(1, 1, 1, 9, None, 2)));
-    tx(&mut r, ms(0));
-    r.on_message(ms(10), a(3), 30, &Message::Rrep(rrep(9, 10, 1, 1, 6000)));
-    tx(&mut r, ms(10));
-    assert!(matches!(
-        r.route_output(ms(5000), Some(a(7)), a(1), a(9), 1),
-        RouteResult::Forward { .. }
-    ));
+    let mut r = forwarding(cfg0());
     assert_eq!(r.lookup(ms(7_900), a(1)), Some(a(7)));
 }
 
