@@ -22,13 +22,13 @@ use tpsim_core::{RngStream, SimDuration, SimTime};
 use tpsim_routing::aodv::{self, Aodv, AodvConfig, AodvEvent, RouteResult};
 use tpsim_routing::olsr::{self, Olsr, OlsrConfig};
 use tpsim_routing::{LinkDest, AODV_PORT, OLSR_PORT};
+use tpsim_scenario::{RoutingPreset, RoutingProtocol, Scenario};
+use tpsim_transport::Header as _;
+use tpsim_wire::ip::DEFAULT_TTL;
 
 /// ns-2.35's `DATA_PACKET` list (`common/packet.h`) by packet-type name: the packets whose MAC
 /// failure its AODV treats as a link break ([`tpsim_scenario::Ns2Quirk::AodvDataPacketList`]).
 const NS2_DATA_PACKET: [&str; 8] = ["tcp", "telnet", "cbr", "audio", "video", "ack", "sctp", "sctp_app1"];
-use tpsim_scenario::{RoutingPreset, RoutingProtocol, Scenario};
-use tpsim_transport::Header as _;
-use tpsim_wire::ip::DEFAULT_TTL;
 
 /// A routing control message carried by a packet.
 pub(super) enum CtrlMsg {

@@ -829,11 +829,6 @@ impl<P> Aodv<P> {
         self.queue(at, LinkDest::Broadcast, ttl, msg, origin);
     }
 
-    /// Broadcasts `msg` now, without the broadcast jitter.
-    fn broadcast_now(&mut self, now: SimTime, ttl: u8, msg: Message, origin: Origin) {
-        self.queue(now, LinkDest::Broadcast, ttl, msg, origin);
-    }
-
     fn queue(&mut self, at: SimTime, dest: LinkDest, ttl: u8, msg: Message, origin: Origin) {
         self.tx_seq += 1;
         self.tx.push(Pending {

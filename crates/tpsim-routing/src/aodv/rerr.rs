@@ -47,7 +47,7 @@ impl<P> Aodv<P> {
             for list in self.precursors.values_mut() {
                 list.retain(|&p| p != nb);
             }
-            self.broadcast_rerr(now, dests, Origin::Originated, false);
+            self.emit_rerr(now, dests, RerrTo::BroadcastNow, Origin::Originated, false);
         } else {
             recipients.retain(|&p| p != nb);
             self.send_rerr(now, dests, &recipients, Origin::Originated, false);
@@ -55,23 +55,12 @@ impl<P> Aodv<P> {
         self.events.push_back(AodvEvent::LinkBroken { next_hop: nb });
     }
 
-    /// An RERR for `dests` broadcast (with the broadcast jitter if `jitter`), as ns-2.35's
-    /// `sendError` sends every RERR; at most RERR_RATELIMIT per second.
-    fn broadcast_rerr(&mut self, now: SimTime, dests: Vec<(Addr, u32)>, origin: Origin, jitter: bool) {
-        let to = if jitter {
-            RerrTo::Broadcast
-        } else {
-            RerrTo::BroadcastNow
-        };
-        self.emit_rerr(now, dests, to, origin, false);
-    }
-
     /// RFC 3561 §6.11 case (ii): a data packet for `dst` to forward and no active route.
     pub(super) fn rerr_no_route(&mut self, now: SimTime, prev_hop: Option<Addr>, dst: Addr) {
         if self.cfg.rerr_rule == RerrRule::Ns2 {
             // ns-2.35 `rt_resolve`: broadcast at once with the entry's sequence number.
             let seq = self.routes.get(&dst).map_or(0, |r| r.seq);
-            self.broadcast_rerr(now, vec![(dst, seq)], Origin::Originated, false);
+            self.emit_rerr(now, vec![(dst, seq)], RerrTo::BroadcastNow, Origin::Originated, false);
             return;
         }
         let (seq, mut recipients) = match self.routes.get(&dst) {
@@ -128,7 +117,7 @@ impl<P> Aodv<P> {
         self.arm_sweep(now + dp);
         if self.cfg.rerr_rule == RerrRule::Ns2 {
             // Passed on, broadcast with jitter, for the routes that had precursors.
-            self.broadcast_rerr(now, dests, Origin::Forwarded, true);
+            self.emit_rerr(now, dests, RerrTo::Broadcast, Origin::Forwarded, false);
             return;
         }
         recipients.retain(|&p| p != from);
@@ -181,7 +170,7 @@ impl<P> Aodv<P> {
     }
 
     /// Queues the RERR messages for `dests` (255 destinations each) to `to`, unless
-    /// RERR_RATELIMIT (§6.11) holds them back.
+    /// RERR_RATELIMIT (§6.11) holds them back. ns-2.35's `sendError` broadcasts every RERR.
     fn emit_rerr(&mut self, now: SimTime, dests: Vec<(Addr, u32)>, to: RerrTo, origin: Origin, no_delete: bool) {
         if dests.is_empty() {
             return;
@@ -201,7 +190,7 @@ impl<P> Aodv<P> {
             match to {
                 RerrTo::Unicast(a) => self.queue(now, LinkDest::Unicast(a), 1, msg, origin),
                 RerrTo::Broadcast => self.broadcast(now, 1, msg, origin),
-                RerrTo::BroadcastNow => self.broadcast_now(now, 1, msg, origin),
+                RerrTo::BroadcastNow => self.queue(now, LinkDest::Broadcast, 1, msg, origin),
             }
         }
     }
