@@ -37,7 +37,6 @@
 //! feedback carries bytes per second, packets per second times the mean message size, and
 //! this sender divides by its own mean message size.
 
-use super::rate::InitialWindow;
 use super::sender::{data_segment, read_feedback, wire_us};
 use super::TfrcConfig;
 use crate::{Message, Segment, SendError, SocketConfig, TransportStats};
@@ -202,22 +201,6 @@ impl Ns2Sender {
             1.0
         } else {
             self.msg_sum as f64 / self.msg_count as f64
-        }
-    }
-
-    /// The initial window in packets (`rfc3390`, or RFC 5348's bytes over s).
-    fn w_init_packets(cfg: &TfrcConfig, s: f64) -> f64 {
-        match cfg.rate.initial_window {
-            InitialWindow::Ns2Packets => {
-                if s <= 1095.0 {
-                    4.0
-                } else if s < 2190.0 {
-                    3.0
-                } else {
-                    2.0
-                }
-            }
-            InitialWindow::Rfc5348 => (4.0 * s).min((2.0 * s).max(4380.0)) / s,
         }
     }
 
@@ -391,7 +374,7 @@ impl Ns2Sender {
     /// tfrc.cc `slowstart`.
     fn slow_start(&mut self, cfg: &TfrcConfig, now_s: f64) {
         let s = self.s(cfg);
-        let w_init = Self::w_init_packets(cfg, s);
+        let w_init = cfg.rate.initial_window.packets(s);
         let init_x = w_init * s / self.r;
         let old = self.x;
         if self.rounds <= 1 || (self.rounds == 2 && w_init > 1.0) {
@@ -426,7 +409,7 @@ impl Ns2Sender {
         let mult = ((now_s - self.last_change) / self.r).min(2.0);
         self.x += s / self.r * mult;
         let floor = if self.recently_limited(now_s) {
-            Self::w_init_packets(cfg, s) * s / self.r
+            cfg.rate.initial_window.packets(s) * s / self.r
         } else {
             s / self.r
         };
@@ -463,7 +446,7 @@ impl Ns2Sender {
         } else {
             // A data-limited sender keeps the initial window's rate (infinite before the
             // first feedback: X stays).
-            let w = Self::w_init_packets(cfg, s) * s / self.r;
+            let w = cfg.rate.initial_window.packets(s) * s / self.r;
             if self.x > 2.0 * w {
                 self.x *= 0.5;
             } else if self.x > w {

@@ -19,6 +19,26 @@ pub enum InitialWindow {
     Ns2Packets,
 }
 
+impl InitialWindow {
+    /// W_init for segments of `s` bytes, bytes.
+    pub fn bytes(self, s: f64) -> f64 {
+        match self {
+            InitialWindow::Rfc5348 => (4.0 * s).min((2.0 * s).max(4380.0)),
+            InitialWindow::Ns2Packets => s * self.packets(s),
+        }
+    }
+
+    /// W_init for segments of `s` bytes, packets (whole under ns-2's rule).
+    pub fn packets(self, s: f64) -> f64 {
+        match self {
+            InitialWindow::Rfc5348 => self.bytes(s) / s,
+            InitialWindow::Ns2Packets if s <= 1095.0 => 4.0,
+            InitialWindow::Ns2Packets if s < 2190.0 => 3.0,
+            InitialWindow::Ns2Packets => 2.0,
+        }
+    }
+}
+
 /// Parameters of the rate computation. Sources per field: "RFC 5348 / ns-2.35".
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RateConfig {
@@ -195,18 +215,7 @@ impl RateController {
 
     /// initial_rate = W_init/R, bytes/s (RFC 5348 §4.2); `None` without an RTT estimate.
     pub fn initial_rate(&self, s: f64) -> Option<f64> {
-        let w_init = match self.cfg.initial_window {
-            InitialWindow::Rfc5348 => (4.0 * s).min((2.0 * s).max(4380.0)),
-            InitialWindow::Ns2Packets => {
-                s * if s <= 1095.0 {
-                    4.0
-                } else if s < 2190.0 {
-                    3.0
-                } else {
-                    2.0
-                }
-            }
-        };
+        let w_init = self.cfg.initial_window.bytes(s);
         self.r.map(|r| w_init / r)
     }
 
