@@ -245,7 +245,7 @@ pub struct TransportReport {
 }
 
 /// Configuration shared by all transports.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct SocketConfig {
     /// Local port.
     pub local_port: u16,
