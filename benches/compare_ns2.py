@@ -513,6 +513,9 @@ def scenario_text(point: Point, seed: int, ns2_dir: Path, tcp_model: str, bg: Se
     head = [f"# Written by benches/compare_ns2.py: mirrors `{shlex.join(ns2_command(ns2_dir, point, seed, 'traced'))}`",
             f"# (ns-2.35 script of {ns2_dir}). TCP: {'ns-2 preset' if tcp_model == 'ns2' else 'tpsim modern NewReno'}.",
             "", "[simulation]", f'name = "ns2-{point.key}"', f'duration = "{stop:g}s"']
+    if point.sizes == "msg":
+        # The script's sizes=msg: every agent's packet size is the message size.
+        head.append('ns2_packet_size = "message"')
     if point.study == "D":
         quirk = ['ns2_quirks = ["sctp-stall"]'] if point.transport == "sctp" else []
         head += ['drain = "1s"', f"seed = {seed}", "runs = 1", 'sizes = "ns2"', *quirk, "", "[output]", "timeseries = false",

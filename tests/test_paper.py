@@ -91,8 +91,7 @@ def studies(tmp_path_factory) -> Mapping[str, Path]:
 
 #: Study D's transport key (one transport for both directions' flows) and size key.
 DKEY = "flows.0.transport + flows.1.transport"
-DSIZE = ("flows.0.app.size + flows.1.app.size + flows.0.tcp.packet_size + flows.1.tcp.packet_size + "
-         "flows.0.dccp.segment_size + flows.1.dccp.segment_size")
+DSIZE = "flows.0.app.size + flows.1.app.size"
 
 
 def swept(study: str, key: str) -> list:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 import pytest
@@ -10,6 +12,7 @@ import tpsim
 from conftest import ROOT, SCENARIOS, STUDY_D_RUNS_2, cli_once, one_link
 
 STUDY_D = SCENARIOS / "study-d-wired-voip.toml"
+DSIZE_KEY = "flows.0.app.size + flows.1.app.size"
 
 # Header sizes from the standards, not from tpsim: IPv4 (RFC 791 §3.1), UDP (RFC 768), and the
 # 2-byte PPP protocol field tpsim documents as point-to-point framing (RFC 1661 §2).
@@ -46,23 +49,33 @@ def test_cli_run_writes_every_table_one_row_per_run_and_flow(tmp_path_factory):
     assert pl.read_csv(out / "flows.csv").height == 4 * flows.height
     net = pl.read_parquet(out / "network.parquet")
     assert net.height == 96 and "mac_frames" in net.columns and "drops_queue" in net.columns
-    # 495 messages each way (0.1 s .. 9.98 s every 20 ms), all delivered; over UDP at exactly
-    # 54 ms, over the other transports a little later (larger headers, packets that carry
-    # several messages, pacing).
+    # 495 messages each way (0.1 s .. 9.98 s every 20 ms). Under "modern" all are delivered;
+    # over UDP at exactly 54 ms, over the other transports a little later (larger headers,
+    # packets that carry several messages, pacing).
     assert flows["tx_packets"].to_list() == [495] * 48
-    assert flows["rx_packets"].to_list() == [495] * 48
+    modern = flows.filter(pl.col("simulation.stack") == "modern")
+    assert modern["rx_packets"].to_list() == [495] * 24
     udp = flows.filter(pl.col("transport") == "udp")
     assert all(abs(d - 0.054) < 1e-9 for d in udp["delay_mean_s"].to_list())
     for t in transports[1:]:
         rel = flows.filter(pl.col("transport") == t)
         assert all(d > 0.054 for d in rel["net_delay_mean_s"].to_list()), t
         assert all(r > 0.1 for r in rel["rtt_mean_s"].to_list()), t
+    # The published view ("ns2": ns-2.35's agents with their default sizes): TCP and TFRC pad
+    # every 128-byte write to packetSize_ 1000 (1040- and 1032-byte packets), four times what
+    # the 256 kbit/s link carries per message, so they lose messages; UDP, SCTP and CCID 2
+    # deliver all.
+    by = {(r["transport"], r["simulation.stack"]): r for r in flows.filter(pl.col("flow") == 0).iter_rows(named=True)}
+    for t in ["udp", "sctp", "dccp-ccid2"]:
+        assert by[(t, "ns2")]["rx_packets"] == 495, t
+    for t, size in [("tcp", 1040.0), ("tfrc", 1032.0)]:
+        assert by[(t, "ns2")]["packet_size_min_b"] == by[(t, "ns2")]["packet_size_max_b"] == size, t
+        assert by[(t, "ns2")]["rx_packets"] < 400, t
     # The stacks differ where ns-2's agents do: ns-2.35's Agent/SCTP bundles messages and sends
     # only on a SACK (about 100 ms a packet, against 56 ms for RFC 9260's sender), and its TCP
     # sink acknowledges every packet (no delayed ACKs).
-    by = {(r["transport"], r["simulation.stack"]): r for r in flows.filter(pl.col("flow") == 0).iter_rows(named=True)}
     assert by[("sctp", "ns2")]["net_delay_mean_s"] > 0.09 > 0.06 > by[("sctp", "modern")]["net_delay_mean_s"]
-    assert by[("tcp", "ns2")]["ack_packets"] >= 495 > 4 * by[("tcp", "modern")]["ack_packets"]
+    assert by[("tcp", "ns2")]["ack_packets"] >= by[("tcp", "ns2")]["rx_segments"] > 4 * by[("tcp", "modern")]["ack_packets"]
     # SCTP's own columns appear, filled only on SCTP rows; a lossless link blocks nothing.
     sctp = flows.filter(pl.col("transport") == "sctp")
     assert sctp["hol_blocking_mean_s"].to_list() == [0.0] * 8
@@ -191,9 +204,24 @@ def test_study_d_report_has_the_studys_own_outputs(tmp_path_factory):
             f = figs[f"{m}-{stack}"]
             assert f["xlabel"] == "message size (B)" and f["x_positions"] == [64.0, 128.0, 256.0, 512.0], f
     flows = pl.read_parquet(out / "flows.parquet")
-    # Every transport delivers every message (a lossless, uncongested link).
     assert set(flows["transport"]) == {"udp", "tcp", "sctp", "tfrc", "dccp-ccid2", "dccp-ccid3"}
-    assert (flows["rx_packets"] == 495).all()
+    # Under "modern" every transport delivers every message (an uncongested link).
+    assert (flows.filter(pl.col("simulation.stack") == "modern")["rx_packets"] == 495).all()
+    # As published (ns-2.35's Agent/TCP/Newreno with packetSize_ 1000): every 128-byte write a
+    # 1040-byte segment, 327 sent and 312 received each way, 305.2 ms per packet (ns-2.35
+    # itself: 657 sent and 623 received over both directions, 305.465 ms over seeds 1-3;
+    # 303.486 ms at clock phase 0, `tcp.boot_time = "0s"`).
+    tcp = flows.filter((pl.col("transport") == "tcp") & (pl.col("simulation.stack") == "ns2")
+                       & (pl.col(DSIZE_KEY) == "128B"))
+    assert tcp["packet_size_max_b"].to_list() == [1040.0, 1040.0]
+    assert tcp["tx_segments"].to_list() == [327, 327] and tcp["rx_segments"].to_list() == [312, 312]
+    assert all(abs(d - 0.3055) < 0.003 for d in tcp["packet_delay_mean_s"].to_list()), tcp["packet_delay_mean_s"]
+    # The report compares the six transports over time at the paper's point (128 B, as
+    # published; the scenario's [report] table), one line each for flow 0.
+    for series in ["goodput_kbps", "delay_mean_s"]:
+        info = figs[f"timeseries-{series}"]
+        assert info["series"] == [f"transport = {t}, flow 0 fwd" for t in ["udp", "tcp", "sctp", "tfrc", "dccp-ccid2", "dccp-ccid3"]], info
+        assert "stack = ns2" in info["title"] and "message size = 128 B" in info["title"], info["title"]
     # UDP's packets are the messages themselves (sizes = "ns2"): point 0 sends 64 B ones.
     udp = flows.filter((pl.col("transport") == "udp") & (pl.col("point") == 0))
     assert udp.select("packet_size_min_b", "packet_size_max_b", "packet_size_mean_b").unique().rows() == [(64.0, 64.0, 64.0)]
@@ -201,3 +229,29 @@ def test_study_d_report_has_the_studys_own_outputs(tmp_path_factory):
     ts = pl.read_parquet(out / "timeseries.parquet")
     cum = ts.filter((pl.col("series") == "rx_bytes_cumulative") & (pl.col("point") == 0) & (pl.col("flow") == 0))
     assert cum.sort("time_s")["value"].to_list()[-1] == 495 * 64
+
+
+def test_message_sized_ns2_agents_are_one_switch():
+    # `simulation.ns2_packet_size = "message"`, the ns-2 scripts' sizes=msg: ns-2's TCP and
+    # TFRC agents send each 128-byte message unpadded (168- and 160-byte packets under
+    # sizes = "ns2") and CCID 3 computes with s = the message size, so all deliver every
+    # message, where ns-2's default sizes lose some.
+    res = tpsim.run(STUDY_D, set=["simulation.ns2_packet_size=message"],
+                    sweep=["flows.0.transport + flows.1.transport=tcp,tfrc,dccp-ccid3", f"{DSIZE_KEY}=128B", "simulation.stack=ns2"])
+    f = {r["transport"]: r for r in res.flows.filter(pl.col("flow") == 0).iter_rows(named=True)}
+    assert f["tcp"]["packet_size_max_b"] == 168.0 and f["tfrc"]["packet_size_max_b"] == 160.0
+    for t in ["tcp", "tfrc", "dccp-ccid3"]:
+        assert f[t]["rx_packets"] == 495, t
+
+
+@pytest.mark.parametrize("report, message", [
+    ('timeseries_at = { "flows.0.app.size" = "128B" }', "report.timeseries_at: `flows.0.app.size` is not a swept key"),
+    ("timeseries_flows = [2]", "report.timeseries_flows: no flow 2 (the scenario has 2)"),
+])
+def test_report_table_names_swept_keys_and_existing_flows(tmp_path, report, message):
+    text = STUDY_D.read_text(encoding="utf-8")
+    text = text[: text.index("[report]")] + "[report]\n" + report + "\n"
+    path = tmp_path / "d.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(tpsim.ScenarioError, match=re.escape(message)):
+        tpsim.plan(path)

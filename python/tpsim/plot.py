@@ -815,7 +815,7 @@ def timeseries_figure(
     ts: pl.DataFrame,
     series: str,
     run: int = 0,
-    point: int = 0,
+    point: Union[int, Sequence[int]] = 0,
     *,
     flows: Optional[pl.DataFrame] = None,
     max_lines: int = MAX_SERIES,
@@ -828,7 +828,9 @@ def timeseries_figure(
     more than ``max_lines``, each role's flow directions (or the queues) are drawn as a
     quantile band per bin instead (median line, 25–75 % and 5–95 % bands; min–max under
     :data:`BAND_MIN_FOR_5_95`); a role of at most :data:`BAND_KEEP_LINES` keeps its lines.
-    The title names the sweep point's parameter values.
+    The title names the sweep point's parameter values. ``point`` may list several sweep
+    points, compared in one figure: the parameters that differ between them name each line
+    (``transport = tcp, flow 0 fwd``), the others the title.
 
     Raises:
         ValueError: if the series, run or point is not in the table.
@@ -866,7 +868,7 @@ def timeseries_spec(
     ts: pl.DataFrame,
     series: str,
     run: int = 0,
-    point: int = 0,
+    point: Union[int, Sequence[int]] = 0,
     *,
     flows: Optional[pl.DataFrame] = None,
     max_lines: int = MAX_SERIES,
@@ -880,38 +882,46 @@ def timeseries_spec(
         _check_frame(flows, "flows", "the flows table")
     if not isinstance(series, str):
         raise TypeError(f"series must be a series name, got {type(series).__name__} {series!r:.80}")
-    for what, v in (("run", run), ("point", point)):
+    points = list(point) if isinstance(point, (list, tuple)) else [point]
+    for what, v in (("run", run), *(("point", p) for p in points)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError(f"{what} must be an integer, got {type(v).__name__} {v!r:.80}")
+    if not points:
+        raise ValueError("point must name at least one sweep point")
     _check_names(title=title, xlabel=xlabel, ylabel=ylabel)
     missing = [c for c in ("series", "run", "point", "time_s", "value") if c not in ts.columns]
     if missing:
         raise ValueError(f"ts has no column {missing[0]!r}: not a time series table (columns: {', '.join(ts.columns) or 'none'})")
-    sub = ts.filter((pl.col("series") == series) & (pl.col("run") == run) & (pl.col("point") == point))
+    sub = ts.filter((pl.col("series") == series) & (pl.col("run") == run) & pl.col("point").is_in(points))
+    where = f"point {points[0]}" if len(points) == 1 else f"points {', '.join(map(str, points))}"
     if sub.height == 0:
         have = sorted(ts["series"].unique().to_list()) if "series" in ts.columns else []
-        raise ValueError(f"no time series {series!r} for point {point}, run {run}" + (f"; series: {', '.join(have)}" if have else ""))
+        raise ValueError(f"no time series {series!r} for {where}, run {run}" + (f"; series: {', '.join(have)}" if have else ""))
+    params = param_columns(ts)
+    # Several points: the parameters that tell them apart name the lines.
+    varying = [k for k in params if sub[k].n_unique() > 1] if len(points) > 1 else []
     owners = ["link", "node"] if series == "queue_packets" else ["flow"]
     owners = [o for o in owners if o in sub.columns and sub[o].null_count() < sub.height]
-    keys = owners + ["direction"]
+    keys = varying + owners + ["direction"]
     owner_word = "queue" if series == "queue_packets" else "flow direction"
     roles_of: dict[Any, str] = {}
     if owners == ["flow"] and flows is not None and "role" in flows.columns:
-        f = flows.filter((pl.col("point") == point) & (pl.col("run") == run))
+        f = flows.filter((pl.col("point") == points[0]) & (pl.col("run") == run))
         roles_of = dict(zip(f["flow"].to_list(), f["role"].to_list()))
     # One row per flow direction (or queue): its name, role and mean value.
     members = sub.group_by(keys, maintain_order=True).agg(pl.col("value").mean().alias("mean"))
     groups = []
     for row in members.iter_rows(named=True):
-        name = " ".join(f"{o} {row[o]}" for o in owners if row[o] is not None)
+        name = ", ".join([param_text(k, row[k]) for k in varying]
+                         + [" ".join(f"{o} {row[o]}" for o in owners if row[o] is not None)])
         mean = row["mean"] if row["mean"] is not None else -math.inf
         role = roles_of.get(row["flow"]) if roles_of else None
         groups.append(((*[row[k] for k in keys],), name + f" {row['direction']}", role, mean))
     roles = list(dict.fromkeys(r for _, _, r, _ in groups))
     several_roles = len([r for r in roles if r is not None]) > 1
-    main_first = sorted(groups, key=lambda t: (t[2] != "main", -t[3]))
-    params = param_columns(ts)
-    point_desc = ", ".join(param_text(k, sub[k][0]) for k in params)
+    # One point: the largest first; several: in sweep order, so that lines keep the sweep's.
+    main_first = sorted(groups, key=lambda t: (t[2] != "main", -t[3])) if not varying else groups
+    point_desc = ", ".join(param_text(k, sub[k][0]) for k in params if k not in varying)
     disp = metric_display(series, sub["value"].drop_nulls().to_list())
     if len(groups) <= max_lines:
         line_groups, band_roles = main_first, []
@@ -936,7 +946,7 @@ def timeseries_spec(
         color = OKABE_ITO[(len(line_groups) + j) % len(OKABE_ITO)]
         mine = [k for k, _, r, _ in groups if r == role]
         g = sub if len(mine) == len(groups) else sub.filter(
-            pl.col("flow").is_in([k[0] for k in mine]) if owners == ["flow"] else _match_any(keys, mine))
+            pl.col("flow").is_in([k[0] for k in mine]) if keys == ["flow", "direction"] else _match_any(keys, mine))
         n = sum(1 for x in groups if x[2] == role)
         min_max = n < BAND_MIN_FOR_5_95
         st = _band_stats(g, min_max)
@@ -978,10 +988,12 @@ def timeseries_spec(
         outer = "min–max" if b["outer"] == [0, 100] else "5–95 %"
         parts_text.append(f"the {b['members']} {b['who']} as a band: the median (line), 25–75 % and {outer} (shaded) of their "
                           "values in each bin" + (" (those without a value in a bin left out)" if b["gaps"] else ""))
+    which = f"one run ({where}, run {run})" if not varying else f"run {run} of each of {where}"
+    line_unit = "".join(f"{key_name(k)} and " for k in varying) + owner_word
     if bands:
-        agg = f"one run (point {point}, run {run}), per {ts_bin(sub)} bin; " + "; ".join(parts_text)
+        agg = f"{which}, per {ts_bin(sub)} bin; " + "; ".join(parts_text)
     else:
-        agg = f"one run (point {point}, run {run}), one line per {owner_word}, per {ts_bin(sub)} bin"
+        agg = f"{which}, one line per {line_unit}, per {ts_bin(sub)} bin"
     info = FigureInfo(
         kind="timeseries", metric=series, title=t, xlabel=xl, ylabel=yl, x="time_s", x_numeric=True,
         x_values=[], x_positions=[], hue=keys, series=legend, aggregation=agg, colors=colors,

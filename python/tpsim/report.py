@@ -137,23 +137,32 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
         ts = res.scan("timeseries")
         have_all = ts.filter(pl.col("value").is_not_null()).select("series", "point", "run").unique().collect()
 
-        def rows(series: str, point: int, run: int) -> pl.DataFrame:
-            return ts.filter((pl.col("series") == series) & (pl.col("point") == point) & (pl.col("run") == run)).collect()
+        def rows(series: str, points: list[int], run: int, flows: Optional[list[int]] = None) -> pl.DataFrame:
+            keep = (pl.col("series") == series) & pl.col("point").is_in(points) & (pl.col("run") == run)
+            if flows is not None:
+                keep = keep & pl.col("flow").is_in(flows)
+            return ts.filter(keep).collect()
 
+        compared, drawn_flows = timeseries_points(res, keys, hues)
         for series in HEADLINE_SERIES:
             have = have_all.filter(pl.col("series") == series)
             if have.height:
-                # The first sweep point that has the series (cwnd only exists for TCP), run 0;
-                # for queues, the point with the longest mean queue (empty queues show nothing).
-                point = int(have["point"].min())
+                with_series = set(have["point"].to_list())
+                points = [p for p in compared if p in with_series]
                 if series == "queue_packets":
+                    # Queues are not compared across points: the point with the longest mean
+                    # queue (empty queues show nothing).
                     by_point = (ts.filter((pl.col("series") == series) & pl.col("value").is_not_null())
                                 .group_by("point").agg(pl.col("value").mean()).sort(["value", "point"], descending=[True, False])
                                 .collect())
-                    point = int(by_point["point"][0])
-                run = int(have.filter(pl.col("point") == point)["run"].min())
+                    points = [int(by_point["point"][0])]
+                elif not points:
+                    # The first sweep point that has the series (cwnd only exists for TCP).
+                    points = [int(have["point"].min())]
+                run = int(have.filter(pl.col("point") == points[0])["run"].min())
+                only = drawn_flows if series != "queue_packets" else None
                 plan.append((f"timeseries-{series}", PlannedFigure(
-                    lambda s=series, p=point, r=run: timeseries_spec(rows(s, p, r), s, run=r, point=p, flows=res.flows))))
+                    lambda s=series, p=points, r=run, f=only: timeseries_spec(rows(s, p, r, f), s, run=r, point=p, flows=res.flows))))
         # Multi-homed associations: goodput per receiving address, one line per (direction, path).
         path_runs = ts.filter(pl.col("series").str.starts_with("goodput_path")).select("point", "run").unique().collect()
         if path_runs.height:
@@ -174,6 +183,36 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
         plan.append(("acks-cwnd", PlannedFigure(
             lambda: timeseries_spec(one, col, run=run, point=point, flows=res.flows, title=title))))
     return plan
+
+
+def timeseries_points(res: ResultTables, keys: list[str], hues: list[str]) -> tuple[list[int], Optional[list[int]]]:
+    """The sweep points whose time series the report compares in one figure per series, and
+    the flows drawn (``None``: all). The scenario's ``[report]`` table decides
+    (``timeseries_at``: the swept keys' values the points must have; ``timeseries_flows``);
+    without ``timeseries_at``, or when no point matches it (a ``--sweep`` replaced the
+    values), the first point and the points that differ from it only in the keys the
+    headline figures draw as lines (``hues``), if their flow directions fit in
+    :data:`MAX_SERIES` lines; otherwise the first point alone."""
+    base = res.base.resolved if res.base is not None else {}
+    report = (res.resolved or base or {}).get("report") or {}
+    drawn_flows = report.get("timeseries_flows")
+    cols = [k for k in keys if k in res.flows.columns]
+    table = res.flows.select(["point", *cols]).unique(maintain_order=True).sort("point")
+    if table.height == 0:
+        return [0], drawn_flows
+    at = {k: v for k, v in (report.get("timeseries_at") or {}).items() if k in cols}
+    if at:
+        chosen = [r["point"] for r in table.iter_rows(named=True)
+                  if all(r[k] == v or str(r[k]) == str(v) for k, v in at.items())]
+        if chosen:
+            return chosen, drawn_flows
+    first = table.row(0, named=True)
+    fixed = [k for k in cols if k not in hues]
+    chosen = [r["point"] for r in table.iter_rows(named=True) if all(r[k] == first[k] for k in fixed)]
+    lines = res.flows.filter(pl.col("point").is_in(chosen) & (pl.col("run") == res.flows["run"].min()))
+    if drawn_flows is not None:
+        lines = lines.filter(pl.col("flow").is_in(drawn_flows))
+    return (chosen if lines.height <= MAX_SERIES else [first["point"]]), drawn_flows
 
 
 def _ack_cwnd(res: ResultTables) -> Optional[tuple[pl.DataFrame, str, int, int, str]]:

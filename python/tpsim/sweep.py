@@ -330,6 +330,7 @@ def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Se
                     raise scenario_error(base.source, line, col, f"cases[{case.index}].{ck}",
                                          f"{how} also sets this key; set it in the cases or in the sweep, not both")
     keys = list(file_sweep)
+    _check_report(base, keys)
     if admit is not None:
         admit(max(len(cases), 1) * math.prod(len(file_sweep[k]) for k in keys))
     i = -1
@@ -350,6 +351,24 @@ def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Se
                     raise _case_error(e, base, case, source) from None
                 raise _tpsim.ScenarioError(str(e).replace(base.source + ":", source + ":", 1) if params else str(e)) from None
             yield Point(i, params, sc, case.as_dict() if case is not None else None)
+
+
+def _check_report(base: Scenario, keys: list[str]) -> None:
+    """The ``[report]`` table names swept keys and existing flows.
+
+    Raises:
+        ScenarioError: for a ``report.timeseries_at`` key that is not swept, or a
+            ``report.timeseries_flows`` index with no flow.
+    """
+    report = base.resolved.get("report") or {}
+    for k in report.get("timeseries_at") or {}:
+        if normal_key(k) not in keys:
+            swept = ", ".join(f"`{s}`" for s in keys) or "none"
+            raise _tpsim.ScenarioError(f"{base.source}: report.timeseries_at: `{k}` is not a swept key (swept: {swept})")
+    n = len(base.resolved.get("flows") or [])
+    for i in report.get("timeseries_flows") or []:
+        if i >= n:
+            raise _tpsim.ScenarioError(f"{base.source}: report.timeseries_flows: no flow {i} (the scenario has {n})")
 
 
 def point_value(v: Any) -> Any:

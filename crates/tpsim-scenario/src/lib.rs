@@ -94,6 +94,26 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<std::collections::BTreeMap<String, Vec<serde_json::Value>>>")]
     pub sweep: Option<toml::Table>,
+    /// What the report draws (read by the Python front end; the engine never sees it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<Report>,
+}
+
+/// The `[report]` table: which sweep points and flows the report's figures show.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// The sweep points whose time series are compared, one figure per series: each key a
+    /// swept key (as written in `[sweep]`), each value the one it must have, e.g.
+    /// `{ "simulation.stack" = "ns2" }`; every point that matches, run 0, one line per point
+    /// and flow direction. Default: the points that differ from the first only in the keys
+    /// the headline figures draw as lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, serde_json::Value>>")]
+    pub timeseries_at: Option<toml::Table>,
+    /// The flows (indices into `flows`) whose time series are drawn. Default: every flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries_flows: Option<Vec<u32>>,
 }
 
 impl Scenario {

@@ -49,7 +49,29 @@ pub struct Simulation {
     /// to reproduce results obtained with it (docs/models.md, "ns-2.35's quirks"). Default none.
     #[serde(default)]
     pub ns2_quirks: Vec<Ns2Quirk>,
+    /// The packet size of ns-2.35's agents where a flow does not set it: "default" (ns-2's
+    /// defaults, which the ns-2 studies ran: TCP and TFRC `packetSize_` 1000 B, every write
+    /// padded to it; DCCP CCID 3's s 500 B) or "message" (the flow's message size, one message
+    /// per packet unpadded). Flows on the ns2 TCP preset and ns2 TFRC and DCCP profiles only.
+    /// Default "default".
+    #[serde(default)]
+    pub ns2_packet_size: Ns2PacketSize,
 }
+
+/// What sets the packet size of ns-2.35's agents ([`Simulation::ns2_packet_size`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Ns2PacketSize {
+    /// ns-2.35's defaults: TCP's and TFRC's `packetSize_` 1000 B (`tcp.cc`, `tfrc.cc`), DCCP
+    /// CCID 3's `s_s_` 500 B (`dccp_tfrc.cc`).
+    #[default]
+    Default,
+    /// The flow's message size (`app.size`), as the ns-2 scripts' `sizes=msg` sets it.
+    Message,
+}
+
+/// ns-2.35's default `packetSize_` of Agent/TCP and Agent/TFRC, bytes.
+pub const NS2_DEFAULT_PACKET_SIZE: u32 = 1000;
 
 /// An ns-2.35 artefact a scenario can switch on ([`Simulation::ns2_quirks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{key_path, ErrorSink, Flow, Transport, TransportKeys};
-use crate::{Bytes, Ns2Quirk, Scenario};
+use crate::{Bytes, Ns2PacketSize, Ns2Quirk, Scenario};
 use tpsim_core::SimTime;
 use tpsim_transport::tcp::Open;
 use tpsim_transport::{Ccid, DccpConfig, DccpProfile, DccpSocket, Socket, SocketConfig};
@@ -29,7 +29,8 @@ pub struct DccpOptions {
     #[serde(default)]
     pub sequence_window: Option<u32>,
     /// CCID 3: the segment size s of the throughput equation. Default: the mean size of the
-    /// messages sent (ns2 profile: 500 B, ns-2's `s_s_`).
+    /// messages sent (ns2 profile: 500 B, ns-2's `s_s_`, unless `simulation.ns2_packet_size =
+    /// "message"`).
     #[serde(default)]
     pub segment_size: Option<Bytes>,
 }
@@ -110,6 +111,9 @@ fn dccp_config(sc: &Scenario, f: &Flow) -> DccpConfig {
     }
     if let Some(b) = o.segment_size {
         c.ccid3_s = Some(b.0 as u32);
+    } else if sc.simulation.ns2_packet_size == Ns2PacketSize::Message {
+        // ns-2's scripts with sizes=msg set s_s_ to the message size.
+        c.ccid3_s = None;
     }
     c.listens = profile != DccpProfile::Ns2 || !sc.simulation.ns2_quirks.contains(&Ns2Quirk::DccpNoListen);
     c

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{key_path, ErrorSink, Flow, Transport, TransportKeys};
-use crate::{AppKind, Bytes, Duration, Scenario, Seg};
+use crate::{AppKind, Bytes, Duration, Ns2PacketSize, Scenario, Seg};
 use tpsim_core::rng::RngStream;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_transport::tcp::{CongestionAlgorithm, LossRecovery, Open};
@@ -129,7 +129,7 @@ impl TransportKeys for Keys {
         if sc.tcp_preset(f) == TcpPreset::Ns2 {
             Socket::Ns2Tcp(Ns2TcpSocket::new(
                 cfg,
-                ns2_tcp_config(f.transport, f.tcp.as_ref(), cfg.draw_seed),
+                ns2_tcp_config(sc, f, cfg.draw_seed),
                 open,
                 start,
             ))
@@ -275,13 +275,15 @@ fn validate_tcp_options(i: usize, t: &TcpOptions, check_model: bool, err: &mut E
     }
 }
 
-/// ns-2.35's one-way TCP agent of a flow with `tcp = { preset = "ns2", ... }`: the variant of
-/// the transport's name ("tcp" is Agent/TCP/Newreno, as the reference scripts use it) and the
-/// scenario's options over ns-2.35's defaults ([`Ns2TcpConfig`]), the clock phase drawn from
-/// `draw_seed` unless given.
-fn ns2_tcp_config(t: Transport, o: Option<&TcpOptions>, draw_seed: u64) -> Ns2TcpConfig {
+/// ns-2.35's one-way TCP agent of flow `f` on the ns2 preset: the variant of the transport's
+/// name ("tcp" is Agent/TCP/Newreno, as the reference scripts use it) and the scenario's
+/// options over ns-2.35's defaults ([`Ns2TcpConfig`]; `packetSize_` the message size under
+/// `simulation.ns2_packet_size = "message"`), the clock phase drawn from `draw_seed` unless
+/// given.
+fn ns2_tcp_config(sc: &Scenario, f: &Flow, draw_seed: u64) -> Ns2TcpConfig {
+    let o = f.tcp.as_ref();
     let mut c = Ns2TcpConfig {
-        variant: match t {
+        variant: match f.transport {
             Transport::TcpTahoe => Ns2Variant::Tahoe,
             Transport::TcpReno => Ns2Variant::Reno,
             Transport::TcpSack => Ns2Variant::Sack1,
@@ -289,6 +291,11 @@ fn ns2_tcp_config(t: Transport, o: Option<&TcpOptions>, draw_seed: u64) -> Ns2Tc
         },
         ..Ns2TcpConfig::default()
     };
+    if sc.simulation.ns2_packet_size == Ns2PacketSize::Message {
+        if let Some(m) = f.app.size {
+            c.packet_size = m.0 as u32;
+        }
+    }
     if let Some(o) = o {
         if let Some(p) = o.packet_size {
             c.packet_size = p.0 as u32;

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{key_path, ErrorSink, Flow, TransportKeys};
-use crate::{AppKind, Bytes, Scenario, Seg};
+use crate::{AppKind, Bytes, Ns2PacketSize, Scenario, Seg, NS2_DEFAULT_PACKET_SIZE};
 use tpsim_core::SimTime;
 use tpsim_transport::tcp::Open;
 use tpsim_transport::{Socket, SocketConfig, TfrcConfig, TfrcSocket};
@@ -28,9 +28,11 @@ pub struct TfrcOptions {
     #[serde(default)]
     pub segment_size: Option<Bytes>,
     /// Bytes of data in every data packet: shorter messages are padded to it, as ns-2.35's
-    /// Agent/TFRC sends every write as a packet of `packetSize_` (default 1000 B there; a
-    /// 128-byte message then travels in a 1032-byte packet under `sizes = "ns2"`). Messages
-    /// must not be longer. Default: none (a packet carries its message only).
+    /// Agent/TFRC sends every write as a packet of `packetSize_` (a 128-byte message then
+    /// travels in a 1032-byte packet under `sizes = "ns2"`). Messages must not be longer.
+    /// Default: 1000 B on the ns2 profile (ns-2's `packetSize_`; none with
+    /// `simulation.ns2_packet_size = "message"`), else none (a packet carries its message
+    /// only).
     #[serde(default)]
     pub packet_size: Option<Bytes>,
 }
@@ -131,6 +133,11 @@ fn tfrc_config(sc: &Scenario, f: &Flow) -> TfrcConfig {
     if let Some(b) = o.segment_size {
         c.segment_size = Some(b.0 as u32);
     }
-    c.packet_size = o.packet_size.map(|b| b.0 as u32);
+    c.packet_size = match (o.packet_size, sc.tfrc_profile(f), sc.simulation.ns2_packet_size) {
+        (Some(b), _, _) => Some(b.0 as u32),
+        // Agent/TFRC pads every write to its `packetSize_`, 1000 B unless set.
+        (None, TfrcProfileName::Ns2, Ns2PacketSize::Default) => Some(NS2_DEFAULT_PACKET_SIZE),
+        (None, _, _) => None,
+    };
     c
 }
