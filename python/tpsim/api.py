@@ -62,11 +62,13 @@ def _check_not_bootstrapping() -> None:
 
 def run_key(scenario: Scenario, seed: int, run: int) -> str:
     """Content hash (SHA-256 hex) identifying one stored run: the resolved scenario of its
-    sweep point (sweep values set, no ``[sweep]`` table), the seed, the replication index,
-    the engine build (:func:`build_id`) and the run store's format. A changed scenario,
-    another build of the engine or another store format never matches a stored run."""
+    sweep point (sweep values set, no ``[sweep]`` table; its ``[report]`` table left out, as
+    it changes no run), the seed, the replication index, the engine build (:func:`build_id`)
+    and the run store's format. A changed scenario, another build of the engine or another
+    store format never matches a stored run."""
+    resolved = {k: v for k, v in scenario.resolved.items() if k != "report"}
     blob = json.dumps(
-        {"scenario": scenario.resolved, "seed": seed, "run": run, "engine": build_id(), "store": store.FORMAT},
+        {"scenario": resolved, "seed": seed, "run": run, "engine": build_id(), "store": store.FORMAT},
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()

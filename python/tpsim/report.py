@@ -107,6 +107,10 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
     keys = list(res.param_keys)
     x, hues = default_layout(all_flows, keys)
     stacks = stack_split(all_flows, keys, x)
+    # The scenario's [report] metrics, beside the headline ones.
+    extra = (_report_table(res).get("metrics") or [])
+    flow_metrics = list(dict.fromkeys(HEADLINE_FLOW_METRICS + [m for m in extra if m in all_flows.columns]))
+    net_metrics = list(dict.fromkeys(HEADLINE_NETWORK_METRICS + [m for m in extra if m in res.network.columns]))
     plan: list[tuple[str, PlannedFigure]] = []
     for stack in stacks or [None]:
         def only(df: pl.DataFrame, stack=stack) -> pl.DataFrame:
@@ -116,14 +120,14 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
         flows = only(all_flows)
         # Within one stack's figures the stack is held fixed: the title names it.
         fig_hues = [h for h in hues if stack is None or h != STACK_KEY]
-        for m in HEADLINE_FLOW_METRICS:
+        for m in flow_metrics:
             if _has_values(flows, m):
                 plan.append((m + suffix, PlannedFigure(lambda m=m, flows=flows: metric_spec(flows, m, x, fig_hues, params=keys))))
         if keys and res.network.height:
             net = only(res.network)
             net_x = x if x in net.columns else (keys[0] if keys else "run")
             net_hues = [h for h in fig_hues if h in net.columns]
-            for m in HEADLINE_NETWORK_METRICS:
+            for m in net_metrics:
                 # Only what the scenario produces: no routing figures for static routes, no
                 # energy figures without an energy model, no figures of drops that never happen.
                 if m not in net.columns or net[m].null_count() == net.height or not (net[m].fill_null(0) != 0).any():
@@ -185,6 +189,12 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
     return plan
 
 
+def _report_table(res: ResultTables) -> dict[str, Any]:
+    """The scenario's ``[report]`` table (empty without one)."""
+    resolved = res.resolved if res.resolved is not None else (res.base.resolved if res.base is not None else None)
+    return (resolved or {}).get("report") or {}
+
+
 def timeseries_points(res: ResultTables, keys: list[str], hues: list[str]) -> tuple[list[int], Optional[list[int]]]:
     """The sweep points whose time series the report compares in one figure per series, and
     the flows drawn (``None``: all). The scenario's ``[report]`` table decides
@@ -193,8 +203,7 @@ def timeseries_points(res: ResultTables, keys: list[str], hues: list[str]) -> tu
     values), the first point and the points that differ from it only in the keys the
     headline figures draw as lines (``hues``), if their flow directions fit in
     :data:`MAX_SERIES` lines; otherwise the first point alone."""
-    base = res.base.resolved if res.base is not None else {}
-    report = (res.resolved or base or {}).get("report") or {}
+    report = _report_table(res)
     drawn_flows = report.get("timeseries_flows")
     cols = [k for k in keys if k in res.flows.columns]
     table = res.flows.select(["point", *cols]).unique(maintain_order=True).sort("point")

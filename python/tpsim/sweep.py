@@ -22,6 +22,7 @@ the replications of a point are independent.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import math
@@ -354,13 +355,21 @@ def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Se
 
 
 def _check_report(base: Scenario, keys: list[str]) -> None:
-    """The ``[report]`` table names swept keys and existing flows.
+    """The ``[report]`` table names swept keys, existing flows and known metrics.
 
     Raises:
-        ScenarioError: for a ``report.timeseries_at`` key that is not swept, or a
-            ``report.timeseries_flows`` index with no flow.
+        ScenarioError: for a ``report.timeseries_at`` key that is not swept, a
+            ``report.timeseries_flows`` index with no flow, or a ``report.metrics`` name that
+            is no metric of the flows or network table.
     """
+    from .metrics import METRICS
+
     report = base.resolved.get("report") or {}
+    for m in report.get("metrics") or []:
+        if m not in METRICS:
+            near = difflib.get_close_matches(m, list(METRICS), n=1)
+            hint = f"; did you mean `{near[0]}`?" if near else ""
+            raise _tpsim.ScenarioError(f"{base.source}: report.metrics: `{m}` is no metric of the flows or network table{hint}")
     for k in report.get("timeseries_at") or {}:
         if normal_key(k) not in keys:
             swept = ", ".join(f"`{s}`" for s in keys) or "none"

@@ -322,3 +322,40 @@ fn sack_and_cubic_flows_deliver_and_report_their_series() {
         assert!(defined > 0, "{transport}: {series} never defined");
     }
 }
+
+/// `simulation.stack = "inet"`: INET's `Tcp` defaults (Tcp.ned): 536-byte segments (576-byte
+/// IP packets), every segment acknowledged (no delayed ACKs), an initial window of one segment
+/// (the first RTT carries one), and "tcp" is Reno. Against the modern default: MSS 1460, ACKs
+/// for every second segment.
+#[test]
+fn the_inet_stack_gives_tcp_inets_defaults() {
+    let flows = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\n\
+                 app = { kind = \"bulk\", bytes = \"53600B\", size = \"536B\", start = \"1s\" }\n";
+    let run = |stack: &str| {
+        let text = link("1Mbps", "50ms", "", flows, "30s")
+            .replace("[nodes]", "[output]\ntimeseries = true\nbin = \"100ms\"\n[nodes]")
+            .replace("[simulation]\n", &format!("[simulation]\nstack = \"{stack}\"\n"));
+        sim(&text, 1)
+    };
+    let inet = run("inet");
+    let f = &inet.flows[0];
+    assert_eq!(f.rx_bytes, 53_600);
+    assert_eq!((f.tx_segments, f.retransmissions), (100, 0), "{f:?}");
+    assert_eq!(f.packet_size_max_b, Some(576.0));
+    // One ACK per segment; the last one may ride on the receiver's FIN.
+    assert!((99..=101).contains(&f.ack_packets), "{f:?}");
+    // One segment in the first round trip (handshake 1 s .. ~1.1 s, then one RTT ≈ 0.1 s):
+    // nothing delivered by 1.15 s but that first segment, 536 bytes.
+    let t = &inet.timeseries;
+    let cum = |at: f64| {
+        (0..t.series.len())
+            .filter(|&i| t.series[i] == "rx_bytes_cumulative" && (t.time_s[i] - at).abs() < 1e-9)
+            .find_map(|i| t.value[i])
+    };
+    assert_eq!(cum(1.1), Some(536.0), "{:?}", (cum(1.0), cum(1.1), cum(1.2)));
+    let modern = run("modern");
+    let g = &modern.flows[0];
+    assert_eq!(g.rx_bytes, 53_600);
+    assert!(g.packet_size_max_b.unwrap() > 1000.0, "{g:?}");
+    assert!(g.ack_packets < g.tx_segments, "{g:?}");
+}

@@ -114,14 +114,18 @@ pub struct Report {
     /// The flows (indices into `flows`) whose time series are drawn. Default: every flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeseries_flows: Option<Vec<u32>>,
+    /// Metrics drawn against the swept keys besides the headline ones: columns of the flows
+    /// or network table (docs/metrics.md), e.g. `["rtt_mean_s", "ack_overhead"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Vec<String>>,
 }
 
 impl Scenario {
     /// `ns2` if the scenario's stack is ns-2's, else `modern`: the model of a flow that does
-    /// not choose its own.
+    /// not choose its own (the `inet` stack differs from `modern` only in TCP).
     pub(crate) fn by_stack<T>(&self, modern: T, ns2: T) -> T {
         match self.simulation.stack.unwrap_or_default() {
-            Stack::Modern => modern,
+            Stack::Modern | Stack::Inet => modern,
             Stack::Ns2 => ns2,
         }
     }

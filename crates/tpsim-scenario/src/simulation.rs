@@ -38,8 +38,9 @@ pub struct Simulation {
     #[serde(default)]
     pub sizes: Sizes,
     /// Which transport models flows use where they do not choose: "modern" (default; tpsim's
-    /// TCP, the RFC profiles of SCTP, TFRC and DCCP) or "ns2" (ns-2.35's agents: `tcp.preset
-    /// = "ns2"` and the "ns2" profile of `sctp`, `tfrc` and `dccp`), so that one sweep key
+    /// TCP, the RFC profiles of SCTP, TFRC and DCCP), "ns2" (ns-2.35's agents: `tcp.preset
+    /// = "ns2"` and the "ns2" profile of `sctp`, `tfrc` and `dccp`) or "inet" (OMNeT++/INET's
+    /// TCP defaults, `tcp.preset = "inet"`; the rest as "modern"), so that one sweep key
     /// (`simulation.stack = ["ns2", "modern"]`) runs a study both ways. A flow's explicit
     /// preset or profile wins. With `stack` set, a flow's `tcp` keys that apply to only one of the two TCP models
     /// are kept for the stack that uses them.
@@ -103,6 +104,9 @@ pub enum Stack {
     Modern,
     /// ns-2.35's transport agents.
     Ns2,
+    /// OMNeT++/INET 4's defaults where they differ from tpsim's: TCP with INET's `Tcp`
+    /// module defaults (`tcp.preset = "inet"`); SCTP, TFRC and DCCP as under `Modern`.
+    Inet,
 }
 
 pub(crate) fn default_seed() -> u64 {

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{key_path, ErrorSink, Flow, Transport, TransportKeys};
-use crate::{AppKind, Bytes, Duration, Ns2PacketSize, Scenario, Seg};
+use crate::{AppKind, Bytes, Duration, Ns2PacketSize, Scenario, Seg, Stack};
 use tpsim_core::rng::RngStream;
 use tpsim_core::{SimDuration, SimTime};
 use tpsim_transport::tcp::{CongestionAlgorithm, LossRecovery, Open};
@@ -109,13 +109,23 @@ pub enum TcpPreset {
     Modern,
     /// ns-2.35's one-way TCP agents.
     Ns2,
+    /// tpsim's TCP with the defaults of OMNeT++/INET 4's `Tcp` module (`Tcp.ned`, the
+    /// `TcpBaseAlg` timers): "tcp" is INET's default algorithm `TcpReno`; MSS 536 B, advertised
+    /// window 14 MSS (7,504 B), every segment acknowledged (`delayedAcksEnabled` false), Nagle
+    /// on, initial window 1 segment (`increasedIWEnabled` false), no SACK, timestamps or window
+    /// scaling, initial RTO 3 s, minimum RTO 1 s. The other `tcp` keys apply over these.
+    Inet,
 }
 
 impl Scenario {
     /// The TCP model flow `f` runs: its explicit `tcp.preset`, else the scenario's stack.
     pub fn tcp_preset(&self, f: &Flow) -> TcpPreset {
         let own = f.tcp.as_ref().and_then(|o| o.preset);
-        own.unwrap_or_else(|| self.by_stack(TcpPreset::Modern, TcpPreset::Ns2))
+        own.unwrap_or(match self.simulation.stack.unwrap_or_default() {
+            Stack::Modern => TcpPreset::Modern,
+            Stack::Ns2 => TcpPreset::Ns2,
+            Stack::Inet => TcpPreset::Inet,
+        })
     }
 }
 
@@ -136,7 +146,7 @@ impl TransportKeys for Keys {
         } else {
             Socket::Tcp(TcpSocket::new(
                 cfg,
-                tcp_config(f.transport, f.tcp.as_ref()),
+                tcp_config(f.transport, sc.tcp_preset(f), f.tcp.as_ref()),
                 open,
                 start,
             ))
@@ -323,10 +333,13 @@ fn ns2_tcp_config(sc: &Scenario, f: &Flow, draw_seed: u64) -> Ns2TcpConfig {
 
 /// The TCP configuration of a flow: the variant's loss recovery and the scenario's options
 /// over the RFC defaults of [`TcpConfig`].
-fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
+fn tcp_config(t: Transport, preset: TcpPreset, o: Option<&TcpOptions>) -> TcpConfig {
+    let inet = preset == TcpPreset::Inet;
     let mut c = TcpConfig {
         recovery: match t {
             Transport::TcpReno => LossRecovery::Reno,
+            // INET's `tcpAlgorithmClass` default.
+            Transport::Tcp if inet => LossRecovery::Reno,
             Transport::TcpTahoe => LossRecovery::Tahoe,
             Transport::TcpSack => LossRecovery::Sack,
             _ => LossRecovery::NewReno,
@@ -337,6 +350,19 @@ fn tcp_config(t: Transport, o: Option<&TcpOptions>) -> TcpConfig {
         },
         ..TcpConfig::default()
     };
+    if inet {
+        // Tcp.ned: mss 536, advertisedWindow 14·mss, delayedAcksEnabled false, nagleEnabled
+        // true, increasedIWEnabled false (IW one segment, RFC 2001); TcpBaseAlg: initial RTO
+        // 3 s, minimum 1 s.
+        const INET_MSS: u32 = 536;
+        c.mss_bytes = Some(INET_MSS);
+        c.recv_buffer_bytes = 14 * INET_MSS;
+        c.delayed_ack = None;
+        c.nagle = true;
+        c.initial_window_segments = Some(1);
+        c.initial_rto = SimDuration::from_secs(3);
+        c.min_rto = SimDuration::from_secs(1);
+    }
     if let Some(o) = o {
         if let Some(m) = o.mss {
             c.mss_bytes = Some(m.0 as u32);
