@@ -17,6 +17,10 @@ def mutate(old: str, new: str) -> str:
     return BASE.replace(old, new, 1)
 
 
+#: The end of flow 0's application line, after which a mutation adds flow 0's `tcp` table.
+APP_END = 'stop = "10s" }\n'
+
+
 def line_of(text: str, needle: str) -> int:
     return next(i for i, l in enumerate(text.splitlines(), 1) if needle in l)
 
@@ -31,11 +35,11 @@ CASES = {
     "oversized UDP message": (mutate('size = "128B"', 'size = "1501B"'), "flows[0].app.size", "app = {", "does not fit the path MTU"),
     "malformed TOML": (mutate("[nodes]", "[nodes"), "", "[nodes", "malformed TOML"),
     "zero SYN attempts": (
-        mutate('tcp = { packet_size = "128B" }', 'tcp = { packet_size = "128B", syn_attempts = 0 }'),
+        mutate(APP_END, APP_END + 'tcp = { syn_attempts = 0 }\n'),
         "flows[0].tcp.syn_attempts", "tcp = {", "at least 1 SYN",
     ),
     "zero delayed-ACK segments": (
-        mutate('tcp = { packet_size = "128B" }', 'tcp = { packet_size = "128B", delayed_ack_segments = 0 }'),
+        mutate(APP_END, APP_END + 'tcp = { delayed_ack_segments = 0 }\n'),
         "flows[0].tcp.delayed_ack_segments", "tcp = {", "at least 1 segment",
     ),
     "fault event on a missing link": (
@@ -47,7 +51,7 @@ CASES = {
         "events[0].kind", 'kind = "link_flap"', "unknown variant",
     ),
     "zero SYN timeout": (
-        mutate('tcp = { packet_size = "128B" }', 'tcp = { packet_size = "128B", syn_rto = "0s" }'),
+        mutate(APP_END, APP_END + 'tcp = { syn_rto = "0s" }\n'),
         "flows[0].tcp.syn_rto", "tcp = {", "greater than 0",
     ),
 }

@@ -3,6 +3,7 @@ importer with AODV, and AODV/OLSR packets in pcap decoded by tshark."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -64,6 +65,13 @@ def test_study_a_reports_every_metric_for_every_point(tmp_path_factory):
     # UDP at I = 20 s is an easy load: nearly everything arrives.
     easy = flows.filter((pl.col("sensors.transport") == "udp") & (pl.col("sensors.interval") == "20s"))
     assert easy["rx_packets"].sum() >= 0.9 * easy["tx_packets"].sum()
+    # The paper's dropped packets: every drop of the run, whatever its reason or packet, and
+    # its figure against the interval.
+    parts = [c for c in net.columns if c.startswith("drops_")] + ["dropped_copies", "routing_drops"]
+    assert (net["total_drops"] == net.select(pl.sum_horizontal(parts).alias("sum"))["sum"]).all()
+    assert (net["total_drops"] > 0).any()
+    names = {f["name"] for f in json.loads((out / "figures" / "figures.json").read_text())}
+    assert any(n.startswith("network-total_drops") for n in names), names
 
 def test_study_a_published_view_puts_tcp_above_udp_in_ip_throughput_only(tmp_path):
     """Study A's paper found TCP's throughput above UDP's at long intervals. Its throughput
@@ -126,6 +134,10 @@ def test_study_e_crosses_every_transport_case_with_every_window(tmp_path):
     sctp = flows.filter(pl.col("transport") == "sctp")
     assert sctp["hol_blocking_mean_s"].null_count() == 0
     assert flows.filter(pl.col("transport") != "sctp")["hol_blocking_mean_s"].null_count() == 18
+    # The report draws it against the window, one line per SCTP case (its [report] metrics).
+    figs = {f["name"]: f for f in json.loads((tmp_path / "study-e-sctp-streams-window.toml" / "figures" / "figures.json").read_text())}
+    hol = figs["hol_blocking_mean_s"]
+    assert sorted(hol["series"]) == sorted(f"SCTP, {n} stream" + ("s" if n > 1 else "") for n in (1, 2, 3, 8, 16)), hol
 
 
 def test_ns2_samples_run_through_the_importer_with_aodv(tmp_path):

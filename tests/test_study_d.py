@@ -216,6 +216,10 @@ def test_study_d_report_has_the_studys_own_outputs(tmp_path_factory):
     assert tcp["packet_size_max_b"].to_list() == [1040.0, 1040.0]
     assert tcp["tx_segments"].to_list() == [327, 327] and tcp["rx_segments"].to_list() == [312, 312]
     assert all(abs(d - 0.3055) < 0.003 for d in tcp["packet_delay_mean_s"].to_list()), tcp["packet_delay_mean_s"]
+    # The paper's Table 2 at its point (both directions together): TCP's 1040-byte packets.
+    i = html.index('id="table-compared"')
+    table = html[i:html.index("</table>", i)]
+    assert "smallest packet" in table and "largest packet" in table and "tcp" in table and "1040" in table
     # The report compares the six transports over time at the paper's point (128 B, as
     # published; the scenario's [report] table), one line each for flow 0.
     for series in ["goodput_kbps", "delay_mean_s"]:

@@ -614,6 +614,47 @@ def _network_table(res: ResultTables, summary: pl.DataFrame, keys: list[str], me
                  [False] * max(len(keys), 1) + [True] * len(metrics))
 
 
+def _over_flows(c: str) -> pl.Expr:
+    """Column ``c`` of one run's flow directions as one value: counts (messages, packets,
+    bytes) summed, the packet sizes' smallest, largest and mean per packet sent, anything
+    else the mean."""
+    if c == "packet_size_min_b":
+        return pl.col(c).min()
+    if c == "packet_size_max_b":
+        return pl.col(c).max()
+    if c == "packet_size_mean_b":
+        return (pl.col(c) * pl.col("tx_segments")).sum() / pl.col("tx_segments").sum()
+    if METRICS.get(c, ("",))[0] in ("messages", "packets", "bytes"):
+        return pl.col(c).sum()
+    return pl.col(c).mean()
+
+
+def _compared_table(res: ResultTables, keys: list[str]) -> Optional[Table]:
+    """The scenario's ``[report] table``: those flow metrics at the compared points
+    (:func:`timeseries_points`), one row per point: each run's value over every flow
+    direction (:func:`_over_flows`), then the mean over the runs."""
+    cols = [c for c in _report_table(res).get("table") or [] if _has_values(res.flows, c)]
+    if not cols:
+        return None
+    _, hues = default_layout(with_flow_direction(res.flows), keys)
+    points, _ = timeseries_points(res, keys, hues)
+    f = res.flows.filter(pl.col("point").is_in(points))
+    varying = [k for k in keys if k in f.columns and f[k].n_unique() > 1]
+    fixed = [k for k in keys if k in f.columns and k not in varying]
+    per_run = f.group_by(["point", *varying, "run"], maintain_order=True).agg(*[_over_flows(c).alias(c) for c in cols])
+    per_point = per_run.group_by(["point", *varying], maintain_order=True).agg(pl.col(cols).mean()).sort("point")
+    disp = {c: metric_display(c, per_point[c].drop_nulls().to_list()) for c in cols}
+    rows = [_param_cells(res, varying, r) + ["" if r[c] is None else _num(r[c] * disp[c].scale) for c in cols]
+            for r in per_point.iter_rows(named=True)]
+    header = _param_header(res, varying) + [disp[c].label for c in cols]
+    at = ", ".join(f"{key_name(k)} = {value_text(f[k][0])}" for k in fixed)
+    runs = f["run"].n_unique()
+    return Table("table-compared", "At the compared points" + (f": {at}" if at else ""),
+                 "Every flow direction of each point together (counts summed; packet sizes: the smallest, the largest "
+                 "and the mean per packet sent)" + (f", mean over {runs} runs" if runs > 1 else ", one run")
+                 + " (the scenario's [report] table).", header, rows, [False] * len(varying) + [True] * len(cols))
+
+
 def _points_table(res: ResultTables) -> Optional[Table]:
     if not (res.points and res.param_keys):
         return None
@@ -668,6 +709,7 @@ def page_parts(res: ResultTables) -> dict[str, Any]:
     keys = list(res.param_keys)
     summary = res.summary()
     tables = [t for t in (
+        _compared_table(res, keys),
         _role_table(res, keys, TABLE_FLOW_METRICS),
         _averaged_table(res, keys, HEADLINE_FLOW_METRICS),
         _network_table(res, summary, keys, TABLE_NETWORK_METRICS + unknown_metrics(res.network, keys)),

@@ -365,11 +365,12 @@ def _check_report(base: Scenario, keys: list[str]) -> None:
     from .metrics import METRICS
 
     report = base.resolved.get("report") or {}
-    for m in report.get("metrics") or []:
+    for m in (report.get("metrics") or []) + (report.get("table") or []):
         if m not in METRICS:
             near = difflib.get_close_matches(m, list(METRICS), n=1)
             hint = f"; did you mean `{near[0]}`?" if near else ""
-            raise _tpsim.ScenarioError(f"{base.source}: report.metrics: `{m}` is no metric of the flows or network table{hint}")
+            which = "metrics" if m in (report.get("metrics") or []) else "table"
+            raise _tpsim.ScenarioError(f"{base.source}: report.{which}: `{m}` is no metric of the flows or network table{hint}")
     for k in report.get("timeseries_at") or {}:
         if normal_key(k) not in keys:
             swept = ", ".join(f"`{s}`" for s in keys) or "none"

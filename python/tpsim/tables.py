@@ -217,6 +217,16 @@ class _LazyTable:
         obj._set_frame(self.name, df)
 
 
+def with_total_drops(network: pl.DataFrame) -> pl.DataFrame:
+    """The network table with ``total_drops``: per run, every drop the engine recorded (the
+    ``drops_*`` reasons of data packets lost, ``dropped_copies`` and ``routing_drops``; the
+    ns-2 studies' "dropped packets"), unless it has one already or no drop columns."""
+    parts = [c for c in network.columns if c.startswith("drops_")] + [c for c in ("dropped_copies", "routing_drops") if c in network.columns]
+    if not parts or "total_drops" in network.columns:
+        return network
+    return network.with_columns(pl.sum_horizontal(parts).alias("total_drops"))
+
+
 class ResultTables:
     """The tables of :class:`tpsim.results.Results` (see there), without its report."""
 
@@ -318,6 +328,7 @@ class ResultTables:
                 ns2_files[(int(ident["point"]), int(r["run"]))] = files["ns2"]
         flows_df = _normalize(pl.DataFrame(flows, strict=False), keys).sort(["point", "run", "flow", "direction"], maintain_order=True) if runs else pl.DataFrame()
         net_df = _normalize(pl.DataFrame(nets, strict=False), keys).sort(["point", "run"], maintain_order=True) if runs else pl.DataFrame()
+        net_df = with_total_drops(net_df)
         res = cls(flows_df, net_df, None, [float(r.get("engine_seconds", 0.0)) for r in runs], keys)
         for kind in LAZY_TABLES:
             if frames[kind]:

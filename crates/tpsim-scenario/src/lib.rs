@@ -118,6 +118,11 @@ pub struct Report {
     /// or network table (docs/metrics.md), e.g. `["rtt_mean_s", "ack_overhead"]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Vec<String>>,
+    /// Flow metrics shown in a table at the time series' compared points, one row per point,
+    /// every flow direction together (counts summed; packet sizes: smallest, largest, mean
+    /// per packet), e.g. study D's Table 2. Default: no such table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<Vec<String>>,
 }
 
 impl Scenario {
