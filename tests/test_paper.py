@@ -416,6 +416,11 @@ def test_readme_python_example_runs_as_a_script(tmp_path):
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "out-d" / "report.html").is_file() and list((tmp_path / "out-d" / "figures").glob("goodput_kbps*.pdf"))
+    # Its replications are not copies of one run (study D alone is deterministic): with the
+    # example's random loss, UDP's deliveries differ between the 10 runs of every point.
+    flows = pl.read_parquet(tmp_path / "out-d" / "flows.parquet").filter(pl.col("transport") == "udp")
+    spread = flows.group_by("point").agg(pl.col("rx_packets").n_unique().alias("distinct"))
+    assert spread.height > 0 and (spread["distinct"] > 1).all(), spread
 
 
 def test_a_script_without_main_guard_gets_one_clear_error(tmp_path):

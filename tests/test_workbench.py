@@ -17,7 +17,7 @@ from scipy import stats
 
 import tpsim
 from tpsim.results import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from conftest import ROOT, cli, cli_once, one_link, run_once
+from conftest import ROOT, SCENARIOS, cli, cli_once, one_link, run_once
 
 TABLES = ["flows.parquet", "flows.csv", "network.parquet", "network.csv", "summary.csv", "timeseries.parquet"]
 
@@ -251,6 +251,22 @@ def test_plot_command_draws_custom_figures(tmp_path, tmp_path_factory):
 def test_study_list_and_run(tmp_path_factory):
     p = cli("study", "--list", cwd=ROOT)
     assert p.returncode == 0 and "study-d-wired-voip.toml" in p.stdout
+    # Each study's description names every transport family its sweep or cases run.
+    try:
+        import tomllib as toml_reader
+    except ImportError:  # Python < 3.11
+        import tomli as toml_reader
+
+    from tpsim.studies import STUDIES
+
+    for name, (file, description) in STUDIES.items():
+        doc = toml_reader.loads((SCENARIOS / file).read_text(encoding="utf-8"))
+        values = [v for k, vs in doc.get("sweep", {}).items() if "transport" in k for v in vs]
+        values += [v for c in doc.get("cases", []) for k, v in c.items() if k.endswith("transport")]
+        values += [f.get("transport", "") for f in doc.get("flows", [])] + [doc.get("sensors", {}).get("transport", "")]
+        families = {v.split("-")[0] for v in values if v}
+        for fam in families:
+            assert fam.upper() in description, (name, fam, description)
     # `tpsim study d -o DIR`, run once for this test and test_study_d.py's.
     d, p = cli_once(tmp_path_factory, "study", "d", cwd=ROOT)
     assert p.returncode == 0, p.stderr
@@ -322,3 +338,18 @@ def test_two_sweep_keys_that_set_one_value_are_refused(tmp_path):
     text = LINKED + '"flows.0.tcp.receive_window" = ["8KB"]\n'
     p = cli("run", str(write(tmp_path, text)), "-o", str(tmp_path / "o"))
     assert p.returncode == 2 and "set the same value" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("key, value", [
+    ("flows.0.tcp.mss", "500B"), ("flows.0.sctp.receive_buffer", "8KB"),
+    ("flows.0.tfrc.segment_size", "500B"), ("flows.0.dccp.segment_size", "500B"),
+])
+def test_set_and_sweep_reach_keys_of_tables_the_scenario_leaves_out(tmp_path, key, value):
+    # The flow has no `tcp`, `sctp`, `tfrc` or `dccp` table: --set and --sweep create it.
+    (tmp_path / "s.toml").write_text(one_link())
+    for how in ({"set": [f"{key}={value}"]}, {"sweep": [f"{key}={value}"]}):
+        plan = tpsim.plan(tmp_path / "s.toml", **how)
+        table, leaf = key.split(".")[2:]
+        assert plan.points[0].scenario.resolved["flows"][0][table][leaf] is not None, how
+    with pytest.raises(tpsim.ScenarioError, match="no such key"):
+        tpsim.plan(tmp_path / "s.toml", set=[key.replace(key.split(".")[-1], "nope") + "=1"])

@@ -42,7 +42,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "failover_acked_at_s": ("s", "when new DATA first sent to the alternate after the last failover was acknowledged (multi-homed SCTP)"),
     **{f"path{k}_data_bytes": ("bytes", f"user bytes of DATA sent to the peer's address {k}, retransmissions included (multi-homed SCTP)")
        for k in range(5)},
-    "rto_s": ("s", "the sender's retransmission timeout at the end of the run, without backoff (TCP)"),
+    "rto_s": ("s", "the sender's retransmission timeout at the end of the run, without backoff (TCP, SCTP, CCID 2, stop-and-wait)"),
     "gave_up": ("connections", "1 if the TCP sender abandoned the connection (tcp.syn_attempts / tcp.data_retries)"),
     "ack_packets": ("packets", "pure acknowledgement/feedback packets sent by the receiver"),
     "ack_overhead": ("ratio", "ack_packets / tx_segments"),

@@ -12,9 +12,9 @@ from .scenario import Scenario, load
 #: short name -> (scenario file name, one-line description)
 STUDIES: dict[str, tuple[str, str]] = {
     "a": ("study-a-sensor-interval.toml", "Study A: sensor network against the reporting interval, AODV (ns-2); UDP, TCP and SCTP"),
-    "b": ("study-b-olsr-speed.toml", "Study B: TCP against SCTP with 1-5 streams over OLSR, against relay speed (OMNeT++/INET)"),
+    "b": ("study-b-olsr-speed.toml", "Study B: TCP (INET's defaults and RFC) against SCTP with 1-5 streams over OLSR, against relay speed (OMNeT++/INET)"),
     "c": ("study-c-manet-speed.toml", "Study C: MANET flow over AODV against speed, with/without background (ns-2.32); UDP, TCP, SCTP and TFRC"),
-    "d": ("study-d-wired-voip.toml", "Study D: transport protocols on a wired VoIP link (ns-2.35); UDP, TCP, SCTP and DCCP (CCID 2, 3)"),
+    "d": ("study-d-wired-voip.toml", "Study D: transport protocols on a wired VoIP link (ns-2.35); UDP, TCP, SCTP, TFRC and DCCP (CCID 2, 3)"),
     "e": ("study-e-sctp-streams-window.toml", "Study E: SCTP with 1-16 streams against TCP NewReno, Tahoe and SACK over AODV, against the receive window (QualNet)"),
 }
 

@@ -186,8 +186,13 @@ def _check_key(base: Scenario, key: str, origin: str) -> None:
 
 
 def _has_key(base: Scenario, key: str) -> bool:
+    """Whether ``key`` names a value of ``base``: one the scenario has, or one inside an
+    optional table it leaves out (``flows.0.tcp.mss`` of a flow without a ``tcp`` table),
+    which setting it creates."""
     node: Any = {k: v for k, v in base.resolved.items() if k != "sweep"}
     for seg in key.split("."):
+        if node is None:
+            return _schema_has(key.split("."))
         if isinstance(node, dict) and seg in node:
             node = node[seg]
         elif isinstance(node, list) and seg.isdigit() and int(seg) < len(node):
@@ -195,6 +200,46 @@ def _has_key(base: Scenario, key: str) -> bool:
         else:
             return False
     return True
+
+
+def _schema() -> dict[str, Any]:
+    """The scenario format's JSON schema (``tpsim schema``), read once."""
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = json.loads(_tpsim.json_schema())
+    return _SCHEMA
+
+
+_SCHEMA: Optional[dict[str, Any]] = None
+
+
+def _schema_has(segs: Sequence[str]) -> bool:
+    """Whether the scenario format has a key at the path ``segs`` (array elements by
+    index), following the schema's references and alternatives."""
+    root = _schema()
+
+    def deref(node: dict[str, Any]) -> list[dict[str, Any]]:
+        if "$ref" in node:
+            return deref(root["definitions"][node["$ref"].rsplit("/", 1)[1]])
+        out = [node]
+        for alt in ("anyOf", "oneOf", "allOf"):
+            for n in node.get(alt, []):
+                out += deref(n)
+        return out
+
+    def walk(node: dict[str, Any], rest: Sequence[str]) -> bool:
+        if not rest:
+            return True
+        seg = rest[0]
+        for n in deref(node):
+            props = n.get("properties", {})
+            if seg in props and walk(props[seg], rest[1:]):
+                return True
+            if seg.isdigit() and isinstance(n.get("items"), dict) and walk(n["items"], rest[1:]):
+                return True
+        return False
+
+    return walk(root, list(segs))
 
 
 def overlaps(a: str, b: str) -> bool:
