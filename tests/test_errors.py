@@ -96,6 +96,20 @@ def test_every_problem_is_reported_at_once():
     assert paths == ["links[0].rate", "flows[0].dst"]
 
 
+def test_validate_reports_every_misspelt_key_at_once_with_a_suggestion(tmp_path):
+    # Three typos, three tables: one `tpsim validate` names all three, each on its own line
+    # with the valid key it is closest to.
+    text = mutate("queue = 50 ", "queu = 50 ").replace("\nduration = ", "\nduratoin = ").replace("count = 2", "cuont = 2")
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    p = cli("validate", str(f))
+    assert p.returncode == 2
+    found = re.findall(r"bad\.toml:(\d+):\d+: key `([^`]+)`: unknown field .*; did you mean `(\w+)`\?", p.stderr)
+    assert found == [(str(line_of(text, "duratoin")), "simulation.duratoin", "duration"),
+                     (str(line_of(text, "cuont")), "nodes.cuont", "count"),
+                     (str(line_of(text, "queu = 50")), "links[0].queu", "queue")], p.stderr
+
+
 def test_runs_below_one_is_refused(tmp_path):
     p = cli("run", str(SCENARIOS / "study-d-wired-voip.toml"), "-o", str(tmp_path / "o"), "--runs", "0")
     assert p.returncode == 2 and "--runs" in p.stderr

@@ -15,6 +15,7 @@ pub mod count;
 pub mod error;
 pub mod events;
 mod flows;
+mod form;
 pub mod import;
 mod links;
 mod nodes;
@@ -160,25 +161,9 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
             }],
         });
     }
-    let loc = Locator::new(text);
-    Err({
-        let (path, line, column) = match e.span() {
-            Some(r) => {
-                let p = loc.path_at(r.start);
-                let (l, c) = error::line_col(text, r.start);
-                (error::path_string(&p), l, c)
-            }
-            None => (String::new(), 0, 0),
-        };
-        ScenarioError {
-            source: source.to_string(),
-            diagnostics: vec![Diagnostic {
-                path,
-                line,
-                column,
-                message: e.message().trim().to_string(),
-            }],
-        }
+    Err(ScenarioError {
+        source: source.to_string(),
+        diagnostics: form::every_error(text, e),
     })
 }
 
