@@ -200,45 +200,38 @@ def a_average_order(x: Inputs) -> Measured:
     return Measured(pub, mod, ns_text, ok)
 
 
-def _a_order(x: Inputs, table: str, col: str, scale: float = 1.0, rising: bool = False) -> Measured:
-    """Averaged over I, UDP lowest and SCTP highest (``rising``: UDP's and TCP's rising with I)."""
-    expr = (pl.col(col).sum() if table == "flows" else pl.col(col).mean()) * scale
+def _a_order(x: Inputs, col: str, ns2_col: str, ns2_note: str = "", rising: bool = False) -> Measured:
+    """A network metric averaged over I: UDP lowest and SCTP highest (``rising``: each
+    transport's higher at I = 20 s than at 1 s); ns-2.35's average of ``ns2_col`` beside it."""
+    expr = pl.col(col).mean()
 
     def one(stack: str) -> tuple[str, bool]:
-        avg = _a_avg(x, stack, table, expr)
+        avg = _a_avg(x, stack, "network", expr)
         m = {t: sum(v) / len(v) for t, v in avg.items()}
         ok = m["udp"] < m["tcp"] < m["sctp"]
         if rising:
-            by = means(_a_by_interval(x, stack, table, expr))
+            by = means(_a_by_interval(x, stack, "network", expr))
             ok = ok and all(by[(t, "20s")] > by[(t, "1s")] for t in ("udp", "tcp", "sctp"))
         return "; ".join(f"{t.upper()} {with_ci(avg[t])}" for t in ("udp", "tcp", "sctp")), ok
     pub, ok = one("ns2")
     mod, _ = one("modern")
-    return Measured(pub, mod, "—", ok)
+    ns = _ns2_a(x, ns2_col)
+    ns_text = "—"
+    if all(v is not None for vs in ns.values() for v in vs):
+        ns_text = "; ".join(f"{t.upper()} {num(sum(v) / 5)}" for t, v in ns.items()) + f"{ns2_note} (TCP at the message size)"
+    return Measured(pub, mod, ns_text, ok)
 
 
 def a_routing_load(x: Inputs) -> Measured:
-    m = _a_order(x, "network", "normalized_routing_load", rising=True)
-    ns = _ns2_a(x, "NRL")
-    if all(v is not None for vs in ns.values() for v in vs):
-        m.ns2 = "; ".join(f"{t.upper()} {num(sum(v) / 5)}" for t, v in ns.items()) + " (TCP at the message size)"
-    return m
+    return _a_order(x, "normalized_routing_load", "NRL", rising=True)
 
 
 def a_mac_load(x: Inputs) -> Measured:
-    m = _a_order(x, "network", "mac_load")
-    ns = _ns2_a(x, "MAC load")
-    if all(v is not None for vs in ns.values() for v in vs):
-        m.ns2 = "; ".join(f"{t.upper()} {num(sum(v) / 5)}" for t, v in ns.items()) + " (TCP at the message size)"
-    return m
+    return _a_order(x, "mac_load", "MAC load")
 
 
 def a_drops(x: Inputs) -> Measured:
-    m = _a_order(x, "network", "total_drops")
-    ns = _ns2_a(x, "drops")
-    if all(v is not None for vs in ns.values() for v in vs):
-        m.ns2 = "; ".join(f"{t.upper()} {num(sum(v) / 5)}" for t, v in ns.items()) + " per run, every layer (TCP at the message size)"
-    return m
+    return _a_order(x, "total_drops", "drops", " per run, every layer")
 
 
 def a_delay(x: Inputs) -> Measured:
