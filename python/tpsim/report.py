@@ -191,8 +191,7 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
 
 def _report_table(res: ResultTables) -> dict[str, Any]:
     """The scenario's ``[report]`` table (empty without one)."""
-    resolved = res.resolved if res.resolved is not None else (res.base.resolved if res.base is not None else None)
-    return (resolved or {}).get("report") or {}
+    return res.resolved_scenario().get("report") or {}
 
 
 def timeseries_points(res: ResultTables, keys: list[str], hues: list[str]) -> tuple[list[int], Optional[list[int]]]:

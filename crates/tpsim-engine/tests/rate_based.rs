@@ -85,7 +85,13 @@ fn two_way_tfrc_is_refused() {
 fn study_d_over_ns2_profiles_matches_ns2() {
     let within = |got: f64, want: f64, tol: f64| (got - want).abs() <= tol * want;
     for (transport, extra, delay, ctrl, ctrl_tol) in [
-        ("tfrc", "tfrc = { profile = \"ns2\" }", 0.055011, 84.0, 0.0),
+        (
+            "tfrc",
+            "tfrc = { profile = \"ns2\", packet_size = \"128B\" }",
+            0.055011,
+            84.0,
+            0.0,
+        ),
         ("dccp-ccid2", "dccp = { profile = \"ns2\" }", 0.055523, 251.0, 0.10),
         (
             "dccp-ccid3",
