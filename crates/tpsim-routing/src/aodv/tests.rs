@@ -916,9 +916,11 @@ fn ns2_data_refreshes_only_the_route_it_takes() {
     assert_eq!(n.lookup(ms(10_400), a(1)), Some(a(7)));
     assert_eq!(n.lookup(ms(10_600), a(1)), None);
     assert_eq!(n.lookup(ms(14_900), a(9)), Some(a(3)));
-    // Under the RFC's rule the same packets keep the route to 1 until 15 s.
-    let mut r = forwarding(cfg0());
+    // Under the RFC's rule the packet forwarded at 5 s refreshes the route to its source 1
+    // too (§6.2): still up at 7.9 s, before 5 s + ACTIVE_ROUTE_TIMEOUT (3 s), gone after.
+    let r = forwarding(cfg0());
     assert_eq!(r.lookup(ms(7_900), a(1)), Some(a(7)));
+    assert_eq!(r.lookup(ms(8_100), a(1)), None);
 }
 
 // ---------------------------------------------------------------- RREP forwarding (§6.7)
