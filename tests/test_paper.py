@@ -391,6 +391,10 @@ def test_help_and_version_options():
     assert p.returncode == 0 and "Usage" in p.stdout and "report" in p.stdout
     p = cli("run", "-h")
     assert p.returncode == 0 and "--sweep" in p.stdout
+    # Captured (not a terminal), help is 120 columns wide, not rich's 80: an option's help
+    # stays on its line.
+    assert max(len(line) for line in p.stdout.splitlines()) == 120, p.stdout
+    assert any("Replications per sweep point (default: simulation.runs)." in line for line in p.stdout.splitlines())
     p = cli("--version")
     assert p.returncode == 0 and p.stdout.strip() == tpsim.api.build_id()
 

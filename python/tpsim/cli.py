@@ -55,6 +55,10 @@ def _print_version() -> None:
         sys.stdout.flush()
 
 
+#: Columns of help output that does not go to a terminal.
+HELP_WIDTH_NOT_A_TERMINAL = 120
+
+
 def main() -> None:
     """Entry point of the ``tpsim`` script: every error is one line on stderr (see the module
     docstring for the exit status)."""
@@ -63,6 +67,10 @@ def main() -> None:
         typer_app = None
         no_args = usage = click_error = exit_ = abort = ()
     else:
+        if not sys.stdout.isatty():
+            # Help piped or captured: rich would wrap it to 80 columns; 120 keeps each
+            # option's help on fewer lines (a user's TERMINAL_WIDTH wins).
+            os.environ.setdefault("TERMINAL_WIDTH", str(HELP_WIDTH_NOT_A_TERMINAL))
         from .commands import app as typer_app
 
         no_args, usage, click_error = _click_classes("NoArgsIsHelpError"), _click_classes("UsageError"), _click_classes("ClickException")
