@@ -319,3 +319,21 @@ def test_render_workers_start_with_the_command_and_die_with_it(tmp_path):
     assert p.returncode == 2
     time.sleep(0.5)
     assert not (_render_workers(tag))
+
+
+@pytest.mark.parametrize("metric, values", [("pdr", [1.0, 1.0, 0.98, 1.0]), ("drops_ttl", [0, 0, 0, 0]),
+                                            ("goodput_kbps", [0.0, 0.0, 0.0, 0.0])])
+def test_no_axis_beyond_the_metrics_range(metric, values):
+    # A PDR of 100 % does not put the axis at 104 %; a count that is zero throughout gets no
+    # negative ticks (matplotlib's margins would give both).
+    df = pl.DataFrame({"point": [0, 0, 1, 1], "x": ["1s", "1s", "2s", "2s"], "run": [0, 1, 0, 1], "flow": [0] * 4,
+                       "direction": ["fwd"] * 4, metric: values})
+    spec, info = metric_spec(df, metric, "x")
+    fig = draw(spec, info)
+    lo, hi = fig.axes[0].get_ylim()
+    bound_lo, bound_hi = tpsim.metrics.bounds(metric)
+    assert lo >= bound_lo * info.scale and hi <= bound_hi * info.scale, (lo, hi)
+    assert all(t >= 0 for t in fig.axes[0].get_yticks() if lo <= t <= hi)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

@@ -370,6 +370,11 @@ def _build(spec: dict[str, Any]):
             h = _item(ax, it)
             if it.get("label") is not None:
                 handles.setdefault(it["label"], h)
+        yb = panel.get("ybounds")
+        if yb:
+            # The metric's range, in the figure's unit: autoscaling's margins stop at it.
+            lo, hi = ax.get_ylim()
+            ax.set_ylim(max(lo, yb[0]), hi if yb[1] is None else min(hi, yb[1]))
         if panel.get("xscale", "linear") != "linear":
             ax.set_xscale(panel["xscale"])
         if panel.get("xticks") is not None:

@@ -36,7 +36,7 @@ import polars as pl
 
 from ._draw import FORMATS  # noqa: F401  (the formats save writes; tpsim plot checks --format against them)
 from .labels import axis_for, fmt_number, key_label, key_name, metric_display, value_text
-from .metrics import label  # noqa: F401  (re-exported for older callers)
+from .metrics import bounds, label  # noqa: F401  (label: re-exported for older callers)
 from .columns import FLOW_KEYS
 from .tables import mean_cis
 
@@ -391,8 +391,23 @@ def metric_spec(
     others = [h for h in hues if h not in units]
     if (units and kind != "bar" and data.height and data.select(hues).n_unique() > max_series
             and (data.select(others).n_unique() if others else 1) <= 2):
-        return _unit_band_spec(df, data, metric, x, hues, units, facet, kind, title, xlabel, ylabel, fixed)
-    return _metric_spec(df, data, metric, x, hues, facet, kind, connect, title, xlabel, ylabel, max_series, fixed)
+        spec, info = _unit_band_spec(df, data, metric, x, hues, units, facet, kind, title, xlabel, ylabel, fixed)
+    else:
+        spec, info = _metric_spec(df, data, metric, x, hues, facet, kind, connect, title, xlabel, ylabel, max_series, fixed)
+    _y_within_bounds(spec, metric, info.scale)
+    return spec, info
+
+
+def _y_within_bounds(spec: dict[str, Any], metric: str, scale: float) -> None:
+    """Keeps each panel's y axis within the metric's range (:func:`tpsim.metrics.bounds`,
+    times ``scale``, the figure's unit): no PDR axis beyond 100 %, no negative ticks for a
+    count that is zero throughout."""
+    b = bounds(metric)
+    if b is not None:
+        lo, hi = b
+        for panel in spec["panels"]:
+            if panel is not None:
+                panel["ybounds"] = [lo * scale, None if math.isinf(hi) else hi * scale]
 
 
 def _legend_rows(n_legend: int, facet: Optional[str]) -> int:
@@ -994,6 +1009,7 @@ def timeseries_spec(
         agg = f"{which}, per {ts_bin(sub)} bin; " + "; ".join(parts_text)
     else:
         agg = f"{which}, one line per {line_unit}, per {ts_bin(sub)} bin"
+    _y_within_bounds(spec, series, disp.scale)
     info = FigureInfo(
         kind="timeseries", metric=series, title=t, xlabel=xl, ylabel=yl, x="time_s", x_numeric=True,
         x_values=[], x_positions=[], hue=keys, series=legend, aggregation=agg, colors=colors,
