@@ -138,6 +138,12 @@ TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s", "
 
 #: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).
 HEADLINE_FLOW_METRICS = ["goodput_kbps", "pdr", "delay_mean_s", "delay_p95_s", "jitter_ipdv_s", "segment_loss_rate"]
+
+#: The headline flow metrics when every flow is a bulk transfer: its message delay and PDR
+#: mostly measure the writer's wait for send-buffer space and the messages still queued at
+#: the end, so goodput and the per-packet delay lead, the message-level metrics follow.
+HEADLINE_BULK_FLOW_METRICS = ["goodput_kbps", "packet_delay_mean_s", "segment_loss_rate", "jitter_ipdv_s", "pdr",
+                              "delay_mean_s"]
 HEADLINE_NETWORK_METRICS = [
     "mac_frames",
     "mac_load",

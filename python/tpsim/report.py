@@ -23,7 +23,7 @@ from ._html import environment
 from .columns import FLOW_KEYS, NETWORK_KEYS
 from .files import _atomic, atomic_write_text, json_text
 from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
-from .metrics import HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
+from .metrics import HEADLINE_BULK_FLOW_METRICS, HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
 from .plot import MAX_SERIES, FigureInfo, default_layout, draw, metric_spec, timeseries_spec, with_flow_direction
 from .tables import ResultTables, mean_cis
 
@@ -109,7 +109,9 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
     stacks = stack_split(all_flows, keys, x)
     # The scenario's [report] metrics, beside the headline ones.
     extra = (_report_table(res).get("metrics") or [])
-    flow_metrics = list(dict.fromkeys(HEADLINE_FLOW_METRICS + [m for m in extra if m in all_flows.columns]))
+    bulk = "app" in all_flows.columns and all_flows.height > 0 and (all_flows["app"] == "bulk").all()
+    headline = HEADLINE_BULK_FLOW_METRICS if bulk else HEADLINE_FLOW_METRICS
+    flow_metrics = list(dict.fromkeys(headline + [m for m in extra if m in all_flows.columns]))
     net_metrics = list(dict.fromkeys(HEADLINE_NETWORK_METRICS + [m for m in extra if m in res.network.columns]))
     plan: list[tuple[str, PlannedFigure]] = []
     for stack in stacks or [None]:
