@@ -8,7 +8,7 @@
 //! diagnostic is placed on the original text; unknown keys and names get the closest valid
 //! one when it is within edit distance 2.
 
-use toml_edit::{DocumentMut, Item, Value};
+use toml_edit::{DocumentMut, Item, TableLike};
 
 use crate::error::{line_col, Diagnostic, Locator, Seg};
 use crate::Scenario;
@@ -71,104 +71,46 @@ pub(crate) fn every_error(text: &str, first: toml::de::Error) -> Vec<Diagnostic>
     out
 }
 
-/// Renames the last key of `path` to `name`, keeping its value (in a table or inline table).
-fn rename(item: &mut Item, path: &[Seg], name: &str) -> bool {
+/// Renames the last key of `path` to `name`, keeping its value.
+fn rename(root: &mut Item, path: &[Seg], name: &str) -> bool {
     let Some((Seg::Key(old), parent)) = path.split_last() else {
         return false;
     };
-    match get_mut(item, parent) {
-        Some(Item::Table(t)) if !t.contains_key(name) => match t.remove(old) {
-            Some(v) => {
-                t.insert(name, v);
-                true
-            }
-            None => false,
-        },
-        Some(Item::Value(Value::InlineTable(t))) if !t.contains_key(name) => match t.remove(old) {
-            Some(v) => {
-                t.insert(name, v);
-                true
-            }
-            None => false,
-        },
-        _ => false,
-    }
-}
-
-/// The item at `path` (tables and arrays of tables; an inline table as a value item).
-fn get_mut<'a>(item: &'a mut Item, path: &[Seg]) -> Option<&'a mut Item> {
-    let Some((first, rest)) = path.split_first() else {
-        return Some(item);
+    let Some(t) = table_at(root, parent).filter(|t| !t.contains_key(name)) else {
+        return false;
     };
-    let next: &'a mut Item = match (item, first) {
-        (Item::Table(t), Seg::Key(k)) => t.get_mut(k)?,
-        (Item::ArrayOfTables(a), Seg::Index(i)) => {
-            let t = a.get_mut(*i)?;
-            return if rest.is_empty() {
-                None
-            } else {
-                get_mut_in_table(t, rest)
-            };
+    match t.remove(old) {
+        Some(v) => {
+            t.insert(name, v);
+            true
         }
-        _ => return None,
-    };
-    get_mut(next, rest)
-}
-
-fn get_mut_in_table<'a>(t: &'a mut toml_edit::Table, path: &[Seg]) -> Option<&'a mut Item> {
-    let (Seg::Key(k), rest) = path.split_first()? else {
-        return None;
-    };
-    get_mut(t.get_mut(k)?, rest)
+        None => false,
+    }
 }
 
 /// Removes the key at `path` (not an array element: that would renumber its siblings).
-fn take_out(item: &mut Item, path: &[Seg]) -> bool {
-    let Some((first, rest)) = path.split_first() else {
+fn take_out(root: &mut Item, path: &[Seg]) -> bool {
+    let Some((Seg::Key(k), parent)) = path.split_last() else {
         return false;
     };
-    match (item, first) {
-        (Item::Table(t), Seg::Key(k)) => {
-            if rest.is_empty() {
-                t.remove(k).is_some()
-            } else {
-                t.get_mut(k).is_some_and(|i| take_out(i, rest))
-            }
-        }
-        (Item::ArrayOfTables(a), Seg::Index(i)) if !rest.is_empty() => {
-            a.get_mut(*i).is_some_and(|t| take_out_of_table(t, rest))
-        }
-        (Item::Value(v), _) => take_out_of_value(v, path),
-        _ => false,
-    }
+    table_at(root, parent).is_some_and(|t| t.remove(k).is_some())
 }
 
-fn take_out_of_table(t: &mut toml_edit::Table, path: &[Seg]) -> bool {
-    let mut item = Item::Table(std::mem::take(t));
-    let done = take_out(&mut item, path);
-    if let Item::Table(back) = item {
-        *t = back;
-    }
-    done
-}
-
-fn take_out_of_value(v: &mut Value, path: &[Seg]) -> bool {
-    let Some((first, rest)) = path.split_first() else {
-        return false;
-    };
-    match (v, first) {
-        (Value::InlineTable(t), Seg::Key(k)) => {
-            if rest.is_empty() {
-                t.remove(k).is_some()
-            } else {
-                t.get_mut(k).is_some_and(|v| take_out_of_value(v, rest))
+/// The table at `path`: a `[table]`, an element of an array of tables or an inline table.
+fn table_at<'a>(root: &'a mut Item, path: &[Seg]) -> Option<&'a mut dyn TableLike> {
+    let mut t = root.as_table_like_mut()?;
+    let mut segs = path.iter().peekable();
+    while let Some(seg) = segs.next() {
+        let Seg::Key(k) = seg else { return None };
+        t = match (t.get_mut(k)?, segs.peek()) {
+            (Item::ArrayOfTables(a), Some(Seg::Index(i))) => {
+                segs.next();
+                a.get_mut(*i)?
             }
-        }
-        (Value::Array(a), Seg::Index(i)) if !rest.is_empty() => {
-            a.get_mut(*i).is_some_and(|v| take_out_of_value(v, rest))
-        }
-        _ => false,
+            (item, _) => item.as_table_like_mut()?,
+        };
     }
+    Some(t)
 }
 
 /// serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant") with the

@@ -71,9 +71,6 @@ pub enum Ns2PacketSize {
     Message,
 }
 
-/// ns-2.35's default `packetSize_` of Agent/TCP and Agent/TFRC, bytes.
-pub const NS2_DEFAULT_PACKET_SIZE: u32 = 1000;
-
 /// An ns-2.35 artefact a scenario can switch on ([`Simulation::ns2_quirks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]

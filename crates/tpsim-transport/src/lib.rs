@@ -47,7 +47,7 @@ use tpsim_wire::SizeConvention;
 pub use header::Header;
 
 pub use dccp::{Ccid, DccpConfig, DccpProfile, DccpSocket};
-pub use ns2tcp::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant};
+pub use ns2tcp::{Ns2TcpConfig, Ns2TcpSocket, Ns2Variant, NS2_PACKET_SIZE};
 pub use sctp::{PrPolicy, SctpConfig, SctpProfile, SctpSocket};
 pub use tcp::{TcpConfig, TcpSocket};
 pub use tfrc::{TfrcConfig, TfrcHeader, TfrcProfile, TfrcSocket};

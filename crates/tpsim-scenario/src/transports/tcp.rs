@@ -332,7 +332,8 @@ fn ns2_tcp_config(sc: &Scenario, f: &Flow, draw_seed: u64) -> Ns2TcpConfig {
 }
 
 /// The TCP configuration of a flow: the variant's loss recovery and the scenario's options
-/// over the RFC defaults of [`TcpConfig`].
+/// over the preset's defaults (the RFC's, [`TcpConfig::default`], or INET's,
+/// [`TcpConfig::inet`]).
 fn tcp_config(t: Transport, preset: TcpPreset, o: Option<&TcpOptions>) -> TcpConfig {
     let inet = preset == TcpPreset::Inet;
     let mut c = TcpConfig {
@@ -348,21 +349,8 @@ fn tcp_config(t: Transport, preset: TcpPreset, o: Option<&TcpOptions>) -> TcpCon
             Transport::TcpCubic => CongestionAlgorithm::Cubic,
             _ => CongestionAlgorithm::Aimd,
         },
-        ..TcpConfig::default()
+        ..if inet { TcpConfig::inet() } else { TcpConfig::default() }
     };
-    if inet {
-        // Tcp.ned: mss 536, advertisedWindow 14·mss, delayedAcksEnabled false, nagleEnabled
-        // true, increasedIWEnabled false (IW one segment, RFC 2001); TcpBaseAlg: initial RTO
-        // 3 s, minimum 1 s.
-        const INET_MSS: u32 = 536;
-        c.mss_bytes = Some(INET_MSS);
-        c.recv_buffer_bytes = 14 * INET_MSS;
-        c.delayed_ack = None;
-        c.nagle = true;
-        c.initial_window_segments = Some(1);
-        c.initial_rto = SimDuration::from_secs(3);
-        c.min_rto = SimDuration::from_secs(1);
-    }
     if let Some(o) = o {
         if let Some(m) = o.mss {
             c.mss_bytes = Some(m.0 as u32);

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{key_path, ErrorSink, Flow, TransportKeys};
-use crate::{AppKind, Bytes, Ns2PacketSize, Scenario, Seg, NS2_DEFAULT_PACKET_SIZE};
+use crate::{AppKind, Bytes, Ns2PacketSize, Scenario, Seg};
 use tpsim_core::SimTime;
 use tpsim_transport::tcp::Open;
 use tpsim_transport::{Socket, SocketConfig, TfrcConfig, TfrcSocket};
@@ -136,7 +136,7 @@ fn tfrc_config(sc: &Scenario, f: &Flow) -> TfrcConfig {
     c.packet_size = match (o.packet_size, sc.tfrc_profile(f), sc.simulation.ns2_packet_size) {
         (Some(b), _, _) => Some(b.0 as u32),
         // Agent/TFRC pads every write to its `packetSize_`, 1000 B unless set.
-        (None, TfrcProfileName::Ns2, Ns2PacketSize::Default) => Some(NS2_DEFAULT_PACKET_SIZE),
+        (None, TfrcProfileName::Ns2, Ns2PacketSize::Default) => Some(tpsim_transport::NS2_PACKET_SIZE),
         (None, _, _) => None,
     };
     c

@@ -246,11 +246,14 @@ impl Ns2TcpConfig {
     }
 }
 
+/// ns-2.35's default `packetSize_` of Agent/TCP and Agent/TFRC (`tcp.cc`, `tfrc.cc`), bytes.
+pub const NS2_PACKET_SIZE: u32 = 1000;
+
 impl Default for Ns2TcpConfig {
     fn default() -> Self {
         Ns2TcpConfig {
             variant: Ns2Variant::NewReno,
-            packet_size: 1000,
+            packet_size: NS2_PACKET_SIZE,
             header_size: 40,
             ack_size: 40,
             max_sack_blocks: 3,

@@ -256,6 +256,27 @@ pub struct TcpConfig {
     pub dsack: bool,
 }
 
+impl TcpConfig {
+    /// The defaults of OMNeT++/INET 4's `Tcp` module (`Tcp.ned`): MSS 536 B, advertised
+    /// window 14 MSS (`advertisedWindow`), every segment acknowledged (`delayedAcksEnabled`
+    /// false), Nagle on, initial window one segment (`increasedIWEnabled` false: RFC 2001), no
+    /// SACK, window scaling or timestamps; `TcpBaseAlg`'s initial RTO 3 s and minimum RTO 1 s.
+    /// The rest as [`TcpConfig::default`] (INET's default algorithm, `TcpReno`, is the
+    /// caller's choice of [`TcpConfig::recovery`]).
+    pub fn inet() -> Self {
+        const INET_MSS: u32 = 536;
+        TcpConfig {
+            mss_bytes: Some(INET_MSS),
+            recv_buffer_bytes: 14 * INET_MSS,
+            delayed_ack: None,
+            nagle: true,
+            initial_window_segments: Some(1),
+            initial_rto: SimDuration::from_secs(3),
+            ..TcpConfig::default()
+        }
+    }
+}
+
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
