@@ -229,20 +229,6 @@ def _study_error(e: Exception) -> str:
     return first + (f" (and {more} more problem{'s' * (more > 1)}: tpsim validate shows them)" if more > 0 else "")
 
 
-def _did_you_mean(name: str, choices: list[str]) -> str:
-    """`` (did you mean A or B?)``: columns whose dotted key or short name contains ``name``
-    (``speed`` -> ``nodes.mobility.speed``), then close spellings."""
-    import difflib
-
-    from .labels import key_name
-
-    low = name.lower()
-    close = [c for c in choices if low and (low in c.lower().split(".") or low in key_name(c).lower().split())]
-    close += [c for c in difflib.get_close_matches(name, choices, n=3, cutoff=0.5) if c not in close]
-    close = close[:3]
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
-
-
 def _read_results(directory: Path):
     """The stored results of DIRECTORY, or exit 2 with a one-line reason naming the file."""
     from .results import Results, ResultsError
@@ -314,6 +300,7 @@ def plot(
     """Draw a figure (PNG, SVG, PDF) from a run's stored tables."""
     import polars as pl
 
+    from .labels import did_you_mean
     from .plot import default_layout, metric_figure, param_columns, save, timeseries_figure
     from .results import FLOW_KEYS, NETWORK_KEYS, OutputPathError, check_output_file
 
@@ -343,7 +330,7 @@ def plot(
             ts = res.timeseries
             names = sorted(ts["series"].unique().to_list()) if ts.height else []
             if series not in names:
-                _fail(f"error: no time series {series!r}{_did_you_mean(series, names)}; series: {', '.join(names) or 'none (output.timeseries = false?)'}")
+                _fail(f"error: no time series {series!r}{did_you_mean(series, names)}; series: {', '.join(names) or 'none (output.timeseries = false?)'}")
             have = ts.filter(pl.col("series") == series)
             if have.filter((pl.col("point") == point) & (pl.col("run") == run_)).height == 0:
                 pts, rs = sorted(have["point"].unique().to_list()), sorted(have["run"].unique().to_list())
@@ -360,7 +347,7 @@ def plot(
             elif metric in net_metrics:
                 df = network
             else:
-                _fail(f"error: no column {metric!r}{_did_you_mean(metric, flow_metrics + net_metrics)}; "
+                _fail(f"error: no column {metric!r}{did_you_mean(metric, flow_metrics + net_metrics)}; "
                       f"flow metrics: {', '.join(flow_metrics)}; network metrics: {', '.join(net_metrics)}")
             dx, dhues = default_layout(flows, params)
             hues = [h.strip() for h in hue.split(",") if h.strip()] if hue is not None else [h for h in dhues if h in df.columns]
@@ -370,7 +357,7 @@ def plot(
                     table = "flows" if df is flows else "network"
                     metrics = set(flow_metrics if df is flows else net_metrics)
                     others = [c for c in df.columns if c not in metrics and c not in params]
-                    _fail(f"error: {opt}: no column {col!r} in the {table} table{_did_you_mean(col, list(df.columns))}; "
+                    _fail(f"error: {opt}: no column {col!r} in the {table} table{did_you_mean(col, list(df.columns))}; "
                           f"swept keys: {', '.join(params) or 'none'}; other columns: {', '.join(others)} (or a metric)")
             fig = metric_figure(df, metric, xx, hues, kind=kind, facet=facet, title=title, xlabel=xlabel, ylabel=ylabel,
                                 params=params)

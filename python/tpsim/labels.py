@@ -251,3 +251,15 @@ def key_label(key: str, values: Sequence[Any], flow_index: bool = False) -> str:
     ax = axis_for(values)
     name = key_name(key, flow_index)
     return f"{name} ({ax.unit})" if ax.unit else name
+
+
+def did_you_mean(name: str, choices: list[str]) -> str:
+    """`` (did you mean A or B?)``: choices whose dotted key or short name contains ``name``
+    (``speed`` -> ``nodes.mobility.speed``), then close spellings; empty if none."""
+    import difflib
+
+    low = name.lower()
+    close = [c for c in choices if low and (low in c.lower().split(".") or low in key_name(c).lower().split())]
+    close += [c for c in difflib.get_close_matches(name, choices, n=3, cutoff=0.5) if c not in close]
+    close = close[:3]
+    return f" (did you mean {' or '.join(close)}?)" if close else ""

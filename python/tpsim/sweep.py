@@ -22,7 +22,6 @@ the replications of a point are independent.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import json
 import math
@@ -202,21 +201,12 @@ def _has_key(base: Scenario, key: str) -> bool:
     return True
 
 
-def _schema() -> dict[str, Any]:
-    """The scenario format's JSON schema (``tpsim schema``), read once."""
-    global _SCHEMA
-    if _SCHEMA is None:
-        _SCHEMA = json.loads(_tpsim.json_schema())
-    return _SCHEMA
-
-
-_SCHEMA: Optional[dict[str, Any]] = None
-
-
 def _schema_has(segs: Sequence[str]) -> bool:
     """Whether the scenario format has a key at the path ``segs`` (array elements by
-    index), following the schema's references and alternatives."""
-    root = _schema()
+    index), following the references and alternatives of its JSON schema."""
+    from .scenario import json_schema
+
+    root = json_schema()
 
     def deref(node: dict[str, Any]) -> list[dict[str, Any]]:
         if "$ref" in node:
@@ -407,15 +397,15 @@ def _check_report(base: Scenario, keys: list[str]) -> None:
             ``report.timeseries_flows`` index with no flow, or a ``report.metrics`` name that
             is no metric of the flows or network table.
     """
+    from .labels import did_you_mean
     from .metrics import METRICS
 
     report = base.resolved.get("report") or {}
-    for m in (report.get("metrics") or []) + (report.get("table") or []):
-        if m not in METRICS:
-            near = difflib.get_close_matches(m, list(METRICS), n=1)
-            hint = f"; did you mean `{near[0]}`?" if near else ""
-            which = "metrics" if m in (report.get("metrics") or []) else "table"
-            raise _tpsim.ScenarioError(f"{base.source}: report.{which}: `{m}` is no metric of the flows or network table{hint}")
+    for which in ("metrics", "table"):
+        for m in report.get(which) or []:
+            if m not in METRICS:
+                raise _tpsim.ScenarioError(f"{base.source}: report.{which}: `{m}` is no metric of the flows or network "
+                                           f"table{did_you_mean(m, list(METRICS))}")
     for k in report.get("timeseries_at") or {}:
         if normal_key(k) not in keys:
             swept = ", ".join(f"`{s}`" for s in keys) or "none"
