@@ -142,6 +142,15 @@ class Inputs:
     ns2: dict[str, dict[str, float]]
 
 
+def views(one: Callable[[str], tuple[str, bool]], ns2: str = "—", published: str = "ns2",
+          modern: str = "modern") -> Measured:
+    """A finding measured in both views by ``one(view)`` -> (text, the claim holds); the
+    verdict comes from the published view."""
+    pub, ok = one(published)
+    mod, _ = one(modern)
+    return Measured(pub, mod, ns2, ok)
+
+
 INTERVALS = ["1s", "2s", "5s", "10s", "20s"]
 A_VIEWS = {"published": "ns2", "modern": "modern"}
 
@@ -171,6 +180,15 @@ def _ns2_a(x: Inputs, col: str, tcp_label: str = "A_tcp_I{i}") -> dict[str, list
     return {t: [x.ns2.get(lab[t].format(i=i[:-1]), {}).get(col) for i in INTERVALS] for t in lab}
 
 
+def _ns2_a_avg(x: Inputs, col: str, unit: str = "", note: str = " (TCP at the message size)",
+               tcp_label: str = "A_tcp_I{i}") -> str:
+    """ns-2.35's ``col`` per transport averaged over the five intervals; "—" without them all."""
+    ns = _ns2_a(x, col, tcp_label)
+    if any(v is None for vs in ns.values() for v in vs):
+        return "—"
+    return "; ".join(f"{t.upper()} {num(sum(v) / 5)}{unit}" for t, v in ns.items()) + note
+
+
 def a_throughput(x: Inputs) -> Measured:
     thr = pl.col("throughput_ip_kbps").sum()
     texts, above = {}, {}
@@ -193,11 +211,7 @@ def a_average_order(x: Inputs) -> Measured:
         avg = _a_avg(x, stack, "flows", pl.col("throughput_ip_kbps").sum())
         m = {t: sum(v) / len(v) for t, v in avg.items()}
         return "; ".join(f"{t.upper()} {with_ci(avg[t])}" for t in ("udp", "tcp", "sctp")), m["udp"] > m["tcp"] > m["sctp"]
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
-    ns = _ns2_a(x, "thr kbit/s", "Ax_tcp_I{i}_size1000")
-    ns_text = "; ".join(f"{t.upper()} {num(sum(v) / 5)}" for t, v in ns.items() if all(a is not None for a in v)) or "—"
-    return Measured(pub, mod, ns_text, ok)
+    return views(one, _ns2_a_avg(x, "thr kbit/s", note="", tcp_label="Ax_tcp_I{i}_size1000"))
 
 
 def _a_order(x: Inputs, col: str, ns2_col: str, ns2_note: str = "", rising: bool = False) -> Measured:
@@ -213,13 +227,7 @@ def _a_order(x: Inputs, col: str, ns2_col: str, ns2_note: str = "", rising: bool
             by = means(_a_by_interval(x, stack, "network", expr))
             ok = ok and all(by[(t, "20s")] > by[(t, "1s")] for t in ("udp", "tcp", "sctp"))
         return "; ".join(f"{t.upper()} {with_ci(avg[t])}" for t in ("udp", "tcp", "sctp")), ok
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
-    ns = _ns2_a(x, ns2_col)
-    ns_text = "—"
-    if all(v is not None for vs in ns.values() for v in vs):
-        ns_text = "; ".join(f"{t.upper()} {num(sum(v) / 5)}" for t, v in ns.items()) + f"{ns2_note} (TCP at the message size)"
-    return Measured(pub, mod, ns_text, ok)
+    return views(one, _ns2_a_avg(x, ns2_col, note=f"{ns2_note} (TCP at the message size)"))
 
 
 def a_routing_load(x: Inputs) -> Measured:
@@ -239,11 +247,7 @@ def a_delay(x: Inputs) -> Measured:
         avg = _a_avg(x, stack, "flows", pl.col("packet_delay_mean_s").mean() * 1000)
         m = {t: sum(v) / len(v) for t, v in avg.items()}
         return "; ".join(f"{t.upper()} {with_ci(avg[t])} ms" for t in ("udp", "tcp", "sctp")), m["udp"] < m["sctp"] < m["tcp"]
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
-    ns = _ns2_a(x, "delay ms")
-    ns_text = "; ".join(f"{t.upper()} {num(sum(v) / 5)} ms" for t, v in ns.items() if all(a is not None for a in v)) or "—"
-    return Measured(pub, mod, ns_text + " (TCP at the message size)" if ns_text != "—" else ns_text, ok)
+    return views(one, _ns2_a_avg(x, "delay ms", unit=" ms"))
 
 
 def a_energy(x: Inputs) -> Measured:
@@ -255,13 +259,8 @@ def a_energy(x: Inputs) -> Measured:
         text = (f"UDP {num(by[('udp', '1s')])} → {num(by[('udp', '20s')])} J; averaged "
                 + ", ".join(f"{t.upper()} {num(m[t])}" for t in ("udp", "tcp", "sctp")))
         return text, falls and m["udp"] == min(m.values())
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
-    ns = _ns2_a(x, "energy J/node")
-    ns_text = "—"
-    if all(v is not None for v in ns["udp"]):
-        ns_text = f"UDP {num(ns['udp'][0])} → {num(ns['udp'][-1])} J"
-    return Measured(pub, mod, ns_text, ok)
+    udp = _ns2_a(x, "energy J/node")["udp"]
+    return views(one, f"UDP {num(udp[0])} → {num(udp[-1])} J" if None not in udp else "—")
 
 
 # B: TCP as published is the case "TCP (INET)", under the RFC models "TCP (RFC)"; SCTP is the
@@ -294,9 +293,7 @@ def b_speed(x: Inputs) -> Measured:
         sp = _speeds(x)
         ok = all(overlap(d[(a,)], d[(b,)]) for a in sp for b in sp)
         return f"{case}: " + " / ".join(with_ci(d[(s,)]) for s in sp) + " kbit/s (5 → 70 km/h)", ok
-    pub, ok = one(B_TCP["published"])
-    mod, _ = one(B_TCP["modern"])
-    return Measured(pub, mod, "—", ok)
+    return views(one, published=B_TCP["published"], modern=B_TCP["modern"])
 
 
 def _b_loss(x: Inputs, case: str) -> tuple[str, list[float]]:
@@ -326,9 +323,7 @@ def b_ack_overhead(x: Inputs) -> Measured:
         better = all(sctp[k] > tcp[k] for k in tcp)
         return (f"{case} ACK overhead {with_ci(ack)}; SCTP above TCP at {sum(sctp[k] > tcp[k] for k in tcp)} of {len(tcp)} speeds",
                 abs(ci(ack)[0] - 1) < 0.05 and better)
-    pub, ok = one(B_TCP["published"])
-    mod, _ = one(B_TCP["modern"])
-    return Measured(pub, mod, "—", ok)
+    return views(one, published=B_TCP["published"], modern=B_TCP["modern"])
 
 
 def b_rtt(x: Inputs) -> Measured:
@@ -384,18 +379,14 @@ def c_tfrc_throughput(x: Inputs) -> Measured:
         low = all(v < 5 for v in m.values())
         rising = all(m[(bg, C_SPEEDS[-1])] > m[(bg, C_SPEEDS[0])] for bg in (0, 8))
         return _c_text(d, "kbit/s (5/10/20 m/s)"), low and rising
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
-    return Measured(pub, mod, _ns2_c(x, "tfrc", "thr kbit/s"), ok)
+    return views(one, _ns2_c(x, "tfrc", "thr kbit/s"))
 
 
 def c_sctp_throughput(x: Inputs) -> Measured:
     def one(stack: str) -> tuple[str, bool]:
         d = _c(x, stack, "sctp", "throughput_ip_kbps")
         return _c_text(d, "kbit/s"), any(v > 20 for v in means(d).values())
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
-    return Measured(pub, mod, _ns2_c(x, "sctp", "thr kbit/s"), ok)
+    return views(one, _ns2_c(x, "sctp", "thr kbit/s"))
 
 
 def c_delay(x: Inputs) -> Measured:
@@ -407,10 +398,7 @@ def c_delay(x: Inputs) -> Measured:
         text = ("TFRC " + "; ".join(f"bg {bg}: " + "/".join(num(tf[(bg, s)]) for s in C_SPEEDS) for bg in (0, 8))
                 + " ms; SCTP " + "; ".join(f"bg {bg}: " + "/".join(num(sc[(bg, s)]) for s in C_SPEEDS) for bg in (0, 8)) + " ms")
         return text, ok
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
-    ns = f"TFRC {_ns2_c(x, 'tfrc', 'delay ms')} ms; SCTP {_ns2_c(x, 'sctp', 'delay ms')} ms"
-    return Measured(pub, mod, ns, ok)
+    return views(one, f"TFRC {_ns2_c(x, 'tfrc', 'delay ms')} ms; SCTP {_ns2_c(x, 'sctp', 'delay ms')} ms")
 
 
 def c_conclusion(x: Inputs) -> Measured:
@@ -420,9 +408,7 @@ def c_conclusion(x: Inputs) -> Measured:
         text = (f"throughput SCTP {num(thr['sctp'])}, TFRC {num(thr['tfrc'])} kbit/s; "
                 f"delay SCTP {num(dl['sctp'])}, TFRC {num(dl['tfrc'])} ms (averaged over the six points)")
         return text, thr["sctp"] > thr["tfrc"] and dl["tfrc"] < dl["sctp"]
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
-    return Measured(pub, mod, "—", ok)
+    return views(one)
 
 
 # D: at the paper's 128 B; flows of both directions together.
@@ -448,12 +434,10 @@ def d_delay(x: Inputs) -> Measured:
         ok = abs(d["udp"]["delay_ms"] - 54) < 0.5 and d["udp"]["jitter_ms"] == min(v["jitter_ms"] for v in d.values())
         ok = ok and d["tcp"]["delay_ms"] == max(v["delay_ms"] for v in d.values())
         return "; ".join(f"{t} {num(v['delay_ms'])}" for t, v in d.items()) + " ms", ok
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
     ns = "; ".join(f"{t} {num(x.ns2[lab]['delay ms'])}" for t, lab in
                    (("tcp", "Dx_tcp_default"), ("tfrc", "Dx_tfrc_default"), ("dccp-ccid3", "Dx_dccp3_default"))
-                   if lab in x.ns2) or "—"
-    return Measured(pub, mod, (ns + " ms (default sizes)") if ns != "—" else ns, ok)
+                   if lab in x.ns2)
+    return views(one, ns + " ms (default sizes)" if ns else "—")
 
 
 def d_counts(x: Inputs) -> Measured:
@@ -465,13 +449,11 @@ def d_counts(x: Inputs) -> Measured:
         ok = (abs(u["sent"] - 992) <= 10 and t["max"] == 1040 and abs(t["sent"] - 638) <= 64 and abs(s["sent"] - 204) <= 20
               and s["max"] == 1472)
         return text, ok
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
     ns = "—"
     if "Dx_tcp_default" in x.ns2 and "D_sctp" in x.ns2:
         ns = (f"TCP {num(x.ns2['Dx_tcp_default']['data pkts sent'])} sent, {num(x.ns2['Dx_tcp_default']['recv'])} received "
               f"(default sizes); SCTP {num(x.ns2['D_sctp']['data pkts sent'])} packets")
-    return Measured(pub, mod, ns, ok)
+    return views(one, ns)
 
 
 def d_throughput(x: Inputs) -> Measured:
@@ -483,9 +465,7 @@ def d_throughput(x: Inputs) -> Measured:
         text = (f"highest {top} ({num(d[top]['thr'])} kbit/s), lowest {low} ({num(d[low]['thr'])}); "
                 + ("throughput grows with size for every transport" if grows else "throughput does not grow with size for every transport"))
         return text, top == "tcp" and low.startswith("dccp") and grows
-    pub, ok = one("ns2")
-    mod, _ = one("modern")
-    return Measured(pub, mod, "—", ok)
+    return views(one)
 
 
 # E: one view (tpsim's models with the paper's SCTP initial cwnd; QualNet's other defaults are
