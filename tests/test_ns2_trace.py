@@ -104,6 +104,29 @@ def test_old_format_lines_follow_the_packet_across_layers(tmp_path: Path):
     assert sum(1 for t in tk if t[0] == "s" and t[3] == "MAC") == net["mac_frames"]
 
 
+def test_retry_limit_lines_name_the_next_hop_and_follow_the_rts_discard(tmp_path: Path):
+    # ns-2.35 (mac-802_11.cc) discards an unanswered RTS, tells routing, then discards the
+    # packet: `D .. MAC RET 0 RTS 20 [0 hop node 0]`, routing's lines, `D .. MAC RET id cbr ..
+    # [0 hop node 800] ------- [src dst ttl hop]`.
+    lines = (run_aodv(tmp_path) / "ns2" / "p0-run0.tr").read_text().splitlines()
+    tk = [line.split() for line in lines]
+    rets = [i for i, t in enumerate(tk) if t[0] == "D" and t[4] == "RET" and t[6] == "cbr"]
+    assert rets
+    for i in rets:
+        t = tk[i]
+        node = int(t[2].strip("_"))
+        hop = int(t[16].rstrip("]"))
+        assert t[8:12] == ["[0", f"{hop:x}", f"{node:x}", "800]"] and hop != node, lines[i]
+    rts = [t for t in tk if t[0] == "D" and t[6] == "RTS"]
+    assert rts and all(t[4] == "RET" for t in rts)
+    # With RTS/CTS on every frame, a packet reaches the retry limit through its RTS: the
+    # RTS's line comes first, at the same time and node, naming the same next hop.
+    for i in rets:
+        t = tk[i]
+        before = [u for u in tk[:i] if u[0] == "D" and u[6] == "RTS" and u[1:3] == t[1:3]]
+        assert before and before[-1][9:11] == t[9:11], lines[i]
+
+
 def test_new_format_lines_parse_and_count_as_the_tables(tmp_path: Path):
     out = run_aodv(tmp_path, fmt="new")
     text = (out / "ns2" / "p0-run0.tr").read_text()

@@ -102,9 +102,11 @@ def _mac_header(r: dict, ev: str) -> tuple[int, int, int]:
     ptype = r["ns2_type"]
     if ptype in _MAC_CONTROL:
         return _n(r["dst"]), _n(r["src"]), 0
-    # A DATA frame: to the next hop (a send) or to this node (a receive), or broadcast.
-    broadcast = r["dst"] is None or (ev == "s" and r["hop"] is None)
-    if ev == "s":
+    # A DATA frame: to the next hop (sent, or discarded by the sender's MAC) or to this
+    # node (received), or broadcast.
+    sent = ev != "r"
+    broadcast = r["dst"] is None or (sent and r["hop"] is None)
+    if sent:
         dst, src = (-1 if broadcast else r["hop"]), r["node"]
     else:
         dst, src = (-1 if broadcast else r["node"]), _n(r["hop"])
@@ -116,8 +118,9 @@ def _mac_hex(v: int) -> str:
 
 
 def _next_hop(r: dict, ev: str, layer: str) -> int:
-    """The IP part's next hop: a MAC send's receiver, this node for what it receives."""
-    if layer == "MAC" and ev == "s":
+    """The IP part's next hop: the receiver of a MAC send or discard, this node for what it
+    receives."""
+    if layer == "MAC" and ev != "r":
         return _n(r["hop"], 0)
     if ev == "r":
         return r["node"]
@@ -158,7 +161,7 @@ def _old_line(r: dict, ev: str, layer: str, why: str) -> str:
 def _new_line(r: dict, ev: str, layer: str, why: str) -> str:
     ptype = r["ns2_type"]
     node = r["node"]
-    if layer == "MAC" and ev == "s":
+    if layer == "MAC" and ev != "r":
         hd = _n(r["hop"], -2)
     elif ev == "r":
         hd = node

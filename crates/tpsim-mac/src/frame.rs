@@ -95,5 +95,8 @@ pub enum MacEvent {
         handle: u64,
         /// The next hop that did not answer.
         dst: MacAddr,
+        /// Whether the last attempt was an RTS that drew no CTS (the MSDU itself never went
+        /// out at that attempt; ns-2 traces the RTS's discard before the packet's).
+        rts: bool,
     },
 }

@@ -413,10 +413,18 @@ impl PacketTrace {
         }
     }
 
-    /// Appends the row of a frame of `bytes` bytes (MAC header and FCS included) sent or
-    /// received (`event`) at `node`: a DATA frame carrying `p`, or an RTS, CTS or ACK (`p`
-    /// `None`: kind `mac`).
-    pub fn record_frame(&mut self, now: SimTime, event: TraceEvent, node: u32, p: Option<&Packet>, bytes: u32) {
+    /// Appends the row of a frame of `bytes` bytes (MAC header and FCS included) sent,
+    /// received or discarded (`event`, a discard's `reason`) at `node`: a DATA frame carrying
+    /// `p`, or an RTS, CTS or ACK (`p` `None`: kind `mac`).
+    pub fn record_frame(
+        &mut self,
+        now: SimTime,
+        event: TraceEvent,
+        node: u32,
+        p: Option<&Packet>,
+        bytes: u32,
+        reason: Option<DropReason>,
+    ) {
         self.time_ns.push(now.0);
         self.event.push(event as u8);
         self.node.push(node);
@@ -425,7 +433,7 @@ impl PacketTrace {
         self.dir.push(p.map_or(NO_DIR, |p| p.dir));
         self.packet.push(p.map_or(0, |p| p.seq));
         self.size_b.push(bytes);
-        self.reason.push(NO_REASON);
+        self.reason.push(reason.map_or(NO_REASON, |r| r as u8));
         self.duplicate.push(false);
     }
 

@@ -69,10 +69,12 @@ impl Row<'_> {
         if self.mac_frame() {
             return (opt(self.dst, -1), opt(self.src, -1), 0);
         }
-        // A DATA frame: to the next hop (a send) or to this node (a receive), or broadcast.
-        let broadcast = self.dst.is_none() || (ev == 's' && self.hop.is_none());
+        // A DATA frame: to the next hop (sent, or discarded by the sender's MAC) or to this
+        // node (received), or broadcast.
+        let sent = ev != 'r';
+        let broadcast = self.dst.is_none() || (sent && self.hop.is_none());
         let ether = if self.ptype == ARP { 0x806 } else { 0x800 };
-        if ev == 's' {
+        if sent {
             (
                 if broadcast { -1 } else { opt(self.hop, -1) },
                 i64::from(self.node),
@@ -87,9 +89,10 @@ impl Row<'_> {
         }
     }
 
-    /// The IP part's next hop: a MAC send's receiver, this node for what it receives.
+    /// The IP part's next hop: the receiver of a MAC send or MAC discard, this node for what
+    /// it receives.
     fn next_hop(&self, ev: char, layer: &str) -> i64 {
-        if layer == "MAC" && ev == 's' {
+        if layer == "MAC" && ev != 'r' {
             opt(self.hop, 0)
         } else if ev == 'r' {
             i64::from(self.node)
@@ -290,7 +293,7 @@ fn old_line(w: &mut dyn Write, r: &Row, ev: char, layer: &str, why: &str) -> io:
 
 fn new_line(w: &mut dyn Write, r: &Row, ev: char, layer: &str, why: &str) -> io::Result<()> {
     let ptype = r.type_name();
-    let hd = if layer == "MAC" && ev == 's' {
+    let hd = if layer == "MAC" && ev != 'r' {
         opt(r.hop, -2)
     } else if ev == 'r' {
         i64::from(r.node)

@@ -5,6 +5,7 @@
 
 use super::routing::{CtrlMsg, RoutingState};
 use super::World;
+use crate::metrics::DropReason;
 use crate::net::{Net, RadioMap};
 use crate::packet::{PacketArena, PacketId, ARP_REQUEST, NO_DIR};
 use crate::pkttrace::{
@@ -135,28 +136,58 @@ impl World {
             (Some(id), None) => {
                 let p = self.packets.get(id);
                 if self.metrics.counted(p.dir, p.seq, now) {
-                    t.record_frame(now, event, node, Some(p), f.bytes);
+                    t.record_frame(now, event, node, Some(p), f.bytes, None);
                     t.record_ns2(ns2_row(&self.packets, &self.net, rmap, self.routing.as_ref(), id, hop));
                     t.maybe_flush();
                 }
             }
             (_, ptype) => {
                 if self.metrics.counted(NO_DIR, 0, now) {
-                    t.record_frame(now, event, node, None, f.bytes);
-                    t.record_ns2(Ns2Row {
-                        uid: 0,
-                        hop,
-                        src: node_of(f.src),
-                        dst: node_of(f.dst),
-                        sport: 0,
-                        dport: 0,
-                        ttl: 0,
-                        ptype: ptype.unwrap_or(NS2_ARP),
-                        message: NO_MESSAGE,
-                    });
+                    let (src, dst) = (node_of(f.src), node_of(f.dst));
+                    let row = control_row(ptype.unwrap_or(NS2_ARP), src, dst, hop);
+                    t.record_frame(now, event, node, None, f.bytes, None);
+                    t.record_ns2(row);
                     t.maybe_flush();
                 }
             }
         }
+    }
+
+    /// Radio `radio` gave up the RTS it sent to radio `dst` at the short retry limit: the
+    /// RTS's own `RET` drop, which ns-2 writes before the packet's (mac-802_11.cc discards
+    /// the RTS, then the DATA frame). ns-2 traces only.
+    pub(super) fn trace_rts_discard(&mut self, radio: u32, dst: u32) {
+        if !self.ns2_traced() || !self.metrics.counted(NO_DIR, 0, self.now) {
+            return;
+        }
+        let Some(t) = &mut self.ptrace else { return };
+        let (node, peer) = (self.rmap.node(radio), self.rmap.node(dst));
+        let bytes = self.radios[radio as usize].dcf.config().rts_bytes;
+        t.record_frame(
+            self.now,
+            TraceEvent::Drop,
+            node,
+            None,
+            bytes,
+            Some(DropReason::MacRetry),
+        );
+        t.record_ns2(control_row("RTS", node, peer, peer));
+        t.maybe_flush();
+    }
+}
+
+/// The ns-2 columns of an 802.11 control frame (or an ARP frame's MAC row) of type `ptype`
+/// from node `src` to node `dst` ([`NO_NODE`]: broadcast), other node `hop`.
+fn control_row(ptype: &'static str, src: u32, dst: u32, hop: u32) -> Ns2Row {
+    Ns2Row {
+        uid: 0,
+        hop,
+        src,
+        dst,
+        sport: 0,
+        dport: 0,
+        ttl: 0,
+        ptype,
+        message: NO_MESSAGE,
     }
 }

@@ -154,10 +154,15 @@ impl World {
                     self.radios[radio as usize].in_service = None;
                     self.packets.release(PacketId(handle as u32));
                 }
-                MacEvent::TxFailed { handle, .. } => {
+                MacEvent::TxFailed { handle, dst, rts } => {
                     self.radios[radio as usize].in_service = None;
+                    if rts {
+                        self.trace_rts_discard(radio, dst);
+                    }
                     if let Some(id) = self.link_failed(radio, PacketId(handle as u32)) {
-                        self.drop_packet(self.rmap.node(radio), id, DropReason::MacRetry);
+                        // The frame went to `dst` (unicast: only unicast frames fail).
+                        let hop = self.rmap.node(dst);
+                        self.drop_packet_hop(self.rmap.node(radio), id, DropReason::MacRetry, hop);
                     }
                 }
             }

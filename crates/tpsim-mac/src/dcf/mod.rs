@@ -549,7 +549,7 @@ impl Dcf {
             }
             (Exchange::WaitAck { .. }, FrameKind::Ack) if for_me => {
                 self.report_data_outcome(true);
-                self.complete(now, true);
+                self.complete(now, None);
                 return;
             }
             (Exchange::WaitCts { .. } | Exchange::WaitAck { .. }, _) => {
@@ -625,7 +625,7 @@ impl Dcf {
                     deadline: now + self.ack_timeout,
                 }
             }
-            TxKind::Data { broadcast: true } => self.complete(now, true),
+            TxKind::Data { broadcast: true } => self.complete(now, None),
             TxKind::Response => {}
         }
     }
@@ -854,6 +854,7 @@ impl Dcf {
     /// SSRC (RTS, or DATA not longer than the RTS threshold) or SLRC (DATA longer than it),
     /// then retry with a doubled CW or discard the MSDU at the limit (§10.3.2.12, §10.3.3).
     fn attempt_failed(&mut self, now: SimTime) {
+        let rts = matches!(self.exchange, Exchange::WaitCts { .. });
         let long = match self.exchange {
             Exchange::WaitCts { .. } => {
                 self.stats.cts_timeouts += 1;
@@ -880,7 +881,7 @@ impl Dcf {
             (self.ssrc, self.cfg.short_retry_limit)
         };
         if count >= limit {
-            self.complete(now, false);
+            self.complete(now, Some(rts));
         } else {
             self.stats.retries += 1;
             self.cw = (2 * self.cw + 1).min(self.cfg.timing.cw_max);
@@ -888,21 +889,24 @@ impl Dcf {
         }
     }
 
-    /// The MSDU in service is done: acknowledged or broadcast (`ok`), or discarded at the
-    /// retry limit. CW and the retry counts are reset and a post-backoff is drawn (§10.3.4.3).
-    fn complete(&mut self, now: SimTime, ok: bool) {
+    /// The MSDU in service is done: acknowledged or broadcast (`failed` is `None`), or
+    /// discarded at the retry limit (`Some(rts)`: whether its last attempt was an RTS that
+    /// drew no CTS). CW and the retry counts are reset and a post-backoff is drawn
+    /// (§10.3.4.3).
+    fn complete(&mut self, now: SimTime, failed: Option<bool>) {
         let Some(msdu) = self.msdu.take() else {
             return;
         };
-        if ok {
-            self.stats.tx_ok += 1;
-            self.events.push(MacEvent::TxOk { handle: msdu.handle });
-        } else {
+        if let Some(rts) = failed {
             self.stats.drops_retry_limit += 1;
             self.events.push(MacEvent::TxFailed {
                 handle: msdu.handle,
                 dst: msdu.dst,
+                rts,
             });
+        } else {
+            self.stats.tx_ok += 1;
+            self.events.push(MacEvent::TxOk { handle: msdu.handle });
         }
         self.exchange = Exchange::Idle;
         self.cw = self.cfg.timing.cw_min;

@@ -486,7 +486,14 @@ fn ack_timeout_retries_with_doubled_cw_then_drops_at_the_short_retry_limit() {
         }
     }
     assert_eq!(cws, vec![63, 127, 255, 511, 1023, 1023]);
-    assert_eq!(events(&mut s), vec![MacEvent::TxFailed { handle: 9, dst: PEER }]);
+    assert_eq!(
+        events(&mut s),
+        vec![MacEvent::TxFailed {
+            handle: 9,
+            dst: PEER,
+            rts: false
+        }]
+    );
     assert!(s.ready());
     assert_eq!(s.cw(), 31, "CW resets after a drop");
     assert_eq!(s.retry_counts(), (0, 0));
@@ -633,6 +640,35 @@ fn cts_timeout_retries_the_rts_against_the_short_retry_count() {
 }
 
 #[test]
+fn an_rts_unanswered_at_the_short_retry_limit_fails_the_msdu_as_an_rts_failure() {
+    // §10.3.2.12: 7 RTS attempts without a CTS (dot11ShortRetryLimit), then the MSDU is
+    // discarded; the event says the last attempt was the RTS (ns-2 traces its discard too).
+    let mut s = station(rts_cfg());
+    s.send(t(1000), msdu(PEER, 6));
+    let mut now = t(1000);
+    for attempt in 0..7u32 {
+        assert_eq!(tx(&mut s, now).kind, FrameKind::Rts);
+        let timeout = now + d(352 + 334);
+        fire(&mut s, timeout);
+        if attempt < 6 {
+            assert!(events(&mut s).is_empty());
+            let k = s.backoff_slots().unwrap() as u64;
+            now = timeout + d(50 + 20 * k);
+            fire(&mut s, now);
+        }
+    }
+    assert_eq!(
+        events(&mut s),
+        vec![MacEvent::TxFailed {
+            handle: 6,
+            dst: PEER,
+            rts: true
+        }]
+    );
+    assert_eq!((s.stats().cts_timeouts, s.stats().data_sent), (7, 0));
+}
+
+#[test]
 fn long_frames_are_dropped_at_the_long_retry_limit() {
     // CTS always comes, the Ack never: 4 DATA attempts (dot11LongRetryLimit), SSRC reset by
     // every CTS.
@@ -657,7 +693,14 @@ fn long_frames_are_dropped_at_the_long_retry_limit() {
             fire(&mut s, now);
         }
     }
-    assert_eq!(events(&mut s), vec![MacEvent::TxFailed { handle: 4, dst: PEER }]);
+    assert_eq!(
+        events(&mut s),
+        vec![MacEvent::TxFailed {
+            handle: 4,
+            dst: PEER,
+            rts: false
+        }]
+    );
     assert_eq!(s.stats().drops_retry_limit, 1);
 }
 
