@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import cli, one_link, require_tool
+from conftest import ROOT, cli, one_link, require_tool
 
 
 @pytest.mark.parametrize("sizes", ["standard", "ns2"])
@@ -194,3 +194,8 @@ def test_tshark_reads_sctp_pcap_with_good_checksums(tmp_path):
     types = {int(t) for r in rows for t in r[2].split(",") if t}
     # DATA, INIT, INIT ACK, SACK, COOKIE ECHO, COOKIE ACK, SHUTDOWN, SHUTDOWN ACK, SHUTDOWN COMPLETE
     assert {0, 1, 2, 3, 10, 11, 7, 8, 14} <= types, types
+    # docs/models.md warns that the value is case-sensitive: `crc32c` verifies nothing.
+    unchecked = subprocess.run([tshark, "-r", str(pcap), "-o", "sctp.checksum:crc32c", "-T", "fields", "-e", "sctp.checksum.status"],
+                               capture_output=True, text=True).stdout.split()
+    assert "1" not in unchecked
+    assert "`-o sctp.checksum:CRC-32C`" in (ROOT / "docs" / "models.md").read_text()

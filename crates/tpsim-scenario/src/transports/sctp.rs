@@ -36,6 +36,11 @@ pub struct SctpOptions {
     /// Default 4.
     #[serde(default)]
     pub max_burst: Option<u32>,
+    /// Bundling (RFC 9260 §6.10): a packet carries as many waiting DATA chunks as fit (at
+    /// most 10); false sends one DATA chunk a packet, so that each message of a packet-size
+    /// sweep is its own packet, as with UDP. Default true.
+    #[serde(default)]
+    pub bundling: Option<bool>,
     /// Delayed SACK timer (RFC 9260 §6.2, at most "500ms"); "0s" sends a SACK for every
     /// packet with DATA. Default "200ms".
     #[serde(default)]
@@ -259,6 +264,9 @@ fn sctp_config(sc: &Scenario, f: &Flow) -> SctpConfig {
     }
     if let Some(b) = o.max_burst {
         c.max_burst = (b > 0).then_some(b);
+    }
+    if let Some(b) = o.bundling {
+        c.bundling = b;
     }
     if let Some(d) = o.sack_delay {
         c.sack_delay = (d.0 > 0).then(|| d.sim());

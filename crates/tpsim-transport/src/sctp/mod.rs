@@ -264,6 +264,10 @@ pub struct SctpConfig {
     /// 2960, of ns-2.35's time) say; RFC 9260 §7.2.1/§7.2.2 dropped the condition (a SACK
     /// acknowledging new data by Gap Ack Blocks counts): false / true / true.
     pub growth_needs_cum_advance: bool,
+    /// Whether a packet may carry several DATA chunks (RFC 9260 §6.10: bundling is a "MAY",
+    /// up to [`MAX_DATA_CHUNKS`](tpsim_wire::sctp::MAX_DATA_CHUNKS) here) or one at most
+    /// (control chunks such as a SACK still ride with it): true in every profile.
+    pub bundling: bool,
     /// Miss indications that trigger fast retransmit (RFC 9260 §7.2.4): 3.
     pub fast_rtx_threshold: u32,
     /// Whether the flight size, the bytes acknowledged and partial_bytes_acked count a DATA
@@ -350,6 +354,7 @@ impl SctpConfig {
             cwnd_unit: CwndUnit::Pmdcs,
             initial_cwnd_floor_bytes: 4404,
             slow_start_l: 1,
+            bundling: true,
             growth_needs_cum_advance: false,
             fast_rtx_threshold: 3,
             flight_counts_headers: true,

@@ -534,6 +534,24 @@ fn bundling_streams_and_unordered() {
     assert_eq!(p[0].packet_len(), 12 + 28 * per_packet as u32);
 }
 
+/// RFC 9260 §6.10 makes bundling a "MAY": with `bundling` off every packet carries one DATA
+/// chunk, so a packet-size sweep changes SCTP's packets as it does TCP's.
+#[test]
+fn bundling_off_sends_one_data_chunk_a_packet() {
+    let c = SctpConfig {
+        bundling: false,
+        ..cfg(SctpProfile::Rfc9260)
+    };
+    let mut s = established(c, 1500);
+    let now = t(300);
+    for i in 0..3 {
+        s.send(now, msg(i, 10, now)).unwrap();
+    }
+    let p = out(&mut s, now);
+    assert_eq!(p.iter().map(|p| p.data.len()).collect::<Vec<_>>(), vec![1, 1, 1]);
+    assert_eq!(p.iter().map(|p| p.packet_len()).collect::<Vec<_>>(), vec![12 + 28; 3]);
+}
+
 /// RFC 9260 §6.2: the receiver SACKs at least every second packet with DATA, or within the
 /// delayed-SACK time (200 ms) of the first unacknowledged one.
 #[test]

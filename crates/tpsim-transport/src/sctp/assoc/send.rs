@@ -382,6 +382,14 @@ impl SctpSocket {
         )
     }
 
+    /// Whether `p` takes no further DATA chunk: it holds as many as a packet can, or one
+    /// with bundling off ([`SctpConfig::bundling`](crate::SctpConfig::bundling), RFC 9260
+    /// §6.10).
+    #[inline(always)]
+    fn data_full(&self, p: &SctpRepr) -> bool {
+        p.data.is_full() || !self.sctp.bundling && !p.data.is_empty()
+    }
+
     /// Puts DATA chunks for path `pi` into `p` within `room` bytes: Fast Retransmit first
     /// (§7.2.4 step 3), then chunks marked for retransmission (§6.1 C), then new data (§6.1 A,
     /// B, D) if `pi` is the data path and no marked chunk waits for it.
@@ -397,7 +405,7 @@ impl SctpSocket {
         if marked_any && (fast || self.window_open(pi)) {
             let first_outstanding = self.first_outstanding();
             for k in 0..self.sent.len() {
-                if p.data.is_full() {
+                if self.data_full(p) {
                     break;
                 }
                 let x = self.sent[k];
@@ -444,7 +452,7 @@ impl SctpSocket {
     /// (D), and ns-2's send rule in the `ns2` profile.
     #[inline(always)]
     pub(super) fn fill_new_data(&mut self, now: SimTime, p: &mut SctpRepr, room: u32) {
-        if self.unsent.is_empty() || !p.data.is_empty() && p.data.is_full() {
+        if self.unsent.is_empty() || self.data_full(p) {
             return;
         }
         if self.sctp.ns2_send_rule && !self.ns2_flag && (self.sctp.ns2_stall || !self.nothing_outstanding()) {
@@ -469,7 +477,7 @@ impl SctpSocket {
         // Messages abandoned: with TSNs (a FORWARD TSN is due), without.
         let mut abandoned = (false, false);
         loop {
-            if p.data.is_full() {
+            if self.data_full(p) {
                 break;
             }
             // RFC 3758 §4.1 TR3/TR4: a message past its lifetime is not sent.
