@@ -130,4 +130,4 @@ def test_report_draws_the_first_window_based_flows_cwnd_per_ack(tmp_path: Path):
     (line,) = fig.axes[0].get_lines()
     tcp = res.acks.filter(pl.col("flow") == 0)
     assert list(line.get_xdata()) == tcp["time_s"].to_list()
-    assert "flow 0 fwd" in fig.axes[0].get_title()
+    assert "flow 0 fwd" in fig._suptitle.get_text()

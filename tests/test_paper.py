@@ -506,15 +506,17 @@ def test_titles_name_the_values_of_keys_held_fixed(studies):
     fig = metric_figure(one, "goodput_kbps", "nodes.mobility.speed", params=res.param_keys)
     assert fig.tpsim.title == "Goodput vs node speed (background flows = 8, transport = udp, stack = modern)"
     assert fig.tpsim.hue == [] and fig.tpsim.facets == ["main flows", "background flows"]
-    # Long legend entries in one column's width: the legend takes one column, inside, and is
-    # capped (the lines past the cap are drawn in grey under one "other" entry).
+    # Long legend entries within the figure's width; more series than a legend holds are split
+    # into panels by the last swept keys, none drawn in grey as "other".
     from tpsim.plot import MAX_SERIES
 
     fig = metric_figure(res.network, "mac_frames", "nodes.mobility.speed", params=res.param_keys)
     n = 2 * len(swept("c", "flows.0.transport")) * len(swept("c", "simulation.stack"))
-    assert len(fig.tpsim.series) == min(n, MAX_SERIES) and len(fig.legends) == 1
+    assert len(fig.legends) == 1 and not any(s.startswith("other") for s in fig.tpsim.series)
     if n > MAX_SERIES:
-        assert f"other ({n - MAX_SERIES + 1})" in fig.tpsim.series
+        assert fig.tpsim.facets and len(fig.tpsim.series) * len(fig.tpsim.facets) == n
+    else:
+        assert len(fig.tpsim.series) == n
     assert fig.legends[0].get_window_extent(fig.canvas.get_renderer()).width <= fig.bbox.width
     plt.close("all")
     ts = {f["name"]: f for f in figures(studies["c"])}["timeseries-goodput_kbps"]

@@ -337,3 +337,67 @@ def test_no_axis_beyond_the_metrics_range(metric, values):
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def test_more_series_than_a_legend_holds_split_into_panels_by_the_last_swept_keys():
+    # The README's API example: 6 transports x 2 stacks x 2 link delays = 24 series. Instead
+    # of 7 named lines and "other (17)" in grey, one panel per stack and delay, the six
+    # transports in each (the first hue, the comparison, stays within the panels).
+    transports = ["udp", "tcp", "sctp", "tfrc", "dccp-ccid2", "dccp-ccid3"]
+    rows = [(t, s, d, x, run) for t in transports for s in ("ns2", "modern") for d in ("10ms", "50ms")
+            for x in (64, 128) for run in (0, 1)]
+    df = pl.DataFrame(rows, schema=["flows.0.transport", "simulation.stack", "links.0.delay", "flows.0.app.size", "run"],
+                      orient="row").with_columns(pl.lit(0).alias("flow"), pl.lit("fwd").alias("direction"),
+                                                 (pl.col("run") + 1.0).alias("delay_mean_s"), pl.lit(0).alias("point"))
+    params = ["flows.0.transport", "simulation.stack", "links.0.delay", "flows.0.app.size"]
+    spec, info = metric_spec(df, "delay_mean_s", "flows.0.app.size", params=params)
+    assert info.facets == ["stack, link delay = ns2, 10 ms", "stack, link delay = ns2, 50 ms",
+                           "stack, link delay = modern, 10 ms", "stack, link delay = modern, 50 ms"]
+    assert info.series == transports and not any(s.startswith("other") for s in info.series)
+    assert all(len([it for it in p["items"] if it["kind"] == "line"]) == 6 for p in spec["panels"])
+    # Fewer series stay in one panel; a facet the user names is kept.
+    assert metric_spec(df.filter(pl.col("simulation.stack") == "ns2"), "delay_mean_s", "flows.0.app.size",
+                       params=params)[1].facets == ["link delay = 10 ms", "link delay = 50 ms"]
+    assert metric_spec(df.filter(pl.col("flows.0.transport").is_in(["udp", "tcp"])), "delay_mean_s", "flows.0.app.size",
+                       params=params)[1].facets == []
+    assert metric_spec(df, "delay_mean_s", "flows.0.app.size", params=params, facet="flows.0.transport")[1].facet == "flows.0.transport"
+
+
+def test_titles_never_break_between_a_number_and_its_unit_and_time_series_share_the_headline_title():
+    from tpsim.plot import _wrap
+
+    for width in range(8, 40):
+        for line in _wrap("Goodput vs packet size at 1000 B and 20 ms over 5 hops at 2.4 GHz", width).splitlines():
+            assert not line.endswith(("1000", "20", "2.4")) and not line.startswith(("B ", "ms ", "GHz")), (width, line)
+    ts, flows = _ts(3)
+    spec, info = timeseries_spec(ts, "goodput_kbps", flows=flows)
+    # The title is the figure's (as every headline figure's), not a small panel title.
+    assert spec["suptitle"] and not spec["panels"][0].get("title") and not spec["panels"][0].get("title_size")
+
+
+def test_time_series_legends_list_flows_and_queues_in_order():
+    # Flow 2 has the largest values: the legend still reads flow 0, 1, 2 (not by size).
+    ts, flows = _ts(3)
+    _, info = timeseries_spec(ts, "goodput_kbps", flows=flows)
+    assert info.series == ["flow 0 fwd", "flow 1 fwd", "flow 2 fwd"]
+    queues = ts.with_columns(pl.lit("queue_packets").alias("series"), pl.col("flow").alias("node"), pl.lit(None).alias("flow"),
+                             pl.lit("out").alias("direction")).sort("node", descending=True)
+    _, info = timeseries_spec(queues, "queue_packets")
+    assert info.series == ["node 0 out", "node 1 out", "node 2 out"]
+
+
+def test_a_run_without_swept_keys_gets_one_figure_with_a_panel_per_metric(tmp_path):
+    # Not six figures of one bar each: one figure, a panel per headline metric, each with its
+    # own y axis and title, the flows' legend once.
+    from conftest import one_link
+    from tpsim.report import figure_plan
+
+    (tmp_path / "s.toml").write_text(one_link(duration="3s"))
+    res = tpsim.run(tmp_path / "s.toml", runs=2, out=tmp_path / "o")
+    plan = dict(figure_plan(res))
+    assert "overview" in plan and not [n for n in plan if n in tpsim.metrics.HEADLINE_FLOW_METRICS]
+    spec, info = plan["overview"].spec()
+    titles = [p["title"] for p in spec["panels"]]
+    assert len(titles) >= 4 and len(set(titles)) == len(titles) and spec["sharey"] is False
+    assert sum(1 for p in spec["panels"] if p.get("legend")) <= 1
+    assert info.caption.startswith(titles[0]) and "a panel each" in info.caption

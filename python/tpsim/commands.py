@@ -286,7 +286,7 @@ def plot(
     metric: Optional[str] = typer.Option(None, "--metric", help="Metric column (flows or network table), e.g. goodput_kbps."),
     x: Optional[str] = typer.Option(None, "--x", help="Column on the x axis (default: the first swept key with numeric values)."),
     hue: Optional[str] = typer.Option(None, "--hue", help="Column(s) giving one series per value, comma-separated (e.g. transport)."),
-    facet: Optional[str] = typer.Option(None, "--facet", help="Column giving one panel per value (default: the flow role when there is background traffic)."),
+    facet: Optional[str] = typer.Option(None, "--facet", help="Column giving one panel per value (default: the flow role when there is background traffic; past 8 series, the last swept keys)."),
     kind: str = typer.Option("auto", "--kind", help="auto (lines for a numeric x, bars otherwise), line, bar or points."),
     series: Optional[str] = typer.Option(None, "--series", help="Time series instead: goodput_kbps, delay_mean_s, queue_packets, cwnd_bytes, ..."),
     run_: int = typer.Option(0, "--run", help="Run of the time series."),
@@ -296,12 +296,14 @@ def plot(
     title: Optional[str] = typer.Option(None, "--title", help="Title ('' for none)."),
     format_: List[str] = typer.Option([], "--format", "-f", help="png, svg and/or pdf (repeatable or comma-separated; default: png,svg). PDF embeds TrueType fonts."),
     out: Optional[str] = typer.Option(None, "-o", "--out", help="File stem of the figure (default: DIR/figures/NAME)."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the figure in the report: tpsim report draws it again (from the tables as they are then) after its own."),
 ) -> None:
     """Draw a figure (PNG, SVG, PDF) from a run's stored tables."""
     import polars as pl
 
     from .labels import did_you_mean
-    from .plot import default_layout, metric_figure, param_columns, save, timeseries_figure
+    from .plot import default_layout, draw, param_columns, save
+    from .report import custom_spec, keep_request
     from .results import FLOW_KEYS, NETWORK_KEYS, OutputPathError, check_output_file
 
     directory = _path_arg(directory_arg, "DIRECTORY")
@@ -336,7 +338,7 @@ def plot(
                 pts, rs = sorted(have["point"].unique().to_list()), sorted(have["run"].unique().to_list())
                 _fail(f"error: no time series {series!r} for --point {point} --run {run_}; it has points "
                       f"{_ranges(pts)} and runs {_ranges(rs)}")
-            fig = timeseries_figure(ts, series, run=run_, point=point, flows=res.flows, title=title, xlabel=xlabel, ylabel=ylabel)
+            req: dict = {"series": series, "point": point, "run": run_}
             stem = stem_arg or directory / "figures" / f"timeseries-{series}-p{point}-r{run_}"
         else:
             assert metric is not None
@@ -359,9 +361,10 @@ def plot(
                     others = [c for c in df.columns if c not in metrics and c not in params]
                     _fail(f"error: {opt}: no column {col!r} in the {table} table{did_you_mean(col, list(df.columns))}; "
                           f"swept keys: {', '.join(params) or 'none'}; other columns: {', '.join(others)} (or a metric)")
-            fig = metric_figure(df, metric, xx, hues, kind=kind, facet=facet, title=title, xlabel=xlabel, ylabel=ylabel,
-                                params=params)
+            req = {"metric": metric, "x": xx, "hue": hues, "facet": facet, "kind": kind}
             stem = stem_arg or directory / "figures" / f"custom-{metric}"
+        req.update(name=stem.name, title=title, xlabel=xlabel, ylabel=ylabel)
+        fig = draw(*custom_spec(res, req))
     except pl.exceptions.PolarsError as e:
         _table_error(res, e)
     except (ValueError, KeyError) as e:
@@ -370,10 +373,16 @@ def plot(
         _fail(_os_error(e, "cannot read"))
     try:
         paths = save(fig, stem, formats)
+        if keep:
+            keep_request(directory / "figures", req)
     except OSError as e:
         _fail(_os_error(e), 1)
+    except ValueError as e:  # a damaged kept.json (ResultsError)
+        _fail(f"error: {_one_line(e)}")
     for p in paths:
         typer.echo(str(p))
+    if keep:
+        typer.echo(f"kept in the report: tpsim report {directory} draws it as figures/{stem.name}")
 
 
 @app.command()

@@ -27,6 +27,7 @@ The report draws its specs in worker processes.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -65,6 +66,8 @@ BAND_MIN_FOR_5_95 = 20
 #: Columns whose values are flows, flow directions or nodes (per-flow units, not swept
 #: values): many of them are drawn as a distribution or a band, never a line each.
 PER_FLOW_COLUMNS = ("flow_direction", "flow", "node", "src", "dst")
+#: Panels a figure gets at most when it splits its series into panels by itself.
+MAX_AUTO_PANELS = 12
 
 
 def __getattr__(name: str) -> Any:
@@ -210,9 +213,7 @@ def series_label(cols: Sequence[str], values: Sequence[Any]) -> str:
 
 
 def _facet_title(col: str, value: Any) -> str:
-    if col == "role":
-        return f"{value} flows"
-    return f"{key_name(col)} = {value_text(value)}"
+    return _part_text(col, value, key_name(col))
 
 
 def _finite(df: pl.DataFrame, metric: str) -> pl.DataFrame:
@@ -380,6 +381,11 @@ def metric_spec(
             facet = "role"
         else:
             hues.append("role")
+    if facet is None and kind != "ecdf":
+        cols = auto_facet(df, hues, max_series)
+        if cols:
+            hues = [h for h in hues if h not in cols]
+            df, facet = _with_facet(df, cols)
     # Swept keys with one value here (a point picked with --sweep): the title names them.
     fixed = [param_text(k, df[k][0]) for k in params if k not in used and k in df.columns and df.height and df[k].n_unique() == 1]
     data = df.filter(pl.col(metric).is_not_null())
@@ -408,6 +414,34 @@ def _y_within_bounds(spec: dict[str, Any], metric: str, scale: float) -> None:
         for panel in spec["panels"]:
             if panel is not None:
                 panel["ybounds"] = [lo * scale, None if math.isinf(hi) else hi * scale]
+
+
+def auto_facet(df: pl.DataFrame, hues: Sequence[str], max_series: int = MAX_SERIES) -> list[str]:
+    """The swept hue columns a figure puts in panels because its series would be more than
+    ``max_series``: the last ones, one at a time, until the rest give at most
+    ``max_series`` series (the first hue, the primary comparison, stays in every panel).
+    ``[]`` when the series fit, when fewer than two swept columns vary, or when the panels
+    would be more than :data:`MAX_AUTO_PANELS`."""
+    swept = [h for h in hues if h not in PER_FLOW_COLUMNS]
+    if len(swept) < 2 or df.select(swept).n_unique() <= max_series:
+        return []
+    cols: list[str] = []
+    for c in reversed(swept[1:]):
+        cols.insert(0, c)
+        if df.select([h for h in swept if h not in cols]).n_unique() <= max_series:
+            break
+    return cols if df.select(cols).n_unique() <= MAX_AUTO_PANELS else []
+
+
+def _with_facet(df: pl.DataFrame, cols: list[str]) -> tuple[pl.DataFrame, str]:
+    """(``df``, its facet column) for a facet over ``cols``: the column itself, or with
+    several one named after them all (``"stack, link delay"``) whose values join theirs
+    (``"ns2, 10 ms"``)."""
+    if len(cols) == 1:
+        return df, cols[0]
+    name = ", ".join(key_name(c) for c in cols)
+    values = [", ".join(_part_text(c, v).split(" = ")[-1] for c, v in zip(cols, row)) for row in df.select(cols).iter_rows()]
+    return df.with_columns(pl.Series(name, values)), name
 
 
 def _legend_rows(n_legend: int, facet: Optional[str]) -> int:
@@ -728,10 +762,16 @@ def _upper_first(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: A number and the unit after it ("1000 B", "20 ms", "5 %"): kept on one line by _wrap.
+_NUMBER_UNIT = re.compile(r"(\d) (?=(?:[kKMG]?i?B|[kMG]?bit/s|[kMG]?bps|[mµun]?s|k?m(?:/s|/h)?|[kMG]?Hz|dBm?|m?W|J|%)(?![A-Za-z]))")
+
+
 def _wrap(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, never breaking between a number and
+    its unit (a no-break space joins them; matplotlib draws it as a space)."""
     import textwrap
 
-    return "\n".join(textwrap.wrap(text, width)) or text
+    return "\n".join(textwrap.wrap(_NUMBER_UNIT.sub("\\1\u00a0", text), width)) or text
 
 
 def _tick(v: Any) -> str:
@@ -934,8 +974,10 @@ def timeseries_spec(
         groups.append(((*[row[k] for k in keys],), name + f" {row['direction']}", role, mean))
     roles = list(dict.fromkeys(r for _, _, r, _ in groups))
     several_roles = len([r for r in roles if r is not None]) > 1
-    # One point: the largest first; several: in sweep order, so that lines keep the sweep's.
-    main_first = sorted(groups, key=lambda t: (t[2] != "main", -t[3])) if not varying else groups
+    # One point: main flows first, then by flow (or node) and direction, as the legend reads;
+    # several points: in sweep order, so that lines keep the sweep's.
+    main_first = (sorted(groups, key=lambda t: (t[2] != "main", *((v is None, v) for v in t[0]))) if not varying
+                  else groups)
     point_desc = ", ".join(param_text(k, sub[k][0]) for k in params if k not in varying)
     disp = metric_display(series, sub["value"].drop_nulls().to_list())
     if len(groups) <= max_lines:
@@ -992,9 +1034,10 @@ def timeseries_spec(
     xl = xlabel if xlabel is not None else "time (s)"
     yl = ylabel if ylabel is not None else disp.label
     t = title if title is not None else _upper_first(disp.label.split(' (')[0]) + (f": {point_desc}" if point_desc else "") + f"; run {run}"
-    panel = {"items": items, "xlabel": xl, "ylabel": yl, "title": _wrap(t, 60) if t else None, "title_size": 7,
+    panel = {"items": items, "xlabel": xl, "ylabel": yl,
              "legend": {"entries": legend, "loc": "best", "framealpha": 0.8, "fontsize": 6}}
-    spec = {"size": [COLUMN_WIDTH_IN, PANEL_HEIGHT_IN + 0.3], "nrows": 1, "ncols": 1, "panels": [panel], "legend": None}
+    spec = {"size": [COLUMN_WIDTH_IN, PANEL_HEIGHT_IN + 0.3], "nrows": 1, "ncols": 1, "panels": [panel], "legend": None,
+            "suptitle": _wrap(t, 44) if t else None}
     parts_text = []
     if line_groups:
         parts_text.append(f"one line per {owner_word}" if not bands else

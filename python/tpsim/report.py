@@ -24,7 +24,8 @@ from .columns import FLOW_KEYS, NETWORK_KEYS
 from .files import _atomic, atomic_write_text, json_text
 from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
 from .metrics import HEADLINE_BULK_FLOW_METRICS, HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
-from .plot import MAX_SERIES, FigureInfo, default_layout, draw, metric_spec, timeseries_spec, with_flow_direction
+from .plot import (COLUMN_WIDTH_IN, DOUBLE_WIDTH_IN, MAX_SERIES, PANEL_HEIGHT_IN, FigureInfo, _upper_first, default_layout, draw,
+                   metric_spec, param_columns, timeseries_spec, with_flow_direction)
 from .tables import ResultTables, mean_cis
 
 #: Formats of the report's figures: PNG (embedded in the page) and vector PDF (for papers).
@@ -122,9 +123,12 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
         flows = only(all_flows)
         # Within one stack's figures the stack is held fixed: the title names it.
         fig_hues = [h for h in hues if stack is None or h != STACK_KEY]
-        for m in flow_metrics:
-            if _has_values(flows, m):
-                plan.append((m + suffix, PlannedFigure(lambda m=m, flows=flows: metric_spec(flows, m, x, fig_hues, params=keys))))
+        drawn = [m for m in flow_metrics if _has_values(flows, m)]
+        if not keys and drawn:
+            # One point: one figure, a panel per metric, instead of a figure of a few bars each.
+            plan.append(("overview", PlannedFigure(lambda flows=flows: overview_spec(flows, drawn, x, fig_hues))))
+        for m in drawn if keys else []:
+            plan.append((m + suffix, PlannedFigure(lambda m=m, flows=flows: metric_spec(flows, m, x, fig_hues, params=keys))))
         if keys and res.network.height:
             net = only(res.network)
             net_x = x if x in net.columns else (keys[0] if keys else "run")
@@ -189,6 +193,93 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
         plan.append(("acks-cwnd", PlannedFigure(
             lambda: timeseries_spec(one, col, run=run, point=point, flows=res.flows, title=title))))
     return plan
+
+
+def overview_spec(flows: pl.DataFrame, metrics: Sequence[str], x: str, hues: Sequence[str]) -> tuple[dict[str, Any], FigureInfo]:
+    """(spec, info) of a run without swept keys: one figure, a panel per metric (each its own
+    y axis within the metric's range) of ``metric_spec(flows, m, x, hues)``, the series'
+    legend once. ``metrics``: flows-table columns with values."""
+    parts = [metric_spec(flows, m, x, list(hues), title="") for m in metrics]
+    panels = []
+    for i, (sp, inf) in enumerate(parts):
+        panel = {**sp["panels"][0], "title": _upper_first(metric_display(inf.metric, []).label.split(" (")[0])}
+        if i:
+            panel.pop("legend", None)
+        panels.append(panel)
+    ncols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    first, info = parts[0]
+    legend = first.get("legend")
+    legend_h = 0.17 * math.ceil(len(legend["entries"]) / legend.get("ncols", 2)) if legend else 0.0
+    spec = {"size": [DOUBLE_WIDTH_IN if ncols > 1 else COLUMN_WIDTH_IN, PANEL_HEIGHT_IN * nrows + 0.25 + legend_h],
+            "nrows": nrows, "ncols": ncols,
+            "sharey": False, "suptitle": "Headline metrics", "panels": panels, "legend": legend}
+    names = ", ".join(metric_display(m, []).label.split(" (")[0] for m in metrics)
+    caption = (f"{_upper_first(names)}: a panel each, against {info.xlabel}"
+               + (f", one bar per {', '.join(key_name(h) for h in info.hue)}" if info.hue else "")
+               + f". Aggregation: {info.aggregation}.")
+    return spec, FigureInfo(kind=info.kind, metric=", ".join(metrics), title="Headline metrics", xlabel=info.xlabel, ylabel="",
+                            x=info.x, x_numeric=info.x_numeric, x_values=info.x_values, x_positions=info.x_positions,
+                            hue=info.hue, series=info.series, aggregation=info.aggregation, caption=caption,
+                            colors=info.colors, facets=[p["title"] for p in panels])
+
+
+#: In a results directory's ``figures/``: the figures ``tpsim plot --keep`` asked the report to
+#: keep (a JSON list of :func:`custom_spec` requests, each with its file stem ``name``).
+KEPT_FIGURES = "kept.json"
+
+
+def custom_spec(res: ResultTables, req: dict[str, Any]) -> tuple[dict[str, Any], FigureInfo]:
+    """(spec, info) of a ``tpsim plot`` figure from ``req``: ``{"series", "point", "run"}``
+    for a time series, else ``{"metric", "x", "hue", "facet", "kind"}`` (a flows or network
+    metric; ``x``/``hue`` ``None`` take the report's layout); both take ``title``,
+    ``xlabel``, ``ylabel``.
+
+    Raises:
+        ValueError: a column or series the tables do not have.
+    """
+    labels = {k: req.get(k) for k in ("title", "xlabel", "ylabel")}
+    if req.get("series"):
+        point, run = int(req.get("point") or 0), int(req.get("run") or 0)
+        ts = res.scan("timeseries").filter((pl.col("series") == req["series"]) & (pl.col("point") == point)
+                                           & (pl.col("run") == run)).collect()
+        return timeseries_spec(ts, req["series"], run=run, point=point, flows=res.flows, **labels)
+    flows = with_flow_direction(res.flows) if "flow" in res.flows.columns else res.flows
+    params = param_columns(flows) or list(res.param_keys)
+    df = flows if req["metric"] in flows.columns else res.network
+    dx, dhues = default_layout(flows, params)
+    x = req.get("x") or (dx if dx in df.columns else (params[0] if params else "run"))
+    hues = req["hue"] if req.get("hue") is not None else [h for h in dhues if h in df.columns]
+    return metric_spec(df, req["metric"], x, hues, kind=req.get("kind") or "auto", facet=req.get("facet"), params=params,
+                       **labels)
+
+
+def kept_requests(figdir: Path) -> list[dict[str, Any]]:
+    """The requests of ``figdir``'s :data:`KEPT_FIGURES` (none without the file).
+
+    Raises:
+        ResultsError: if the file is not a list of requests with a ``name``.
+    """
+    from .files import ResultsError
+
+    path = Path(figdir) / KEPT_FIGURES
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as e:
+        raise ResultsError(f"{path}: cannot read the kept figures ({e}); delete it or fix it") from None
+    if not isinstance(kept, list) or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in kept):
+        raise ResultsError(f"{path}: expected a list of figure requests, each with a name; delete it or fix it")
+    return kept
+
+
+def keep_request(figdir: Path, req: dict[str, Any]) -> None:
+    """Adds ``req`` (with its ``name``) to ``figdir``'s kept figures, replacing one of the
+    same name; written atomically."""
+    kept = [r for r in kept_requests(figdir) if r["name"] != req["name"]] + [req]
+    Path(figdir).mkdir(parents=True, exist_ok=True)
+    atomic_write_text(Path(figdir) / KEPT_FIGURES, json.dumps(kept, indent=2, ensure_ascii=False) + "\n")
 
 
 def _report_table(res: ResultTables) -> dict[str, Any]:
@@ -301,7 +392,8 @@ class FigureJobs:
         # Workers are taken at the first figure that needs drawing (the command line started
         # them early, tpsim._pool.prestart, so that they have imported matplotlib by then).
         self.pool: Optional[_pool.Pool] = None
-        plan = figure_plan(res)
+        plan = figure_plan(res) + [(r["name"], PlannedFigure(lambda r=r: custom_spec(res, r)))
+                                   for r in kept_requests(self.figdir)]
         previous = self._previous()
         drawing = _drawing_key()
         if progress:
@@ -497,6 +589,13 @@ def _append_ci_cells(rows: list[list[str]], metrics: list[str], samples: dict[st
             row.append(cell)
 
 
+def _over_runs(res: ResultTables) -> str:
+    """How the tables' cells summarise the runs: the mean and its interval, or, with one
+    replication, its value alone."""
+    one = res.flows.height == 0 or res.flows["run"].n_unique() == 1
+    return "the value of the one run (one replication: no interval)" if one else "the mean and [95 % CI] over the runs"
+
+
 def _role_table(res: ResultTables, keys: list[str], metrics: list[str]) -> Optional[Table]:
     """Per point and role: each run's mean over the role's flow directions, then the mean
     and 95 % CI over the runs (as the figures)."""
@@ -518,7 +617,7 @@ def _role_table(res: ResultTables, keys: list[str], metrics: list[str]) -> Optio
     _append_ci_cells(rows, metrics, samples, disp)
     header = _param_header(res, keys, per_flow=True) + ["role", "flow directions"] + [disp[m].label for m in metrics]
     return Table("table-roles", "Flows by role",
-                 "Each run's mean over the flow directions of one role, then the mean and [95 % CI] over the runs "
+                 f"Each run's mean over the flow directions of one role, then {_over_runs(res)} "
                  "(the values of the figures).", header, rows, [False] * (len(keys) + 1) + [True] * (1 + len(metrics)))
 
 
@@ -551,8 +650,8 @@ def _averaged_table(res: ResultTables, keys: list[str], metrics: list[str]) -> O
     header = _param_header(res, others, per_flow=True) + (["role"] if "role" in group else []) + [disp[m].label for m in metrics]
     x_name = key_name(x)
     return Table("table-averaged", f"Averaged over {x_name}",
-                 f"Each run's mean over every {x_name} and flow direction of one role, then the mean and [95 % CI] "
-                 "over the runs.", header, rows, [False] * (len(group)) + [True] * len(metrics))
+                 f"Each run's mean over every {x_name} and flow direction of one role, then {_over_runs(res)}.",
+                 header, rows, [False] * (len(group)) + [True] * len(metrics))
 
 
 def _flow_table(res: ResultTables, summary: pl.DataFrame, keys: list[str], metrics: list[str]) -> Optional[Table]:
@@ -588,7 +687,7 @@ def _flow_table(res: ResultTables, summary: pl.DataFrame, keys: list[str], metri
                     + [cells[k].get(m, "") for m in metrics])
     header = _param_header(res, keys, per_flow=True) + ["flow", "direction"] + info_cols + [disp[m].label for m in metrics]
     return Table("table-flows", "Every flow",
-                 "Mean and [95 % CI] over the runs of each flow direction (summary.csv; bootstrap percentile intervals).",
+                 f"Each flow direction: {_over_runs(res)} (summary.csv; bootstrap percentile intervals).",
                  header, rows, [False] * (len(keys) + 2 + len(info_cols)) + [True] * len(metrics))
 
 
@@ -611,7 +710,7 @@ def _network_table(res: ResultTables, summary: pl.DataFrame, keys: list[str], me
     out = [rows[p] + [cells.get((p, m), "") for m in metrics] for p in rows]
     header = (_param_header(res, keys) if keys else ["point"]) + [disp[m].label for m in metrics]
     return Table("table-network", "Network",
-                 "Network-wide value of each run: mean and [95 % CI] over the runs.", header, out,
+                 f"Network-wide value of each run: {_over_runs(res)}.", header, out,
                  [False] * max(len(keys), 1) + [True] * len(metrics))
 
 
