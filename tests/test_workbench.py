@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -353,3 +354,47 @@ def test_set_and_sweep_reach_keys_of_tables_the_scenario_leaves_out(tmp_path, ke
         assert plan.points[0].scenario.resolved["flows"][0][table][leaf] is not None, how
     with pytest.raises(tpsim.ScenarioError, match="no such key"):
         tpsim.plan(tmp_path / "s.toml", set=[key.replace(key.split(".")[-1], "nope") + "=1"])
+
+
+def test_set_of_runs_and_seed_reaches_the_plan_and_a_sweep_of_them_is_refused(tmp_path):
+    # Replications and their seeds are read once per plan: `--set simulation.runs=1` must
+    # change the plan as `--runs 1` does, not be applied to each point and ignored.
+    (tmp_path / "s.toml").write_text(one_link())
+    plan = tpsim.plan(tmp_path / "s.toml", set=["simulation.runs=2", "simulation.seed=7"])
+    by_args = tpsim.plan(tmp_path / "s.toml", seed=7, runs=2)
+    assert [j.seed for j in plan.jobs] == [j.seed for j in by_args.jobs] and len(plan.jobs) == 2 * len(plan.points)
+    assert len(tpsim.plan(tmp_path / "s.toml", runs=1, set=["simulation.runs=2"]).jobs) == len(plan.points)
+    with pytest.raises(tpsim.ScenarioError, match="expected an integer"):
+        tpsim.plan(tmp_path / "s.toml", set=["simulation.runs=two"])
+    with pytest.raises(tpsim.ScenarioError, match="set them once"):
+        tpsim.plan(tmp_path / "s.toml", sweep=["simulation.runs=1,2"])
+
+
+def test_plot_keep_puts_the_figure_in_every_rebuilt_report(tmp_path):
+    (tmp_path / "s.toml").write_text(one_link(duration="3s"))
+    out = tmp_path / "o"
+    assert cli("run", str(tmp_path / "s.toml"), "-o", str(out), "-q", "--runs", "2").returncode == 0
+    p = cli("plot", str(out), "--metric", "net_delay_mean_s", "--title", "Network delay", "--keep")
+    assert p.returncode == 0 and "kept in the report" in p.stdout, p.stderr
+    p = cli("plot", str(out), "--series", "goodput_kbps", "--run", "1", "--keep")
+    assert p.returncode == 0, p.stderr
+    # Without --keep a figure stays a file of its own.
+    assert cli("plot", str(out), "--metric", "pdr").returncode == 0
+    assert cli("report", str(out), "-q").returncode == 0
+    record = {f["name"]: f for f in json.loads((out / "figures" / "figures.json").read_text())}
+    assert record["custom-net_delay_mean_s"]["title"] == "Network delay"
+    assert "timeseries-goodput_kbps-p0-r1" in record and "custom-pdr" not in record
+    html = (out / "report.html").read_text()
+    assert 'id="fig-custom-net_delay_mean_s"' in html and 'id="fig-timeseries-goodput_kbps-p0-r1"' in html
+    # A damaged record is named, not a traceback.
+    (out / "figures" / "kept.json").write_text("{")
+    p = cli("report", str(out), "-q")
+    assert p.returncode != 0 and "kept.json" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_a_report_of_one_replication_promises_no_intervals(tmp_path):
+    (tmp_path / "s.toml").write_text(one_link(duration="2s"))
+    res = tpsim.run(tmp_path / "s.toml", runs=1, out=tmp_path / "o")
+    html = res.write_report(tmp_path / "o").read_text(encoding="utf-8")
+    assert "95 %" not in html.replace("5–95 %", "") and "no confidence intervals" in html
+    assert "the value of the one run (one replication: no interval)" in html

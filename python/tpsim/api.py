@@ -21,7 +21,7 @@ from ._job import FAIL_HOOK, _job_main  # noqa: F401  (FAIL_HOOK: where callers 
 from ._workers import RunCrashed
 from .labels import size_text  # noqa: F401  (tpsim.api.size_text, as before)
 from .scenario import Scenario, load, read_text
-from .sweep import Job, Point, expand, iter_points, parse_set, parse_sweep, point_value, runs_of
+from .sweep import Job, Point, expand, iter_points, parse_set, parse_sweep, point_value, runs_of, set_int
 
 if TYPE_CHECKING:
     from .results import Results
@@ -294,7 +294,9 @@ def plan(
     base = scenario if isinstance(scenario, Scenario) else _load_within(scenario, limits)
     sets = _pairs(set, parse_set, "set")
     sweeps = _pairs(sweep, parse_sweep, "sweep")
-    n = runs_of(base, runs)
+    # The arguments win, then a --set of the scenario's keys, then the file.
+    n = runs_of(base, runs if runs is not None else set_int(sets, "simulation.runs"))
+    seed = seed if seed is not None else set_int(sets, "simulation.seed")
     seed = base.seed if seed is None else int(seed)
     machine = None if force else machine_memory()
 

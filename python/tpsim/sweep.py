@@ -338,6 +338,9 @@ def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Se
     for key, values in file_sweep.items():
         if not isinstance(values, list) or not values:
             raise _tpsim.ScenarioError(f"sweep key `{key}`: expected a non-empty list of values")
+        if key in ("simulation.runs", "simulation.seed"):
+            raise _tpsim.ScenarioError(f"sweep key `{key}`: the replications and their seeds are the same at every "
+                                       f"point; set them once (--runs, --seed or --set {key}=N)")
         for other in file_sweep:
             if other != key and overlaps(key, other):
                 raise _tpsim.ScenarioError(f"sweep keys `{key}` and `{other}` set the same value; sweep it once")
@@ -419,6 +422,22 @@ def _check_report(base: Scenario, keys: list[str]) -> None:
 def point_value(v: Any) -> Any:
     """A swept value as a table cell: scalars as they are, anything else as JSON text."""
     return v if isinstance(v, (str, int, float, bool)) else json.dumps(v)
+
+
+def set_int(sets: Sequence[tuple[str, Any]], key: str) -> Optional[int]:
+    """The last ``--set`` value of ``key`` (``"simulation.runs"``, ``"simulation.seed"``:
+    the keys a plan reads once, not per point), ``None`` if not set.
+
+    Raises:
+        ScenarioError: if the value is not an integer.
+    """
+    values = [v for k, v in sets if normal_key(k) == key]
+    if not values:
+        return None
+    v = values[-1]
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _tpsim.ScenarioError(f"--set {key}: expected an integer, got {v!r}")
+    return v
 
 
 def runs_of(base: Scenario, runs: Optional[int]) -> int:
