@@ -1,11 +1,14 @@
 """The network movie (``[output] animation = true``, ``tpsim animate``): a study C run's movie
-plays in headless Chromium without console errors, seeks, shows radio ranges on hover; the
-report embeds it; a directory without the trace gets one clear error line; the same run
-gives the same file."""
+plays in headless Chromium without console errors, seeks, shows radio ranges on hover (whole,
+inside the map), opens at the URL's ``#t=``; labels stay readable over drop rings; drop
+reasons get distinct colours; the report embeds it; a directory without the trace gets one
+clear error line; the same run gives the same file."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import re
 import time
 from pathlib import Path
@@ -59,6 +62,15 @@ def _browser():
         opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(driver_path), options=opts)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for the tests that load a page, seek and read it (each loads its
+    page again)."""
+    driver = _browser()
+    yield driver
+    driver.quit()
 
 
 def _errors(driver) -> list:
@@ -269,3 +281,142 @@ def test_the_page_escapes_its_title_and_data_and_embeds_the_packaged_player():
     got = json.loads(re.search(r'<script type="application/json" class="mv-data">(.*?)</script>', page, re.S).group(1))
     assert got == data
     assert (TEMPLATES / "movie.js").read_text(encoding="utf-8") in page
+
+
+def _seek(driver, root, frame: int) -> None:
+    driver.execute_script("var s = arguments[0].querySelector('.mv-seek'); s.value = arguments[1];"
+                          "s.dispatchEvent(new Event('input'));", root, frame)
+
+
+def test_a_drop_ring_leaves_its_node_label_readable(study_c, browser):
+    browser.get((study_c / "movie.html").as_uri())
+    root = browser.find_element("css selector", ".tpsim-movie")
+    # At the first frame with a drop ring (the run's MAC retry drops), the ringed node's label
+    # is painted after the ring and every node and line (a later element paints over an
+    # earlier one), with an opaque white halo under its glyphs: a ring or line across it
+    # passes under the halo.
+    got = browser.execute_script("""
+        var root = arguments[0], map = root.querySelector('.mv-map'), s = root.querySelector('.mv-seek');
+        var marks = Array.from(map.querySelectorAll('circle:not(.mv-node):not(.mv-range):not(.mv-cs-range)'));
+        for (var f = 0; f < +root.getAttribute('data-frames'); f++) {
+          s.value = f; s.dispatchEvent(new Event('input'));
+          var ring = marks.find(c => c.getAttribute('visibility') === 'visible');
+          if (ring) break;
+        }
+        if (!ring) return null;
+        var node = Array.from(map.querySelectorAll('.mv-node')).find(
+          c => Math.hypot(c.getAttribute('cx') - ring.getAttribute('cx'), c.getAttribute('cy') - ring.getAttribute('cy')) < 0.01);
+        var label = Array.from(map.querySelectorAll('text')).find(e => e.textContent === node.getAttribute('data-node'));
+        var after = Array.from(map.querySelectorAll('circle, line')).every(
+          e => e.compareDocumentPosition(label) & Node.DOCUMENT_POSITION_FOLLOWING);
+        var cs = getComputedStyle(label);
+        return [f, after, cs.paintOrder, cs.stroke, parseFloat(cs.strokeWidth) / parseFloat(cs.fontSize)];""",
+        root)
+    assert got is not None
+    _, after, order, stroke, halo = got
+    assert after, got
+    assert order.startswith("stroke") and stroke == "rgb(255, 255, 255)" and halo >= 0.2, got
+    assert _errors(browser) == []
+
+
+def test_range_circles_fit_in_the_map(study_c, browser):
+    browser.get((study_c / "movie.html").as_uri())
+    root = browser.find_element("css selector", ".tpsim-movie")
+    frames = int(root.get_attribute("data-frames"))
+    # Every node's receive and carrier-sense circles (250 m, 550 m; shown on hover) at the
+    # start, middle and end lie within the map's viewBox: none is clipped at its edge.
+    checked, outside = 0, []
+    for frame in (0, frames // 2, frames - 1):
+        _seek(browser, root, frame)
+        c, bad = browser.execute_script("""
+            var root = arguments[0], vb = root.querySelector('.mv-map').viewBox.baseVal, c = 0, bad = [];
+            root.querySelectorAll('.mv-node').forEach(function (nd) {
+              nd.dispatchEvent(new MouseEvent('mouseenter'));
+              root.querySelectorAll('.mv-range[visibility=visible], .mv-cs-range[visibility=visible]').forEach(function (e) {
+                var x = +e.getAttribute('cx'), y = +e.getAttribute('cy'), r = +e.getAttribute('r');
+                c++;
+                if (x - r < vb.x || y - r < vb.y || x + r > vb.x + vb.width || y + r > vb.y + vb.height)
+                  bad.push([nd.getAttribute('data-node'), x, y, r, vb.width]);
+              });
+              nd.dispatchEvent(new MouseEvent('mouseleave'));
+            });
+            return [c, bad];""", root)
+        checked += c
+        outside += [[frame] + b for b in bad]
+    assert checked == 3 * 50 * 2 and outside == [], outside[:5]
+    assert _errors(browser) == []
+
+
+def _lab(color: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB ``#RRGGBB``."""
+    lin = [(v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4)
+           for v in (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))]
+    xyz = [sum(m * c for m, c in zip(row, lin)) / wp for row, wp in
+           zip([(0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505)], (0.95047, 1.0, 1.08883))]
+    fx, fy, fz = (v ** (1 / 3) if v > 216 / 24389 else (24389 / 27 * v + 16) / 116 for v in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def _ciede2000(lab1, lab2) -> float:
+    """The CIEDE2000 colour difference (Sharma, Wu and Dalal 2005)."""
+    (l1, a1, b1), (l2, a2, b2) = lab1, lab2
+    c7 = ((math.hypot(a1, b1) + math.hypot(a2, b2)) / 2) ** 7
+    g = 0.5 * (1 - math.sqrt(c7 / (c7 + 25 ** 7)))
+    a1, a2 = a1 * (1 + g), a2 * (1 + g)
+    c1, c2 = math.hypot(a1, b1), math.hypot(a2, b2)
+    h1, h2 = math.degrees(math.atan2(b1, a1)) % 360, math.degrees(math.atan2(b2, a2)) % 360
+    dh = 0.0 if c1 * c2 == 0 else (h2 - h1 + 180) % 360 - 180
+    d_h = 2 * math.sqrt(c1 * c2) * math.sin(math.radians(dh / 2))
+    lm, cm = (l1 + l2) / 2, (c1 + c2) / 2
+    hm = h1 + h2 if c1 * c2 == 0 else (h1 + h2) / 2 + (180 if abs(h1 - h2) > 180 else 0)
+    t = (1 - 0.17 * math.cos(math.radians(hm - 30)) + 0.24 * math.cos(math.radians(2 * hm))
+         + 0.32 * math.cos(math.radians(3 * hm + 6)) - 0.20 * math.cos(math.radians(4 * hm - 63)))
+    sl = 1 + 0.015 * (lm - 50) ** 2 / math.sqrt(20 + (lm - 50) ** 2)
+    sc, sh = 1 + 0.045 * cm, 1 + 0.015 * cm * t
+    rt = -2 * math.sqrt(cm ** 7 / (cm ** 7 + 25 ** 7)) * math.sin(math.radians(60 * math.exp(-((hm - 275) / 25) ** 2)))
+    dl, dc = (l2 - l1) / sl, (c2 - c1) / sc
+    return math.sqrt(dl ** 2 + dc ** 2 + (d_h / sh) ** 2 + rt * dc * (d_h / sh))
+
+
+def test_drop_reasons_have_clearly_distinct_colours():
+    from tpsim.movie import REASON_COLORS
+
+    # The formula against two of Sharma et al.'s reference pairs.
+    assert abs(_ciede2000((50, 2.6772, -79.7751), (50, 0, -82.7485)) - 2.0425) < 1e-4
+    assert abs(_ciede2000((50, 2.5, 0), (73, 25, -18)) - 27.1492) < 1e-4
+    # Only the three "down" reasons share a colour; any two others differ by at least 20
+    # CIEDE2000 (well past "clearly different": about 2 is just noticeable side by side; the
+    # old link_break red and mac_retry vermillion were 18.6 apart) and link_break vs mac_retry,
+    # the pair most often on screen together, by at least 40.
+    down = {"link_down", "interface_down", "node_down"}
+    close = []
+    for (r1, c1), (r2, c2) in itertools.combinations(REASON_COLORS.items(), 2):
+        d = _ciede2000(_lab(c1), _lab(c2))
+        if d < 20 and not {r1, r2} <= down:
+            close.append((r1, r2, round(d, 1)))
+    assert close == []
+    assert _ciede2000(_lab(REASON_COLORS["link_break"]), _lab(REASON_COLORS["mac_retry"])) >= 40
+
+
+def test_the_movie_opens_at_the_time_in_its_url(study_c, browser):
+    page = (study_c / "movie.html").as_uri()
+    browser.get("about:blank")  # a load, not a jump within the page
+    browser.get(page + "#t=12.5")
+    root = browser.find_element("css selector", ".tpsim-movie")
+    assert root.get_attribute("data-time") == "12.500" and root.get_attribute("data-frame") == "25"
+    assert root.find_element("css selector", ".mv-time").text == "12.50 s"
+    # Seeking keeps the time in the address (no history entry each time); editing it seeks.
+    entries = browser.execute_script("return history.length;")
+    _seek(browser, root, 61)
+    _seek(browser, root, 60)
+    assert _wait(lambda: browser.execute_script("return location.hash;") == "#t=30")
+    assert browser.execute_script("return history.length;") == entries
+    browser.execute_script("location.hash = '#t=40.25';")
+    assert _wait(lambda: root.get_attribute("data-time") == "40.250"), root.get_attribute("data-time")
+    assert root.find_element("css selector", ".mv-time").text == "40.25 s"
+    # Past the end: the end.
+    browser.get("about:blank")
+    browser.get(page + "#t=999")
+    root = browser.find_element("css selector", ".tpsim-movie")
+    assert root.get_attribute("data-time") == "65.000"
+    assert _errors(browser) == []

@@ -28,11 +28,13 @@ DEFAULT_SPEED = 10
 #: Flow colours: Okabe-Ito (as the figures), then four of Paul Tol's muted scheme; cycled.
 FLOW_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
                "#882255", "#44AA99", "#999933", "#AA4499"]
-#: Colour of each drop reason (the network table's ``drops_<reason>`` suffixes).
+#: Colour of each drop reason (the network table's ``drops_<reason>`` suffixes): the eight of
+#: Okabe-Ito, a grey and Paul Tol's wine, any two at least 20 apart in CIEDE2000 (the three
+#: "down" reasons share one).
 REASON_COLORS = {
-    "queue": "#E69F00", "mac_retry": "#D55E00", "link_break": "#C00000", "no_route": "#CC79A7", "ttl": "#7F7F7F",
-    "energy": "#000000", "link_error": "#8C564B", "queue_timeout": "#BCBD22", "arp": "#17BECF",
-    "link_down": "#9467BD", "interface_down": "#9467BD", "node_down": "#9467BD",
+    "queue": "#E69F00", "mac_retry": "#D55E00", "link_break": "#0072B2", "no_route": "#CC79A7", "ttl": "#777777",
+    "energy": "#000000", "link_error": "#009E73", "queue_timeout": "#F0E442", "arp": "#56B4E9",
+    "link_down": "#882255", "interface_down": "#882255", "node_down": "#882255",
 }
 
 
@@ -161,11 +163,13 @@ def movie_data(res: Any, point: Optional[int] = None, run: Optional[int] = None)
     }
 
 
-def movie_fragment(data: dict[str, Any], title: str = "") -> str:
+def movie_fragment(data: dict[str, Any], title: str = "", url_time: bool = False) -> str:
     """The player as an HTML fragment (a ``<section class="tpsim-movie">`` with its style,
     data and script; templates/movie.html.j2 and movie.js) to put in any page; several can
     share a page. ``data``: :func:`movie_data`'s; ``title`` heads it (default: the point and
-    run), escaped.
+    run), escaped. ``url_time``: the player opens at the time in the page's URL fragment
+    (``#t=12.5``, simulated seconds) and keeps the fragment at the time shown when seeked or
+    paused (for a page holding only this player).
 
     Raises:
         ValueError: if ``data`` holds a NaN or an infinity (not JSON).
@@ -174,17 +178,19 @@ def movie_fragment(data: dict[str, Any], title: str = "") -> str:
 
     return environment().get_template("movie.html.j2").render(
         data=data, title=title, speeds=SPEEDS, default_speed=DEFAULT_SPEED, trail_s=TRAIL_S, plot_mean_s=PLOT_MEAN_S,
-        script=package_file("movie.js"))
+        url_time=url_time, script=package_file("movie.js"))
 
 
 def movie_page(data: dict[str, Any], title: str) -> str:
     """A whole HTML page holding the player (``tpsim animate``; templates/movie_page.html.j2),
-    headed by ``title`` (escaped). Raises as :func:`movie_fragment`."""
+    headed by ``title`` (escaped); ``page.html#t=12.5`` opens it at 12.5 s. Raises as
+    :func:`movie_fragment`."""
     from markupsafe import Markup
 
     from ._html import environment
 
-    return environment().get_template("movie_page.html.j2").render(title=title, fragment=Markup(movie_fragment(data)))
+    fragment = Markup(movie_fragment(data, url_time=True))
+    return environment().get_template("movie_page.html.j2").render(title=title, fragment=fragment)
 
 
 def movie_title(res: Any, data: dict[str, Any]) -> str:

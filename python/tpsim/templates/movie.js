@@ -1,7 +1,9 @@
 // The network movie's player (tpsim.movie; templates/movie.html.j2 puts it in the page):
 // plain ES2017, no library. It builds the SVG from the JSON beside it (the section's
 // .mv-data) and redraws at each animation frame while playing; the section's data-frame
-// and data-time give the frame and simulated time shown.
+// and data-time give the frame and simulated time shown. With data-url-time (tpsim
+// animate's page) the URL fragment #t=SECONDS gives the time to open at, and is kept as the
+// player is seeked or paused.
 (function () {
   "use strict";
   var root = document.currentScript.parentElement;
@@ -23,14 +25,19 @@
     return out;
   }
   var hops = byFrame(D.hops, 5), drops = byFrame(D.drops, 5), deliv = byFrame(D.deliv, 4);
-  // Map geometry: metres, y up; a margin of 6 % around the nodes' extent.
-  var a = D.area, w = Math.max(a[2] - a[0], 1), h = Math.max(a[3] - a[1], 1), side = Math.max(w, h);
-  var m = side * 0.06, x0 = a[0] - m - (side - w) / 2, y1 = a[3] + m + (side - h) / 2, S = side + 2 * m;
+  // Map geometry: metres, y up; a margin around the nodes' extent of 6 % of it, or more so that
+  // every node's range circles (up to R metres) fit whole.
+  var a = D.area, w = Math.max(a[2] - a[0], 1), h = Math.max(a[3] - a[1], 1), side = Math.max(w, h), R = 0;
+  (D.ranges || []).forEach(function (g) { R = Math.max(R, g[0] || 0, g[1] || 0); });
+  var m = Math.max(side * 0.06, R * 1.02);
+  var x0 = a[0] - m - (side - w) / 2, y1 = a[3] + m + (side - h) / 2, S = side + 2 * m;
   function sx(x) { return x - x0; }
   function sy(y) { return y1 - y; }
   var map = q(".mv-map");
   map.setAttribute("viewBox", "0 0 " + S + " " + S);
+  // Layers, bottom to top: ranges, hops, drop rings and route changes, nodes, labels.
   var gRange = el("g", {}, map), gHop = el("g", {}, map), gMark = el("g", {}, map), gNode = el("g", {}, map);
+  var gLabel = el("g", {}, map);
   var r = S / 110;
   var rangeRx = el("circle", {"class": "mv-range", fill: "rgba(0,114,178,0.06)", stroke: "#0072B2", "stroke-width": 1,
                               "vector-effect": "non-scaling-stroke", visibility: "hidden"}, gRange);
@@ -41,7 +48,7 @@
   var nodes = [], labels = [], rings = [];
   for (var i = 0; i < n; i++) {
     rings.push(el("circle", {r: r * 2, fill: "none", "stroke-width": 3, "vector-effect": "non-scaling-stroke",
-                             visibility: "hidden"}, gMark));
+                             "class": "mv-drop", "data-node": i, visibility: "hidden"}, gMark));
     var c = el("circle", {r: r, fill: "#fff", "stroke-width": 1.2, "vector-effect": "non-scaling-stroke",
                           "class": "mv-node", "data-node": i}, gNode);
     el("title", {}, c).textContent = "node " + i;
@@ -50,7 +57,10 @@
       c.addEventListener("mouseleave", function () { hovered = -1; draw(); });
     })(i);
     nodes.push(c);
-    var lab = el("text", {"font-size": r * 1.5, "text-anchor": "middle", fill: "#333", "pointer-events": "none"}, gNode);
+    // Above every ring, line and node, with a white halo so that a ring across it leaves it readable.
+    var lab = el("text", {"font-size": r * 1.5, "text-anchor": "middle", fill: "#333", stroke: "#fff",
+                          "stroke-width": r * 0.45, "stroke-linejoin": "round", "paint-order": "stroke",
+                          "pointer-events": "none", "class": "mv-label", "data-node": i}, gLabel);
     lab.textContent = i;
     labels.push(lab);
   }
@@ -280,7 +290,23 @@
       log.appendChild(it);
     });
   }
-  function seek(tm) { t = Math.max(0, Math.min(end, tm)); draw(); }
+  // The URL fragment #t=SECONDS (with data-url-time): read at load and when edited; written
+  // (replacing, not adding, a history entry) 0.2 s after the last seek, or at a pause.
+  var urlTime = root.hasAttribute("data-url-time"), urlTimer = null;
+  function timeInUrl() {
+    var mt = /(?:^#|&)t=(\d+(?:\.\d*)?|\.\d+)s?(?:&|$)/.exec(location.hash);
+    return mt ? parseFloat(mt[1]) : null;
+  }
+  function keepInUrl() {
+    if (!urlTime) return;
+    clearTimeout(urlTimer);
+    urlTimer = setTimeout(function () {
+      var hs = "#t=" + (+t.toFixed(3));
+      if (location.hash === hs) return;
+      try { history.replaceState(history.state, "", hs); } catch (e) { /* a page that may not change its URL */ }
+    }, 200);
+  }
+  function seek(tm) { t = Math.max(0, Math.min(end, tm)); draw(); keepInUrl(); }
   function tick(now) {
     if (!playing) return;
     if (last !== null) t += (now - last) / 1000 * parseFloat(speedSel.value);
@@ -293,9 +319,14 @@
     playing = on; last = null;
     playBtn.textContent = on ? "Pause" : "Play";
     root.setAttribute("data-playing", on ? "1" : "0");
-    if (on) { if (t >= end) t = 0; requestAnimationFrame(tick); }
+    if (on) { if (t >= end) t = 0; requestAnimationFrame(tick); } else keepInUrl();
   }
   playBtn.addEventListener("click", function () { setPlaying(!playing); });
   seekIn.addEventListener("input", function () { seek(parseInt(seekIn.value, 10) * step); });
+  if (urlTime) {
+    window.addEventListener("hashchange", function () { var u = timeInUrl(); if (u !== null) seek(u); });
+    var u0 = timeInUrl();
+    if (u0 !== null) t = Math.max(0, Math.min(end, u0));
+  }
   draw();
 })();
