@@ -32,8 +32,8 @@ def test_columns_count_characters_and_crlf_lines_are_kept():
 @pytest.mark.parametrize("text, message", [
     ('x = 1\n  cases = [{a = 1}]\n', "f.toml:2:3: key `cases`: write cases as [[cases]] tables, one per case"),
     ('[[cases]]\na = 1\n[cases.sub]\nb = 2\n', "f.toml:3:1: key `cases.sub`: a case is one [[cases]] table"),
-    ('[[cases]]\n"é" = 1\n  name = 3\n', "f.toml:3:3: key `cases[0].name`: a case's name is a non-empty string"),
-    ('[[cases]]\nname = "a"\n\n[[cases]]\nname = "a"\n', "f.toml:4:1: key `cases[1]`: two cases are named 'a'"),
+    ('[[cases]]\n"é" = 1\n  name = 3\n', "f.toml:3:3: key `cases.0.name`: a case's name is a non-empty string"),
+    ('[[cases]]\nname = "a"\n\n[[cases]]\nname = "a"\n', "f.toml:4:1: key `cases.1`: two cases are named 'a'"),
 ])
 def test_a_bad_case_is_named_with_its_key_and_place(text, message):
     with pytest.raises(tpsim.ScenarioError) as e:

@@ -26,33 +26,33 @@ def line_of(text: str, needle: str) -> int:
 
 
 CASES = {
-    "unknown key": (mutate("queue = 50 ", "queu = 50 "), "links[0].queu", "queu = 50", "unknown field"),
-    "missing unit": (mutate('delay = "50ms"', "delay = 50"), "links[0].delay", "delay = 50", "missing unit"),
-    "wrong unit": (mutate('delay = "50ms"', 'delay = "50kbps"'), "links[0].delay", 'delay = "50kbps"', "unknown unit"),
-    "negative rate": (mutate('rate = "256kbps"', 'rate = "-256kbps"'), "links[0].rate", "rate = ", "negative"),
-    "node index out of range": (mutate("dst = 1", "dst = 7"), "flows[0].dst", "dst = 7", "out of range"),
-    "unreachable destination": (mutate("count = 2", "count = 3").replace("dst = 1", "dst = 2"), "flows[0].dst", "dst = 2", "unreachable"),
-    "oversized UDP message": (mutate('size = "128B"', 'size = "1501B"'), "flows[0].app.size", "app = {", "does not fit the path MTU"),
+    "unknown key": (mutate("queue = 50 ", "queu = 50 "), "links.0.queu", "queu = 50", "unknown field"),
+    "missing unit": (mutate('delay = "50ms"', "delay = 50"), "links.0.delay", "delay = 50", "missing unit"),
+    "wrong unit": (mutate('delay = "50ms"', 'delay = "50kbps"'), "links.0.delay", 'delay = "50kbps"', "unknown unit"),
+    "negative rate": (mutate('rate = "256kbps"', 'rate = "-256kbps"'), "links.0.rate", "rate = ", "negative"),
+    "node index out of range": (mutate("dst = 1", "dst = 7"), "flows.0.dst", "dst = 7", "out of range"),
+    "unreachable destination": (mutate("count = 2", "count = 3").replace("dst = 1", "dst = 2"), "flows.0.dst", "dst = 2", "unreachable"),
+    "oversized UDP message": (mutate('size = "128B"', 'size = "1501B"'), "flows.0.app.size", "app = {", "does not fit the path MTU"),
     "malformed TOML": (mutate("[nodes]", "[nodes"), "", "[nodes", "malformed TOML"),
     "zero SYN attempts": (
         mutate(APP_END, APP_END + 'tcp = { syn_attempts = 0 }\n'),
-        "flows[0].tcp.syn_attempts", "tcp = {", "at least 1 SYN",
+        "flows.0.tcp.syn_attempts", "tcp = {", "at least 1 SYN",
     ),
     "zero delayed-ACK segments": (
         mutate(APP_END, APP_END + 'tcp = { delayed_ack_segments = 0 }\n'),
-        "flows[0].tcp.delayed_ack_segments", "tcp = {", "at least 1 segment",
+        "flows.0.tcp.delayed_ack_segments", "tcp = {", "at least 1 segment",
     ),
     "fault event on a missing link": (
         BASE + '\n[[events]]\nat = "5s"\nkind = "link_down"\nlink = 7\n',
-        "events[0].link", "link = 7", "link index 7 out of range",
+        "events.0.link", "link = 7", "link index 7 out of range",
     ),
     "fault event with an unknown kind": (
         BASE + '\n[[events]]\nat = "5s"\nkind = "link_flap"\nlink = 0\n',
-        "events[0].kind", 'kind = "link_flap"', "unknown variant",
+        "events.0.kind", 'kind = "link_flap"', "unknown variant",
     ),
     "zero SYN timeout": (
         mutate(APP_END, APP_END + 'tcp = { syn_rto = "0s" }\n'),
-        "flows[0].tcp.syn_rto", "tcp = {", "greater than 0",
+        "flows.0.tcp.syn_rto", "tcp = {", "greater than 0",
     ),
 }
 
@@ -93,7 +93,7 @@ def test_every_problem_is_reported_at_once():
     with pytest.raises(tpsim.ScenarioError) as exc:
         tpsim.Scenario(text)
     paths = [d["path"] for d in exc.value.diagnostics]
-    assert paths == ["links[0].rate", "flows[0].dst"]
+    assert paths == ["links.0.rate", "flows.0.dst"]
 
 
 def test_validate_reports_every_misspelt_key_at_once_with_a_suggestion(tmp_path):
@@ -107,7 +107,7 @@ def test_validate_reports_every_misspelt_key_at_once_with_a_suggestion(tmp_path)
     found = re.findall(r"bad\.toml:(\d+):\d+: key `([^`]+)`: unknown field .*; did you mean `(\w+)`\?", p.stderr)
     assert found == [(str(line_of(text, "duratoin")), "simulation.duratoin", "duration"),
                      (str(line_of(text, "cuont")), "nodes.cuont", "count"),
-                     (str(line_of(text, "queu = 50")), "links[0].queu", "queue")], p.stderr
+                     (str(line_of(text, "queu = 50")), "links.0.queu", "queue")], p.stderr
 
 
 def test_runs_below_one_is_refused(tmp_path):

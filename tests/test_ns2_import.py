@@ -230,7 +230,7 @@ def test_malformed_ns2_line_is_reported_with_its_number(tmp_path: Path) -> None:
 BAD = [
     ('[nodes]\ncount = 2\nplacement = { kind = "explicit", positions = [["10m", "10m"], ["2000m", "10m"]] }\n'
      'mobility = { model = "random-waypoint", speed = ["1m/s", "2m/s"], area = ["1000m", "1000m"], start = "placement" }\n',
-     "nodes.placement.positions[1]", "outside the mobility area"),
+     "nodes.placement.positions.1", "outside the mobility area"),
     ('[nodes]\ncount = 2\nplacement = { kind = "uniform", area = ["100m", "100m"] }\n'
      'mobility = { model = "random-waypoint", speed = ["1m/s", "2m/s"], pause = "-1s" }\n',
      "nodes.mobility.pause", "must not be negative"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -398,3 +399,16 @@ def test_a_report_of_one_replication_promises_no_intervals(tmp_path):
     html = res.write_report(tmp_path / "o").read_text(encoding="utf-8")
     assert "95 %" not in html.replace("5–95 %", "") and "no confidence intervals" in html
     assert "the value of the one run (one replication: no interval)" in html
+
+
+def test_an_error_names_its_key_as_set_and_sweep_take_it(tmp_path):
+    # One key syntax: the key an error names is the one --set and --sweep take.
+    (tmp_path / "s.toml").write_text(one_link())
+    with pytest.raises(tpsim.ScenarioError) as e:
+        tpsim.plan(tmp_path / "s.toml", sweep=[("flows.0.app.size", ["128B", "1501B"])])
+    (key,) = re.findall(r"key `([^`]+)`", str(e.value))
+    assert key == "flows.0.app.size"
+    assert tpsim.plan(tmp_path / "s.toml", set=[f"{key}=1000B"]).points
+    (tmp_path / "s.toml").write_text(one_link().replace('size = "128B"', 'size = "1501B"'))
+    p = cli("validate", str(tmp_path / "s.toml"))
+    assert p.returncode == 2 and "key `flows.0.app.size`" in p.stderr and "[0]" not in p.stderr, p.stderr

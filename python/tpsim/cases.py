@@ -237,14 +237,14 @@ def extract(text: str, source: str) -> tuple[str, list[Case]]:
             path = ".".join(k.segs)
             if k.segs == ["name"]:
                 if not isinstance(d["name"], str) or not d["name"].strip():
-                    raise scenario_error(source, k.line, k.col, f"cases[{i}].name", "a case's name is a non-empty string")
+                    raise scenario_error(source, k.line, k.col, f"cases.{i}.name", "a case's name is a non-empty string")
                 name = d["name"].strip()
                 continue
             settings.append((path, _walk(d, k.segs), k.line, k.col))
         if name is None:
             name = ", ".join(f"{_short(p)}={_value_text(v)}" for p, v, _, _ in settings) or "base"
         if name in names:
-            raise scenario_error(source, b.line, 1, f"cases[{i}]",
+            raise scenario_error(source, b.line, 1, f"cases.{i}",
                                  f"two cases are named {name!r} (cases {names[name]} and {i}); give each a distinct `name`")
         names[name] = i
         cases.append(Case(i, name, b.line, settings))

@@ -261,14 +261,6 @@ def _sweep_lines(base: Scenario) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _engine_path(key: str) -> str:
-    """A dotted key as the engine's diagnostics write it (``flows.0.app`` -> ``flows[0].app``)."""
-    out = ""
-    for seg in key.split("."):
-        out += f"[{seg}]" if seg.isdigit() else (f".{seg}" if out else seg)
-    return out
-
-
 def _case_error(e: Exception, base: Scenario, case: Any, source: str) -> Exception:
     """A point's ScenarioError with the problems a case's setting caused placed at that
     setting's line in the file."""
@@ -283,8 +275,8 @@ def _case_error(e: Exception, base: Scenario, case: Any, source: str) -> Excepti
     for d in diags:
         d = dict(d)
         for key, _, line, col in case.settings:
-            p = _engine_path(key)
-            if d["path"] == p or d["path"].startswith(p + ".") or d["path"].startswith(p + "["):
+            p = normal_key(key)  # the engine's diagnostics write keys as --set does
+            if d["path"] == p or d["path"].startswith(p + "."):
                 d["line"], d["column"] = line, col
                 d["message"] += f" (set by case {case.name!r})"
                 break

@@ -275,7 +275,7 @@ fn known_gaps_are_refused() {
     let radio3 = "[simulation]\nduration = \"1s\"\n[nodes]\ncount = 3\nplacement = { kind = \"grid\", spacing = \"100m\" }\n[radio]\nstandard = \"802.11b\"\n";
     let event = "[[events]]\nat = \"100ms\"\nkind = \"interface_down\"\nnode = 1\nradio = true\nchannel = 2\n";
     let e = load(&format!("{radio3}{event}"), "<t>").expect_err("no radio on channel 2");
-    assert!(e.to_string().contains("events[0].channel"), "{e}");
+    assert!(e.to_string().contains("events.0.channel"), "{e}");
     // The same event on a node that has a radio on channel 2 runs.
     let text = format!("{radio3}channels = [[1], [1, 2], [2]]\n{event}");
     common::sim(&text, 1);

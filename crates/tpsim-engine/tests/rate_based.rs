@@ -68,7 +68,7 @@ fn a_full_send_queue_drops_messages_at_the_sender() {
 fn two_way_tfrc_is_refused() {
     let text = study_d("tfrc", "", "20ms").replacen("kind = \"cbr\"", "kind = \"voip\"", 1);
     let e = tpsim_scenario::load(&text, "<test>").unwrap_err().to_string();
-    assert!(e.contains("flows[0].transport") && e.contains("one-way"), "{e}");
+    assert!(e.contains("flows.0.transport") && e.contains("one-way"), "{e}");
 }
 
 /// Study D over the `ns2` profiles against ns-2.35 (`study_d.tcl transport=tfrc|dccp2|dccp3`,
@@ -140,7 +140,7 @@ fn bulk_runs_over_tfrc_and_dccp_but_not_udp() {
         "kind = \"bulk\", size = \"1000B\"",
     );
     let e = tpsim_scenario::load(&text, "<test>").unwrap_err().to_string();
-    assert!(e.contains("flows[0].transport") && e.contains("over udp"), "{e}");
+    assert!(e.contains("flows.0.transport") && e.contains("over udp"), "{e}");
 }
 
 /// One TFRC and one TCP NewReno bulk flow through a DropTail bottleneck (1.5 Mbit/s, 50 ms,

@@ -63,7 +63,7 @@ fn with_a_stack_keys_of_both_tcp_models_are_kept() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("flows[0].tcp.packet_size") && e.contains("does not apply"),
+        e.contains("flows.0.tcp.packet_size") && e.contains("does not apply"),
         "{e}"
     );
     // ns-2's packet_size applies under the ns2 stack: 128-byte packets (168 B with headers).

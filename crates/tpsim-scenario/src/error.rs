@@ -7,7 +7,7 @@ use toml_edit::{ImDocument, Item, Value};
 /// One problem found in a scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
-    /// Dotted path of the offending key, e.g. `flows[0].app.rate` (empty for the whole file).
+    /// Dotted path of the offending key, e.g. `flows.0.app.rate` (empty for the whole file).
     pub path: String,
     /// 1-based line of the key in the file (0 if unknown).
     pub line: usize,
@@ -91,18 +91,17 @@ pub enum Seg {
     Index(usize),
 }
 
-/// Formats a path as `a.b[0].c`.
+/// Formats a path as `a.b.0.c`: the key syntax of `--set` and sweep keys, so that a key an
+/// error names can be given back as it is written.
 pub fn path_string(path: &[Seg]) -> String {
     let mut s = String::new();
     for seg in path {
+        if !s.is_empty() {
+            s.push('.');
+        }
         match seg {
-            Seg::Key(k) => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(k);
-            }
-            Seg::Index(i) => s.push_str(&format!("[{i}]")),
+            Seg::Key(k) => s.push_str(k),
+            Seg::Index(i) => s.push_str(&i.to_string()),
         }
     }
     s

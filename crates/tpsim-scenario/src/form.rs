@@ -161,7 +161,7 @@ mod tests {
         assert_eq!(d.len(), 3, "{d:?}");
         assert_eq!(
             d.iter().map(|d| (d.line, d.path.as_str())).collect::<Vec<_>>(),
-            [(2, "simulation.duratoin"), (4, "nodes.cuont"), (8, "links[0].dealy")]
+            [(2, "simulation.duratoin"), (4, "nodes.cuont"), (8, "links.0.dealy")]
         );
         for (d, want) in d.iter().zip(["duration", "count", "delay"]) {
             assert!(d.message.ends_with(&format!("did you mean `{want}`?")), "{}", d.message);
@@ -176,7 +176,7 @@ mod tests {
         let d = errors(&text);
         assert_eq!(d.len(), 2, "{d:?}");
         assert_eq!(d[0].path, "simulation.drain");
-        assert_eq!(d[1].path, "links[0].rtae");
+        assert_eq!(d[1].path, "links.0.rtae");
         assert!(d[1].message.contains("did you mean `rate`?"), "{}", d[1].message);
     }
 

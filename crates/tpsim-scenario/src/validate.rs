@@ -381,7 +381,7 @@ fn validate_radio_table(sc: &Scenario, radio: &crate::Radio, err: &mut impl FnMu
                 err(
                     q("nodes"),
                     format!(
-                        "node {v} is also in radio.node_ranges[{first}]: expected each node in at most one group (a node has one transmission range)"
+                        "node {v} is also in radio.node_ranges.{first}: expected each node in at most one group (a node has one transmission range)"
                     ),
                 );
             }

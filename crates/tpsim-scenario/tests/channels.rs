@@ -48,13 +48,13 @@ fn channel_lists_must_fit_the_nodes() {
     assert_eq!(key, "radio.channels");
     assert!(msg.contains("one list of channels per node (3), found 2"), "{msg}");
     let (key, msg) = error(&with("[[1], [], [1]]", ""));
-    assert_eq!(key, "radio.channels[1]");
+    assert_eq!(key, "radio.channels.1");
     assert!(msg.contains("at least one channel"), "{msg}");
     let (key, msg) = error(&with("[[1], [2, 2], [1]]", ""));
-    assert_eq!(key, "radio.channels[1]");
+    assert_eq!(key, "radio.channels.1");
     assert!(msg.contains("twice"), "{msg}");
     let (key, msg) = error(&with("[[1, 2, 3, 4, 5, 6, 7, 8, 9], [1], [1]]", ""));
-    assert_eq!(key, "radio.channels[0]");
+    assert_eq!(key, "radio.channels.0");
     assert!(msg.contains("at most 8"), "{msg}");
 }
 
@@ -62,21 +62,21 @@ fn channel_lists_must_fit_the_nodes() {
 fn energy_needs_one_radio_per_node() {
     let text = with("[[1, 2], [1], [2]]", "[energy]\ninitial = \"10J\"\n");
     let (key, msg) = error(&text);
-    assert_eq!(key, "radio.channels[0]");
+    assert_eq!(key, "radio.channels.0");
     assert!(msg.contains("one radio per node"), "{msg}");
 }
 
 #[test]
 fn interface_events_name_the_channel_of_a_node_with_several_radios() {
     let (key, msg) = error(&with("[[1, 2], [1], [2]]", &event(0, None)));
-    assert_eq!(key, "events[0]");
+    assert_eq!(key, "events.0");
     assert!(msg.contains("channel = <one of them>"), "{msg}");
     let (key, msg) = error(&with("[[1, 2], [1], [2]]", &event(0, Some(3))));
-    assert_eq!(key, "events[0].channel");
+    assert_eq!(key, "events.0.channel");
     assert!(msg.contains("no radio on channel 3"), "{msg}");
     let text = with("", "") + "[[events]]\nat = \"1s\"\nkind = \"node_down\"\nnode = 0\nchannel = 1\n";
     let (key, msg) = error(&text);
-    assert_eq!(key, "events[0].channel");
+    assert_eq!(key, "events.0.channel");
     assert!(msg.contains("does not apply"), "{msg}");
 }
 
@@ -90,7 +90,7 @@ fn interface_events_without_channel_lists_name_channel_1_only() {
     let line = text.lines().position(|l| l.starts_with("channel = 2")).unwrap() + 1;
     assert!(e.to_string().starts_with(&format!("<t>:{line}:")), "{e}");
     let (key, msg) = error(&text);
-    assert_eq!(key, "events[0].channel");
+    assert_eq!(key, "events.0.channel");
     assert!(msg.contains("node 1 has no radio on channel 2"), "{msg}");
     assert!(msg.contains("channel 1"), "{msg}");
 }

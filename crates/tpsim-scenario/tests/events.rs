@@ -61,7 +61,7 @@ fn every_kind_loads() {
 fn a_link_out_of_range_names_the_key() {
     let text = with("[[events]]\nat = \"1s\"\nkind = \"link_down\"\nlink = 2\n");
     let (key, line, msg) = error(&text);
-    assert_eq!(key, "events[0].link");
+    assert_eq!(key, "events.0.link");
     assert_eq!(line, line_of(&text, "link = 2"));
     assert!(msg.contains("out of range") && msg.contains("0..1"), "{msg}");
 }
@@ -70,7 +70,7 @@ fn a_link_out_of_range_names_the_key() {
 fn a_node_out_of_range_names_the_key() {
     let text = with("[[events]]\nat = \"1s\"\nkind = \"node_down\"\nnode = 3\n");
     let (key, _, msg) = error(&text);
-    assert_eq!(key, "events[0].node");
+    assert_eq!(key, "events.0.node");
     assert!(msg.contains("node index 3 out of range"), "{msg}");
 }
 
@@ -78,7 +78,7 @@ fn a_node_out_of_range_names_the_key() {
 fn an_unknown_kind_lists_the_kinds() {
     let text = with("[[events]]\nat = \"1s\"\nkind = \"link_flap\"\nlink = 0\n");
     let (key, line, msg) = error(&text);
-    assert_eq!(key, "events[0].kind");
+    assert_eq!(key, "events.0.kind");
     assert_eq!(line, line_of(&text, "link_flap"));
     assert!(
         msg.contains("link_flap") && msg.contains("link_down") && msg.contains("link_change"),
@@ -98,7 +98,7 @@ fn a_missing_time_is_refused() {
 fn a_negative_time_is_refused() {
     let text = with("[[events]]\nat = \"-1s\"\nkind = \"link_down\"\nlink = 0\n");
     let (key, _, msg) = error(&text);
-    assert_eq!(key, "events[0].at");
+    assert_eq!(key, "events.0.at");
     assert!(msg.contains("must not be negative"), "{msg}");
 }
 
@@ -106,7 +106,7 @@ fn a_negative_time_is_refused() {
 fn a_time_after_the_run_is_refused() {
     let text = with("[[events]]\nat = \"32s\"\nkind = \"link_down\"\nlink = 0\n");
     let (key, _, msg) = error(&text);
-    assert_eq!(key, "events[0].at");
+    assert_eq!(key, "events.0.at");
     assert!(
         msg.contains("before the end of the run") && msg.contains("32s"),
         "{msg}"
@@ -118,22 +118,22 @@ fn a_key_that_does_not_apply_to_the_kind_is_named() {
     for (body, key, what) in [
         (
             "kind = \"link_down\"\nlink = 0\nnode = 1",
-            "events[0].node",
+            "events.0.node",
             "`node` does not apply to a `link_down` event",
         ),
         (
             "kind = \"node_up\"\nnode = 1\nrate = \"1Mbps\"",
-            "events[0].rate",
+            "events.0.rate",
             "`rate` does not apply",
         ),
         (
             "kind = \"link_up\"\nlink = 0\nradio = true",
-            "events[0].radio",
+            "events.0.radio",
             "`radio` does not apply",
         ),
         (
             "kind = \"link_down\"\nlink = 0\nloss = 0.5",
-            "events[0].loss",
+            "events.0.loss",
             "`loss` does not apply",
         ),
     ] {
@@ -160,7 +160,7 @@ fn a_missing_target_is_named() {
     ] {
         let text = with(&format!("[[events]]\nat = \"1s\"\n{body}\n"));
         let (k, _, msg) = error(&text);
-        assert_eq!(k, "events[0]", "{body}");
+        assert_eq!(k, "events.0", "{body}");
         assert!(msg.contains(what), "{body}: {msg}");
     }
 }
@@ -170,7 +170,7 @@ fn an_interface_the_node_does_not_have_is_refused() {
     // Node 0 is not an end of link 1.
     let text = with("[[events]]\nat = \"1s\"\nkind = \"interface_down\"\nnode = 0\nlink = 1\n");
     let (key, _, msg) = error(&text);
-    assert_eq!(key, "events[0].node");
+    assert_eq!(key, "events.0.node");
     assert!(
         msg.contains("node 0 has no interface on link 1") && msg.contains("1 or 2"),
         "{msg}"
@@ -178,7 +178,7 @@ fn an_interface_the_node_does_not_have_is_refused() {
     // No radio in this scenario.
     let text = with("[[events]]\nat = \"1s\"\nkind = \"interface_down\"\nnode = 0\nradio = true\n");
     let (key, _, msg) = error(&text);
-    assert_eq!(key, "events[0].radio");
+    assert_eq!(key, "events.0.radio");
     assert!(msg.contains("no radio"), "{msg}");
     // A link end and the radio at once.
     let text = with("[[events]]\nat = \"1s\"\nkind = \"interface_down\"\nnode = 1\nlink = 0\nradio = true\n");
@@ -186,7 +186,7 @@ fn an_interface_the_node_does_not_have_is_refused() {
     assert!(
         e.diagnostics
             .iter()
-            .any(|d| d.path == "events[0].link" && d.message.contains("not both")),
+            .any(|d| d.path == "events.0.link" && d.message.contains("not both")),
         "{e}"
     );
 }
@@ -195,17 +195,17 @@ fn an_interface_the_node_does_not_have_is_refused() {
 fn bad_change_values_are_refused() {
     let text = with("[[events]]\nat = \"1s\"\nkind = \"link_change\"\nlink = 0\nloss = 1.5\n");
     let (key, _, msg) = error(&text);
-    assert_eq!(key, "events[0].loss");
+    assert_eq!(key, "events.0.loss");
     assert!(msg.contains("[0, 1]"), "{msg}");
     let text = with("[[events]]\nat = \"1s\"\nkind = \"link_change\"\nlink = 0\nrate = \"0bps\"\n");
-    assert_eq!(error(&text).0, "events[0].rate");
+    assert_eq!(error(&text).0, "events.0.rate");
 }
 
 #[test]
 fn the_second_event_is_named_by_its_index() {
     let text = with("[[events]]\nat = \"1s\"\nkind = \"link_down\"\nlink = 0\n[[events]]\nat = \"2s\"\nkind = \"link_up\"\nlink = 9\n");
     let (key, line, _) = error(&text);
-    assert_eq!(key, "events[1].link");
+    assert_eq!(key, "events.1.link");
     assert_eq!(line, line_of(&text, "link = 9"));
 }
 
@@ -219,7 +219,7 @@ fn an_event_time_can_be_swept() {
     assert_eq!(sc.events[0].at.0, 10_000_000_000);
     // A swept value is validated like a written one.
     let late = apply_overrides(&text, "<t>", &[("events.0.at".into(), serde_json::json!("40s"))], true).unwrap();
-    assert!(load(&late, "<t>").unwrap_err().to_string().contains("events[0].at"));
+    assert!(load(&late, "<t>").unwrap_err().to_string().contains("events.0.at"));
 }
 
 #[test]

@@ -39,17 +39,17 @@ fn multihoming_and_pr_keys_load() {
 fn primary_must_name_one_of_the_destination_addresses() {
     // Node 1 ends links 0 and 1: addresses 0 and 1.
     let (key, msg) = error(&with("multihoming = true, primary = 2"));
-    assert_eq!(key, "flows[0].sctp.primary");
+    assert_eq!(key, "flows.0.sctp.primary");
     assert!(msg.contains("node 1's 2 addresses") && msg.contains("got 2"), "{msg}");
 }
 
 #[test]
 fn one_pr_policy_with_a_positive_lifetime() {
     let (key, msg) = error(&with("lifetime = \"1s\", max_retransmissions = 2"));
-    assert_eq!(key, "flows[0].sctp.max_retransmissions");
+    assert_eq!(key, "flows.0.sctp.max_retransmissions");
     assert!(msg.contains("not both"), "{msg}");
     let (key, _) = error(&with("lifetime = \"0s\""));
-    assert_eq!(key, "flows[0].sctp.lifetime");
+    assert_eq!(key, "flows.0.sctp.lifetime");
 }
 
 #[test]
@@ -72,12 +72,12 @@ fn potentially_failed_keys_load_and_turn_pf_on() {
 #[test]
 fn pf_max_retrans_needs_pf_on_and_stays_below_path_max_retrans() {
     let (key, msg) = error(&with("multihoming = true, pf_max_retrans = 1"));
-    assert_eq!(key, "flows[0].sctp.pf_max_retrans");
+    assert_eq!(key, "flows.0.sctp.pf_max_retrans");
     assert!(msg.contains("potentially_failed = true"), "{msg}");
     let (key, msg) = error(&with(
         "multihoming = true, potentially_failed = true, pf_max_retrans = 5",
     ));
-    assert_eq!(key, "flows[0].sctp.pf_max_retrans");
+    assert_eq!(key, "flows.0.sctp.pf_max_retrans");
     assert!(
         msg.contains("below Path.Max.Retrans (5)") && msg.contains("got 5"),
         "{msg}"
@@ -85,7 +85,7 @@ fn pf_max_retrans_needs_pf_on_and_stays_below_path_max_retrans() {
     let (key, _) = error(&with(
         "multihoming = true, potentially_failed = true, pf_max_retrans = 2, path_max_retrans = 2",
     ));
-    assert_eq!(key, "flows[0].sctp.pf_max_retrans");
+    assert_eq!(key, "flows.0.sctp.pf_max_retrans");
     load(
         &with("multihoming = true, potentially_failed = true, pf_max_retrans = 2, path_max_retrans = 3"),
         "<t>",

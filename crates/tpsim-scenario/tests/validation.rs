@@ -31,7 +31,7 @@ fn a_link_lists_exactly_two_nodes() {
     load(&link("[0, 1]"), "t.toml").unwrap_or_else(|e| panic!("{e}"));
     for (nodes, len) in [("[0, 1, 1]", 3), ("[0, 1, 2, 0]", 4), ("[0]", 1)] {
         let (key, msg) = error_at(&link(nodes), "nodes = ");
-        assert_eq!(key, "links[0].nodes");
+        assert_eq!(key, "links.0.nodes");
         assert!(msg.contains(&format!("invalid length {len}")), "{msg}");
         assert!(msg.contains("2 elements"), "{msg}");
     }
@@ -49,7 +49,7 @@ fn other_two_element_arrays_refuse_a_third_element() {
         (
             format!("{BASE}placement = {{ kind = \"explicit\", positions = [[\"0m\", \"0m\"], [\"1m\", \"0m\", \"5m\"], [\"2m\", \"0m\"]] }}\n{radio}"),
             "placement",
-            "nodes.placement.positions[1]",
+            "nodes.placement.positions.1",
         ),
         (
             format!("{}[background]\nflows = 1\nsize = \"10B\"\ninterval = \"1s\"\nstart = [\"0s\", \"1s\", \"2s\"]\n", link("[0, 1]")),
@@ -73,7 +73,7 @@ fn a_background_exclude_names_existing_nodes() {
     };
     load(&bg("[2]"), "t.toml").unwrap_or_else(|e| panic!("{e}"));
     let (key, msg) = error_at(&bg("[2, 7]"), "exclude = ");
-    assert_eq!(key, "background.exclude[1]");
+    assert_eq!(key, "background.exclude.1");
     assert!(msg.contains("node index 7 out of range: expected 0..2"), "{msg}");
 }
 
@@ -93,8 +93,8 @@ fn a_node_has_one_transmission_range() {
         &ranges("[{ nodes = [0, 1], range = \"50m\" }, { nodes = [2, 1], range = \"80m\" }]"),
         "node_ranges",
     );
-    assert_eq!(key, "radio.node_ranges[1].nodes");
-    assert!(msg.contains("node 1 is also in radio.node_ranges[0]"), "{msg}");
+    assert_eq!(key, "radio.node_ranges.1.nodes");
+    assert!(msg.contains("node 1 is also in radio.node_ranges.0"), "{msg}");
 }
 
 /// The rules that back the engine's indexing (the table in tpsim-engine's `world::build`
@@ -109,13 +109,13 @@ fn each_index_the_engine_trusts_is_checked() {
         (
             link("[0, 3]"),
             "nodes = ",
-            "links[0].nodes[1]",
+            "links.0.nodes.1",
             "node index 3 out of range",
         ),
         (
             link("[0, 1]") + &flow.replace("dst = 1", "dst = 3"),
             "dst = 3",
-            "flows[0].dst",
+            "flows.0.dst",
             "node index 3 out of range",
         ),
         (
@@ -133,7 +133,7 @@ fn each_index_the_engine_trusts_is_checked() {
         (
             radio.clone() + "channels = [[1], [], [1]]\n",
             "channels",
-            "radio.channels[1]",
+            "radio.channels.1",
             "at least one channel",
         ),
         (
@@ -151,19 +151,19 @@ fn each_index_the_engine_trusts_is_checked() {
         (
             link("[0, 1]") + "[[events]]\nat = \"1s\"\nkind = \"interface_down\"\nnode = 2\nlink = 0\n",
             "node = 2",
-            "events[0].node",
+            "events.0.node",
             "node 2 has no interface on link 0",
         ),
         (
             link("[0, 1]") + "[[events]]\nat = \"1s\"\nkind = \"node_down\"\nnode = 3\n",
             "node = 3",
-            "events[0].node",
+            "events.0.node",
             "node index 3 out of range",
         ),
         (
             link("[0, 1]") + "[[events]]\nat = \"1s\"\nkind = \"interface_down\"\nnode = 0\nradio = true\n",
             "radio = true",
-            "events[0].radio",
+            "events.0.radio",
             "no radio",
         ),
     ] {
@@ -188,11 +188,11 @@ fn an_ns2_tcp_clock_phase_lies_within_one_tick() {
     assert_eq!(
         (key.as_str(), msg.as_str()),
         (
-            "flows[0].tcp.boot_time",
+            "flows.0.tcp.boot_time",
             "expected a phase in [0s, 10ms), ns-2's tcpTick_"
         )
     );
     let (key, msg) = error_at(&flow("{ boot_time = \"1ms\" }"), "boot_time");
-    assert_eq!(key, "flows[0].tcp.boot_time");
+    assert_eq!(key, "flows.0.tcp.boot_time");
     assert!(msg.contains("does not apply to tpsim's TCP"), "{msg}");
 }
