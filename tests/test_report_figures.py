@@ -401,3 +401,23 @@ def test_a_run_without_swept_keys_gets_one_figure_with_a_panel_per_metric(tmp_pa
     assert len(titles) >= 4 and len(set(titles)) == len(titles) and spec["sharey"] is False
     assert sum(1 for p in spec["panels"] if p.get("legend")) <= 1
     assert info.caption.startswith(titles[0]) and "a panel each" in info.caption
+
+
+def test_one_replication_draws_no_error_bars_in_the_lines_or_their_legend():
+    # The caption says "one run, no interval": neither the lines nor the legend's glyphs may
+    # show error bars.
+    from matplotlib.container import ErrorbarContainer
+    from matplotlib.lines import Line2D
+
+    df = pl.DataFrame({"point": [0, 1, 0, 1], "x": ["1s", "2s", "1s", "2s"], "t": ["udp", "udp", "tcp", "tcp"], "run": [0] * 4,
+                       "flow": [0] * 4, "direction": ["fwd"] * 4, "goodput_kbps": [1.0, 2.0, 3.0, 4.0]})
+    spec, info = metric_spec(df, "goodput_kbps", "x", "t")
+    assert "one run, no interval" in info.caption
+    fig = draw(spec, info)
+    handles = [h for ax in fig.axes for h in ax.get_legend_handles_labels()[0]]
+    handles += [h for leg in fig.legends for h in leg.legend_handles]
+    assert handles and not any(isinstance(h, ErrorbarContainer) for h in handles)
+    assert all(isinstance(h, Line2D) for h in fig.axes[0].get_legend_handles_labels()[0])
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
