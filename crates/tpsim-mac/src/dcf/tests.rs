@@ -459,6 +459,12 @@ fn acked_msdu_gives_tx_ok_and_cw_stays_at_cw_min() {
     assert!(s.backoff_slots().unwrap() <= 31);
 }
 
+/// The one event of an MSDU discarded at its retry limit (to `PEER`; `rts`: its last attempt
+/// was an RTS).
+fn failed(handle: u64, rts: bool) -> Vec<MacEvent> {
+    vec![MacEvent::TxFailed { handle, dst: PEER, rts }]
+}
+
 #[test]
 fn ack_timeout_retries_with_doubled_cw_then_drops_at_the_short_retry_limit() {
     // §10.3.3: CW = 31, 63, ..., 1023; §10.3.2.12: 7 attempts, then discard with TxFailed.
@@ -486,14 +492,7 @@ fn ack_timeout_retries_with_doubled_cw_then_drops_at_the_short_retry_limit() {
         }
     }
     assert_eq!(cws, vec![63, 127, 255, 511, 1023, 1023]);
-    assert_eq!(
-        events(&mut s),
-        vec![MacEvent::TxFailed {
-            handle: 9,
-            dst: PEER,
-            rts: false
-        }]
-    );
+    assert_eq!(events(&mut s), failed(9, false));
     assert!(s.ready());
     assert_eq!(s.cw(), 31, "CW resets after a drop");
     assert_eq!(s.retry_counts(), (0, 0));
@@ -657,14 +656,7 @@ fn an_rts_unanswered_at_the_short_retry_limit_fails_the_msdu_as_an_rts_failure()
             fire(&mut s, now);
         }
     }
-    assert_eq!(
-        events(&mut s),
-        vec![MacEvent::TxFailed {
-            handle: 6,
-            dst: PEER,
-            rts: true
-        }]
-    );
+    assert_eq!(events(&mut s), failed(6, true));
     assert_eq!((s.stats().cts_timeouts, s.stats().data_sent), (7, 0));
 }
 
@@ -693,14 +685,7 @@ fn long_frames_are_dropped_at_the_long_retry_limit() {
             fire(&mut s, now);
         }
     }
-    assert_eq!(
-        events(&mut s),
-        vec![MacEvent::TxFailed {
-            handle: 4,
-            dst: PEER,
-            rts: false
-        }]
-    );
+    assert_eq!(events(&mut s), failed(4, false));
     assert_eq!(s.stats().drops_retry_limit, 1);
 }
 
