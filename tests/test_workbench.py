@@ -387,10 +387,12 @@ def test_plot_keep_puts_the_figure_in_every_rebuilt_report(tmp_path):
     assert "timeseries-goodput_kbps-p0-r1" in record and "custom-pdr" not in record
     html = (out / "report.html").read_text()
     assert 'id="fig-custom-net_delay_mean_s"' in html and 'id="fig-timeseries-goodput_kbps-p0-r1"' in html
-    # A damaged record is named, not a traceback.
-    (out / "figures" / "kept.json").write_text("{")
-    p = cli("report", str(out), "-q")
-    assert p.returncode != 0 and "kept.json" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    # A damaged record, or a request the tables no longer answer, is named, not a traceback.
+    kept = (out / "figures" / "kept.json").read_text()
+    for bad in ("{", kept.replace('"net_delay_mean_s"', '"no_such_metric"')):
+        (out / "figures" / "kept.json").write_text(bad)
+        p = cli("report", str(out), "-q")
+        assert p.returncode != 0 and "kept.json" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 def test_a_report_of_one_replication_promises_no_intervals(tmp_path):

@@ -274,6 +274,18 @@ def kept_requests(figdir: Path) -> list[dict[str, Any]]:
     return kept
 
 
+def _kept_spec(res: ResultTables, req: dict[str, Any], figdir: Path) -> tuple[dict[str, Any], FigureInfo]:
+    """:func:`custom_spec` of a kept figure; a request the tables no longer answer (a column
+    gone) is a ResultsError naming it."""
+    from .files import ResultsError
+
+    try:
+        return custom_spec(res, req)
+    except (ValueError, KeyError, TypeError) as e:
+        raise ResultsError(f"{Path(figdir) / KEPT_FIGURES}: kept figure {req['name']!r}: {e}; "
+                           "remove it from the file or draw it again with tpsim plot --keep") from None
+
+
 def keep_request(figdir: Path, req: dict[str, Any]) -> None:
     """Adds ``req`` (with its ``name``) to ``figdir``'s kept figures, replacing one of the
     same name; written atomically."""
@@ -392,7 +404,7 @@ class FigureJobs:
         # Workers are taken at the first figure that needs drawing (the command line started
         # them early, tpsim._pool.prestart, so that they have imported matplotlib by then).
         self.pool: Optional[_pool.Pool] = None
-        plan = figure_plan(res) + [(r["name"], PlannedFigure(lambda r=r: custom_spec(res, r)))
+        plan = figure_plan(res) + [(r["name"], PlannedFigure(lambda r=r: _kept_spec(res, r, self.figdir)))
                                    for r in kept_requests(self.figdir)]
         previous = self._previous()
         drawing = _drawing_key()
@@ -687,7 +699,8 @@ def _flow_table(res: ResultTables, summary: pl.DataFrame, keys: list[str], metri
                     + [cells[k].get(m, "") for m in metrics])
     header = _param_header(res, keys, per_flow=True) + ["flow", "direction"] + info_cols + [disp[m].label for m in metrics]
     return Table("table-flows", "Every flow",
-                 f"Each flow direction: {_over_runs(res)} (summary.csv; bootstrap percentile intervals).",
+                 f"Each flow direction: {_over_runs(res)} (summary.csv"
+                 + ("" if res.flows.height and res.flows["run"].n_unique() == 1 else "; bootstrap percentile intervals") + ").",
                  header, rows, [False] * (len(keys) + 2 + len(info_cols)) + [True] * len(metrics))
 
 
