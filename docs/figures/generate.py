@@ -113,7 +113,7 @@ def movie_still(out: Path) -> None:
 
 def main() -> None:
     c = tpsim.run(ROOT / "scenarios" / "study-c-manet-speed.toml", runs=3, set=["simulation.duration=60s"], jobs=2)
-    draw(c, "goodput_kbps", HERE / "study-c-goodput.png")
+    draw(c, "goodput_kbps-ns2", HERE / "study-c-goodput.png")  # one figure per stack: ns-2.35's agents
     cases = tpsim.run(tpsim.Scenario(CASES, "cases-demo.toml"), jobs=2)
     draw(cases, "goodput_kbps", HERE / "cases-goodput.png")
     movie_still(HERE / "network-movie.png")
