@@ -569,6 +569,10 @@ pub struct WifiChannel {
     /// Each radio's channel (empty: all share one). Radios on different channels never hear
     /// each other.
     pub channel: Vec<u32>,
+    /// Scratch of the receiver search's sort (kept to spare an allocation per frame).
+    sort_keys: Vec<u64>,
+    /// See [`WifiChannel::sort_keys`].
+    sorted_rx: Vec<AirRx>,
 }
 
 /// Every sender's receivers on a channel where nothing changes them (static nodes,
@@ -652,6 +656,8 @@ impl WifiChannel {
             next: Vec::new(),
             reach: None,
             channel,
+            sort_keys: Vec::new(),
+            sorted_rx: Vec::new(),
         }
         .with_reach()
     }
@@ -749,8 +755,21 @@ impl WifiChannel {
                 });
             }
         });
-        // Stable: equal delays keep the grid's order.
-        rx.sort_by_key(|r| r.delay_ns);
+        // By delay, equal delays in the grid's order: each key carries the receiver's place
+        // in that order, so an unstable sort of the keys (quicker than a stable sort of the
+        // receivers) gives the stable order.
+        let keys = &mut self.sort_keys;
+        keys.clear();
+        keys.extend(
+            rx.iter()
+                .enumerate()
+                .map(|(i, r)| (u64::from(r.delay_ns) << 32) | i as u64),
+        );
+        keys.sort_unstable();
+        let sorted = &mut self.sorted_rx;
+        sorted.clear();
+        sorted.extend(keys.iter().map(|&k| rx[k as u32 as usize]));
+        rx.copy_from_slice(sorted);
     }
 
     /// Refills the grid with the positions at `now` if nodes may have moved too far since
