@@ -421,3 +421,12 @@ def test_one_replication_draws_no_error_bars_in_the_lines_or_their_legend():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def test_a_bar_alone_at_its_x_is_centred_there():
+    # One flow per transport (a run without swept keys): no empty dodge slot beside each bar.
+    df = pl.DataFrame({"point": [0] * 4, "run": [0, 1, 0, 1], "transport": ["sctp", "sctp", "tcp", "tcp"], "flow": [0, 0, 1, 1],
+                       "direction": ["fwd"] * 4, "goodput_kbps": [70.0, 74.0, 40.0, 42.0]})
+    spec, _ = metric_spec(df, "goodput_kbps", "transport", "flow_direction")
+    bars = [it for it in spec["panels"][0]["items"] if it["kind"] == "bar"]
+    assert [b["x"] for b in bars] == [[0.0], [1.0]] and all(b["width"] > 0.7 for b in bars)

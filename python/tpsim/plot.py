@@ -845,16 +845,22 @@ def _lines(items, lines, order, named, pos_of, scale, legend, hues, connect, log
 
 
 def _bars(items, lines, order, named, pos_of, scale, legend, hues, styles):
-    """Bar items of one panel (dodged, with their intervals)."""
+    """Bar items of one panel (with their intervals), dodged among the series that have a
+    value at each x: no empty slot beside a bar where a series has none (a run without swept
+    keys: one flow per transport)."""
     keys = [k for k in order if k in named]
-    n = max(len(keys), 1)
+    at: dict[Any, list] = {}
+    for k in keys:
+        for p in lines.get(k, []):
+            at.setdefault(p[0], []).append(k)
+    n = max((len(v) for v in at.values()), default=1)
     width = 0.8 / n
-    for j, k in enumerate(keys):
+    for k in keys:
         if k not in lines:
             continue
         st = styles[k]
         pts = lines[k]
-        px = [pos_of[p[0]] + (j - (n - 1) / 2) * width for p in pts]
+        px = [pos_of[p[0]] + (at[p[0]].index(k) - (len(at[p[0]]) - 1) / 2) * width for p in pts]
         y = [p[1] * scale for p in pts]
         yerr = [[(p[1] - p[2]) * scale for p in pts], [(p[3] - p[1]) * scale for p in pts]]
         lbl = _name(k, hues) if hues else None
