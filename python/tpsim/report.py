@@ -24,7 +24,7 @@ from .columns import FLOW_KEYS, NETWORK_KEYS
 from .files import _atomic, atomic_write_text, json_text
 from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metric_display, value_text
 from .metrics import HEADLINE_BULK_FLOW_METRICS, HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
-from .plot import (COLUMN_WIDTH_IN, DOUBLE_WIDTH_IN, MAX_SERIES, PANEL_HEIGHT_IN, FigureInfo, _upper_first, default_layout, draw,
+from .plot import (COLUMN_WIDTH_IN, DOUBLE_WIDTH_IN, MAX_CATEGORIES, MAX_SERIES, PANEL_HEIGHT_IN, FigureInfo, _upper_first, default_layout, draw,
                    metric_spec, param_columns, timeseries_spec, with_flow_direction)
 from .tables import ResultTables, mean_cis
 
@@ -124,10 +124,13 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
         # Within one stack's figures the stack is held fixed: the title names it.
         fig_hues = [h for h in hues if stack is None or h != STACK_KEY]
         drawn = [m for m in flow_metrics if _has_values(flows, m)]
-        if not keys and drawn:
-            # One point: one figure, a panel per metric, instead of a figure of a few bars each.
+        # One point with a few flow directions: one figure, a panel per metric, instead of a
+        # figure of a few bars each (many flow directions keep a distribution figure each,
+        # drawn in parallel).
+        overview = not keys and bool(drawn) and flows.select("flow", "direction").n_unique() <= MAX_CATEGORIES
+        if overview:
             plan.append(("overview", PlannedFigure(lambda flows=flows: overview_spec(flows, drawn, x, fig_hues))))
-        for m in drawn if keys else []:
+        for m in [] if overview else drawn:
             plan.append((m + suffix, PlannedFigure(lambda m=m, flows=flows: metric_spec(flows, m, x, fig_hues, params=keys))))
         if keys and res.network.height:
             net = only(res.network)
