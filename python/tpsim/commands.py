@@ -302,8 +302,8 @@ def plot(
     import polars as pl
 
     from .labels import did_you_mean
-    from .plot import default_layout, draw, param_columns, save
-    from .report import custom_spec, keep_request
+    from .plot import draw, param_columns, save
+    from .report import custom_layout, custom_spec, keep_request
     from .results import FLOW_KEYS, NETWORK_KEYS, OutputPathError, check_output_file
 
     directory = _path_arg(directory_arg, "DIRECTORY")
@@ -344,20 +344,15 @@ def plot(
             assert metric is not None
             flow_metrics = [c for c in flows.columns if c not in FLOW_KEYS + params + ["flow_direction"] and flows.schema[c].is_numeric()]
             net_metrics = [c for c in network.columns if c not in NETWORK_KEYS + params and network.schema[c].is_numeric()]
-            if metric in flow_metrics:
-                df = flows
-            elif metric in net_metrics:
-                df = network
-            else:
+            if metric not in flow_metrics + net_metrics:
                 _fail(f"error: no column {metric!r}{did_you_mean(metric, flow_metrics + net_metrics)}; "
                       f"flow metrics: {', '.join(flow_metrics)}; network metrics: {', '.join(net_metrics)}")
-            dx, dhues = default_layout(flows, params)
-            hues = [h.strip() for h in hue.split(",") if h.strip()] if hue is not None else [h for h in dhues if h in df.columns]
-            xx = x or (dx if dx in df.columns else (params[0] if params else "run"))
+            hues_arg = [h.strip() for h in hue.split(",") if h.strip()] if hue is not None else None
+            df, xx, hues, _ = custom_layout(res, metric, x, hues_arg)
             for opt, col in [("--x", xx), ("--facet", facet)] + [("--hue", h) for h in hues]:
                 if col is not None and col not in df.columns:
-                    table = "flows" if df is flows else "network"
-                    metrics = set(flow_metrics if df is flows else net_metrics)
+                    table = "flows" if metric in flow_metrics else "network"
+                    metrics = set(flow_metrics if metric in flow_metrics else net_metrics)
                     others = [c for c in df.columns if c not in metrics and c not in params]
                     _fail(f"error: {opt}: no column {col!r} in the {table} table{did_you_mean(col, list(df.columns))}; "
                           f"swept keys: {', '.join(params) or 'none'}; other columns: {', '.join(others)} (or a metric)")

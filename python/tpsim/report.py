@@ -247,14 +247,23 @@ def custom_spec(res: ResultTables, req: dict[str, Any]) -> tuple[dict[str, Any],
         ts = res.scan("timeseries").filter((pl.col("series") == req["series"]) & (pl.col("point") == point)
                                            & (pl.col("run") == run)).collect()
         return timeseries_spec(ts, req["series"], run=run, point=point, flows=res.flows, **labels)
-    flows = with_flow_direction(res.flows) if "flow" in res.flows.columns else res.flows
-    params = param_columns(flows) or list(res.param_keys)
-    df = flows if req["metric"] in flows.columns else res.network
-    dx, dhues = default_layout(flows, params)
-    x = req.get("x") or (dx if dx in df.columns else (params[0] if params else "run"))
-    hues = req["hue"] if req.get("hue") is not None else [h for h in dhues if h in df.columns]
+    df, x, hues, params = custom_layout(res, req["metric"], req.get("x"), req.get("hue"))
     return metric_spec(df, req["metric"], x, hues, kind=req.get("kind") or "auto", facet=req.get("facet"), params=params,
                        **labels)
+
+
+def custom_layout(res: ResultTables, metric: str, x: Optional[str] = None,
+                  hue: Optional[Sequence[str]] = None) -> tuple[pl.DataFrame, str, list[str], list[str]]:
+    """(table, x, hues, swept keys) of a ``tpsim plot`` figure of ``metric``: the flows
+    table (with ``flow_direction``) if it has the column, else the network table; ``x`` and
+    ``hue`` default to the report's layout."""
+    flows = with_flow_direction(res.flows) if "flow" in res.flows.columns else res.flows
+    params = param_columns(flows) or list(res.param_keys)
+    df = flows if metric in flows.columns else res.network
+    dx, dhues = default_layout(flows, params)
+    x = x or (dx if dx in df.columns else (params[0] if params else "run"))
+    hues = list(hue) if hue is not None else [h for h in dhues if h in df.columns]
+    return df, x, hues, params
 
 
 def kept_requests(figdir: Path) -> list[dict[str, Any]]:
@@ -604,11 +613,15 @@ def _append_ci_cells(rows: list[list[str]], metrics: list[str], samples: dict[st
             row.append(cell)
 
 
+def _one_run(res: ResultTables) -> bool:
+    """Whether the results have one replication (or none): no interval to show."""
+    return res.flows.height == 0 or res.flows["run"].n_unique() == 1
+
+
 def _over_runs(res: ResultTables) -> str:
     """How the tables' cells summarise the runs: the mean and its interval, or, with one
     replication, its value alone."""
-    one = res.flows.height == 0 or res.flows["run"].n_unique() == 1
-    return "the value of the one run (one replication: no interval)" if one else "the mean and [95 % CI] over the runs"
+    return "the value of the one run (one replication: no interval)" if _one_run(res) else "the mean and [95 % CI] over the runs"
 
 
 def _role_table(res: ResultTables, keys: list[str], metrics: list[str]) -> Optional[Table]:
@@ -703,7 +716,7 @@ def _flow_table(res: ResultTables, summary: pl.DataFrame, keys: list[str], metri
     header = _param_header(res, keys, per_flow=True) + ["flow", "direction"] + info_cols + [disp[m].label for m in metrics]
     return Table("table-flows", "Every flow",
                  f"Each flow direction: {_over_runs(res)} (summary.csv"
-                 + ("" if res.flows.height and res.flows["run"].n_unique() == 1 else "; bootstrap percentile intervals") + ").",
+                 + ("" if _one_run(res) else "; bootstrap percentile intervals") + ").",
                  header, rows, [False] * (len(keys) + 2 + len(info_cols)) + [True] * len(metrics))
 
 

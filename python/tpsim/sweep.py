@@ -330,7 +330,7 @@ def iter_points(base: Scenario, sets: Sequence[tuple[str, Any]] = (), sweeps: Se
     for key, values in file_sweep.items():
         if not isinstance(values, list) or not values:
             raise _tpsim.ScenarioError(f"sweep key `{key}`: expected a non-empty list of values")
-        if key in ("simulation.runs", "simulation.seed"):
+        if any(k in ("simulation.runs", "simulation.seed") for k in parts(key)):
             raise _tpsim.ScenarioError(f"sweep key `{key}`: the replications and their seeds are the same at every "
                                        f"point; set them once (--runs, --seed or --set {key}=N)")
         for other in file_sweep:
