@@ -384,15 +384,16 @@ def test_drop_reasons_have_clearly_distinct_colours():
     # The formula against two of Sharma et al.'s reference pairs.
     assert abs(_ciede2000((50, 2.6772, -79.7751), (50, 0, -82.7485)) - 2.0425) < 1e-4
     assert abs(_ciede2000((50, 2.5, 0), (73, 25, -18)) - 27.1492) < 1e-4
-    # Only the three "down" reasons share a colour; any two others differ by at least 20
+    # Only the three "down" reasons share a colour, and the three of the queue disciplines;
+    # any two others differ by at least 20
     # CIEDE2000 (well past "clearly different": about 2 is just noticeable side by side; the
     # old link_break red and mac_retry vermillion were 18.6 apart) and link_break vs mac_retry,
     # the pair most often on screen together, by at least 40.
-    down = {"link_down", "interface_down", "node_down"}
+    groups = [{"link_down", "interface_down", "node_down"}, {"aqm_early", "aqm_forced", "aqm_sojourn"}]
     close = []
     for (r1, c1), (r2, c2) in itertools.combinations(REASON_COLORS.items(), 2):
         d = _ciede2000(_lab(c1), _lab(c2))
-        if d < 20 and not {r1, r2} <= down:
+        if d < 20 and not any({r1, r2} <= g for g in groups):
             close.append((r1, r2, round(d, 1)))
     assert close == []
     assert _ciede2000(_lab(REASON_COLORS["link_break"]), _lab(REASON_COLORS["mac_retry"])) >= 40

@@ -29,12 +29,13 @@ DEFAULT_SPEED = 10
 FLOW_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
                "#882255", "#44AA99", "#999933", "#AA4499"]
 #: Colour of each drop reason (the network table's ``drops_<reason>`` suffixes): the eight of
-#: Okabe-Ito, a grey and Paul Tol's wine, any two at least 20 apart in CIEDE2000 (the three
-#: "down" reasons share one).
+#: Okabe-Ito, a grey, Paul Tol's wine and indigo, any two at least 20 apart in CIEDE2000 (the
+#: three "down" reasons share one, as do the three of the queue disciplines).
 REASON_COLORS = {
     "queue": "#E69F00", "mac_retry": "#D55E00", "link_break": "#0072B2", "no_route": "#CC79A7", "ttl": "#777777",
     "energy": "#000000", "link_error": "#009E73", "queue_timeout": "#F0E442", "arp": "#56B4E9",
     "link_down": "#882255", "interface_down": "#882255", "node_down": "#882255",
+    "aqm_early": "#332288", "aqm_forced": "#332288", "aqm_sojourn": "#332288",
 }
 
 

@@ -30,8 +30,8 @@ NS2_COLUMNS = ("uid", "hop", "src", "sport", "dst", "dport", "ttl", "ns2_type", 
 #: written as 64 - TTL for packets of a transport.
 DEFAULT_TTL = 64
 
-#: Drop reason -> (ns-2 trace layer, ns-2 reason code). ns-2 has no code for the last four:
-#: they are tpsim's own (docs/ns2-trace.md).
+#: Drop reason -> (ns-2 trace layer, ns-2 reason code). ns-2 has no code for energy, the
+#: "down" reasons and the queue disciplines': they are tpsim's own (docs/ns2-trace.md).
 DROPS = {
     "queue": ("IFQ", "IFQ"),
     "arp": ("IFQ", "ARP"),
@@ -45,6 +45,9 @@ DROPS = {
     "link_down": ("IFQ", "DWN"),
     "interface_down": ("IFQ", "DWN"),
     "node_down": ("IFQ", "DWN"),
+    "aqm_early": ("IFQ", "AQM"),
+    "aqm_forced": ("IFQ", "AQM"),
+    "aqm_sojourn": ("IFQ", "AQM"),
 }
 
 #: (event, layer) -> (ns-2 event letter, ns-2 trace layer) of the wireless formats; rows not

@@ -62,6 +62,8 @@ pub enum Module {
     PhyReception = 10,
     /// ARP request jitter.
     Arp = 11,
+    /// A queue discipline's random drops and marks (RED, PIE).
+    Aqm = 12,
 }
 
 /// The identity of a random stream.

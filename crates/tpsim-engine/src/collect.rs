@@ -144,6 +144,7 @@ pub struct Collector {
     dirs: Vec<Dir>,
     drops: [u64; N_DROP_REASONS],
     dropped_copies: u64,
+    ecn_marks: u64,
     mac_frames: u64,
     broadcasts_sent: u64,
     broadcast_receptions: u64,
@@ -161,6 +162,7 @@ pub struct Collector {
 #[derive(Default)]
 struct NetworkFloor {
     drops: [u64; N_DROP_REASONS],
+    ecn_marks: u64,
     mac_frames: u64,
     broadcasts_sent: u64,
     broadcast_receptions: u64,
@@ -179,6 +181,7 @@ impl Collector {
             dirs: Vec::new(),
             drops: [0; N_DROP_REASONS],
             dropped_copies: 0,
+            ecn_marks: 0,
             mac_frames: 0,
             broadcasts_sent: 0,
             broadcast_receptions: 0,
@@ -220,6 +223,7 @@ impl Collector {
         }
         self.floor = NetworkFloor {
             drops: self.drops,
+            ecn_marks: self.ecn_marks,
             mac_frames: self.mac_frames,
             broadcasts_sent: self.broadcasts_sent,
             broadcast_receptions: self.broadcast_receptions,
@@ -474,6 +478,11 @@ impl Collector {
         self.mac_frames += 1;
     }
 
+    /// A queue discipline marked a packet Congestion Experienced.
+    pub fn ecn_marked(&mut self) {
+        self.ecn_marks += 1;
+    }
+
     /// A one-hop broadcast data packet was sent.
     pub fn broadcast_sent(&mut self) {
         self.broadcasts_sent += 1;
@@ -683,6 +692,7 @@ impl Collector {
             mac_load: (delivered > 0).then(|| mac_frames as f64 / delivered as f64),
             drops,
             dropped_copies: self.dropped_copies,
+            ecn_marks: self.ecn_marks - f.ecn_marks,
             broadcast_missed: (self.broadcast_expected - f.broadcast_expected).saturating_sub(broadcast_receptions),
             routing_drops: inputs.routing_drops - f.inputs.routing_drops,
             arp_requests: inputs.arp_requests - f.inputs.arp_requests,

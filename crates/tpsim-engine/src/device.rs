@@ -1,55 +1,9 @@
 //! Point-to-point link devices: one per link direction, on its own interface, with a
-//! DropTail queue and an error model (Bernoulli loss and explicit drop lists). The 802.11
+//! queue discipline (`tpsim_aqm`) and an error model (Bernoulli loss and explicit drop lists). The 802.11
 //! device is in [`crate::wifi`].
 
 use crate::packet::PacketId;
-use std::collections::VecDeque;
 use tpsim_core::{RngStream, SimDuration, SimTime};
-
-/// A DropTail FIFO: packets waiting for the transmitter (the one on the wire is not in it).
-pub struct DropTail {
-    q: VecDeque<PacketId>,
-    limit: usize,
-}
-
-impl DropTail {
-    /// An empty queue that holds at most `limit` waiting packets.
-    pub fn new(limit: usize) -> Self {
-        DropTail {
-            q: VecDeque::with_capacity(limit.min(4096)),
-            limit,
-        }
-    }
-    /// Appends `p`, or gives it back if the queue is full (tail drop).
-    #[inline]
-    pub fn push(&mut self, p: PacketId) -> Result<(), PacketId> {
-        if self.q.len() >= self.limit {
-            Err(p)
-        } else {
-            self.q.push_back(p);
-            Ok(())
-        }
-    }
-    /// Removes the head.
-    #[inline]
-    pub fn pop(&mut self) -> Option<PacketId> {
-        self.q.pop_front()
-    }
-    /// Waiting packets.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-    /// Whether nothing waits.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
-    }
-    /// Iterates the waiting packets.
-    pub fn iter(&self) -> impl Iterator<Item = &PacketId> {
-        self.q.iter()
-    }
-}
 
 /// Link error model of one direction: explicit packet indices, then Bernoulli loss.
 pub struct ErrorModel {
@@ -104,8 +58,8 @@ pub struct P2pDevice {
     pub delay: SimDuration,
     /// Link framing added to each IP packet, bytes.
     pub framing: u32,
-    /// Waiting packets.
-    pub queue: DropTail,
+    /// Waiting packets, under the link's queue discipline.
+    pub queue: tpsim_aqm::Qdisc,
     /// The packet being serialized, if any.
     pub on_wire: Option<PacketId>,
     /// Error model.

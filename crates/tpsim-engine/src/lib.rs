@@ -13,6 +13,7 @@
 
 pub mod acktrace;
 pub mod apps;
+pub mod aqm;
 pub mod collect;
 pub mod device;
 pub mod energy;

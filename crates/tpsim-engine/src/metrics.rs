@@ -33,10 +33,16 @@ pub enum DropReason {
     InterfaceDown = 10,
     /// Sent by, queued at or arriving at a node that is down (`node_down`).
     NodeDown = 11,
+    /// A random early drop by a queue discipline (RED below its forced-drop region, PIE).
+    AqmEarly = 12,
+    /// RED's average queue in its forced-drop region.
+    AqmForced = 13,
+    /// CoDel's (or FQ-CoDel's) control law: the queueing delay stayed above target.
+    AqmSojourn = 14,
 }
 
 /// Number of drop reasons.
-pub const N_DROP_REASONS: usize = 12;
+pub const N_DROP_REASONS: usize = 15;
 
 impl DropReason {
     /// All reasons, in column order.
@@ -53,6 +59,9 @@ impl DropReason {
         DropReason::LinkDown,
         DropReason::InterfaceDown,
         DropReason::NodeDown,
+        DropReason::AqmEarly,
+        DropReason::AqmForced,
+        DropReason::AqmSojourn,
     ];
     /// The column name (`drops_<reason>`).
     pub fn column(self) -> &'static str {
@@ -69,6 +78,9 @@ impl DropReason {
             DropReason::LinkDown => "drops_link_down",
             DropReason::InterfaceDown => "drops_interface_down",
             DropReason::NodeDown => "drops_node_down",
+            DropReason::AqmEarly => "drops_aqm_early",
+            DropReason::AqmForced => "drops_aqm_forced",
+            DropReason::AqmSojourn => "drops_aqm_sojourn",
         }
     }
 }
@@ -239,6 +251,8 @@ pub struct NetworkRow {
     /// frame received by its next hop whose ACK was lost, dropped at the retry limit): not a
     /// loss, so not in `drops`.
     pub dropped_copies: u64,
+    /// Packets a queue discipline marked Congestion Experienced (RFC 3168), each mark counted.
+    pub ecn_marks: u64,
     pub routing_drops: u64,
     /// ARP requests and replies sent (scenarios with `[arp]`; also in `mac_frames`).
     pub arp_requests: u64,

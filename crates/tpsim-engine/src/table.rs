@@ -195,6 +195,7 @@ impl RunResult {
             t.push(reason.column(), u(n.drops[reason as usize]));
         }
         t.push("dropped_copies", u(n.dropped_copies));
+        t.push("ecn_marks", u(n.ecn_marks));
         t.push("routing_drops", u(n.routing_drops));
         t.push("arp_requests", u(n.arp_requests));
         t.push("arp_replies", u(n.arp_replies));

@@ -298,6 +298,18 @@ pub struct WifiDevice {
     pub on_air: Option<u32>,
     pub iface: u32,
     pub dcf: Dcf,
+    /// The radio's queue discipline for packets other than routing control (`radio.aqm`;
+    /// `None`: every packet waits in `queue`). Routing control packets keep `queue`, ahead of
+    /// these, as with ns-2's PriQueue.
+    pub aqm: Option<Box<tpsim_aqm::Qdisc>>,
+}
+
+impl WifiDevice {
+    /// Packets waiting for the MAC: in `queue` and under `aqm`.
+    #[inline]
+    pub fn waiting(&self) -> usize {
+        self.queue.len() + self.aqm.as_ref().map_or(0, |q| q.len())
+    }
 }
 
 /// What every signal start and end at a radio touches, one small record per node in a dense

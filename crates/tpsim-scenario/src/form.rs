@@ -28,10 +28,17 @@ pub(crate) fn every_error(text: &str, first: toml::de::Error) -> Vec<Diagnostic>
     let mut taken_out: Vec<Vec<Seg>> = Vec::new();
     loop {
         let (message, suggestion) = with_suggestion(err.message().trim());
-        let path = err
+        let mut path = err
             .span()
             .map(|r| Locator::new(&current).path_at(r.start))
             .unwrap_or_default();
+        // A table read through a tagged enum (`aqm = { kind = ... }`) is buffered first, so
+        // serde places an unknown key of it on the whole table: name the key itself.
+        if let Some(name) = unknown_field(&message) {
+            if !path.is_empty() && path.last() != Some(&Seg::Key(name.to_string())) {
+                path.push(Seg::Key(name.to_string()));
+            }
+        }
         // After a bad value was taken out, a missing required key is that one, reported already.
         if message.starts_with("missing field") && !taken_out.is_empty() {
             break;
@@ -69,6 +76,11 @@ pub(crate) fn every_error(text: &str, first: toml::de::Error) -> Vec<Diagnostic>
     }
     out.sort_by_key(|d| (d.line, d.column));
     out
+}
+
+/// The key of serde's "unknown field `x`, expected ..." message.
+fn unknown_field(message: &str) -> Option<&str> {
+    message.strip_prefix("unknown field `")?.split('`').next()
 }
 
 /// Renames the last key of `path` to `name`, keeping its value.
@@ -178,6 +190,17 @@ mod tests {
         assert_eq!(d[0].path, "simulation.drain");
         assert_eq!(d[1].path, "links.0.rtae");
         assert!(d[1].message.contains("did you mean `rate`?"), "{}", d[1].message);
+    }
+
+    /// A key of a table read through its `kind` (a link's `aqm`) is named itself, with a
+    /// suggestion, and the mend does not rename the table.
+    #[test]
+    fn a_typo_inside_an_aqm_table_names_the_key_and_nothing_else() {
+        let text = BASE.replace("delay = ", "aqm = { kind = \"codel\", targt = \"5ms\" }\ndelay = ");
+        let d = errors(&text);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].path, "links.0.aqm.targt");
+        assert!(d[0].message.contains("did you mean `target`?"), "{}", d[0].message);
     }
 
     #[test]

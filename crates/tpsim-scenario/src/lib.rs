@@ -11,6 +11,7 @@
 //! Every field documents its unit and default. Defaults follow ns-2 where the reference
 //! studies used it (queue limit 50 packets) and the standards otherwise (MTU 1500 bytes).
 
+mod aqm;
 pub mod count;
 pub mod error;
 pub mod events;
@@ -31,6 +32,7 @@ pub mod validate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use aqm::*;
 pub use error::{Diagnostic, Locator, ScenarioError, Seg};
 pub use events::{FaultEvent, FaultKind};
 pub use flows::*;

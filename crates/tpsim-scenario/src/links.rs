@@ -16,7 +16,7 @@ pub struct NodeRange {
 }
 
 /// A full-duplex point-to-point link: two independent directions, each with its own
-/// transmitter, DropTail queue and error model.
+/// transmitter, queue (DropTail unless `aqm` says otherwise) and error model.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Link {
@@ -32,6 +32,10 @@ pub struct Link {
     /// Default 50.
     #[serde(default = "default_queue")]
     pub queue: u32,
+    /// Queue discipline of each direction: `{ kind = "red" | "codel" | "fq-codel" | "pie" |
+    /// "droptail", ... }` with its keys (docs/models.md). Default DropTail with `queue`.
+    #[serde(default)]
+    pub aqm: Option<Aqm>,
     /// IP MTU of both interfaces. Default "1500B".
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,

@@ -118,6 +118,11 @@ pub struct Radio {
     /// Interface queue limit, packets (PriQueue: routing packets first). Default 50.
     #[serde(default)]
     pub queue: Option<u32>,
+    /// Queue discipline of each radio interface for every packet but routing control (which
+    /// keeps the `queue` PriQueue, ahead): `{ kind = "red" | "codel" | "fq-codel" | "pie" |
+    /// "droptail", ... }` (docs/models.md). Default: none, every packet in `queue`.
+    #[serde(default)]
+    pub aqm: Option<Aqm>,
     /// Longest wait in the interface queue: a packet that reaches the head of the queue
     /// after waiting longer is dropped (`drops_queue_timeout`), as ns-3's `WifiMacQueue`
     /// `MaxDelay` (500 ms there). Default: no limit (ns-2).

@@ -142,6 +142,9 @@ fn validate_links(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) -> bool
         if l.queue < 1 {
             err(p("queue"), "expected a queue limit of at least 1 packet".into());
         }
+        if let Some(a) = &l.aqm {
+            crate::aqm::validate_aqm(a, &p("aqm"), err);
+        }
         if !(68..=65535).contains(&l.mtu.0) {
             err(
                 p("mtu"),
@@ -327,6 +330,15 @@ fn validate_radio_table(sc: &Scenario, radio: &crate::Radio, err: &mut impl FnMu
         );
     }
     validate_radio(radio, err);
+    if let Some(a) = &radio.aqm {
+        crate::aqm::validate_aqm(a, &[k("radio"), k("aqm")], err);
+        if radio.queue_max_delay.is_some() {
+            err(
+                vec![k("radio"), k("queue_max_delay")],
+                "`queue_max_delay` applies to the DropTail interface queue: leave it out with `radio.aqm`".into(),
+            );
+        }
+    }
     if let Some(channels) = &radio.channels {
         let q = || vec![k("radio"), k("channels")];
         if channels.len() != n as usize {

@@ -100,6 +100,10 @@ pub struct Segment {
     /// offsets in the stream (0 = first application byte, SYN/FIN not counted). The engine
     /// uses it to know when each message's first byte is first sent.
     pub stream: Option<StreamData>,
+    /// The IP header's ECN field (RFC 3168 §5): on a segment a transport emits, ECT(0) if it
+    /// is ECN-capable (else not-ECT); on a segment the network delivers, the field as it
+    /// arrived (CE if a queue marked it: the engine marks the IP header and this copy).
+    pub ecn: tpsim_wire::Ecn,
 }
 
 /// Application bytes carried by a byte-stream segment.

@@ -205,6 +205,7 @@ impl StopAndWaitSocket {
             first_tx,
             addr: None,
             stream: None,
+            ecn: tpsim_wire::Ecn::NotEct,
         }
     }
 }

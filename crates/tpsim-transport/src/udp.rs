@@ -76,6 +76,7 @@ impl UdpSocket {
             message: Some(msg),
             first_tx: now,
             stream: None,
+            ecn: tpsim_wire::Ecn::NotEct,
         })
     }
 

@@ -753,6 +753,7 @@ mod tests {
             ttl: 64,
             ident: 0,
             total_len: (20 + len) as u16,
+            ecn: crate::Ecn::NotEct,
         }
     }
 

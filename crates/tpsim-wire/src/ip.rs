@@ -22,6 +22,29 @@ pub enum IpProtocol {
     Sctp = 132,
 }
 
+/// The ECN field of the IP header, its two low bits of the former TOS octet (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ecn {
+    /// 00: not ECN-capable.
+    #[default]
+    NotEct = 0,
+    /// 01: ECN-capable transport, ECT(1).
+    Ect1 = 1,
+    /// 10: ECN-capable transport, ECT(0).
+    Ect0 = 2,
+    /// 11: Congestion Experienced, set by a router instead of dropping the packet.
+    Ce = 3,
+}
+
+impl Ecn {
+    /// Whether the sender declared the packet ECN-capable (ECT(0), ECT(1) or, once marked, CE).
+    #[inline]
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
 /// A parsed-form IPv4 header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ipv4Repr {
@@ -37,6 +60,8 @@ pub struct Ipv4Repr {
     pub ident: u16,
     /// Total length (header + payload), bytes.
     pub total_len: u16,
+    /// The ECN field (RFC 3168 §5).
+    pub ecn: Ecn,
 }
 
 impl Ipv4Repr {
@@ -47,7 +72,7 @@ impl Ipv4Repr {
     pub fn emit(&self, buf: &mut [u8]) {
         let b = &mut buf[..IPV4_HEADER_LEN as usize];
         b[0] = 0x45; // version 4, IHL 5
-        b[1] = 0; // DSCP/ECN
+        b[1] = self.ecn as u8; // DSCP 0, then the ECN field (RFC 3168 §5)
         b[2..4].copy_from_slice(&self.total_len.to_be_bytes());
         b[4..6].copy_from_slice(&self.ident.to_be_bytes());
         b[6..8].copy_from_slice(&0x4000u16.to_be_bytes()); // DF, no fragmentation in tpsim
@@ -83,6 +108,7 @@ mod tests {
             ttl: 64,
             ident: 7,
             total_len: 156,
+            ecn: crate::Ecn::NotEct,
         };
         let mut b = [0u8; 20];
         r.emit(&mut b);

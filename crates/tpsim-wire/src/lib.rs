@@ -27,7 +27,7 @@ pub mod tcp;
 pub mod tfrc;
 pub mod udp;
 
-pub use ip::{IpProtocol, Ipv4Repr, IPV4_HEADER_LEN};
+pub use ip::{Ecn, IpProtocol, Ipv4Repr, IPV4_HEADER_LEN};
 pub use sctp::{SctpParseError, SctpRepr, SCTP_COMMON_HEADER_LEN};
 pub use tcp::{TcpFlags, TcpParseError, TcpRepr, TcpTimestamp, TCP_HEADER_LEN};
 pub use udp::{UdpRepr, UDP_HEADER_LEN};

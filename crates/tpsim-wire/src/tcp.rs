@@ -39,10 +39,15 @@ impl TcpFlags {
     pub const PSH: TcpFlags = TcpFlags(0x08);
     /// ACK: the acknowledgment field is significant.
     pub const ACK: TcpFlags = TcpFlags(0x10);
+    /// ECE, ECN-Echo: on a SYN, ECN is offered; otherwise a CE-marked segment arrived
+    /// (RFC 3168 §6.1).
+    pub const ECE: TcpFlags = TcpFlags(0x40);
+    /// CWR, Congestion Window Reduced: the sender reduced its window for an ECE (RFC 3168 §6.1).
+    pub const CWR: TcpFlags = TcpFlags(0x80);
 
-    /// The flags from the header's flag byte (CWR/ECE/URG are ignored).
+    /// The flags from the header's flag byte (URG is ignored).
     pub const fn from_bits(bits: u8) -> TcpFlags {
-        TcpFlags(bits & 0x1f)
+        TcpFlags(bits & 0xdf)
     }
     /// The header's flag byte.
     pub const fn bits(self) -> u8 {
@@ -73,6 +78,8 @@ impl fmt::Debug for TcpFlags {
             (Self::RST, "RST"),
             (Self::PSH, "PSH"),
             (Self::ACK, "ACK"),
+            (Self::ECE, "ECE"),
+            (Self::CWR, "CWR"),
         ];
         let mut first = true;
         for (flag, name) in names {
@@ -421,6 +428,7 @@ mod tests {
             ttl: 64,
             ident: 0,
             total_len: 20 + len,
+            ecn: crate::Ecn::NotEct,
         }
     }
 

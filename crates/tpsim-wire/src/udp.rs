@@ -64,6 +64,7 @@ mod tests {
             ttl: 64,
             ident: 0,
             total_len: 20 + 8 + 5,
+            ecn: crate::Ecn::NotEct,
         };
         let mut b = [0u8; 13];
         UdpRepr {

@@ -113,6 +113,7 @@ fn tshark_dissects_every_dccp_type_with_good_checksums() {
             ttl: 64,
             ident: t as u16,
             total_len: (IPV4_HEADER_LEN as usize + l4) as u16,
+            ecn: tpsim_wire::Ecn::NotEct,
         };
         let mut buf = vec![0u8; IPV4_HEADER_LEN as usize + l4];
         ip.emit(&mut buf);

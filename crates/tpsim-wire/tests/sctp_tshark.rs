@@ -156,6 +156,7 @@ fn pcap(packets: &[(SctpRepr, Vec<u8>)]) -> Vec<u8> {
             ttl: 64,
             ident: k as u16,
             total_len: len as u16,
+            ecn: tpsim_wire::Ecn::NotEct,
         };
         let mut b = vec![0u8; len];
         ip.emit(&mut b);

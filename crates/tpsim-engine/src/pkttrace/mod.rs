@@ -45,10 +45,13 @@ pub enum TraceEvent {
     MacSend = 7,
     /// A radio decoded a frame addressed to it (or broadcast). ns-2 traces only.
     MacReceive = 8,
+    /// A queue discipline marked it Congestion Experienced (RFC 3168), for the reason of the
+    /// `reason` column.
+    Mark = 9,
 }
 
 impl TraceEvent {
-    const NAMES: [&'static str; 9] = [
+    const NAMES: [&'static str; 10] = [
         "send",
         "forward",
         "receive",
@@ -58,6 +61,7 @@ impl TraceEvent {
         "arrive",
         "mac_send",
         "mac_receive",
+        "mark",
     ];
 }
 
@@ -87,7 +91,10 @@ impl Layer {
             | DropReason::Arp
             | DropReason::LinkDown
             | DropReason::InterfaceDown
-            | DropReason::NodeDown => Layer::Link,
+            | DropReason::NodeDown
+            | DropReason::AqmEarly
+            | DropReason::AqmForced
+            | DropReason::AqmSojourn => Layer::Link,
             DropReason::MacRetry | DropReason::Energy => Layer::Mac,
             DropReason::LinkBreak | DropReason::NoRoute | DropReason::Ttl => Layer::Ip,
         }

@@ -168,8 +168,8 @@ impl fmt::Display for TimeShort {
     }
 }
 
-/// The ns-2 trace layer and reason code of a drop (ns-2 has no code for the last four
-/// reasons: they are tpsim's own).
+/// The ns-2 trace layer and reason code of a drop (ns-2 has no code for the energy, link,
+/// interface, node and queue-discipline reasons: they are tpsim's own).
 fn drop_codes(reason: u8) -> (&'static str, &'static str) {
     match DropReason::ALL.get(reason as usize) {
         Some(DropReason::Queue) => ("IFQ", "IFQ"),
@@ -182,6 +182,7 @@ fn drop_codes(reason: u8) -> (&'static str, &'static str) {
         Some(DropReason::LinkBreak) => ("RTR", "CBK"),
         Some(DropReason::Energy) => ("MAC", "EGY"),
         Some(DropReason::LinkDown | DropReason::InterfaceDown | DropReason::NodeDown) => ("IFQ", "DWN"),
+        Some(DropReason::AqmEarly | DropReason::AqmForced | DropReason::AqmSojourn) => ("IFQ", "AQM"),
         None => ("IFQ", "---"),
     }
 }

@@ -33,7 +33,7 @@
 use super::{Beacons, Event, RunOptions, World};
 use crate::apps::{Apps, GenKind, GenSpec};
 use crate::collect::{Collector, DirInfo};
-use crate::device::{DropTail, ErrorModel, P2pDevice};
+use crate::device::{ErrorModel, P2pDevice};
 use crate::energy::EnergyModel;
 use crate::metrics::FlowKey;
 use crate::net::{link_addr, DeviceRef, Net, RadioMap};
@@ -111,6 +111,7 @@ impl World {
             sizes_standard: sizes == SizeConvention::Standard,
             sockets: Sockets::default(),
             apps: Apps::default(),
+            aqm_out: Vec::new(),
             energy: sc
                 .energy
                 .as_ref()
@@ -356,7 +357,12 @@ fn build_links(
                 rate_bps: l.rate.0,
                 delay: l.delay.sim(),
                 framing: sizes.p2p_framing(),
-                queue: DropTail::new(l.queue as usize),
+                queue: crate::aqm::qdisc(
+                    l.aqm.as_ref(),
+                    l.queue,
+                    l.rate.0,
+                    stream(opts, OwnerKind::Interface, iface as u64, Module::Aqm),
+                ),
                 on_wire: None,
                 errors: ErrorModel::new(
                     loss,
@@ -419,6 +425,15 @@ fn build_radios(
             pcap: trace,
             on_air: None,
             dead: false,
+            aqm: radio.aqm.as_ref().map(|a| {
+                let rng = stream(opts, OwnerKind::Node, r as u64, Module::Aqm);
+                Box::new(crate::aqm::qdisc(
+                    Some(a),
+                    params.queue as u32,
+                    params.data_rate.bps(),
+                    rng,
+                ))
+            }),
         });
     }
     let powers = params.node_powers(radio, n);

@@ -259,9 +259,9 @@ impl World {
             d.tx_gen = d.tx_gen.wrapping_add(1);
             doomed.push(id);
         }
-        while let Some(id) = d.queue.pop() {
-            doomed.push(id);
-        }
+        let mut waiting = Vec::with_capacity(d.queue.len());
+        d.queue.purge(&mut waiting);
+        doomed.extend(waiting.iter().map(|p| PacketId(p.id)));
         for id in doomed {
             self.drop_packet(node, id, reason);
         }

@@ -177,6 +177,7 @@ impl World {
             ttl,
             total_len: ip_len.min(u16::MAX as u32) as u16,
             ident: 0,
+            ecn: tpsim_wire::Ecn::NotEct,
         };
         let seg = Segment {
             addr: None,
@@ -189,6 +190,7 @@ impl World {
             message: None,
             first_tx: self.now,
             stream: None,
+            ecn: tpsim_wire::Ecn::NotEct,
         };
         let id = self.packets.alloc(Packet {
             ip,

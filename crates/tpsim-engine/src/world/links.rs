@@ -1,12 +1,24 @@
 //! Point-to-point glue: a link direction serializes one packet at a time at its rate, queues
-//! the others (DropTail), loses some to its error model and delivers the rest to the other
-//! end after the propagation delay.
+//! the others under its queue discipline (DropTail unless the link's `aqm` says otherwise),
+//! loses some to its error model and delivers the rest to the other end after the
+//! propagation delay.
 
 use super::{Event, World};
 use crate::metrics::DropReason;
 use crate::packet::PacketId;
-use crate::pkttrace::TraceEvent;
+use crate::pkttrace::{Layer, TraceEvent};
+use tpsim_aqm::{Pkt, Qdisc, Reason, Verdict};
 use tpsim_core::SimDuration;
+
+/// The drop reason (and mark reason) of a queue discipline's verdict.
+fn drop_reason(r: Reason) -> DropReason {
+    match r {
+        Reason::Overflow => DropReason::Queue,
+        Reason::Early => DropReason::AqmEarly,
+        Reason::Forced => DropReason::AqmForced,
+        Reason::Sojourn => DropReason::AqmSojourn,
+    }
+}
 
 impl World {
     /// Queues `id` at link device `dev`, or starts sending it if the wire is free.
@@ -18,16 +30,71 @@ impl World {
         }
         self.trace_link(TraceEvent::Enqueue, dev, id);
         let now = self.now;
+        let p = self.packets.get(id);
         let d = &mut self.links[dev as usize];
-        if d.on_wire.is_none() {
-            self.start_tx(dev, id);
-            return;
-        }
+        // Every arrival goes through the discipline (RED's average, CoDel's state and PIE's
+        // burst allowance see it even on an idle link), then straight out if the wire is free.
+        let pkt = Pkt {
+            id: id.0,
+            bytes: p.seg.ip_len + d.framing,
+            flow: if matches!(d.queue, Qdisc::FqCodel(_)) {
+                crate::aqm::flow_hash(p)
+            } else {
+                0
+            },
+            ect: p.ip.ecn.is_ect(),
+            ce: false,
+        };
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
-        if let Err(id) = d.queue.push(id) {
-            let (node, hop) = self.link_ends(dev);
-            self.drop_packet_hop(node, id, DropReason::Queue, hop);
+        d.queue.enqueue(pkt, now, &mut self.aqm_out);
+        let next = if d.on_wire.is_none() {
+            d.queue.dequeue(now, &mut self.aqm_out)
+        } else {
+            None
+        };
+        self.link_aqm_verdicts(dev);
+        if let Some(p) = next {
+            self.start_tx(dev, PacketId(p.id));
         }
+    }
+
+    /// [`Self::aqm_verdicts`] of link device `dev`'s discipline.
+    fn link_aqm_verdicts(&mut self, dev: u32) {
+        if !self.aqm_out.is_empty() {
+            let (node, hop) = self.link_ends(dev);
+            self.aqm_verdicts(node, hop);
+        }
+    }
+
+    /// Carries out the drops and marks a queue discipline at `node` (towards `hop`, for the
+    /// trace) just made: a drop like any other, a mark counted (`ecn_marks`), traced and
+    /// written into the packet's IP header.
+    pub(super) fn aqm_verdicts(&mut self, node: u32, hop: u32) {
+        let mut out = std::mem::take(&mut self.aqm_out);
+        for v in out.drain(..) {
+            match v {
+                Verdict::Drop(p, r) => self.drop_packet_hop(node, PacketId(p.id), drop_reason(r), hop),
+                Verdict::Mark(p, r) => {
+                    // A queued packet has one holder. The segment's copy of the field is what
+                    // the receiving transport reads (RFC 3168 §5: CE in the IP header).
+                    let id = PacketId(p.id);
+                    let packet = self.packets.get_mut(id);
+                    packet.ip.ecn = tpsim_wire::Ecn::Ce;
+                    packet.seg.ecn = tpsim_wire::Ecn::Ce;
+                    self.metrics.ecn_marked();
+                    self.trace_row(
+                        TraceEvent::Mark,
+                        node,
+                        Layer::Link,
+                        id,
+                        Some(drop_reason(r)),
+                        false,
+                        hop,
+                    );
+                }
+            }
+        }
+        self.aqm_out = out;
     }
 
     fn start_tx(&mut self, dev: u32, id: PacketId) {
@@ -60,7 +127,7 @@ impl World {
         let lost = d.errors.lose(idx);
         let (peer, delay, link) = (d.peer, d.delay, d.link);
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
-        let next = d.queue.pop();
+        let next = d.queue.dequeue(now, &mut self.aqm_out);
         if lost {
             let (node, hop) = self.link_ends(dev);
             self.drop_packet_hop(node, id, DropReason::LinkError, hop);
@@ -75,8 +142,9 @@ impl World {
                 },
             );
         }
+        self.link_aqm_verdicts(dev);
         if let Some(n) = next {
-            self.start_tx(dev, n);
+            self.start_tx(dev, PacketId(n.id));
         }
     }
 

@@ -193,6 +193,8 @@ pub struct World {
     /// When links, interfaces or nodes went down (`[[events]]`), in order: the faults a
     /// failover's time is measured from.
     down_times: Vec<SimTime>,
+    /// The drops and marks of the last call to a queue discipline (kept to reuse its buffer).
+    aqm_out: Vec<tpsim_aqm::Verdict>,
 }
 
 /// Per-run options that are not part of the scenario.

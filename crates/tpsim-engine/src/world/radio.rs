@@ -82,8 +82,23 @@ impl World {
             self.drop_packet(self.rmap.node(radio), id, reason);
             return;
         }
-        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
-        if let Err(id) = d.queue.push(id, priority, now) {
+        self.metrics.queue_changed(dev, d.waiting(), &mut d.q_changed, now);
+        if let (false, Some(q)) = (priority, &mut d.aqm) {
+            let p = self.packets.get(id);
+            let pkt = tpsim_aqm::Pkt {
+                id: id.0,
+                bytes: p.seg.ip_len,
+                flow: if matches!(**q, tpsim_aqm::Qdisc::FqCodel(_)) {
+                    crate::aqm::flow_hash(p)
+                } else {
+                    0
+                },
+                ect: p.ip.ecn.is_ect(),
+                ce: false,
+            };
+            q.enqueue(pkt, now, &mut self.aqm_out);
+            self.aqm_verdicts(self.rmap.node(radio), crate::pkttrace::NO_NODE);
+        } else if let Err(id) = d.queue.push(id, priority, now) {
             self.drop_packet(self.rmap.node(radio), id, DropReason::Queue);
             return;
         }
@@ -95,9 +110,15 @@ impl World {
         let now = self.now;
         let dev = self.radio_dev(radio);
         let d = &mut self.radios[radio as usize];
-        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
+        self.metrics.queue_changed(dev, d.waiting(), &mut d.q_changed, now);
         let packets = &self.packets;
-        d.queue.remove_where(|id| packets.get(id).link_dst == hop)
+        let mut taken = d.queue.remove_where(|id| packets.get(id).link_dst == hop);
+        if let Some(q) = &mut d.aqm {
+            let mut out = Vec::new();
+            q.remove_where(|p| packets.get(PacketId(p.id)).link_dst == hop, &mut out);
+            taken.extend(out.iter().map(|p| PacketId(p.id)));
+        }
+        taken
     }
 
     /// Hands the next waiting packet to an idle 802.11 MAC.
@@ -108,7 +129,7 @@ impl World {
         if d.in_service.is_some() || !d.dcf.ready() || d.dead {
             return;
         }
-        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
+        self.metrics.queue_changed(dev, d.waiting(), &mut d.q_changed, now);
         // Packets that waited longer than the limit are dropped as they reach the head (as
         // ns-3's WifiMacQueue drops those older than its MaxDelay).
         if let Some(max) = self.wifi.as_ref().and_then(|ch| ch.params.queue_max_delay) {
@@ -118,7 +139,17 @@ impl World {
             }
         }
         let d = &mut self.radios[radio as usize];
-        let Some(id) = d.queue.pop() else { return };
+        let next = match (d.queue.pop(), &mut d.aqm) {
+            (Some(id), _) => Some(id),
+            // Routing control first, then what the discipline lets through.
+            (None, Some(q)) => q.dequeue(now, &mut self.aqm_out).map(|p| PacketId(p.id)),
+            (None, None) => None,
+        };
+        if !self.aqm_out.is_empty() {
+            self.aqm_verdicts(self.rmap.node(radio), crate::pkttrace::NO_NODE);
+        }
+        let Some(id) = next else { return };
+        let d = &mut self.radios[radio as usize];
         d.in_service = Some(id);
         let p = self.packets.get(id);
         let llc = if self.sizes_standard { LLC_SNAP_LEN } else { 0 };
@@ -179,7 +210,7 @@ impl World {
         self.serve_next(radio);
         // Whether signals may skip the device until its next input (see `RadioState`).
         let d = &self.radios[radio as usize];
-        let rest = !d.dead && d.in_service.is_none() && d.queue.is_empty() && d.dcf.at_rest();
+        let rest = !d.dead && d.in_service.is_none() && d.waiting() == 0 && d.dcf.at_rest();
         if let Some(ch) = &mut self.wifi {
             ch.radios[radio as usize].set_rest(rest);
         }
@@ -483,10 +514,15 @@ impl World {
     /// `reason` (its radio went off).
     fn drop_radio_queue(&mut self, radio: u32, dev: u32, now: tpsim_core::SimTime, reason: DropReason) {
         let d = &mut self.radios[radio as usize];
-        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
+        self.metrics.queue_changed(dev, d.waiting(), &mut d.q_changed, now);
         let mut doomed: Vec<PacketId> = d.in_service.take().into_iter().collect();
         while let Some(id) = d.queue.pop() {
             doomed.push(id);
+        }
+        if let Some(q) = &mut d.aqm {
+            let mut waiting = Vec::new();
+            q.purge(&mut waiting);
+            doomed.extend(waiting.iter().map(|p| PacketId(p.id)));
         }
         for id in doomed {
             self.drop_packet(self.rmap.node(radio), id, reason);
@@ -526,7 +562,7 @@ impl World {
         let first = self.links.len() as u32;
         for (i, d) in self.radios.iter_mut().enumerate() {
             self.metrics
-                .queue_changed(first + i as u32, d.queue.len(), &mut d.q_changed, end);
+                .queue_changed(first + i as u32, d.waiting(), &mut d.q_changed, end);
         }
     }
 

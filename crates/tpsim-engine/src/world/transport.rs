@@ -121,6 +121,7 @@ impl World {
                 ttl: DEFAULT_TTL,
                 ident: self.net.next_ident(a.node),
                 total_len: seg.ip_len.min(u16::MAX as u32) as u16,
+                ecn: seg.ecn,
             };
             let seq = if dir != NO_DIR {
                 self.metrics.segment_sent(dir, seg.ip_len, now)

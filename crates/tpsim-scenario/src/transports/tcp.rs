@@ -93,6 +93,12 @@ pub struct TcpOptions {
     /// D-SACK (RFC 2883): report duplicate segments in the first SACK block. Default false.
     #[serde(default)]
     pub dsack: Option<bool>,
+    /// ECN (RFC 3168): offered on the SYN; when both ends offer it, data segments are
+    /// ECN-capable, a queue discipline with `ecn = true` marks them instead of dropping, and
+    /// the sender halves its window once per window of data for each echoed mark. Default
+    /// false.
+    #[serde(default)]
+    pub ecn: Option<bool>,
     /// RFC 7323 timestamps: offered on the SYN, used when both ends offer them (12 more
     /// header bytes per segment, RTT sampled from every ACK of new data). Default false;
     /// ns-3 and Linux have them on.
@@ -204,6 +210,7 @@ fn validate_tcp_options(i: usize, t: &TcpOptions, check_model: bool, err: &mut E
         ("window_scaling", t.window_scaling.is_some(), false),
         ("sack", t.sack.is_some(), false),
         ("dsack", t.dsack.is_some(), false),
+        ("ecn", t.ecn.is_some(), false),
     ] {
         if check_model && given && for_ns2 != ns2 {
             let which = if ns2 {
@@ -388,6 +395,9 @@ fn tcp_config(t: Transport, preset: TcpPreset, o: Option<&TcpOptions>) -> TcpCon
         }
         if let Some(d) = o.dsack {
             c.dsack = d;
+        }
+        if let Some(e) = o.ecn {
+            c.ecn = e;
         }
     }
     c

@@ -981,6 +981,7 @@ impl DccpSocket {
             message: msg,
             first_tx: now,
             stream: None,
+            ecn: tpsim_wire::Ecn::NotEct,
         }
     }
 

@@ -317,6 +317,7 @@ fn an_out_of_window_packet_gets_a_sync_and_syncack_resynchronises_rfc4340_s7_5_4
         message: Some(msg(id, 100)),
         first_tx: ms(1),
         stream: None,
+        ecn: tpsim_wire::Ecn::NotEct,
     };
     assert!(seq_lt(s.seq_window().swh(), far));
     while s.poll_event().is_some() {}
@@ -408,6 +409,7 @@ fn ack_ratio_changes_are_confirmed_rfc4341_s6_1_2() {
         message: Some(msg(1, 100)),
         first_tx: ms(1),
         stream: None,
+        ecn: tpsim_wire::Ecn::NotEct,
     };
     s.on_segment(ms(2), &seg);
     assert_eq!(s.rx_ack_ratio(), 1);
@@ -771,6 +773,7 @@ fn emitted_packets_parse_back_with_a_good_checksum_rfc4340_s9() {
             ttl: 64,
             ident: 0,
             total_len: seg.ip_len as u16,
+            ecn: tpsim_wire::Ecn::NotEct,
         };
         let mut out = vec![0u8; seg.ip_len as usize - 20];
         seg.header.emit_zeroed(&ip, &mut out);

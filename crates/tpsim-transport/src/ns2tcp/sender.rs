@@ -262,6 +262,7 @@ impl Sender {
                 message: None,
                 first_tx: now,
                 stream: None,
+                ecn: tpsim_wire::Ecn::NotEct,
             }
         } else {
             let i = self.msgs.partition_point(|m| m.last < seqno);
@@ -285,6 +286,7 @@ impl Sender {
                 message,
                 first_tx,
                 stream: None,
+                ecn: tpsim_wire::Ecn::NotEct,
             }
         };
         io.out.push_back(seg);

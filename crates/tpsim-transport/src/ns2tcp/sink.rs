@@ -84,6 +84,7 @@ impl Sink {
             message: None,
             first_tx: now,
             stream: None,
+            ecn: tpsim_wire::Ecn::NotEct,
         });
         io.stats.tx_segments += 1;
         io.stats.ack_segments += 1;

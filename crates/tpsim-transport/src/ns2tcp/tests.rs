@@ -143,6 +143,7 @@ fn ack_segment(ns2: &Ns2TcpConfig, n: i64) -> Segment {
         message: None,
         first_tx: SimTime::ZERO,
         stream: None,
+        ecn: tpsim_wire::Ecn::NotEct,
     }
 }
 /// Data packet `n` (or the SYN for 0), as a sender sends it, ending `ends` if given.
@@ -168,6 +169,7 @@ fn data_segment(ns2: &Ns2TcpConfig, n: i64, ends: Option<Message>, first_tx: Sim
         message: ends,
         first_tx,
         stream: None,
+        ecn: tpsim_wire::Ecn::NotEct,
     }
 }
 

@@ -76,6 +76,7 @@ pub(super) fn seg(h: SctpRepr) -> Segment {
         message: None,
         first_tx: SimTime::ZERO,
         stream: None,
+        ecn: tpsim_wire::Ecn::NotEct,
     }
 }
 pub(super) fn feed(s: &mut SctpSocket, now: SimTime, h: SctpRepr) {
@@ -1236,6 +1237,7 @@ fn emit_zeroed_writes_a_real_packet() {
         ttl: 64,
         ident: 1,
         total_len: seg.ip_len as u16,
+        ecn: tpsim_wire::Ecn::NotEct,
     };
     assert_eq!(ip.protocol, tpsim_wire::IpProtocol::Sctp);
     let mut b = vec![0xffu8; seg.ip_len as usize - 20];

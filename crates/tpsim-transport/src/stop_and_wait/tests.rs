@@ -187,6 +187,7 @@ fn pcap_bytes_carry_the_header_and_a_valid_udp_checksum() {
         total_len: 20 + 24,
         ttl: 64,
         ident: 0,
+        ecn: tpsim_wire::Ecn::NotEct,
     };
     let mut out = [0xffu8; 24];
     h.emit_zeroed(&ip, &mut out);

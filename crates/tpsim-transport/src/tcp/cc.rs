@@ -49,6 +49,9 @@ pub enum CongestionEvent {
     DupAcks,
     /// The retransmission timer expired (RFC 5681 §3.1, RFC 6298 §5).
     Timeout,
+    /// An ACK echoed a Congestion Experienced mark (RFC 3168 §6.1.2): the reduction of a loss,
+    /// applied at once, with nothing to retransmit.
+    Ece,
 }
 
 /// A congestion-control algorithm. Every method returns the window the connection should
@@ -56,8 +59,9 @@ pub enum CongestionEvent {
 pub trait CongestionController: Debug {
     /// `acked` bytes of new data were cumulatively acknowledged, outside fast recovery.
     fn on_ack(&mut self, now: SimTime, acked: u64, w: Window, cx: &CcContext) -> Window;
-    /// Loss was detected. For [`CongestionEvent::DupAcks`] the returned `cwnd` is the window to
-    /// use when fast recovery ends; for [`CongestionEvent::Timeout`] it is used at once.
+    /// Loss (or an ECN mark) was detected. For [`CongestionEvent::DupAcks`] the returned `cwnd`
+    /// is the window to use when fast recovery ends; for [`CongestionEvent::Timeout`] and
+    /// [`CongestionEvent::Ece`] it is used at once.
     fn on_congestion_event(&mut self, now: SimTime, event: CongestionEvent, w: Window, cx: &CcContext) -> Window;
     /// `bytes` of data (new or retransmitted) were sent. Default: nothing.
     fn on_sent(&mut self, _now: SimTime, _bytes: u64) {}
@@ -151,8 +155,9 @@ impl CongestionController for Aimd {
         let ssthresh = (cx.flight_size / 2).max(2 * cx.smss);
         self.bytes_acked = 0;
         let cwnd = match event {
-            // RFC 5681 §3.2 step 6: cwnd = ssthresh when recovery ends.
-            CongestionEvent::DupAcks => ssthresh,
+            // RFC 5681 §3.2 step 6: cwnd = ssthresh when recovery ends. RFC 3168 §6.1.2: an
+            // ECE halves the window the same way.
+            CongestionEvent::DupAcks | CongestionEvent::Ece => ssthresh,
             // RFC 5681 §3.1: after a timeout cwnd is the loss window LW = 1 full-sized segment.
             CongestionEvent::Timeout => cx.smss,
         };
@@ -330,8 +335,9 @@ impl CongestionController for Cubic {
         // §4.6: ssthresh = FlightSize·β_cubic, at least 2·SMSS.
         let ssthresh = ((cx.flight_size as f64 * CUBIC_BETA) as u64).max(2 * smss);
         let cwnd = match event {
-            // §4.6: cwnd = ssthresh once recovery is over.
-            CongestionEvent::DupAcks => {
+            // §4.6: cwnd = ssthresh once recovery is over; an ECE (§4.6: a congestion event
+            // detected by ECN) at once.
+            CongestionEvent::DupAcks | CongestionEvent::Ece => {
                 self.restart_k0 = false;
                 ssthresh
             }

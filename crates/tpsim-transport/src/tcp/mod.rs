@@ -19,6 +19,10 @@
 //!   [`TcpConfig::dsack`]); RFC 6675, SACK-based loss recovery ([`LossRecovery::Sack`]): the
 //!   scoreboard and its routines are in `sack.rs`.
 //! * RFC 9438, CUBIC ([`cc::Cubic`], [`CongestionAlgorithm::Cubic`]).
+//! * RFC 3168 §6.1, ECN in TCP ([`TcpConfig::ecn`]): the ECN-setup SYN and SYN-ACK (§6.1.1),
+//!   the sender's reduction and CWR (§6.1.2), the receiver's ECE (§6.1.3), no ECT on pure ACKs,
+//!   retransmissions and window probes (§6.1.4–§6.1.6). Not implemented: the reset of the
+//!   retransmission timer when an ECE arrives with a one-segment window (§6.1.2).
 //!
 //! # Shape
 //!
@@ -44,7 +48,7 @@
 //! on full-sized data segments (they are sent only where they fit the MTU, i.e. on ACKs and
 //! short segments), the sender's use of D-SACK (RFC 2883 §5, received D-SACK blocks are only
 //! ignored), CUBIC's HyStart++ and spurious-loss undo,
-//! ECN, simultaneous open, keep-alives, urgent data and RFC 5961 challenge ACKs. Without
+//! simultaneous open, keep-alives, urgent data and RFC 5961 challenge ACKs. Without
 //! [`TcpConfig::syn_attempts`] / [`TcpConfig::data_retries`] (RFC 9293 §3.8.3, R2) a
 //! connection retransmits forever, with the RTO capped at [`TcpConfig::max_rto`]. RSTs are
 //! honoured, and sent only from CLOSED (RFC 9293 §3.10.7.1), not for unacceptable segments in
@@ -254,6 +258,12 @@ pub struct TcpConfig {
     /// RFC 2883 D-SACK: with SACK in use, report a duplicate segment in the first SACK block
     /// of the ACK it causes. Default off.
     pub dsack: bool,
+    /// RFC 3168 ECN: offer it on our SYN (ECE and CWR; answer with ECE on the SYN-ACK if the
+    /// SYN offered it). When both ends did, new data segments are ECN-capable (ECT(0)), the
+    /// receiver echoes a Congestion Experienced mark with ECE until the sender's CWR, and the
+    /// sender reduces its window once per window of data as for a loss, without
+    /// retransmitting. Default off.
+    pub ecn: bool,
 }
 
 impl TcpConfig {
@@ -307,6 +317,7 @@ impl Default for TcpConfig {
             window_scaling: false,
             sack: false,
             dsack: false,
+            ecn: false,
         }
     }
 }
@@ -320,6 +331,8 @@ pub struct TcpStats {
     /// Fast retransmits after `dupthresh` duplicate ACKs (RFC 5681 §3.2), or entries into
     /// SACK loss recovery (RFC 6675 §5 (4)).
     pub fast_retransmits: u64,
+    /// Window reductions for an ECN-Echo (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
     /// Partial ACKs handled in NewReno fast recovery (RFC 6582 §3.2), or cumulative ACKs
     /// below RecoveryPoint in SACK recovery (RFC 6675 §5 (B)).
     pub partial_acks: u64,

@@ -102,6 +102,7 @@ fn feed(s: &mut TcpSocket, at: SimTime, repr: TcpRepr, len: u32) {
         message: None,
         first_tx: at,
         stream: None,
+        ecn: tpsim_wire::Ecn::NotEct,
     };
     s.on_segment(at, &seg);
 }
@@ -1839,3 +1840,5 @@ fn defaults_offer_no_new_options_and_report_three_series() {
     let names: Vec<_> = c.report().congestion.iter().map(|&(n, _)| n).collect();
     assert_eq!(names, ["cwnd_bytes", "ssthresh_bytes", "srtt_s", "w_max_bytes"]);
 }
+
+mod ecn;

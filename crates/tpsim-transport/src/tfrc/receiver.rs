@@ -291,6 +291,7 @@ impl Receiver {
             message: None,
             first_tx: at,
             stream: None,
+            ecn: tpsim_wire::Ecn::NotEct,
         })
     }
 

@@ -38,6 +38,7 @@ pub(super) fn data_segment(
         message: Some(msg),
         first_tx: now,
         stream: None,
+        ecn: tpsim_wire::Ecn::NotEct,
     }
 }
 

@@ -512,6 +512,7 @@ pub(super) fn segment(
         message,
         first_tx,
         stream: None,
+        ecn: tpsim_wire::Ecn::NotEct,
     }
 }
 
@@ -773,6 +774,7 @@ fn sender_takes_rtt_sample_from_echo_and_t_delay_4_3() {
         message: None,
         first_tx: t(0.07),
         stream: None,
+        ecn: tpsim_wire::Ecn::NotEct,
     };
     s.on_segment(t(0.12), &fbk);
     let rc = s.rate().unwrap();
@@ -811,6 +813,7 @@ fn emit_zeroed_writes_a_valid_udp_datagram() {
         ttl: 64,
         ident: 0,
         total_len: seg.ip_len as u16,
+        ecn: tpsim_wire::Ecn::NotEct,
     };
     let mut out = vec![0xEE; len as usize];
     seg.header.emit_zeroed(&ip, &mut out);

@@ -222,6 +222,7 @@ impl SctpSocket {
             message: None,
             first_tx: now,
             stream: None,
+            ecn: tpsim_wire::Ecn::NotEct,
         }
     }
 

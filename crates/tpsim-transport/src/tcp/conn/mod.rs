@@ -88,6 +88,19 @@ pub struct TcpSocket {
     rcv_shift: u8,
     /// Both SYNs carried SACK-permitted (RFC 2018 §2).
     sack_ok: bool,
+    // ---- ECN (RFC 3168 §6.1) ----
+    /// Both ends negotiated ECN in their SYNs (§6.1.1).
+    ecn_ok: bool,
+    /// Receiver: a CE-marked segment arrived and no CWR since: every ACK carries ECE (§6.1.3).
+    ece_pending: bool,
+    /// Sender: the window was reduced for an ECE: the next new data segment carries CWR (§6.1.2).
+    cwr_pending: bool,
+    /// Sender: snd_max at the last ECE reduction; an ECE reduces the window again only on an
+    /// ACK beyond it (once per window of data, §6.1.2).
+    ecn_recover: u64,
+    /// Sender: the ACK being processed carries an ECE that reduced the window: it does not
+    /// grow the window too (§6.1.2).
+    ece_ack: bool,
     /// Loss recovery in use: the configured one, or what it falls back to without SACK.
     recovery: LossRecovery,
     /// RFC 6675 scoreboard (sender side; used with `recovery == Sack`).
@@ -212,6 +225,11 @@ impl TcpSocket {
             snd_shift: 0,
             rcv_shift,
             sack_ok: false,
+            ecn_ok: false,
+            ece_pending: false,
+            cwr_pending: false,
+            ecn_recover: 0,
+            ece_ack: false,
             recovery: effective_recovery(&tcp, false),
             sb: Scoreboard::default(),
             sack_hist: SackHistory::default(),
@@ -600,6 +618,10 @@ impl TcpSocket {
         }
         // RFC 2018 §2: SACK when both SYNs carry SACK-permitted.
         self.sack_ok = self.offers_sack() && h.sack_permitted;
+        // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR, an ECN-setup SYN-ACK ECE
+        // only.
+        let (ece, cwr) = (h.flags.contains(TcpFlags::ECE), h.flags.contains(TcpFlags::CWR));
+        self.ecn_ok = self.tcp.ecn && ece && (cwr != (self.state == State::SynSent));
         self.recovery = effective_recovery(&self.tcp, self.sack_ok);
         // The SYN's own window is never scaled (RFC 7323 §2.2).
         self.snd_wnd = h.window as u64;

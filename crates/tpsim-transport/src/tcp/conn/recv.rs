@@ -14,6 +14,16 @@ impl TcpSocket {
         if h.flags.contains(TcpFlags::ACK) && !matches!(self.state, State::Closed | State::Listen) {
             self.stats.acks_received += 1;
         }
+        if self.ecn_ok {
+            // RFC 3168 §6.1.3: ECE on every ACK from a CE-marked data segment on, until a CWR
+            // arrives (a CWR segment that is itself marked starts a new echo).
+            if h.flags.contains(TcpFlags::CWR) {
+                self.ece_pending = false;
+            }
+            if seg.ecn == tpsim_wire::Ecn::Ce && seg.payload_len > 0 {
+                self.ece_pending = true;
+            }
+        }
         match self.state {
             State::Closed => self.on_closed(&h, seg.payload_len),
             State::Listen => self.on_listen(&h),
@@ -220,6 +230,21 @@ impl TcpSocket {
         if a < self.snd_una {
             return true; // an old ACK: ignored
         }
+        // RFC 3168 §6.1.2: an ECE halves the window as a loss would, at most once per window
+        // of data (an ACK beyond snd_max at the last reduction), not during loss recovery
+        // (which already reduced it), and the ACK does not grow the window too.
+        self.ece_ack = false;
+        if self.ecn_ok && h.flags.contains(TcpFlags::ECE) && !syn && !self.in_recovery && a > self.ecn_recover {
+            let cx = self.cc_context();
+            let w = self
+                .cc
+                .on_congestion_event(now, CongestionEvent::Ece, self.window(), &cx);
+            self.apply(w);
+            self.ecn_recover = self.snd_max;
+            self.cwr_pending = true;
+            self.ece_ack = true;
+            self.tcp_stats.ecn_reductions += 1;
+        }
         let last_window = std::mem::replace(&mut self.last_ack_window, window);
         if self.recovery == LossRecovery::Sack {
             // RFC 6675 §5: Update() with every ACK's SACK blocks; a duplicate ACK is one that
@@ -320,6 +345,9 @@ impl TcpSocket {
                 LossRecovery::Reno | LossRecovery::Tahoe | LossRecovery::Sack => self.recovery_cwnd,
             }
             .max(smss);
+        } else if self.ece_ack {
+            // RFC 3168 §6.1.2: the window was just reduced for this ACK's ECE.
+            self.dup_acks = 0;
         } else {
             self.dup_acks = 0;
             // RFC 5681 §3.1: slow start or congestion avoidance, as the controller decides.

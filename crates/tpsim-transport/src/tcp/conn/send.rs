@@ -24,6 +24,7 @@ impl TcpSocket {
                     message: None,
                     first_tx: now,
                     stream: None,
+                    ecn: tpsim_wire::Ecn::NotEct,
                 });
             }
             State::Listen => return None,
@@ -276,6 +277,25 @@ impl TcpSocket {
         let seg_len = len as u64 + syn as u64 + fin as u64;
         let end = seq + seg_len;
         let retransmission = seg_len > 0 && seq < self.snd_max;
+        // RFC 3168 §6.1: ECE and CWR offer ECN on our SYN, ECE accepts it on the SYN-ACK;
+        // afterwards ECE echoes a CE mark until the peer's CWR (§6.1.3), and the first new data
+        // segment after a reduction carries CWR (§6.1.2). Only new data is ECN-capable: not
+        // pure ACKs (§6.1.4), retransmissions (§6.1.5) or window probes (§6.1.6).
+        let new_data = len > 0 && !retransmission && kind != Emit::Probe;
+        if syn && self.tcp.ecn && self.state == State::SynSent {
+            flags = flags | TcpFlags::ECE | TcpFlags::CWR;
+        } else if (syn && self.ecn_ok) || (!syn && self.ece_pending && flags.contains(TcpFlags::ACK)) {
+            flags = flags | TcpFlags::ECE;
+        }
+        if self.cwr_pending && new_data {
+            flags = flags | TcpFlags::CWR;
+            self.cwr_pending = false;
+        }
+        let ecn = if self.ecn_ok && new_data {
+            tpsim_wire::Ecn::Ect0
+        } else {
+            tpsim_wire::Ecn::NotEct
+        };
         // A pure ACK carries snd_max, or snd_nxt while probing a zero window (BSD), so that it
         // stays inside the peer's window.
         let wire_seq = if seg_len > 0 {
@@ -383,6 +403,7 @@ impl TcpSocket {
                 len,
                 retransmission,
             }),
+            ecn,
         }
     }
 
