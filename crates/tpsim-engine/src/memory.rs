@@ -93,13 +93,18 @@ fn messages(f: &Flow, duration_ns: u64, rate_bps: f64) -> u64 {
             let by_rate = active_s * rate_bps / 8.0 / size;
             a.bytes.map_or(by_rate, |b| (b.0 as f64 / size).min(by_rate.max(1.0)))
         }
-        AppKind::Cbr | AppKind::Voip => {
+        AppKind::Cbr | AppKind::Voip | AppKind::OnOff => {
             let interval_s = match (a.interval, a.rate) {
                 (Some(iv), _) => iv.0 as f64 * 1e-9,
                 (None, Some(r)) => size * 8.0 / r.0.max(1) as f64,
                 (None, None) => 1.0,
             };
-            let n = active_s / interval_s.max(1e-12) + 1.0;
+            // An on-off source sends only while on.
+            let on_share = match (a.kind, a.on, a.off) {
+                (AppKind::OnOff, Some(on), Some(off)) => on.secs() / (on.secs() + off.secs()).max(1e-12),
+                _ => 1.0,
+            };
+            let n = active_s * on_share / interval_s.max(1e-12) + 1.0;
             a.count.map_or(n, |c| n.min(c as f64))
         }
     };

@@ -266,3 +266,24 @@ fn goodput_never_exceeds_the_bottlenecks_payload_share() {
         );
     }
 }
+
+/// An on-off source (constant 1 s on, 1 s off, 1 Mbit/s of 1,250-byte messages while on: one
+/// per 10 ms of on time) sends 101 messages in its first on second (at 0 and at every 10 ms
+/// of on time, the last at the end of the period), 100 in each of the nine others of a 20 s
+/// run; a missing `off` is named.
+#[test]
+fn an_on_off_source_sends_only_while_on() {
+    let app =
+        r#"{ kind = "on-off", size = "1250B", rate = "1Mbps", on = "1s", off = "1s", distribution = "constant" }"#;
+    let r = sim(&one_link("ns2", app, "", "20s").replace("256kbps", "2Mbps"), 1);
+    assert_eq!(r.flows[0].tx_packets, 101 + 9 * 100);
+    assert_eq!(r.flows[0].rx_packets, r.flows[0].tx_packets);
+    let bad = one_link(
+        "ns2",
+        r#"{ kind = "on-off", size = "1250B", rate = "1Mbps", on = "1s" }"#,
+        "",
+        "20s",
+    );
+    let e = tpsim_scenario::load(&bad, "t.toml").unwrap_err().to_string();
+    assert!(e.contains("needs `off`"), "{e}");
+}

@@ -15,6 +15,36 @@ pub enum AppKind {
     Voip,
     /// Bulk transfer of `bytes` (or unlimited), as fast as the transport allows.
     Bulk,
+    /// On-off source (ns-3's `OnOffApplication`, ns-2's `Traffic/Exponential` and
+    /// `Traffic/Pareto`): CBR at `rate` (or every `interval`) during on periods, silent during
+    /// off periods; period lengths drawn from `distribution` with means `on` and `off`.
+    #[serde(rename = "on-off")]
+    OnOff,
+}
+
+impl AppKind {
+    /// The kind as the scenario writes it (`kind = "on-off"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AppKind::Cbr => "cbr",
+            AppKind::Voip => "voip",
+            AppKind::Bulk => "bulk",
+            AppKind::OnOff => "on-off",
+        }
+    }
+}
+
+/// How the on and off periods of an on-off application are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PeriodDistribution {
+    /// Exponential with the given mean (ns-2's `Traffic/Exponential`).
+    #[default]
+    Exponential,
+    /// Pareto with the given mean and `shape` (ns-2's `Traffic/Pareto`): heavy-tailed.
+    Pareto,
+    /// Exactly the mean (ns-3's default `ConstantRandomVariable`).
+    Constant,
 }
 
 /// Inter-arrival process of a CBR application.
@@ -33,16 +63,17 @@ pub enum Arrivals {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct App {
-    /// "cbr", "voip" or "bulk".
+    /// "cbr", "voip", "bulk" or "on-off".
     pub kind: AppKind,
     /// Message size (cbr, voip; under `sizes = "ns2"` the IP packet size), or the size of each
     /// write (bulk, default "1000B").
     #[serde(default)]
     pub size: Option<Bytes>,
-    /// Time between messages (cbr, voip). Give `interval` or `rate`, not both.
+    /// Time between messages (cbr, voip; on-off: while on). Give `interval` or `rate`, not
+    /// both.
     #[serde(default)]
     pub interval: Option<Duration>,
-    /// Sending rate (cbr, voip): interval = size · 8 / rate.
+    /// Sending rate (cbr, voip; on-off: while on): interval = size · 8 / rate.
     #[serde(default)]
     pub rate: Option<Rate>,
     /// Inter-arrival process (cbr). Default "periodic".
@@ -69,4 +100,16 @@ pub struct App {
     /// INIT); others ignore it. Default 1.
     #[serde(default)]
     pub streams: Option<u16>,
+    /// on-off: mean length of an on period.
+    #[serde(default)]
+    pub on: Option<Duration>,
+    /// on-off: mean length of an off period.
+    #[serde(default)]
+    pub off: Option<Duration>,
+    /// on-off: distribution of the period lengths. Default "exponential".
+    #[serde(default)]
+    pub distribution: Option<PeriodDistribution>,
+    /// on-off with Pareto periods: the shape α (> 1). Default 1.5 (ns-2's `shape_`).
+    #[serde(default)]
+    pub shape: Option<f64>,
 }

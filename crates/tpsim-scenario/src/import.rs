@@ -280,6 +280,10 @@ fn resolve_sensors(sc: &mut Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
                 start: Duration(sn.start.0.saturating_add(offset)),
                 stop: sn.stop,
                 streams: None,
+                on: None,
+                off: None,
+                distribution: None,
+                shape: None,
             };
             let mut flow = Flow::new(src, sn.sink, sn.transport, app);
             flow.tcp = sn.tcp.clone().filter(|_| sn.transport.is_tcp());
@@ -362,6 +366,10 @@ pub fn flow_of(f: &ns2::Ns2Flow, src: u32, dst: u32) -> Flow {
         start: secs(f.start_s),
         stop: f.stop_s.map(secs),
         streams: None,
+        on: None,
+        off: None,
+        distribution: None,
+        shape: None,
     };
     match f.app {
         Ns2App::Cbr {

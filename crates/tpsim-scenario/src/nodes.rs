@@ -100,6 +100,45 @@ pub struct Background {
     /// Nodes never chosen as endpoints (e.g. the main flow's).
     #[serde(default)]
     pub exclude: Vec<u32>,
+    /// Mean on period: with `off`, every background flow is an on-off source (`kind =
+    /// "on-off"`) at `rate` while on. Default: CBR.
+    #[serde(default)]
+    pub on: Option<Duration>,
+    /// Mean off period of on-off background flows.
+    #[serde(default)]
+    pub off: Option<Duration>,
+    /// Distribution of on-off periods ("exponential", "pareto", "constant"). Default
+    /// "exponential".
+    #[serde(default)]
+    pub distribution: Option<PeriodDistribution>,
+    /// Pareto shape of on-off periods. Default 1.5.
+    #[serde(default)]
+    pub shape: Option<f64>,
+}
+
+impl Background {
+    /// The application of a background flow starting at `start`: CBR, or on-off when `on` or
+    /// `off` is given.
+    pub fn app(&self, start: Duration) -> App {
+        let on_off = self.on.is_some() || self.off.is_some();
+        App {
+            kind: if on_off { AppKind::OnOff } else { AppKind::Cbr },
+            size: Some(self.size),
+            interval: self.interval,
+            rate: self.rate,
+            arrivals: Arrivals::Periodic,
+            jitter: None,
+            count: None,
+            bytes: None,
+            start,
+            stop: None,
+            streams: None,
+            on: self.on,
+            off: self.off,
+            distribution: self.distribution,
+            shape: self.shape,
+        }
+    }
 }
 
 pub(crate) fn udp() -> Transport {

@@ -226,6 +226,7 @@ fn validate_background(sc: &Scenario, b: &crate::Background, err: &mut impl FnMu
     if b.size.0 == 0 {
         err(p("size"), "expected a size greater than 0".into());
     }
+    validate_on_off(&b.app(crate::Duration(0)), &p, err);
     if let Some([a, z]) = b.start {
         if z.0 < a.0 {
             err(
@@ -448,18 +449,73 @@ fn validate_flow(
     }
 }
 
+/// The on-off keys of application `a` (`pa(key)`: a key's path): on and off periods for an
+/// on-off application, and for no other kind; a Pareto shape above 1.
+fn validate_on_off(a: &crate::App, pa: &impl Fn(&str) -> Vec<Seg>, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let keys = [
+        ("on", a.on.is_some()),
+        ("off", a.off.is_some()),
+        ("distribution", a.distribution.is_some()),
+        ("shape", a.shape.is_some()),
+    ];
+    if a.kind != AppKind::OnOff {
+        for (name, present) in keys {
+            if present {
+                err(
+                    pa(name),
+                    format!("`{name}` applies to on-off applications, not {}", a.kind.name()),
+                );
+            }
+        }
+        return;
+    }
+    if a.arrivals != Arrivals::Periodic {
+        err(
+            pa("arrivals"),
+            "`arrivals` does not apply to an on-off application".into(),
+        );
+    }
+    if a.jitter.is_some() {
+        err(pa("jitter"), "`jitter` does not apply to an on-off application".into());
+    }
+    for (name, d) in [("on", a.on), ("off", a.off)] {
+        match d {
+            None => err(
+                pa("kind"),
+                format!("an on-off application needs `{name}`, the mean {name} period, e.g. {name} = \"1s\""),
+            ),
+            Some(d) if d.0 == 0 => err(pa(name), "expected a period greater than 0".into()),
+            _ => {}
+        }
+    }
+    if let Some(s) = a.shape {
+        if a.distribution != Some(crate::PeriodDistribution::Pareto) {
+            err(
+                pa("shape"),
+                "`shape` applies to Pareto periods (distribution = \"pareto\")".into(),
+            );
+        } else if !(s.is_finite() && s > 1.0) {
+            err(
+                pa("shape"),
+                format!("expected a Pareto shape greater than 1 (finite mean), found {s}"),
+            );
+        }
+    }
+}
+
 /// Flow `i`'s application table.
 fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(Vec<Seg>, String)) {
     let sim = &sc.simulation;
     let dur = sim.duration.0;
     let pa = |f: &str| vec![k("flows"), Seg::Index(i), k("app"), k(f)];
     let a = &f.app;
+    validate_on_off(a, &pa, err);
     match a.kind {
-        AppKind::Cbr | AppKind::Voip => {
+        AppKind::Cbr | AppKind::Voip | AppKind::OnOff => {
             match a.size {
                 None => err(
                     pa("kind"),
-                    format!("a {} application needs `size`, e.g. size = \"128B\"", kind_name(a.kind)),
+                    format!("a {} application needs `size`, e.g. size = \"128B\"", a.kind.name()),
                 ),
                 Some(s) if s.0 == 0 => err(pa("size"), "expected a size greater than 0".into()),
                 _ => {}
@@ -467,7 +523,7 @@ fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(V
             match (a.interval, a.rate) {
                 (None, None) => err(
                     pa("kind"),
-                    format!("a {} application needs `interval` or `rate`", kind_name(a.kind)),
+                    format!("a {} application needs `interval` or `rate`", a.kind.name()),
                 ),
                 (Some(_), Some(_)) => err(pa("rate"), "give `interval` or `rate`, not both".into()),
                 (Some(iv), None) if iv.0 == 0 => err(pa("interval"), "expected an interval greater than 0".into()),
@@ -477,7 +533,7 @@ fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(V
             if a.bytes.is_some() {
                 err(
                     pa("bytes"),
-                    format!("`bytes` applies to bulk applications, not {}", kind_name(a.kind)),
+                    format!("`bytes` applies to bulk applications, not {}", a.kind.name()),
                 );
             }
             if let Some(j) = a.jitter {
@@ -620,12 +676,4 @@ fn path_exists(tree: &serde_json::Value, path: &[Seg]) -> bool {
         };
     }
     true
-}
-
-fn kind_name(k: AppKind) -> &'static str {
-    match k {
-        AppKind::Cbr => "cbr",
-        AppKind::Voip => "voip",
-        AppKind::Bulk => "bulk",
-    }
 }

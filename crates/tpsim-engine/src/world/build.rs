@@ -45,7 +45,7 @@ use crate::EngineError;
 use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
 use tpsim_mac::Dcf;
 use tpsim_scenario::topology::Paths;
-use tpsim_scenario::{AppKind, Arrivals, Scenario};
+use tpsim_scenario::{AppKind, Scenario};
 use tpsim_transport::tcp::Open;
 use tpsim_transport::SocketConfig;
 use tpsim_transport::Transport as _;
@@ -274,11 +274,7 @@ impl World {
         }
         self.net.bind(f.src, port_a, ep_a);
         self.net.bind(f.dst, port_b, ep_b);
-        let app = match f.app.kind {
-            AppKind::Cbr => "cbr",
-            AppKind::Voip => "voip",
-            AppKind::Bulk => "bulk",
-        };
+        let app = f.app.kind.name();
         let stop = SimTime(f.app.stop.map(|s| s.0).unwrap_or(dur.0));
         let size = f.app.size.map(|s| s.0 as u32).unwrap_or(1000);
         let kind = GenKind::of_app(&f.app);
@@ -492,19 +488,7 @@ fn background_flows(sc: &Scenario, seed: u64, run: u64) -> Vec<tpsim_scenario::F
             }
         };
         let start = lo + (rng.uniform() * (hi - lo) as f64) as u64;
-        let app = tpsim_scenario::App {
-            kind: AppKind::Cbr,
-            size: Some(b.size),
-            interval: b.interval,
-            rate: b.rate,
-            arrivals: Arrivals::Periodic,
-            jitter: None,
-            count: None,
-            bytes: None,
-            start: tpsim_scenario::Duration(start),
-            stop: None,
-            streams: None,
-        };
+        let app = b.app(tpsim_scenario::Duration(start));
         flows.push(tpsim_scenario::Flow::new(src, dst, b.transport, app));
     }
     flows
