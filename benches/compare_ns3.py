@@ -8,11 +8,14 @@ What it does, in order:
 
 1. Makes (once) a virtual environment ``benches/.cache/ns3-venv`` with the ns-3 wheel
    ``ns3==3.44.post0`` from PyPI.
-2. Builds the ns-3 reference programs the chosen scenarios need. They live outside this
-   repository, in ``../shared/ns3`` next to the repository root (``--ns3-dir`` or
+2. Builds the ns-3 programs the chosen scenarios need. The reference programs live outside
+   this repository, in ``../shared/ns3`` next to the repository root (``--ns3-dir`` or
    ``$TPSIM_NS3_DIR`` override). If that folder is writable its own ``build.sh`` builds them
    into its ``bin/``; otherwise they are compiled into ``benches/.cache/ns3-build/bin`` with the
-   same g++ command line as ``build.sh`` (the module list is read from ``build.sh``).
+   same g++ command line as ``build.sh`` (the module list is read from ``build.sh``). A program
+   of tpsim's own, ``benches/ns3/<name>.cc`` (looked for first), is always compiled into
+   ``benches/.cache/ns3-build/bin`` with that command line and ``-I`` the shared folder (for
+   its ``common.h``); nothing is written into the shared folder for it.
 3. Runs every scenario ``--seeds`` times on each side, one process at a time, each under
    ``/usr/bin/time -v`` (peak RSS). ns-3 results are cached in
    ``benches/.cache/ns3-results`` per (scenario, program, arguments, seed, program sources,
@@ -62,6 +65,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / "benches" / ".cache"
+#: tpsim's own ns-3 programs (``<name>.cc``), looked for before the shared folder's.
+LOCAL_NS3 = REPO / "benches" / "ns3"
 #: Where a full run writes its report when ``--doc`` is not given.
 REPORT = CACHE / "compare_ns3.md"
 NS3_WHEEL = "ns3==3.44.post0"
@@ -94,7 +99,7 @@ class Benchmark:
     key: str
     title: str
     tpsim_scenario: str  # relative to the repository root
-    ns3_program: str  # a program of the shared ns-3 folder (<name>.cc)
+    ns3_program: str  # <name>.cc of benches/ns3 (looked for first) or of the shared ns-3 folder
     ns3_args: Tuple[str, ...]
     sim_time_s: float
     quick_ns3_args: Tuple[str, ...]
@@ -138,6 +143,11 @@ class Benchmark:
     nodes: int = 0
     #: One-line configuration of both sides for the summary table.
     config: str = ""
+    #: The queue-discipline dumbbell (``benches/ns3/dumbbell_aqm.cc``): its own measures
+    #: (queueing delay at the bottleneck, the discipline's drops and marks) and metric rows.
+    aqm: bool = False
+    #: Measure keys the tolerance is judged on (``None``: every headline metric).
+    judged: Optional[Tuple[str, ...]] = None
 
 
 # --------------------------------------------------------------------------------------
@@ -393,6 +403,100 @@ def wired_benchmark(transport: str, flows: int, notes: Tuple[str, ...]) -> Bench
     )
 
 
+#: The dumbbell's link and data packets (benches/scenarios/dumbbell-aqm.toml,
+#: benches/ns3/dumbbell_aqm.cc): one-way delay, rate, and a data packet on the wire (1448 B of
+#: payload + 20 TCP + 12 timestamp option + 20 IPv4 + 2 PPP).
+DUMBBELL_DELAY_S = 0.020
+DUMBBELL_RATE_BPS = 10e6
+DUMBBELL_WIRE_B = 1502
+DUMBBELL_SERIALIZATION_S = DUMBBELL_WIRE_B * 8 / DUMBBELL_RATE_BPS
+#: (ns-3 --qdisc, limit in packets, tpsim `links.0.aqm` table without its closing brace):
+#: ns-3.44's defaults (CoDel's 1,500,000 B = 1000 packets of 1500 B; DropTail: the limit of
+#: the tpsim rows is `links.0.queue`, the `droptail` aqm table has no limit key).
+DUMBBELL_QDISCS: Tuple[Tuple[str, int, str], ...] = (
+    ("droptail", 100, 'kind = "droptail"'),
+    ("red", 25, 'kind = "red", limit = 25'),
+    ("codel", 1000, 'kind = "codel", limit = 1000'),
+    ("fqcodel", 10240, 'kind = "fq-codel", limit = 10240, quantum = "1502B"'),
+    ("pie", 25, 'kind = "pie", limit = 25'),
+)
+#: ns-3 --cc -> the tpsim transport with the same window rules and SACK recovery.
+DUMBBELL_CC = {"cubic": "tcp-cubic", "newreno": "tcp-sack"}
+
+DUMBBELL_NOTES: Tuple[str, ...] = (
+    "Both sides (benches/scenarios/dumbbell-aqm.toml and benches/ns3/dumbbell_aqm.cc, whose header "
+    "comments list every setting): 2 nodes, full-duplex 10 Mbit/s, 20 ms, MTU 1500 B, PPP framing; the "
+    "discipline on both directions with ns-3.44's defaults and limits (DropTail 100, RED 25, CoDel 1000, "
+    "FQ-CoDel 10240, PIE 25 packets; FQ-CoDel's quantum one packet: ns-3 the device MTU 1500 B, tpsim "
+    "`quantum = \"1502B\"` as its sizes count the PPP field; ns-3's RED told the link's rate and delay); "
+    "bulk TCP 0→1 from 0.1 s (the second flow from 0.2 s), MSS 1448 B (1500-B IP packets with the "
+    "timestamp option), initial window 10, delayed ACK every 2 segments or 200 ms, SACK, timestamps, "
+    "window scaling, 4 MiB buffers, no Nagle, minimum RTO 1 s. CUBIC: ns-3 TcpCubic (HyStart off), tpsim "
+    "`tcp-cubic`; NewReno: ns-3 TcpNewReno, tpsim `tcp-sack` (NewReno's window rules with RFC 6675 "
+    "recovery), both recovering with SACK: ns-3 TcpClassicRecovery (cwnd = ssthresh, pipe-limited "
+    "sending; PRR is its default), limited transmit off (tpsim has none).",
+    "Measures. Goodput = application bytes delivered by 60 s · 8 / (60 s − the flow's start), summed over "
+    "the flows (ns-3 PacketSink bytes, tpsim `goodput_kbps`). Queueing delay at the bottleneck: ns-3 the "
+    "qdisc sojourn (enqueue → dequeue) of node 0's transmitted packets; tpsim the data packets' one-way "
+    "delay (`packet_delay_mean_s`, each packet from its own send) − 20 ms − 1.2016 ms (serialization of "
+    "1502 B), i.e. the wait in the discipline before the wire; the time-average queue (tpsim "
+    "`queue_packets`, ns-3 the qdisc's PacketsInQueue) checks it through Little's law. ns-3's total wait "
+    "adds the device queue. Drops and marks are the discipline's (tpsim `drops_queue` + `drops_aqm_*`, "
+    "`ecn_marks`; ns-3 QueueDisc statistics of node 0).",
+    "Still different by construction: ns-3 passes the qdisc's packets to the wire through a 1-packet "
+    "device queue, so under load one more packet (1.2 ms) waits outside the discipline (ns-3's "
+    "\"total wait\" row), which the discipline neither counts nor controls; tpsim's discipline feeds "
+    "the wire. At small queues a packet that finds the wire busy waits its residual in tpsim's "
+    "discipline but in ns-3's device queue: tpsim's delay then lies between ns-3's qdisc sojourn and its "
+    "total wait. ns-3's CUBIC counts bytes in slow start (2 MSS per delayed ACK), tpsim's adds 1 MSS per "
+    "ACK, so ns-3 overshoots more at start-up (its extra drops fall in the first 2 s: `qdisc_drops_per_s`). "
+    "PIE: ns-3 holds the probability at 0 during its first burst allowance, tpsim updates it (RFC 8033 "
+    "§4.4). RED: ns-3 keeps its count after a forced drop, tpsim restarts it; with a 25-packet limit the "
+    "average never reaches 2 max_th = 30, so there are no forced drops.",
+)
+
+
+def dumbbell_benchmark(qdisc: str, limit: int, aqm: str, cc: str, flows: int, ecn: bool) -> Benchmark:
+    """One row of the queue-discipline dumbbell: ``dumbbell_aqm --qdisc=... --cc=... --flows=...``
+    beside ``benches/scenarios/dumbbell-aqm[-2flows].toml`` with the same discipline and TCP."""
+    key = f"dumbbell-{qdisc}-{cc}-{flows}f" + ("-ecn" if ecn else "")
+    sets = [f"links.0.aqm={{ {aqm}{', ecn = true' if ecn else ''} }}"]
+    if qdisc == "droptail":
+        sets.append(f"links.0.queue={limit}")
+    for i in range(flows):
+        sets.append(f"flows.{i}.transport={DUMBBELL_CC[cc]}")
+        if ecn:
+            sets.append(f"flows.{i}.tcp.ecn=true")
+    args = (f"--qdisc={qdisc}", f"--limit={limit}", f"--cc={cc}", f"--flows={flows}", f"--ecn={int(ecn)}")
+    name = {"droptail": "DropTail", "red": "RED", "codel": "CoDel", "fqcodel": "FQ-CoDel", "pie": "PIE"}[qdisc]
+    return Benchmark(
+        key=key,
+        title=(f"dumbbell 10 Mbit/s, 20 ms, {name} {limit} packets{' with ECN' if ecn else ''}, "
+               f"{flows} bulk TCP {'CUBIC' if cc == 'cubic' else 'NewReno'} flow{'s' if flows > 1 else ''}"),
+        tpsim_scenario="benches/scenarios/dumbbell-aqm.toml" if flows == 1 else "benches/scenarios/dumbbell-aqm-2flows.toml",
+        ns3_program="dumbbell_aqm",
+        ns3_args=(*args, "--simTime=60"),
+        sim_time_s=60.0,
+        quick_ns3_args=(*args, "--simTime=10"),
+        quick_tpsim_set=("simulation.duration=10s",),
+        quick_sim_time_s=10.0,
+        tpsim_set=tuple(sets),
+        tcp=True, aqm=True, tolerance=0.10, judged=("goodput_kbps", "qdelay_ms"), group="dumbbell_aqm", nodes=2,
+        config=(f"2 nodes, 10 Mbit/s, 20 ms, {name} (limit {limit}{', ECN' if ecn else ''}), {flows} × bulk TCP "
+                f"{'CUBIC' if cc == 'cubic' else 'NewReno+SACK'} 0→1, MSS 1448 B, IW 10, 60 s"),
+        notes=DUMBBELL_NOTES,
+    )
+
+
+def dumbbell_benchmarks() -> List[Benchmark]:
+    """Every discipline × {CUBIC, NewReno} × {1, 2 flows}, then the AQMs with ECN (1 flow)."""
+    out = [dumbbell_benchmark(q, lim, aqm, cc, n, False)
+           for q, lim, aqm in DUMBBELL_QDISCS for cc in ("cubic", "newreno") for n in (1, 2)]
+    out += [dumbbell_benchmark(q, lim, aqm, cc, 1, True)
+            for q, lim, aqm in DUMBBELL_QDISCS if q != "droptail" for cc in ("cubic", "newreno")]
+    return out
+
+
 BENCHMARKS: Dict[str, Benchmark] = {
     b.key: b
     for b in [
@@ -451,7 +555,7 @@ BENCHMARKS: Dict[str, Benchmark] = {
                 "Event counts differ by design; compare wall time per delivered packet.",
             ),
         ),
-    ] + wireless_benchmarks()
+    ] + wireless_benchmarks() + dumbbell_benchmarks()
 }
 
 
@@ -639,8 +743,18 @@ def build_modules(ns3_dir: Path) -> List[str]:
     return m.group(1).split()
 
 
+def is_local_program(program: str) -> bool:
+    """Whether ``program`` is one of tpsim's own ns-3 programs (``benches/ns3/<program>.cc``)."""
+    return (LOCAL_NS3 / f"{program}.cc").is_file()
+
+
+def program_source(ns3_dir: Path, program: str) -> Path:
+    """``<program>.cc``: in ``benches/ns3`` if it is there, else in the shared folder."""
+    return LOCAL_NS3 / f"{program}.cc" if is_local_program(program) else ns3_dir / f"{program}.cc"
+
+
 def program_sources(ns3_dir: Path, program: str) -> List[Path]:
-    return [ns3_dir / f"{program}.cc", ns3_dir / "common.h"]
+    return [program_source(ns3_dir, program), ns3_dir / "common.h"]
 
 
 def ensure_program(ns3_dir: Path, program: str, py: Path, cache: Path) -> Path:
@@ -651,7 +765,10 @@ def ensure_program(ns3_dir: Path, program: str, py: Path, cache: Path) -> Path:
     """
     inc, lib, ver = wheel_paths(py)
     cxxflags = os.environ.get("CXXFLAGS", "-O2")
-    use_build_sh = dir_writable(ns3_dir) and (not (ns3_dir / "bin").exists() or dir_writable(ns3_dir / "bin"))
+    local = is_local_program(program)
+    # build.sh only knows the shared folder's programs; tpsim's own are compiled into the cache.
+    use_build_sh = not local and dir_writable(ns3_dir) and (
+        not (ns3_dir / "bin").exists() or dir_writable(ns3_dir / "bin"))
     binary = (ns3_dir / "bin" / program) if use_build_sh else (cache / "ns3-build" / "bin" / program)
     where = hashlib.sha256(str(binary).encode()).hexdigest()[:8]
     stamp_path = cache / "ns3-build" / f"{program}-{where}.stamp.json"
@@ -674,12 +791,15 @@ def ensure_program(ns3_dir: Path, program: str, py: Path, cache: Path) -> Path:
         env = {**os.environ, "PYTHON": str(py)}
         run_checked([str(ns3_dir / "build.sh"), program], f"build.sh {program}", env=env, cwd=ns3_dir)
     else:
-        log(f"{ns3_dir} is not writable: compiling {program} into {binary.parent} with build.sh's g++ command line")
+        if local:
+            log(f"compiling {program_source(ns3_dir, program)} into {binary.parent} with build.sh's g++ command line")
+        else:
+            log(f"{ns3_dir} is not writable: compiling {program} into {binary.parent} with build.sh's g++ command line")
         binary.parent.mkdir(parents=True, exist_ok=True)
         tmp = binary.with_name(binary.name + ".tmp")
         libs = [f"-lns3.{ver}-{m}" for m in build_modules(ns3_dir)]
-        cmd = ["g++", *cxxflags.split(), "-std=c++20", f"-I{inc}", "-o", str(tmp), str(ns3_dir / f"{program}.cc"),
-               f"-L{lib}", *libs, f"-Wl,-rpath,{lib}"]
+        cmd = ["g++", *cxxflags.split(), "-std=c++20", f"-I{inc}", *([f"-I{ns3_dir}"] if local else []),
+               "-o", str(tmp), str(program_source(ns3_dir, program)), f"-L{lib}", *libs, f"-Wl,-rpath,{lib}"]
         run_checked(cmd, f"compiling {program}", cwd=binary.parent)
         os.replace(tmp, binary)
     log(f"built {binary} in {time.perf_counter() - t0:.0f} s")
@@ -760,9 +880,25 @@ def tpsim_worker(argv: Sequence[str]) -> int:
         "run_call_s": t2 - t1,
         "flows": res.flows.to_dicts(),
         "network": res.network.to_dicts()[0],
+        "queues": queue_means(res),
     }
     print(json.dumps(out))
     return 0
+
+
+def queue_means(res: Any) -> List[Dict[str, Any]]:
+    """The time-average of each link direction's queue over the run (the mean of the
+    ``queue_packets`` series over its bins; empty without ``[output] timeseries``)."""
+    import polars as pl
+
+    ts = res.timeseries
+    if ts is None or ts.height == 0:
+        return []
+    q = ts.filter((pl.col("series") == "queue_packets") & pl.col("link").is_not_null())
+    if q.height == 0:
+        return []
+    g = q.group_by(["link", "direction"]).agg(pl.col("value").mean().alias("mean_packets")).sort(["link", "direction"])
+    return g.to_dicts()
 
 
 def tpsim_scenario_file(bench: Benchmark, seed: int, sim_time_s: float, cache: Path = CACHE) -> Path:
@@ -847,7 +983,10 @@ def tpsim_measures(rec: Dict[str, Any], bench: Optional[Benchmark] = None, sim_t
     all_tx = sum(f["tx_packets"] for f in all_flows)
     all_rx = sum(f["rx_packets"] for f in all_flows)
     written = sum(f["tx_bytes"] for f in flows if f.get("tx_bytes") is not None)
-    return {
+    extra: Dict[str, Any] = {}
+    if bench is not None and bench.aqm:
+        extra = tpsim_aqm_measures(out, sim_time_s)
+    return {**extra, **{
         "loop_s": out["engine_seconds"],
         "process_s": rec["process_wall_s"],
         "cpu_s": rec.get("user_s", 0.0) + rec.get("sys_s", 0.0),
@@ -865,6 +1004,61 @@ def tpsim_measures(rec: Dict[str, Any], bench: Optional[Benchmark] = None, sim_t
         "ip_thr_kbps": None,
         "mac_frames": net.get("mac_frames"),
         "routing_packets": net.get("routing_packets"),
+    }, **({k: extra[k] for k in ("goodput_kbps", "delay_mean_s")} if extra else {})}
+
+
+def jain(xs: Sequence[float]) -> Optional[float]:
+    """Jain's fairness index of ``xs``."""
+    den = len(xs) * sum(x * x for x in xs)
+    return sum(xs) ** 2 / den if den > 0 else None
+
+
+def tpsim_aqm_measures(out: Dict[str, Any], sim_time_s: float) -> Dict[str, Any]:
+    """The dumbbell's measures of a tpsim run (the data direction of every flow)."""
+    fwd = [f for f in out["flows"] if f.get("direction", "fwd") == "fwd"]
+    net = out["network"]
+    rx = sum(f["rx_segments"] or 0 for f in fwd)
+    owd = _weighted_mean([(f["packet_delay_mean_s"], f["rx_segments"] or 0) for f in fwd])
+    q = [x["mean_packets"] for x in out.get("queues", []) if x["link"] == 0 and x["direction"] == "fwd"]
+    # Little's law: packets leave the queue at the rate they arrive at the sinks (no link loss).
+    first_start = 0.1
+    little = q[0] / (rx / (sim_time_s - first_start)) if (q and rx) else None
+    return {
+        "goodput_kbps": sum(f["goodput_kbps"] or 0.0 for f in fwd),
+        "delay_mean_s": owd,
+        "owd_ms": owd * 1e3 if owd is not None else None,
+        "qdelay_ms": (owd - DUMBBELL_DELAY_S - DUMBBELL_SERIALIZATION_S) * 1e3 if owd is not None else None,
+        "qdelay_little_ms": little * 1e3 if little is not None else None,
+        "queue_len": q[0] if q else None,
+        "drops": net["drops_queue"] + net["drops_aqm_early"] + net["drops_aqm_forced"] + net["drops_aqm_sojourn"],
+        "marks": net["ecn_marks"],
+        "retx": sum(f["retransmissions"] or 0 for f in fwd),
+        "rto": sum(f["rto_timeouts"] or 0 for f in fwd),
+        "fairness": jain([f["goodput_kbps"] or 0.0 for f in fwd]) if len(fwd) > 1 else None,
+    }
+
+
+def ns3_aqm_measures(out: Dict[str, Any]) -> Dict[str, Any]:
+    """The dumbbell's measures of an ns-3 ``dumbbell_aqm`` run."""
+    fm = out["flowmon"]
+    sojourn, wait = out["qdisc_sojourn_mean_s"], out["wait_mean_s"]
+    tx = out["tx_packets_fwd"]
+    little = out["qdisc_len_mean"] / (tx / out["sim_time"]) if tx else None
+    per_flow = out.get("flow_goodput_kbps", [])
+    return {
+        "goodput_kbps": out["goodput_kbps"],
+        "delay_mean_s": fm["mean_delay_s"] if fm["rx_pkts"] else None,
+        "owd_ms": fm["mean_delay_s"] * 1e3 if fm["rx_pkts"] else None,
+        "qdelay_ms": sojourn * 1e3,
+        "qdelay_total_ms": wait * 1e3,
+        "qdelay_little_ms": little * 1e3 if little is not None else None,
+        "queue_len": out["qdisc_len_mean"],
+        "devq_len": out["devq_len_mean"],
+        "drops": out["qdisc_drops"],
+        "drops_first2s": sum(out.get("qdisc_drops_per_s", [])[:2]),
+        "marks": out["qdisc_marks"],
+        "retx": out["retransmissions"],
+        "fairness": jain(per_flow) if len(per_flow) > 1 else None,
     }
 
 
@@ -885,7 +1079,8 @@ def ns3_measures(rec: Dict[str, Any], bench: Optional[Benchmark] = None, sim_tim
     app_ratio = out.get("app_delivery_ratio")
     if app_ratio is None and bench is not None and bench.app_size and fm["tx_pkts"]:
         app_ratio = app_rx / (fm["tx_pkts"] * bench.app_size) if not bench.tcp else None
-    return {
+    extra = ns3_aqm_measures(out) if (bench is not None and bench.aqm) else {}
+    return {**extra, **{
         "loop_s": out["wall_run_s"],
         "process_s": rec["process_wall_s"],
         "cpu_s": rec.get("user_s", 0.0) + rec.get("sys_s", 0.0),
@@ -903,7 +1098,7 @@ def ns3_measures(rec: Dict[str, Any], bench: Optional[Benchmark] = None, sim_tim
         "ip_thr_kbps": thr,
         "mac_frames": out.get("mac_frames_tx"),
         "routing_packets": out.get("routing_pkts_tx"),
-    }
+    }, **({k: extra[k] for k in ("goodput_kbps", "delay_mean_s")} if extra else {})}
 
 
 def add_derived(m: Dict[str, Any], sim_time_s: float, cs_receivers: Optional[float] = None) -> Dict[str, Any]:
@@ -1022,8 +1217,28 @@ ALL_PDR_METRIC = ("all-flows PDR (main + background)", "all_pdr", fmt_fixed(4), 
 APP_RATIO_METRIC = ("application delivery ratio (bytes delivered / written)", "app_ratio", fmt_fixed(4), "Σ `rx_bytes` ÷ Σ `tx_bytes` / PacketSink bytes ÷ (writes × 256 B)")
 
 
+AQM_METRICS: List[Tuple[str, str, Callable[[Optional[float]], str], str]] = [
+    ("goodput, kbit/s (sum of flows)", "goodput_kbps", fmt_fixed(1),
+     "application bytes delivered · 8 / (run length − flow start), summed over the flows, both sides"),
+    ("mean queueing delay at the bottleneck, ms", "qdelay_ms", fmt_fixed(3),
+     "data packets' one-way delay (`packet_delay_mean_s`) − 20 ms − 1.2016 ms / qdisc sojourn (enqueue → dequeue) of the packets node 0 transmitted"),
+    ("ns-3: qdisc + device queue wait, ms", "qdelay_total_ms", fmt_fixed(3),
+     "— / qdisc enqueue → start of transmission (adds the 1-packet device queue)"),
+    ("queueing delay by Little's law, ms", "qdelay_little_ms", fmt_fixed(3),
+     "time-average `queue_packets` ÷ packets delivered per s / time-average qdisc PacketsInQueue ÷ packets transmitted per s"),
+    ("time-average queue, packets", "queue_len", fmt_fixed(3), "`queue_packets` (link 0 forward) / qdisc PacketsInQueue of node 0"),
+    ("mean one-way delay of data packets, ms", "owd_ms", fmt_fixed(3), "`packet_delay_mean_s` / FlowMonitor IP → IP"),
+    ("packets dropped by the discipline", "drops", fmt_int, "`drops_queue` + `drops_aqm_*` / QueueDisc drops of node 0"),
+    ("packets marked CE", "marks", fmt_int, "`ecn_marks` / QueueDisc marks of node 0"),
+    ("TCP retransmissions", "retx", fmt_int, "`retransmissions` / TcpSocketBase Retransmission trace"),
+    ("Jain fairness of the flows' goodputs", "fairness", fmt_fixed(4), "both sides (2 flows)"),
+]
+
+
 def metric_rows(bench: Benchmark) -> List[Tuple[str, str, Callable[[Optional[float]], str], str]]:
     """The headline metrics of a scenario, with definitions adapted to it."""
+    if bench.aqm:
+        return list(AQM_METRICS)
     if not bench.mac_frames:
         if not bench.tcp:
             return list(METRIC_ROWS)
@@ -1109,17 +1324,21 @@ def render_scenario(bench: Benchmark, runs: Dict[str, List[Dict[str, Any]]], ctx
         mrows.append([label, spread(a, fmt), spread(b, fmt), definition])
         va = [v for v in a if v is not None]
         vb = [v for v in b if v is not None]
-        if va and vb:
+        if va and vb and (bench.judged is None or key in bench.judged):
             ma, mb = statistics.median(va), statistics.median(vb)
             rel = abs(ma - mb) / max(abs(ma), abs(mb)) if max(abs(ma), abs(mb)) > 0 else 0.0
             if rel > bench.tolerance:
                 flagged.append(f"{label} ({fmt(ma)} vs {fmt(mb)}, {rel:.2%})")
     lines.append(table(["headline metric", "tpsim", "ns-3", "definition (tpsim / ns-3)"], mrows))
     lines.append("")
+    judged = "" if bench.judged is None else " (judged: " + ", ".join(
+        label for label, key, _, _ in metric_rows(bench) if key in bench.judged) + ")"
     if flagged:
-        lines.append(f"**Differences above {bench.tolerance:.1%}:** " + "; ".join(flagged) + ".")
-    else:
+        lines.append(f"**Differences above {bench.tolerance:.1%}{judged}:** " + "; ".join(flagged) + ".")
+    elif bench.judged is None:
         lines.append(f"Every headline metric measured on both sides agrees within {bench.tolerance:.1%}.")
+    else:
+        lines.append(f"Both sides agree within {bench.tolerance:.1%}{judged}.")
     r_loop = ratio([m["loop_s"] for m in tp], [m["loop_s"] for m in ns])
     r_pkt = ratio([m["us_per_delivered"] for m in tp], [m["us_per_delivered"] for m in ns])
     r_proc = ratio([m["process_s"] for m in tp], [m["process_s"] for m in ns])
@@ -1150,7 +1369,10 @@ def _rel(a: Optional[float], b: Optional[float]) -> str:
 def doc_order() -> List[str]:
     """Blocks in the document: the summary first, then every scenario, the scale table after S6."""
     keys = ["summary"]
+    aqm = [k for k, b in BENCHMARKS.items() if b.aqm]
     for k, b in BENCHMARKS.items():
+        if aqm and k == aqm[0]:
+            keys.append("dumbbell_aqm-summary")
         keys.append(k)
         if k == "s6_scale-n800":
             keys.append("s6_scale-summary")
@@ -1282,6 +1504,61 @@ def render_scale_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: 
     return "\n".join(lines)
 
 
+def render_dumbbell_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: str, old_block: str = "") -> str:
+    """The queue-discipline dumbbell across its rows: goodput and queueing delay of both
+    sides (medians over seeds), their ratio, the discipline's drops and marks, and whether
+    the row is within the tolerance."""
+    rows: Dict[str, List[str]] = {}
+    for key, runs in raw.items():
+        b = BENCHMARKS[key]
+        if not b.aqm or not runs["tpsim"]:
+            continue
+        sim = runs["tpsim"][0].get("sim_time_s", b.sim_time_s)
+        tp, ns = measures(b, runs, sim)
+        g = lambda ms, k: _med([m.get(k) for m in ms])  # noqa: E731
+        gt, gn = g(tp, "goodput_kbps"), g(ns, "goodput_kbps")
+        dt_, dn, dtot = g(tp, "qdelay_ms"), g(ns, "qdelay_ms"), g(ns, "qdelay_total_ms")
+        rg = gt / gn if (gt is not None and gn) else None
+        rd = dt_ / dn if (dt_ is not None and dn) else None
+        ok = rg is not None and rd is not None and abs(rg - 1) <= b.tolerance and abs(rd - 1) <= b.tolerance
+        arg = dict(a.split("=", 1) for a in b.ns3_args if "=" in a)
+        rows[key] = [
+            f"`{key}`", f"{len(tp)} / {len(ns)}",
+            f"{fmt_fixed(0)(gn)}", f"{fmt_fixed(0)(gt)}", fmt_fixed(3)(rg),
+            f"{fmt_fixed(2)(dn)} ({fmt_fixed(2)(dtot)})", f"{fmt_fixed(2)(dt_)}", fmt_fixed(3)(rd),
+            f"{fmt_int(g(ns, 'drops'))} / {fmt_int(g(tp, 'drops'))}",
+            (f"{fmt_int(g(ns, 'marks'))} / {fmt_int(g(tp, 'marks'))}" if arg.get("--ecn") == "1" else "—"),
+            f"{fmt_int(g(ns, 'retx'))} / {fmt_int(g(tp, 'retx'))}",
+            "yes" if ok else "**no**",
+        ]
+    keys = [k for k, b in BENCHMARKS.items() if b.aqm]
+    merged = _merge_rows(rows, old_block, keys, lambda k: k)
+    head = ["row", "seeds tpsim / ns-3", "goodput ns-3, kbit/s", "goodput tpsim", "tpsim / ns-3",
+            "queueing delay ns-3, ms (qdisc + device queue)", "queueing delay tpsim, ms", "tpsim / ns-3",
+            "drops ns-3 / tpsim", "CE marks ns-3 / tpsim", "retransmissions ns-3 / tpsim",
+            f"both within {BENCHMARKS[keys[0]].tolerance:.0%}"]
+    outside = [line.split("|")[1].strip() for line in merged if line.rstrip().endswith("**no** |")]
+    lines = [
+        BLOCK.format(key="dumbbell_aqm-summary"),
+        "### `dumbbell_aqm`: queue disciplines on a 10 Mbit/s, 20 ms dumbbell (ns-3 / tpsim, medians)",
+        "",
+        "Rows `dumbbell-<discipline>-<cc>-<flows>f[-ecn]`; each row's block below has the spread over seeds, "
+        "the definitions and the model differences. Goodput: application bytes · 8 / (60 s − flow start), "
+        "summed over the flows. Queueing delay: ns-3 the qdisc sojourn of the transmitted packets (in "
+        "brackets with the wait in its 1-packet device queue added), tpsim the wait in the discipline "
+        "(data packets' one-way delay − 20 ms − 1.2016 ms). Drops and marks are the discipline's on "
+        "both sides. A row is within the tolerance when goodput and queueing delay both are "
+        f"(rows not re-run on {date} are kept from their last run).",
+        "",
+        table(head, []) + "\n" + "\n".join(merged),
+        "",
+        (f"Outside {BENCHMARKS[keys[0]].tolerance:.0%}: " + ", ".join(outside) + "." if outside
+         else f"Every row run is within {BENCHMARKS[keys[0]].tolerance:.0%} on goodput and queueing delay."),
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def render_header(ctx: Dict[str, Any]) -> str:
     mach = ctx["machine"]
     return "\n".join(
@@ -1298,7 +1575,7 @@ def render_header(ctx: Dict[str, Any]) -> str:
             "process per seed (`python benches/compare_ns3.py tpsim-worker ...`). Event-loop time is "
             "`Results.engine_seconds`; metrics come from the `flows` and `network` tables.",
             f"* ns-3 from the `{NS3_WHEEL}` wheel (`{ctx['ns3_libs']}`, built with NS_ASSERT on and "
-            f"NS_LOG off), programs of `shared/ns3` compiled with {ctx['gxx']} `{ctx['cxxflags']} -std=c++20`; "
+            f"NS_LOG off), programs of `shared/ns3` (and tpsim's own, `benches/ns3`) compiled with {ctx['gxx']} `{ctx['cxxflags']} -std=c++20`; "
             "FlowMonitor and the trace counters on (they cost about 7 % of `Simulator::Run`, per the "
             "ns-3 README). Event-loop time is `wall_run_s`; metrics from FlowMonitor.",
             f"* Both sides: one process per seed under `{TIME_TOOL} -v` (peak RSS), wall time measured "
@@ -1494,6 +1771,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     old_blocks = split_blocks(current_section(doc_path.read_text(encoding="utf-8"))) if (doc_path and doc_path.exists()) else {}
     if any(BENCHMARKS[k].group == "s6_scale" for k in blocks):
         blocks["s6_scale-summary"] = render_scale_summary(raw, date, old_blocks.get("s6_scale-summary", ""))
+    if any(BENCHMARKS[k].aqm for k in blocks):
+        blocks["dumbbell_aqm-summary"] = render_dumbbell_summary(raw, date, old_blocks.get("dumbbell_aqm-summary", ""))
     blocks["summary"] = render_summary(raw, date, old_blocks.get("summary", ""))
     command = "python benches/compare_ns3.py " + shlex.join(argv) if argv else "python benches/compare_ns3.py"
     header = render_header({

@@ -50,6 +50,22 @@ CASES = {
         BASE + '\n[[events]]\nat = "5s"\nkind = "link_flap"\nlink = 0\n',
         "events.0.kind", 'kind = "link_flap"', "unknown variant",
     ),
+    "misspelt queue-discipline key": (
+        mutate("queue = 50 ", 'queue = 50\naqm = { kind = "codel", targt = "5ms" } '),
+        "links.0.aqm.targt", "aqm = {", "did you mean `target`",
+    ),
+    "unknown queue discipline": (
+        mutate("queue = 50 ", 'queue = 50\naqm = { kind = "blue" } '),
+        "links.0.aqm.kind", "aqm = {", "unknown variant `blue`",
+    ),
+    "RED thresholds out of order": (
+        mutate("queue = 50 ", 'queue = 50\naqm = { kind = "red", min_th = 20, max_th = 10 } '),
+        "links.0.aqm.max_th", "aqm = {", "greater than min_th",
+    ),
+    "on-off source without an off period": (
+        mutate('app = { kind = "cbr", size', 'app = { kind = "on-off", on = "1s", size'),
+        "flows.0.app.kind", "app = {", "needs `off`",
+    ),
     "zero SYN timeout": (
         mutate(APP_END, APP_END + 'tcp = { syn_rto = "0s" }\n'),
         "flows.0.tcp.syn_rto", "tcp = {", "greater than 0",

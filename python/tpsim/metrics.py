@@ -163,7 +163,10 @@ HEADLINE_NETWORK_METRICS = [
 
 
 #: Time series (``timeseries.parquet``) that are not metric columns: series -> unit.
-SERIES_UNITS: dict[str, str] = {"queue_packets": "packets", "rx_bytes_cumulative": "bytes", **TCP_SERIES}
+SERIES_UNITS: dict[str, str] = {"queue_packets": "packets", "queue_drops": "packets", "queue_marks": "packets",
+                                "rx_bytes_cumulative": "bytes", **TCP_SERIES}
+#: The series of a queue (a link direction's or a radio's), keyed by link or node, not flow.
+QUEUE_SERIES = ("queue_packets", "queue_drops", "queue_marks")
 
 #: Human names of metrics and series, for axis labels and tables (the unit is added from
 #: :data:`METRICS`; see :func:`tpsim.labels.metric_display`).
@@ -237,6 +240,8 @@ NAMES: dict[str, str] = {
     "dead_nodes": "dead nodes",
     "route_discovery_latency_s": "route discovery latency",
     "queue_packets": "queue length",
+    "queue_drops": "queue discipline drops per bin",
+    "queue_marks": "ECN marks per bin",
     "cwnd_bytes": "congestion window",
     "ssthresh_bytes": "slow-start threshold",
     "srtt_s": "smoothed RTT",

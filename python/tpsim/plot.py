@@ -37,7 +37,7 @@ import polars as pl
 
 from ._draw import FORMATS  # noqa: F401  (the formats save writes; tpsim plot checks --format against them)
 from .labels import axis_for, fmt_number, key_label, key_name, metric_display, value_text
-from .metrics import bounds, label  # noqa: F401  (label: re-exported for older callers)
+from .metrics import QUEUE_SERIES, bounds, label  # noqa: F401  (label: re-exported for older callers)
 from .columns import FLOW_KEYS
 from .tables import mean_cis
 
@@ -961,10 +961,10 @@ def timeseries_spec(
     params = param_columns(ts)
     # Several points: the parameters that tell them apart name the lines.
     varying = [k for k in params if sub[k].n_unique() > 1] if len(points) > 1 else []
-    owners = ["link", "node"] if series == "queue_packets" else ["flow"]
+    owners = ["link", "node"] if series in QUEUE_SERIES else ["flow"]
     owners = [o for o in owners if o in sub.columns and sub[o].null_count() < sub.height]
     keys = varying + owners + ["direction"]
-    owner_word = "queue" if series == "queue_packets" else "flow direction"
+    owner_word = "queue" if series in QUEUE_SERIES else "flow direction"
     roles_of: dict[Any, str] = {}
     if owners == ["flow"] and flows is not None and "role" in flows.columns:
         f = flows.filter((pl.col("point") == points[0]) & (pl.col("run") == run))

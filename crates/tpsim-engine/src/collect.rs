@@ -106,6 +106,8 @@ struct Series {
     prev_delay: Vec<Option<u64>>,
     /// [dev][bin] ∫ waiting packets dt, packet·ns.
     q_area: Vec<Vec<f64>>,
+    /// [dev] for the queues under a discipline (`aqm`): [bin] (drops, marks) it made.
+    q_verdicts: Vec<Option<Vec<(u32, u32)>>>,
     /// [dir] the sending transport's congestion state at each bin start: the series' names
     /// (from the first sample) and the values, bin after bin.
     congestion: Vec<(Vec<&'static str>, Vec<Option<f64>>)>,
@@ -197,6 +199,7 @@ impl Collector {
                     ipdv: Vec::new(),
                     prev_delay: Vec::new(),
                     q_area: Vec::new(),
+                    q_verdicts: Vec::new(),
                     congestion: Vec::new(),
                     next_sample: SimTime::ZERO,
                     sampled: 0,
@@ -288,6 +291,24 @@ impl Collector {
     pub fn set_devices(&mut self, n: usize) {
         if let Some(sr) = &mut self.series {
             sr.q_area = vec![vec![0.0; sr.n_bins]; n];
+            sr.q_verdicts = vec![None; n];
+        }
+    }
+
+    /// Device `dev`'s queue is under a discipline: its drops and marks get series.
+    pub fn set_aqm_device(&mut self, dev: usize) {
+        if let Some(sr) = &mut self.series {
+            sr.q_verdicts[dev] = Some(vec![(0, 0); sr.n_bins]);
+        }
+    }
+
+    /// Device `dev`'s discipline dropped (`mark` false) or marked a packet at `now`.
+    pub fn queue_verdict(&mut self, dev: u32, now: SimTime, mark: bool) {
+        let Some(sr) = &mut self.series else { return };
+        let b = ((now.0 / sr.bin) as usize).min(sr.n_bins - 1);
+        if let Some(bins) = &mut sr.q_verdicts[dev as usize] {
+            let (drops, marks) = &mut bins[b];
+            *if mark { marks } else { drops } += 1;
         }
     }
 
@@ -804,6 +825,29 @@ impl Collector {
             for b in 0..sr.n_bins {
                 let v = sr.q_area[dev][b] * 1e-9 / bin_len(b);
                 t.push("queue_packets", None, link, node, direction, bin_start(b), Some(v));
+            }
+            if let Some(bins) = &sr.q_verdicts[dev] {
+                for (b, &(drops, marks)) in bins.iter().enumerate() {
+                    let start = bin_start(b);
+                    t.push(
+                        "queue_drops",
+                        None,
+                        link,
+                        node,
+                        direction,
+                        start,
+                        Some(f64::from(drops)),
+                    );
+                    t.push(
+                        "queue_marks",
+                        None,
+                        link,
+                        node,
+                        direction,
+                        start,
+                        Some(f64::from(marks)),
+                    );
+                }
             }
         }
         if let Some(e) = energy {

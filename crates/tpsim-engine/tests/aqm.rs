@@ -165,3 +165,29 @@ fn codel_with_ecn_on_the_radios_marks_instead_of_dropping() {
     );
     assert!(d_codel < 0.2 * d_plain, "network delay {d_codel} s against {d_plain} s");
 }
+
+/// The series of a queue under a discipline: its drops and marks per bin add up to the network
+/// table's counts, and a queue without `aqm` has none.
+#[test]
+fn a_disciplined_queue_has_drop_and_mark_series_that_add_up() {
+    for (aqm, tcp) in [
+        ("aqm = { kind = \"codel\", ecn = true }", CUBIC_ECN),
+        ("aqm = { kind = \"pie\" }", CUBIC),
+    ] {
+        let r = dumbbell("tcp-cubic", tcp, aqm, "", "[output]\ntimeseries = true");
+        let t = &r.timeseries;
+        let sum = |name: &str| -> f64 {
+            (0..t.series.len())
+                .filter(|&i| t.series[i] == name)
+                .map(|i| t.value[i].unwrap())
+                .sum()
+        };
+        let n = &r.network;
+        let dropped: u64 = n.drops.iter().sum();
+        assert!(dropped + n.ecn_marks > 0, "{aqm}");
+        assert_eq!(sum("queue_drops") as u64, dropped, "{aqm}");
+        assert_eq!(sum("queue_marks") as u64, n.ecn_marks, "{aqm}");
+    }
+    let plain = dumbbell("tcp", "{}", "queue = 5", "", "[output]\ntimeseries = true");
+    assert!(!plain.timeseries.series.contains(&"queue_drops"));
+}

@@ -98,6 +98,14 @@ impl World {
         let warmup = SimTime(sc.simulation.warmup.0);
         let mut metrics = Collector::new(end_run, warmup, bins);
         metrics.set_devices(links.len() + radios.len());
+        // The queues under a discipline: link directions, then radios.
+        let aqm_links = links.iter().map(|d| sc.links[d.link as usize].aqm.is_some());
+        let aqm_radios = radios.iter().map(|r| r.aqm.is_some());
+        for (dev, on) in aqm_links.chain(aqm_radios).enumerate() {
+            if on {
+                metrics.set_aqm_device(dev);
+            }
+        }
         let mut world = World {
             now: SimTime::ZERO,
             queue: EventQueue::with_capacity(1024),

@@ -62,16 +62,19 @@ impl World {
     fn link_aqm_verdicts(&mut self, dev: u32) {
         if !self.aqm_out.is_empty() {
             let (node, hop) = self.link_ends(dev);
-            self.aqm_verdicts(node, hop);
+            self.aqm_verdicts(dev, node, hop);
         }
     }
 
-    /// Carries out the drops and marks a queue discipline at `node` (towards `hop`, for the
-    /// trace) just made: a drop like any other, a mark counted (`ecn_marks`), traced and
-    /// written into the packet's IP header.
-    pub(super) fn aqm_verdicts(&mut self, node: u32, hop: u32) {
+    /// Carries out the drops and marks the queue discipline of device `dev` at `node`
+    /// (towards `hop`, for the trace) just made: a drop like any other, a mark counted
+    /// (`ecn_marks`), traced and written into the packet's IP header; both in the device's
+    /// time series.
+    pub(super) fn aqm_verdicts(&mut self, dev: u32, node: u32, hop: u32) {
         let mut out = std::mem::take(&mut self.aqm_out);
         for v in out.drain(..) {
+            self.metrics
+                .queue_verdict(dev, self.now, matches!(v, Verdict::Mark(..)));
             match v {
                 Verdict::Drop(p, r) => self.drop_packet_hop(node, PacketId(p.id), drop_reason(r), hop),
                 Verdict::Mark(p, r) => {

@@ -97,7 +97,7 @@ impl World {
                 ce: false,
             };
             q.enqueue(pkt, now, &mut self.aqm_out);
-            self.aqm_verdicts(self.rmap.node(radio), crate::pkttrace::NO_NODE);
+            self.aqm_verdicts(dev, self.rmap.node(radio), crate::pkttrace::NO_NODE);
         } else if let Err(id) = d.queue.push(id, priority, now) {
             self.drop_packet(self.rmap.node(radio), id, DropReason::Queue);
             return;
@@ -146,7 +146,7 @@ impl World {
             (None, None) => None,
         };
         if !self.aqm_out.is_empty() {
-            self.aqm_verdicts(self.rmap.node(radio), crate::pkttrace::NO_NODE);
+            self.aqm_verdicts(dev, self.rmap.node(radio), crate::pkttrace::NO_NODE);
         }
         let Some(id) = next else { return };
         let d = &mut self.radios[radio as usize];

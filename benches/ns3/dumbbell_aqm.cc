@@ -1,0 +1,398 @@
+// tpsim's own ns-3 program: the queue-discipline dumbbell of the cross-check in
+// benches/compare_ns3.py (scenario group `dumbbell_aqm`; the tpsim side is
+// benches/scenarios/dumbbell-aqm.toml). It is compiled against the ns-3.44 wheel with the helpers
+// of the shared reference folder (common.h: Json, TimedRun, FlowStatsJson, SeedRng), found
+// with -I../shared/ns3, and prints one JSON line.
+//
+// Topology: node 0 --- node 1, one full-duplex point-to-point link, 10 Mbit/s, 20 ms one way,
+// MTU 1500 B, PPP framing (2 B). Bulk TCP flows 0 -> 1 (BulkSendHelper, unlimited, writes of
+// one segment), the first from 0.1 s, the second (--flows=2) from 0.2 s, to sinks on ports 9 and
+// 10 of node 1. The run ends at --simTime (60 s).
+//
+// Queues. The traffic-control layer's root queue disc on each device is the discipline under
+// test (--qdisc, installed with TrafficControlHelper before the addresses, so that no default
+// qdisc is installed), over the point-to-point device's own DropTailQueue of 1 packet (ns-3's
+// usual arrangement for AQM studies: with flow control the qdisc hands the device one packet
+// at a time, so under load one packet waits in the device queue while another is on the wire,
+// and the qdisc holds the rest). Each discipline keeps its ns-3.44 defaults except:
+//   droptail  FifoQueueDisc   MaxSize = --limit packets (default 1000p)
+//   red       RedQueueDisc    MaxSize = --limit packets (default 25p), LinkBandwidth = the link
+//                             rate and LinkDelay = the link delay (defaults 1.5 Mbit/s, 20 ms:
+//                             the rate sets the decay of the average over idle time);
+//                             kept: MinTh 5, MaxTh 15, QW 0.002, LInterm 50 (max_p 0.02),
+//                             MeanPktSize 500, IdlePktSize 0, Gentle, Wait, UseHardDrop, packet
+//                             mode, Ns1Compat false (--redNs1Compat=1 restarts the count after a
+//                             forced drop)
+//   codel     CoDelQueueDisc  MaxSize = --limit packets (default 1500000 B = 1000 packets of
+//                             1500 B); kept: Target 5 ms, Interval 100 ms, MinBytes 1500
+//   fqcodel   FqCoDelQueueDisc MaxSize = --limit packets (default 10240p), UseEcn = --ecn
+//                             (default true); kept: Flows 1024, Target 5 ms, Interval 100 ms,
+//                             DropBatchSize 64, Perturbation 0, quantum = the device MTU 1500 B
+//   pie       PieQueueDisc    MaxSize = --limit packets (default 25p); kept: QueueDelayReference
+//                             15 ms, Tupdate 15 ms, A 0.125, B 1.25, MaxBurstAllowance 150 ms,
+//                             timestamps (UseDequeueRateEstimator false), UseCapDropAdjustment,
+//                             no derandomization, MarkEcnThreshold 0.1
+// --ecn=1 sets the qdisc's UseEcn and TcpSocketBase::UseEcn=On (classic ECN: ECT(0) on new data
+// segments only).
+//
+// TCP, the same on both ends (ns-3 defaults unless marked *):
+//   congestion control --cc: TcpCubic (* HyStart off: tpsim has none; FastConvergence, Beta 0.7,
+//     C 0.4, TcpFriendliness kept) or TcpNewReno
+//   * loss recovery TcpClassicRecovery (--recovery=prr for ns-3's default PRR): cwnd = ssthresh on
+//     entering recovery and, with SACK, sending while the scoreboard's pipe is below cwnd, as
+//     RFC 6675 (tpsim's SACK recovery)
+//   * LimitedTransmit false (tpsim has no limited transmit; --limitedTransmit=1 for ns-3's default)
+//   * SegmentSize 1448 B (1448 + 20 TCP + 12 timestamp option + 20 IP = 1500 B, 1502 B on the wire)
+//   InitialCwnd 10 segments, initial ssthresh unlimited, DelAckCount 2, DelAckTimeout 200 ms,
+//   SACK on (--sack=0 for a check without it), timestamps on, window scaling on, TcpNoDelay, ReTxThreshold 3, MinRto 1 s,
+//   ClockGranularity 1 ms, ConnTimeout 3 s
+//   * SndBufSize = RcvBufSize = 4 MiB (never the limit: 10 Mbit/s x 40 ms is 50 kB)
+//
+// Measures (forward direction, node 0's device, over the whole run):
+//   * wait_mean_s: per packet transmitted, time from its enqueue in the qdisc to the start of its
+//     transmission (qdisc + device queue), the mean over the packets transmitted;
+//     qdisc_sojourn_mean_s: the qdisc part only (enqueue -> dequeue), over the same packets.
+//   * qdisc_len_mean, devq_len_mean: time averages of the packets in the qdisc and in the device
+//     queue (the packet on the wire is in neither).
+//   * qdisc statistics: packets enqueued, dropped before enqueue / after dequeue (by reason),
+//     marked (by reason); drops in each second of the run.
+//   * retransmissions: TcpSocketBase "Retransmission" trace of the senders.
+//   * per-flow application bytes at the sinks and goodput = bytes * 8 / (simTime - flow start).
+//   * FlowMonitor (both nodes): one-way IP delay of the data packets, packets sent and received.
+#include "common.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <map>
+#include <unordered_map>
+
+using namespace ns3;
+using namespace reference;
+
+namespace
+{
+
+// Time-weighted mean of a packet count that a TracedValue reports on every change.
+struct TimeAverage
+{
+    double area = 0;   // packet-seconds
+    double last = 0;   // time of the last change, s
+    uint32_t value = 0;
+
+    void Set(uint32_t v)
+    {
+        double now = Simulator::Now().GetSeconds();
+        area += value * (now - last);
+        last = now;
+        value = v;
+    }
+
+    double Mean(double until)
+    {
+        Set(value);
+        return until > 0 ? area / until : 0;
+    }
+};
+
+TimeAverage g_qdiscLen, g_devLen;
+
+struct Stamp
+{
+    Time enq;
+    Time deq;
+};
+
+// Packets of node 0's qdisc by packet uid (the qdisc item's packet is the one the device sends,
+// with the IP and PPP headers added).
+std::unordered_map<uint64_t, Stamp> g_inFlight;
+double g_waitSum = 0, g_sojournSum = 0;
+uint64_t g_txPackets = 0, g_untracked = 0;
+uint64_t g_retx = 0;
+std::vector<uint32_t> g_dropsPerSecond; // qdisc drops of node 0 in each second of the run
+
+void
+OnEnqueue(Ptr<const QueueDiscItem> item)
+{
+    g_inFlight[item->GetPacket()->GetUid()] = Stamp{Simulator::Now(), Time(0)};
+}
+
+void
+OnDequeue(Ptr<const QueueDiscItem> item)
+{
+    auto it = g_inFlight.find(item->GetPacket()->GetUid());
+    if (it != g_inFlight.end())
+    {
+        it->second.deq = Simulator::Now();
+    }
+}
+
+void
+OnDrop(Ptr<const QueueDiscItem> item)
+{
+    g_inFlight.erase(item->GetPacket()->GetUid());
+    auto sec = static_cast<size_t>(Simulator::Now().GetSeconds());
+    if (sec < g_dropsPerSecond.size())
+    {
+        g_dropsPerSecond[sec]++;
+    }
+}
+
+void
+OnTxBegin(Ptr<const Packet> p)
+{
+    auto it = g_inFlight.find(p->GetUid());
+    if (it == g_inFlight.end())
+    {
+        g_untracked++;
+        return;
+    }
+    Time now = Simulator::Now();
+    g_waitSum += (now - it->second.enq).GetSeconds();
+    g_sojournSum += (it->second.deq - it->second.enq).GetSeconds();
+    g_txPackets++;
+    g_inFlight.erase(it);
+}
+
+void
+OnQdiscLen(uint32_t, uint32_t v)
+{
+    g_qdiscLen.Set(v);
+}
+
+void
+OnDevLen(uint32_t, uint32_t v)
+{
+    g_devLen.Set(v);
+}
+
+void
+OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
+                 Ptr<const TcpSocketBase>)
+{
+    g_retx++;
+}
+
+void
+ConnectSenders()
+{
+    Config::ConnectWithoutContext("/NodeList/0/$ns3::TcpL4Protocol/SocketList/*/Retransmission",
+                                  MakeCallback(&OnRetransmission));
+}
+
+std::string
+ReasonMap(const std::map<std::string, uint32_t, std::less<>>& m)
+{
+    std::ostringstream s;
+    s << '{';
+    bool first = true;
+    for (const auto& [k, v] : m)
+    {
+        s << (first ? "" : ",") << '"' << k << "\":" << v;
+        first = false;
+    }
+    s << '}';
+    return s.str();
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    std::string qdisc = "codel", cc = "cubic", rate = "10Mbps", delay = "20ms", recovery = "classic";
+    uint32_t seed = 1, run = 1, flows = 1, limit = 0, devQueue = 1, segSize = 1448;
+    double simTime = 60, start = 0.1, start2 = 0.2;
+    bool ecn = false, hystart = false, limitedTransmit = false, redNs1Compat = false, sack = true;
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("qdisc", "droptail|red|codel|fqcodel|pie", qdisc);
+    cmd.AddValue("limit", "qdisc MaxSize, packets (0: the discipline's ns-3 default)", limit);
+    cmd.AddValue("ecn", "qdisc UseEcn and TcpSocketBase::UseEcn=On", ecn);
+    cmd.AddValue("cc", "cubic|newreno", cc);
+    cmd.AddValue("flows", "bulk flows 0 -> 1 (1 or 2)", flows);
+    cmd.AddValue("simTime", "simulated time (s)", simTime);
+    cmd.AddValue("start", "start of the first flow (s)", start);
+    cmd.AddValue("start2", "start of the second flow (s)", start2);
+    cmd.AddValue("seed", "RNG seed", seed);
+    cmd.AddValue("run", "RNG run number", run);
+    cmd.AddValue("rate", "link rate", rate);
+    cmd.AddValue("delay", "link delay (one way)", delay);
+    cmd.AddValue("devQueue", "point-to-point device queue, packets", devQueue);
+    cmd.AddValue("segSize", "TCP segment size (B)", segSize);
+    cmd.AddValue("recovery", "classic|prr (ns-3's default)", recovery);
+    cmd.AddValue("hystart", "TcpCubic HyStart (ns-3's default: on)", hystart);
+    cmd.AddValue("limitedTransmit", "TcpSocketBase::LimitedTransmit (ns-3's default: on)", limitedTransmit);
+    cmd.AddValue("sack", "TcpSocketBase::Sack", sack);
+    cmd.AddValue("redNs1Compat", "RedQueueDisc::Ns1Compat (restart the count after a forced drop)", redNs1Compat);
+    cmd.Parse(argc, argv);
+    if (flows < 1 || flows > 2)
+    {
+        std::cerr << "--flows must be 1 or 2\n";
+        return 2;
+    }
+    SeedRng(seed, run);
+    g_dropsPerSecond.assign(static_cast<size_t>(std::ceil(simTime)), 0);
+
+    // TCP
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(cc == "cubic" ? TcpCubic::GetTypeId() : TcpNewReno::GetTypeId()));
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                       TypeIdValue(recovery == "prr" ? TcpPrrRecovery::GetTypeId()
+                                                     : TcpClassicRecovery::GetTypeId()));
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(hystart));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segSize));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::TcpNoDelay", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(1)));
+    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(limitedTransmit));
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(ecn ? "On" : "Off"));
+
+    NodeContainer nodes;
+    nodes.Create(2);
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", StringValue(rate));
+    p2p.SetChannelAttribute("Delay", StringValue(delay));
+    std::ostringstream dq;
+    dq << devQueue << "p";
+    p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue(dq.str()));
+    NetDeviceContainer devs = p2p.Install(nodes);
+    InternetStackHelper stack;
+    stack.Install(nodes);
+
+    TrafficControlHelper tch;
+    std::ostringstream lim;
+    lim << limit << "p";
+    if (qdisc == "droptail")
+    {
+        tch.SetRootQueueDisc("ns3::FifoQueueDisc");
+    }
+    else if (qdisc == "red")
+    {
+        tch.SetRootQueueDisc("ns3::RedQueueDisc", "LinkBandwidth", StringValue(rate), "LinkDelay",
+                             StringValue(delay), "UseEcn", BooleanValue(ecn), "Ns1Compat",
+                             BooleanValue(redNs1Compat));
+    }
+    else if (qdisc == "codel")
+    {
+        tch.SetRootQueueDisc("ns3::CoDelQueueDisc", "UseEcn", BooleanValue(ecn));
+    }
+    else if (qdisc == "fqcodel")
+    {
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "UseEcn", BooleanValue(ecn));
+    }
+    else if (qdisc == "pie")
+    {
+        tch.SetRootQueueDisc("ns3::PieQueueDisc", "UseEcn", BooleanValue(ecn));
+    }
+    else
+    {
+        std::cerr << "unknown --qdisc " << qdisc << "\n";
+        return 2;
+    }
+    QueueDiscContainer qdiscs = tch.Install(devs);
+    if (limit > 0)
+    {
+        for (uint32_t i = 0; i < qdiscs.GetN(); ++i)
+        {
+            qdiscs.Get(i)->SetMaxSize(QueueSize(lim.str()));
+        }
+    }
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.1.1.0", "255.255.255.0");
+    Ipv4InterfaceContainer ifs = addr.Assign(devs);
+
+    // Traces at the bottleneck: node 0's qdisc and device.
+    Ptr<QueueDisc> q0 = qdiscs.Get(0);
+    q0->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnEnqueue));
+    q0->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnDequeue));
+    q0->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
+    q0->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnQdiscLen));
+    auto dev0 = DynamicCast<PointToPointNetDevice>(devs.Get(0));
+    dev0->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnTxBegin));
+    dev0->GetQueue()->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnDevLen));
+
+    // Applications
+    std::vector<double> starts = {start, start2};
+    ApplicationContainer sinks;
+    for (uint32_t f = 0; f < flows; ++f)
+    {
+        uint16_t port = 9 + f;
+        PacketSinkHelper sh("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+        sinks.Add(sh.Install(nodes.Get(1)));
+        BulkSendHelper bs("ns3::TcpSocketFactory", InetSocketAddress(ifs.GetAddress(1), port));
+        bs.SetAttribute("MaxBytes", UintegerValue(0));
+        bs.SetAttribute("SendSize", UintegerValue(segSize));
+        ApplicationContainer a = bs.Install(nodes.Get(0));
+        a.Start(Seconds(starts[f]));
+        a.Stop(Seconds(simTime));
+    }
+    sinks.Start(Seconds(0));
+    Simulator::Schedule(Seconds(std::max(start, flows > 1 ? start2 : start) + 0.001), &ConnectSenders);
+
+    FlowMonitorHelper fmh;
+    Ptr<FlowMonitor> mon = fmh.InstallAll();
+    RunInfo r = TimedRun(simTime);
+
+    const QueueDisc::Stats& st = q0->GetStats();
+    std::ostringstream perFlow, goodputs;
+    perFlow << '[';
+    goodputs << '[';
+    double goodputSum = 0;
+    uint64_t rxSum = 0;
+    for (uint32_t f = 0; f < flows; ++f)
+    {
+        uint64_t b = DynamicCast<PacketSink>(sinks.Get(f))->GetTotalRx();
+        double g = b * 8.0 / 1000.0 / (simTime - starts[f]);
+        rxSum += b;
+        goodputSum += g;
+        perFlow << (f ? "," : "") << b;
+        goodputs << (f ? "," : "") << g;
+    }
+    perFlow << ']';
+    goodputs << ']';
+    std::ostringstream dps;
+    dps << '[';
+    for (size_t i = 0; i < g_dropsPerSecond.size(); ++i)
+    {
+        dps << (i ? "," : "") << g_dropsPerSecond[i];
+    }
+    dps << ']';
+    uint32_t fqClasses = qdisc == "fqcodel" ? q0->GetNQueueDiscClasses() : 0;
+
+    Json j;
+    j.ks("scenario", "dumbbell-aqm").ks("qdisc", qdisc).ks("cc", cc).kv("flows", flows)
+        .kv("ecn", ecn ? 1 : 0).kv("limit", q0->GetMaxSize().GetValue()).ks("recovery", recovery).kv("sack", sack ? 1 : 0)
+        .kv("seed", seed).kv("run", run).kv("sim_time", simTime);
+    AddRunInfo(j, r, simTime);
+    j.kv("app_rx_bytes", rxSum)
+        .raw("flow_rx_bytes", perFlow.str())
+        .raw("flow_goodput_kbps", goodputs.str())
+        .kv("goodput_kbps", goodputSum)
+        .kv("tx_packets_fwd", g_txPackets)
+        .kv("untracked_tx", g_untracked)
+        .kv("wait_mean_s", g_txPackets ? g_waitSum / g_txPackets : 0)
+        .kv("qdisc_sojourn_mean_s", g_txPackets ? g_sojournSum / g_txPackets : 0)
+        .kv("qdisc_len_mean", g_qdiscLen.Mean(simTime))
+        .kv("devq_len_mean", g_devLen.Mean(simTime))
+        .kv("qdisc_enqueued", st.nTotalEnqueuedPackets)
+        .kv("qdisc_drops", st.nTotalDroppedPackets)
+        .kv("qdisc_drops_before_enqueue", st.nTotalDroppedPacketsBeforeEnqueue)
+        .kv("qdisc_drops_after_dequeue", st.nTotalDroppedPacketsAfterDequeue)
+        .raw("qdisc_drops_per_s", dps.str())
+        .kv("qdisc_marks", st.nTotalMarkedPackets)
+        .raw("qdisc_drop_reasons_enqueue", ReasonMap(st.nDroppedPacketsBeforeEnqueue))
+        .raw("qdisc_drop_reasons_dequeue", ReasonMap(st.nDroppedPacketsAfterDequeue))
+        .raw("qdisc_mark_reasons", ReasonMap(st.nMarkedPackets))
+        .kv("fq_classes", fqClasses)
+        .kv("retransmissions", g_retx)
+        .raw("flowmon", FlowStatsJson(mon, fmh, {9, 10}));
+    std::cout << j.str() << std::endl;
+    Simulator::Destroy();
+    return 0;
+}
