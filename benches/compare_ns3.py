@@ -148,6 +148,11 @@ class Benchmark:
     aqm: bool = False
     #: Measure keys the tolerance is judged on (``None``: every headline metric).
     judged: Optional[Tuple[str, ...]] = None
+    #: Dumbbell rows whose tpsim discipline is shifted by the packet ns-3 keeps in its device
+    #: queue: ns-3's queueing delay is then its total wait (qdisc + device queue).
+    aqm_slot: bool = False
+    #: Share the cached ns-3 results of this scenario key (the same program and arguments).
+    ns3_result_key: str = ""
 
 
 # --------------------------------------------------------------------------------------
@@ -422,6 +427,14 @@ DUMBBELL_QDISCS: Tuple[Tuple[str, int, str], ...] = (
 )
 #: ns-3 --cc -> the tpsim transport with the same window rules and SACK recovery.
 DUMBBELL_CC = {"cubic": "tcp-cubic", "newreno": "tcp-sack"}
+#: The `-slot` rows: (text in the aqm table, its replacement) that moves each discipline's
+#: thresholds by the one packet (1.2016 ms) ns-3 keeps outside its qdisc, in its device queue.
+DUMBBELL_SLOT_SHIFT = {
+    "red": ("limit = 25", "limit = 26, min_th = 6, max_th = 16"),
+    "codel": ("limit = 1000", 'limit = 1000, target = "6.2016ms"'),
+    "fqcodel": ("limit = 10240", 'limit = 10240, target = "6.2016ms"'),
+    "pie": ("limit = 25", 'limit = 26, target = "16.2016ms"'),
+}
 
 DUMBBELL_NOTES: Tuple[str, ...] = (
     "Both sides (benches/scenarios/dumbbell-aqm.toml and benches/ns3/dumbbell_aqm.cc, whose header "
@@ -453,13 +466,40 @@ DUMBBELL_NOTES: Tuple[str, ...] = (
     "PIE: ns-3 holds the probability at 0 during its first burst allowance, tpsim updates it (RFC 8033 "
     "§4.4). RED: ns-3 keeps its count after a forced drop, tpsim restarts it; with a 25-packet limit the "
     "average never reaches 2 max_th = 30, so there are no forced drops.",
+    "What the investigation found (November 2026). (1) The device queue: where tpsim's queueing delay "
+    "differs from ns-3's qdisc sojourn by more than 10 % with the same goodput (CoDel and FQ-CoDel, RED "
+    "with NewReno: queues of 1–6 ms, a few packets), it lies between ns-3's qdisc sojourn and its total "
+    "wait, and the `-slot` rows, whose tpsim discipline sees what ns-3's qdisc sees, agree with ns-3's "
+    "total wait. (2) Start-up: CUBIC rows drop more in ns-3 during its first 2 s (slow start by byte "
+    "counting), which raises ns-3's whole-run delay; the \"from 5 s\" columns leave it out. (3) tpsim's "
+    "ssthresh after a loss is β·FlightSize with FlightSize = SND.MAX − SND.UNA, SACKed data included "
+    "(RFC 5681 eq. 4, RFC 9438 §4.6 as written); after SACK recovery it can exceed cwnd by far, so a loss "
+    "can *raise* cwnd (ns-3: CUBIC β·cwnd, NewReno the RFC 6675 pipe; Linux β·cwnd). With two CUBIC "
+    "flows under CoDel or FQ-CoDel this repeats during the first seconds (cwnd 74 → 83 → … → 166 "
+    "segments on successive losses, then retransmission timeouts): several times ns-3's drops and "
+    "retransmissions, a lower goodput and a longer queue.",
 )
 
 
-def dumbbell_benchmark(qdisc: str, limit: int, aqm: str, cc: str, flows: int, ecn: bool) -> Benchmark:
+DUMBBELL_SLOT_NOTE = (
+    "Diagnostic row (`-slot`): tpsim's discipline is moved by the one packet ns-3 keeps outside its "
+    "qdisc, in the 1-packet device queue (CoDel/FQ-CoDel target 5 → 6.2016 ms, PIE target 15 → "
+    "16.2016 ms, RED min_th/max_th/limit +1 packet), so that it sees what ns-3's qdisc sees; ns-3's "
+    "queueing delay here is its total wait (qdisc + device queue), the tpsim measure's counterpart. "
+    "Agreement here and not in the unshifted row means the unshifted difference comes from ns-3's "
+    "device queue.")
+
+
+def dumbbell_benchmark(qdisc: str, limit: int, aqm: str, cc: str, flows: int, ecn: bool, slot: bool = False) -> Benchmark:
     """One row of the queue-discipline dumbbell: ``dumbbell_aqm --qdisc=... --cc=... --flows=...``
-    beside ``benches/scenarios/dumbbell-aqm[-2flows].toml`` with the same discipline and TCP."""
-    key = f"dumbbell-{qdisc}-{cc}-{flows}f" + ("-ecn" if ecn else "")
+    beside ``benches/scenarios/dumbbell-aqm[-2flows].toml`` with the same discipline and TCP.
+    ``slot``: a diagnostic row whose tpsim discipline is shifted by ns-3's device-queue packet
+    (:data:`DUMBBELL_SLOT_SHIFT`), judged against ns-3's total wait."""
+    key = f"dumbbell-{qdisc}-{cc}-{flows}f" + ("-ecn" if ecn else "") + ("-slot" if slot else "")
+    if slot:
+        old, new = DUMBBELL_SLOT_SHIFT[qdisc]
+        assert aqm.count(old) == 1, (aqm, old)
+        aqm = aqm.replace(old, new)
     sets = [f"links.0.aqm={{ {aqm}{', ecn = true' if ecn else ''} }}"]
     if qdisc == "droptail":
         sets.append(f"links.0.queue={limit}")
@@ -472,7 +512,8 @@ def dumbbell_benchmark(qdisc: str, limit: int, aqm: str, cc: str, flows: int, ec
     return Benchmark(
         key=key,
         title=(f"dumbbell 10 Mbit/s, 20 ms, {name} {limit} packets{' with ECN' if ecn else ''}, "
-               f"{flows} bulk TCP {'CUBIC' if cc == 'cubic' else 'NewReno'} flow{'s' if flows > 1 else ''}"),
+               f"{flows} bulk TCP {'CUBIC' if cc == 'cubic' else 'NewReno'} flow{'s' if flows > 1 else ''}"
+               + (" — tpsim's discipline shifted by ns-3's device-queue packet, against ns-3's total wait" if slot else "")),
         tpsim_scenario="benches/scenarios/dumbbell-aqm.toml" if flows == 1 else "benches/scenarios/dumbbell-aqm-2flows.toml",
         ns3_program="dumbbell_aqm",
         ns3_args=(*args, "--simTime=60"),
@@ -483,17 +524,26 @@ def dumbbell_benchmark(qdisc: str, limit: int, aqm: str, cc: str, flows: int, ec
         tpsim_set=tuple(sets),
         tcp=True, aqm=True, tolerance=0.10, judged=("goodput_kbps", "qdelay_ms"), group="dumbbell_aqm", nodes=2,
         config=(f"2 nodes, 10 Mbit/s, 20 ms, {name} (limit {limit}{', ECN' if ecn else ''}), {flows} × bulk TCP "
-                f"{'CUBIC' if cc == 'cubic' else 'NewReno+SACK'} 0→1, MSS 1448 B, IW 10, 60 s"),
-        notes=DUMBBELL_NOTES,
+                f"{'CUBIC' if cc == 'cubic' else 'NewReno+SACK'} 0→1, MSS 1448 B, IW 10, 60 s"
+                + (f"; tpsim `{aqm}`" if slot else "")),
+        notes=((DUMBBELL_SLOT_NOTE,) if slot else ()) + DUMBBELL_NOTES,
+        aqm_slot=slot, ns3_result_key=key.removesuffix("-slot") if slot else "",
     )
 
 
 def dumbbell_benchmarks() -> List[Benchmark]:
-    """Every discipline × {CUBIC, NewReno} × {1, 2 flows}, then the AQMs with ECN (1 flow)."""
+    """Every discipline × {CUBIC, NewReno} × {1, 2 flows}, then the AQMs with ECN (1 flow), then
+    the AQMs' `-slot` diagnostic rows (CoDel's 1-flow rows stand for FQ-CoDel's, the same with one
+    flow)."""
     out = [dumbbell_benchmark(q, lim, aqm, cc, n, False)
            for q, lim, aqm in DUMBBELL_QDISCS for cc in ("cubic", "newreno") for n in (1, 2)]
     out += [dumbbell_benchmark(q, lim, aqm, cc, 1, True)
             for q, lim, aqm in DUMBBELL_QDISCS if q != "droptail" for cc in ("cubic", "newreno")]
+    out += [dumbbell_benchmark(q, lim, aqm, cc, n, False, slot=True)
+            for q, lim, aqm in DUMBBELL_QDISCS if q != "droptail" for cc in ("cubic", "newreno") for n in (1, 2)
+            if not (q == "fqcodel" and n == 1)]
+    out += [dumbbell_benchmark(q, lim, aqm, "newreno", 1, True, slot=True)
+            for q, lim, aqm in DUMBBELL_QDISCS if q in ("red", "codel")]
     return out
 
 
@@ -817,9 +867,10 @@ def run_ns3(bench: Benchmark, binary: Path, ns3_dir: Path, args: Sequence[str], 
             cached_only: bool = False) -> Optional[Dict[str, Any]]:
     """One ns-3 run (from the result cache unless ``fresh``); returns the record of one side
     and seed (see :func:`side_record`)."""
+    result_key = bench.ns3_result_key or bench.key
     key_blob = json.dumps(
         {
-            "scenario": bench.key,
+            "scenario": result_key,
             "program": bench.ns3_program,
             "args": list(args),
             "seed": seed,
@@ -831,7 +882,7 @@ def run_ns3(bench: Benchmark, binary: Path, ns3_dir: Path, args: Sequence[str], 
         sort_keys=True,
     )
     key = hashlib.sha256(key_blob.encode()).hexdigest()[:16]
-    path = cache / "ns3-results" / f"{bench.key}-{bench.ns3_program}-seed{seed}-{key}.json"
+    path = cache / "ns3-results" / f"{result_key}-{bench.ns3_program}-seed{seed}-{key}.json"
     if path.exists() and not fresh:
         stored = json.loads(path.read_text())
         stored["cached"] = True
@@ -881,14 +932,16 @@ def tpsim_worker(argv: Sequence[str]) -> int:
         "flows": res.flows.to_dicts(),
         "network": res.network.to_dicts()[0],
         "queues": queue_means(res),
+        "delivered": delivered_bins(res),
     }
     print(json.dumps(out))
     return 0
 
 
 def queue_means(res: Any) -> List[Dict[str, Any]]:
-    """The time-average of each link direction's queue over the run (the mean of the
-    ``queue_packets`` series over its bins; empty without ``[output] timeseries``)."""
+    """Each link direction's queue over the run: its time-average (the mean of the
+    ``queue_packets`` series over its bins) and, for runs of at most 1000 bins, the bins
+    themselves (``bin_s``, ``bins``). Empty without ``[output] timeseries``."""
     import polars as pl
 
     ts = res.timeseries
@@ -897,8 +950,33 @@ def queue_means(res: Any) -> List[Dict[str, Any]]:
     q = ts.filter((pl.col("series") == "queue_packets") & pl.col("link").is_not_null())
     if q.height == 0:
         return []
-    g = q.group_by(["link", "direction"]).agg(pl.col("value").mean().alias("mean_packets")).sort(["link", "direction"])
-    return g.to_dicts()
+    out = []
+    for (link, direction), g in sorted(q.group_by(["link", "direction"]), key=lambda kv: (kv[0][0], kv[0][1])):
+        g = g.sort("time_s")
+        rec: Dict[str, Any] = {"link": link, "direction": direction, "mean_packets": g["value"].mean()}
+        if g.height <= 1000:
+            times = g["time_s"].to_list()
+            rec["bin_s"] = times[1] - times[0] if len(times) > 1 else None
+            rec["bins"] = g["value"].to_list()
+        out.append(rec)
+    return out
+
+
+def delivered_bins(res: Any) -> Dict[str, List[float]]:
+    """Each flow direction's application bytes delivered by the end of each bin
+    (``rx_bytes_cumulative``; ``"<flow>-<direction>"`` -> values), for runs of at most 1000
+    bins; empty without ``[output] timeseries``."""
+    import polars as pl
+
+    ts = res.timeseries
+    if ts is None or ts.height == 0:
+        return {}
+    c = ts.filter(pl.col("series") == "rx_bytes_cumulative")
+    out = {}
+    for (flow, direction), g in c.group_by(["flow", "direction"]):
+        if g.height <= 1000:
+            out[f"{flow}-{direction}"] = g.sort("time_s")["value"].to_list()
+    return out
 
 
 def tpsim_scenario_file(bench: Benchmark, seed: int, sim_time_s: float, cache: Path = CACHE) -> Path:
@@ -1013,6 +1091,44 @@ def jain(xs: Sequence[float]) -> Optional[float]:
     return sum(xs) ** 2 / den if den > 0 else None
 
 
+#: The dumbbell's steady-state measures leave out the first this many seconds (start-up).
+DUMBBELL_STEADY_FROM_S = 5
+
+
+def tpsim_aqm_steady(out: Dict[str, Any], sim_time_s: float) -> Tuple[Optional[float], Optional[float]]:
+    """(goodput kbit/s, queueing delay ms) of a tpsim dumbbell run from
+    :data:`DUMBBELL_STEADY_FROM_S` on, from its 1-s bins: goodput = bytes delivered after that
+    instant · 8 / the rest of the run; delay by Little's law, the time-average queue over those
+    bins ÷ the data packets (1448 B) delivered per second."""
+    t0 = DUMBBELL_STEADY_FROM_S
+    q = [x for x in out.get("queues", []) if x["link"] == 0 and x["direction"] == "fwd" and x.get("bins")]
+    cum = [v for k, v in out.get("delivered", {}).items() if k.endswith("-fwd")]
+    if not q or not cum or q[0].get("bin_s") != 1.0 or sim_time_s <= t0 + 1:
+        return None, None
+    end = int(round(sim_time_s))
+    delivered = sum(c[end - 1] - c[t0 - 1] for c in cum if len(c) >= end)
+    span = end - t0
+    goodput = delivered * 8 / 1000 / span
+    packets_per_s = delivered / 1448 / span
+    bins = q[0]["bins"][t0:end]
+    delay = (sum(bins) / len(bins)) / packets_per_s * 1e3 if (bins and packets_per_s) else None
+    return goodput, delay
+
+
+def ns3_aqm_steady(out: Dict[str, Any], total: bool = False) -> Tuple[Optional[float], Optional[float]]:
+    """(goodput kbit/s, qdisc sojourn ms, or with ``total`` the total wait) of an ns-3 dumbbell
+    run from :data:`DUMBBELL_STEADY_FROM_S` on (the program's per-second arrays)."""
+    t0 = DUMBBELL_STEADY_FROM_S
+    at, tx = out.get("sink_bytes_at_s"), out.get("tx_per_s")
+    soj = out.get("wait_sum_per_s" if total else "sojourn_sum_per_s")
+    end = int(round(out["sim_time"]))
+    if not at or not tx or end <= t0 + 1:
+        return None, None
+    goodput = (at[end] - at[t0]) * 8 / 1000 / (end - t0)
+    n = sum(tx[t0:end])
+    return goodput, (sum(soj[t0:end]) / n * 1e3 if n else None)
+
+
 def tpsim_aqm_measures(out: Dict[str, Any], sim_time_s: float) -> Dict[str, Any]:
     """The dumbbell's measures of a tpsim run (the data direction of every flow)."""
     fwd = [f for f in out["flows"] if f.get("direction", "fwd") == "fwd"]
@@ -1035,13 +1151,17 @@ def tpsim_aqm_measures(out: Dict[str, Any], sim_time_s: float) -> Dict[str, Any]
         "retx": sum(f["retransmissions"] or 0 for f in fwd),
         "rto": sum(f["rto_timeouts"] or 0 for f in fwd),
         "fairness": jain([f["goodput_kbps"] or 0.0 for f in fwd]) if len(fwd) > 1 else None,
+        **dict(zip(("goodput_ss_kbps", "qdelay_ss_ms"), tpsim_aqm_steady(out, sim_time_s))),
     }
 
 
-def ns3_aqm_measures(out: Dict[str, Any]) -> Dict[str, Any]:
-    """The dumbbell's measures of an ns-3 ``dumbbell_aqm`` run."""
+def ns3_aqm_measures(out: Dict[str, Any], total: bool = False) -> Dict[str, Any]:
+    """The dumbbell's measures of an ns-3 ``dumbbell_aqm`` run; ``total``: the queueing delay
+    is the total wait (qdisc + device queue) rather than the qdisc sojourn (`-slot` rows)."""
     fm = out["flowmon"]
     sojourn, wait = out["qdisc_sojourn_mean_s"], out["wait_mean_s"]
+    if total:
+        sojourn = wait
     tx = out["tx_packets_fwd"]
     little = out["qdisc_len_mean"] / (tx / out["sim_time"]) if tx else None
     per_flow = out.get("flow_goodput_kbps", [])
@@ -1059,6 +1179,8 @@ def ns3_aqm_measures(out: Dict[str, Any]) -> Dict[str, Any]:
         "marks": out["qdisc_marks"],
         "retx": out["retransmissions"],
         "fairness": jain(per_flow) if len(per_flow) > 1 else None,
+        "qdelay_qdisc_ms": out["qdisc_sojourn_mean_s"] * 1e3,
+        **dict(zip(("goodput_ss_kbps", "qdelay_ss_ms"), ns3_aqm_steady(out, total))),
     }
 
 
@@ -1079,7 +1201,7 @@ def ns3_measures(rec: Dict[str, Any], bench: Optional[Benchmark] = None, sim_tim
     app_ratio = out.get("app_delivery_ratio")
     if app_ratio is None and bench is not None and bench.app_size and fm["tx_pkts"]:
         app_ratio = app_rx / (fm["tx_pkts"] * bench.app_size) if not bench.tcp else None
-    extra = ns3_aqm_measures(out) if (bench is not None and bench.aqm) else {}
+    extra = ns3_aqm_measures(out, bench.aqm_slot) if (bench is not None and bench.aqm) else {}
     return {**extra, **{
         "loop_s": out["wall_run_s"],
         "process_s": rec["process_wall_s"],
@@ -1227,6 +1349,10 @@ AQM_METRICS: List[Tuple[str, str, Callable[[Optional[float]], str], str]] = [
     ("queueing delay by Little's law, ms", "qdelay_little_ms", fmt_fixed(3),
      "time-average `queue_packets` ÷ packets delivered per s / time-average qdisc PacketsInQueue ÷ packets transmitted per s"),
     ("time-average queue, packets", "queue_len", fmt_fixed(3), "`queue_packets` (link 0 forward) / qdisc PacketsInQueue of node 0"),
+    (f"goodput from {DUMBBELL_STEADY_FROM_S} s, kbit/s", "goodput_ss_kbps", fmt_fixed(1),
+     f"bytes delivered after {DUMBBELL_STEADY_FROM_S} s · 8 / the rest of the run (start-up left out): `rx_bytes_cumulative` bins / the sinks' bytes at each second"),
+    (f"queueing delay from {DUMBBELL_STEADY_FROM_S} s, ms", "qdelay_ss_ms", fmt_fixed(3),
+     "Little's law over the 1-s bins from then on (`queue_packets` ÷ data packets delivered per s) / qdisc sojourn of the packets transmitted from then on"),
     ("mean one-way delay of data packets, ms", "owd_ms", fmt_fixed(3), "`packet_delay_mean_s` / FlowMonitor IP → IP"),
     ("packets dropped by the discipline", "drops", fmt_int, "`drops_queue` + `drops_aqm_*` / QueueDisc drops of node 0"),
     ("packets marked CE", "marks", fmt_int, "`ecn_marks` / QueueDisc marks of node 0"),
@@ -1521,14 +1647,19 @@ def render_dumbbell_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], dat
         rg = gt / gn if (gt is not None and gn) else None
         rd = dt_ / dn if (dt_ is not None and dn) else None
         ok = rg is not None and rd is not None and abs(rg - 1) <= b.tolerance and abs(rd - 1) <= b.tolerance
+        sgt, sgn, sdt, sdn = g(tp, "goodput_ss_kbps"), g(ns, "goodput_ss_kbps"), g(tp, "qdelay_ss_ms"), g(ns, "qdelay_ss_ms")
         arg = dict(a.split("=", 1) for a in b.ns3_args if "=" in a)
         rows[key] = [
             f"`{key}`", f"{len(tp)} / {len(ns)}",
             f"{fmt_fixed(0)(gn)}", f"{fmt_fixed(0)(gt)}", fmt_fixed(3)(rg),
-            f"{fmt_fixed(2)(dn)} ({fmt_fixed(2)(dtot)})", f"{fmt_fixed(2)(dt_)}", fmt_fixed(3)(rd),
+            (f"{fmt_fixed(2)(dn)} ({fmt_fixed(2)(dtot)})" if not b.aqm_slot else
+             f"total {fmt_fixed(2)(dn)} (qdisc {fmt_fixed(2)(g(ns, 'qdelay_qdisc_ms'))})"),
+            f"{fmt_fixed(2)(dt_)}", fmt_fixed(3)(rd),
             f"{fmt_int(g(ns, 'drops'))} / {fmt_int(g(tp, 'drops'))}",
             (f"{fmt_int(g(ns, 'marks'))} / {fmt_int(g(tp, 'marks'))}" if arg.get("--ecn") == "1" else "—"),
             f"{fmt_int(g(ns, 'retx'))} / {fmt_int(g(tp, 'retx'))}",
+            fmt_fixed(3)(sgt / sgn if (sgt is not None and sgn) else None),
+            f"{fmt_fixed(2)(sdn)} / {fmt_fixed(2)(sdt)} ({fmt_fixed(3)(sdt / sdn if (sdt is not None and sdn) else None)})",
             "yes" if ok else "**no**",
         ]
     keys = [k for k, b in BENCHMARKS.items() if b.aqm]
@@ -1536,6 +1667,8 @@ def render_dumbbell_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], dat
     head = ["row", "seeds tpsim / ns-3", "goodput ns-3, kbit/s", "goodput tpsim", "tpsim / ns-3",
             "queueing delay ns-3, ms (qdisc + device queue)", "queueing delay tpsim, ms", "tpsim / ns-3",
             "drops ns-3 / tpsim", "CE marks ns-3 / tpsim", "retransmissions ns-3 / tpsim",
+            f"from {DUMBBELL_STEADY_FROM_S} s: goodput tpsim / ns-3",
+            f"from {DUMBBELL_STEADY_FROM_S} s: queueing delay ns-3 / tpsim, ms (tpsim / ns-3)",
             f"both within {BENCHMARKS[keys[0]].tolerance:.0%}"]
     outside = [line.split("|")[1].strip() for line in merged if line.rstrip().endswith("**no** |")]
     lines = [
@@ -1547,7 +1680,11 @@ def render_dumbbell_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], dat
         "summed over the flows. Queueing delay: ns-3 the qdisc sojourn of the transmitted packets (in "
         "brackets with the wait in its 1-packet device queue added), tpsim the wait in the discipline "
         "(data packets' one-way delay − 20 ms − 1.2016 ms). Drops and marks are the discipline's on "
-        "both sides. A row is within the tolerance when goodput and queueing delay both are "
+        "both sides. Rows ending in `-slot` are diagnostics: tpsim's discipline is moved by the packet ns-3 "
+        "keeps in its device queue and ns-3's delay is its total wait (qdisc sojourn in brackets). "
+        f"The \"from {DUMBBELL_STEADY_FROM_S} s\" columns leave the start-up out (ns-3: the packets "
+        "transmitted from then on; tpsim: Little's law over its 1-s queue bins). A row is within the "
+        "tolerance when goodput and queueing delay over the whole run both are "
         f"(rows not re-run on {date} are kept from their last run).",
         "",
         table(head, []) + "\n" + "\n".join(merged),
@@ -1669,8 +1806,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         description=("Run tpsim and ns-3 on the same scenarios and write a Markdown report of the comparison "
                      f"(default {REPORT.relative_to(REPO)}; docs/benchmarks.md is maintained by hand)."),
     )
+    groups = sorted({b.group for b in BENCHMARKS.values() if b.group})
     ap.add_argument("--scenarios", default=",".join(BENCHMARKS),
-                    help=f"comma-separated scenario keys (default: all): {', '.join(BENCHMARKS)}")
+                    help=f"comma-separated scenario keys or groups (default: all). Groups: {', '.join(groups)}. "
+                         f"Keys: {', '.join(BENCHMARKS)}")
     ap.add_argument("--seeds", type=int, default=None, help="seeds per side, 1..N (default 5; 1 with --quick)")
     ap.add_argument("--quick", action="store_true",
                     help="1 seed, short simulated time; prints the report instead of writing a file unless --doc is given")

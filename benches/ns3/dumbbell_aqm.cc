@@ -56,9 +56,13 @@
 //     queue (the packet on the wire is in neither).
 //   * qdisc statistics: packets enqueued, dropped before enqueue / after dequeue (by reason),
 //     marked (by reason); drops in each second of the run.
+//   * per second of the run: packets transmitted and their summed qdisc sojourns and waits, and the
+//     sinks' bytes at each whole second (for measures that leave out the start-up).
 //   * retransmissions: TcpSocketBase "Retransmission" trace of the senders.
 //   * per-flow application bytes at the sinks and goodput = bytes * 8 / (simTime - flow start).
 //   * FlowMonitor (both nodes): one-way IP delay of the data packets, packets sent and received.
+//   * with --sample=S (a diagnostic, off by default): every S seconds the senders' cwnd and the
+//     qdisc's packets.
 #include "common.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
@@ -109,6 +113,11 @@ double g_waitSum = 0, g_sojournSum = 0;
 uint64_t g_txPackets = 0, g_untracked = 0;
 uint64_t g_retx = 0;
 std::vector<uint32_t> g_dropsPerSecond; // qdisc drops of node 0 in each second of the run
+// Per second of the run: packets node 0 transmitted and the sums of their qdisc sojourns and waits.
+std::vector<uint32_t> g_txPerSecond;
+std::vector<double> g_sojournPerSecond, g_waitPerSecond;
+uint32_t g_cwnd[2] = {0, 0};           // the senders' cwnd, bytes (socket 0 and 1 of node 0)
+std::ostringstream g_samples;          // --sample: [t, cwnd0, cwnd1, qdisc packets] rows
 
 void
 OnEnqueue(Ptr<const QueueDiscItem> item)
@@ -147,9 +156,18 @@ OnTxBegin(Ptr<const Packet> p)
         return;
     }
     Time now = Simulator::Now();
-    g_waitSum += (now - it->second.enq).GetSeconds();
-    g_sojournSum += (it->second.deq - it->second.enq).GetSeconds();
+    double wait = (now - it->second.enq).GetSeconds();
+    double sojourn = (it->second.deq - it->second.enq).GetSeconds();
+    g_waitSum += wait;
+    g_sojournSum += sojourn;
     g_txPackets++;
+    auto sec = static_cast<size_t>(now.GetSeconds());
+    if (sec < g_txPerSecond.size())
+    {
+        g_txPerSecond[sec]++;
+        g_sojournPerSecond[sec] += sojourn;
+        g_waitPerSecond[sec] += wait;
+    }
     g_inFlight.erase(it);
 }
 
@@ -173,10 +191,61 @@ OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Addr
 }
 
 void
+OnCwnd(std::string context, uint32_t, uint32_t v)
+{
+    // context: /NodeList/0/$ns3::TcpL4Protocol/SocketList/<i>/CongestionWindow
+    auto a = context.find("SocketList/");
+    uint32_t i = a == std::string::npos ? 0 : std::stoul(context.substr(a + 11));
+    if (i < 2)
+    {
+        g_cwnd[i] = v;
+    }
+}
+
+void
 ConnectSenders()
 {
     Config::ConnectWithoutContext("/NodeList/0/$ns3::TcpL4Protocol/SocketList/*/Retransmission",
                                   MakeCallback(&OnRetransmission));
+    Config::Connect("/NodeList/0/$ns3::TcpL4Protocol/SocketList/*/CongestionWindow",
+                    MakeCallback(&OnCwnd));
+}
+
+void
+Sample(double every)
+{
+    g_samples << (g_samples.tellp() > 0 ? "," : "") << '[' << Simulator::Now().GetSeconds() << ','
+              << g_cwnd[0] << ',' << g_cwnd[1] << ',' << g_qdiscLen.value << ']';
+    Simulator::Schedule(Seconds(every), &Sample, every);
+}
+
+// The sinks' bytes at each whole second (index i: bytes received by i s).
+std::vector<std::vector<uint64_t>> g_sinkBytesAt;
+
+void
+SampleSinks(ApplicationContainer sinks)
+{
+    std::vector<uint64_t> b;
+    for (uint32_t i = 0; i < sinks.GetN(); ++i)
+    {
+        b.push_back(DynamicCast<PacketSink>(sinks.Get(i))->GetTotalRx());
+    }
+    g_sinkBytesAt.push_back(b);
+    Simulator::Schedule(Seconds(1), &SampleSinks, sinks);
+}
+
+template <typename T>
+std::string
+Array(const std::vector<T>& v)
+{
+    std::ostringstream s;
+    s << std::setprecision(10) << '[';
+    for (size_t i = 0; i < v.size(); ++i)
+    {
+        s << (i ? "," : "") << v[i];
+    }
+    s << ']';
+    return s.str();
 }
 
 std::string
@@ -201,7 +270,7 @@ main(int argc, char* argv[])
 {
     std::string qdisc = "codel", cc = "cubic", rate = "10Mbps", delay = "20ms", recovery = "classic";
     uint32_t seed = 1, run = 1, flows = 1, limit = 0, devQueue = 1, segSize = 1448;
-    double simTime = 60, start = 0.1, start2 = 0.2;
+    double simTime = 60, start = 0.1, start2 = 0.2, sample = 0;
     bool ecn = false, hystart = false, limitedTransmit = false, redNs1Compat = false, sack = true;
     CommandLine cmd(__FILE__);
     cmd.AddValue("qdisc", "droptail|red|codel|fqcodel|pie", qdisc);
@@ -222,6 +291,7 @@ main(int argc, char* argv[])
     cmd.AddValue("hystart", "TcpCubic HyStart (ns-3's default: on)", hystart);
     cmd.AddValue("limitedTransmit", "TcpSocketBase::LimitedTransmit (ns-3's default: on)", limitedTransmit);
     cmd.AddValue("sack", "TcpSocketBase::Sack", sack);
+    cmd.AddValue("sample", "every this many s, record [t, cwnd0, cwnd1, qdisc packets] (0: off)", sample);
     cmd.AddValue("redNs1Compat", "RedQueueDisc::Ns1Compat (restart the count after a forced drop)", redNs1Compat);
     cmd.Parse(argc, argv);
     if (flows < 1 || flows > 2)
@@ -230,7 +300,11 @@ main(int argc, char* argv[])
         return 2;
     }
     SeedRng(seed, run);
-    g_dropsPerSecond.assign(static_cast<size_t>(std::ceil(simTime)), 0);
+    auto seconds = static_cast<size_t>(std::ceil(simTime));
+    g_dropsPerSecond.assign(seconds, 0);
+    g_txPerSecond.assign(seconds, 0);
+    g_sojournPerSecond.assign(seconds, 0);
+    g_waitPerSecond.assign(seconds, 0);
 
     // TCP
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
@@ -333,8 +407,13 @@ main(int argc, char* argv[])
         a.Stop(Seconds(simTime));
     }
     sinks.Start(Seconds(0));
+    Simulator::Schedule(Seconds(0), &SampleSinks, sinks);
     Simulator::Schedule(Seconds(std::max(start, flows > 1 ? start2 : start) + 0.001), &ConnectSenders);
 
+    if (sample > 0)
+    {
+        Simulator::Schedule(Seconds(sample), &Sample, sample);
+    }
     FlowMonitorHelper fmh;
     Ptr<FlowMonitor> mon = fmh.InstallAll();
     RunInfo r = TimedRun(simTime);
@@ -356,13 +435,20 @@ main(int argc, char* argv[])
     }
     perFlow << ']';
     goodputs << ']';
-    std::ostringstream dps;
-    dps << '[';
-    for (size_t i = 0; i < g_dropsPerSecond.size(); ++i)
+    std::vector<uint64_t> sinkAt; // all sinks' bytes at 0, 1, ..., simTime s
+    for (const auto& b : g_sinkBytesAt)
     {
-        dps << (i ? "," : "") << g_dropsPerSecond[i];
+        uint64_t t = 0;
+        for (auto x : b)
+        {
+            t += x;
+        }
+        sinkAt.push_back(t);
     }
-    dps << ']';
+    while (sinkAt.size() <= g_dropsPerSecond.size())
+    {
+        sinkAt.push_back(rxSum); // the sample at simTime itself runs after Stop
+    }
     uint32_t fqClasses = qdisc == "fqcodel" ? q0->GetNQueueDiscClasses() : 0;
 
     Json j;
@@ -384,7 +470,11 @@ main(int argc, char* argv[])
         .kv("qdisc_drops", st.nTotalDroppedPackets)
         .kv("qdisc_drops_before_enqueue", st.nTotalDroppedPacketsBeforeEnqueue)
         .kv("qdisc_drops_after_dequeue", st.nTotalDroppedPacketsAfterDequeue)
-        .raw("qdisc_drops_per_s", dps.str())
+        .raw("qdisc_drops_per_s", Array(g_dropsPerSecond))
+        .raw("tx_per_s", Array(g_txPerSecond))
+        .raw("sojourn_sum_per_s", Array(g_sojournPerSecond))
+        .raw("wait_sum_per_s", Array(g_waitPerSecond))
+        .raw("sink_bytes_at_s", Array(sinkAt))
         .kv("qdisc_marks", st.nTotalMarkedPackets)
         .raw("qdisc_drop_reasons_enqueue", ReasonMap(st.nDroppedPacketsBeforeEnqueue))
         .raw("qdisc_drop_reasons_dequeue", ReasonMap(st.nDroppedPacketsAfterDequeue))
@@ -392,6 +482,10 @@ main(int argc, char* argv[])
         .kv("fq_classes", fqClasses)
         .kv("retransmissions", g_retx)
         .raw("flowmon", FlowStatsJson(mon, fmh, {9, 10}));
+    if (sample > 0)
+    {
+        j.raw("samples", "[" + g_samples.str() + "]");
+    }
     std::cout << j.str() << std::endl;
     Simulator::Destroy();
     return 0;

@@ -30,10 +30,16 @@ impl World {
         }
         self.trace_link(TraceEvent::Enqueue, dev, id);
         let now = self.now;
-        let p = self.packets.get(id);
         let d = &mut self.links[dev as usize];
-        // Every arrival goes through the discipline (RED's average, CoDel's state and PIE's
-        // burst allowance see it even on an idle link), then straight out if the wire is free.
+        if d.on_wire.is_none() && matches!(d.queue, Qdisc::DropTail(_)) {
+            // A free wire has an empty DropTail queue behind it: straight out.
+            self.start_tx(dev, id);
+            return;
+        }
+        let p = self.packets.get(id);
+        // Every other discipline sees every arrival (RED's average, CoDel's state and PIE's
+        // burst allowance are kept even on an idle link); the packet leaves at once if the
+        // wire is free.
         let pkt = Pkt {
             id: id.0,
             bytes: p.seg.ip_len + d.framing,
