@@ -44,9 +44,14 @@
 //   * LimitedTransmit false (tpsim has no limited transmit; --limitedTransmit=1 for ns-3's default)
 //   * SegmentSize 1448 B (1448 + 20 TCP + 12 timestamp option + 20 IP = 1500 B, 1502 B on the wire)
 //   InitialCwnd 10 segments, initial ssthresh unlimited, DelAckCount 2, DelAckTimeout 200 ms,
-//   SACK on (--sack=0 for a check without it), timestamps on, window scaling on, TcpNoDelay, ReTxThreshold 3, MinRto 1 s,
-//   ClockGranularity 1 ms, ConnTimeout 3 s
+//   SACK on (--sack=0 for a check without it), timestamps on, window scaling on, TcpNoDelay,
+//   ReTxThreshold 3, MinRto 1 s, ClockGranularity 1 ms, ConnTimeout 3 s
 //   * SndBufSize = RcvBufSize = 4 MiB (never the limit: 10 Mbit/s x 40 ms is 50 kB)
+// Not settable, and different from tpsim: TcpCubic's slow start adds the segments acknowledged
+// (2 MSS per delayed ACK), tpsim's CUBIC 1 MSS per ACK; TcpNewReno adds 1 MSS per ACK in slow
+// start and MSS*MSS/cwnd per ACK in congestion avoidance, as tpsim. ssthresh after a loss:
+// TcpCubic Beta * cwnd, TcpNewReno BytesInFlight / 2 (the scoreboard's pipe); tpsim
+// beta * (SND.MAX - SND.UNA).
 //
 // Measures (forward direction, node 0's device, over the whole run):
 //   * wait_mean_s: per packet transmitted, time from its enqueue in the qdisc to the start of its

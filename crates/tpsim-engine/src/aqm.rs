@@ -1,12 +1,12 @@
 //! Queue disciplines from the scenario's `aqm` tables, and the flow hash FQ-CoDel classifies by.
 
-use tpsim_aqm::{CodelConfig, FqCodelConfig, PieConfig, Qdisc, RedConfig};
+use tpsim_aqm::{CodelConfig, FqCodelConfig, PieConfig, Pkt, Qdisc, RedConfig};
 use tpsim_core::rng::splitmix64;
 use tpsim_core::RngStream;
 use tpsim_scenario::Aqm;
 use tpsim_transport::Header;
 
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketId};
 
 /// The discipline `aqm` asks for (DropTail of `queue` packets without it), on a transmitter
 /// of `rate_bps` bit/s (RED's idle-time decay), drawing from `rng`.
@@ -64,6 +64,22 @@ pub fn qdisc(aqm: Option<&Aqm>, queue: u32, rate_bps: u64, rng: RngStream) -> Qd
 fn set<T>(field: &mut T, v: Option<T>) {
     if let Some(v) = v {
         *field = v;
+    }
+}
+
+/// What discipline `q` needs to know of packet `id` (`p`), `bytes` long on the wire: the flow
+/// hash only for FQ-CoDel, whether it is ECN-capable.
+pub fn pkt(q: &Qdisc, id: PacketId, p: &Packet, bytes: u32) -> Pkt {
+    Pkt {
+        id: id.0,
+        bytes,
+        flow: if matches!(q, Qdisc::FqCodel(_)) {
+            flow_hash(p)
+        } else {
+            0
+        },
+        ect: p.ip.ecn.is_ect(),
+        ce: false,
     }
 }
 

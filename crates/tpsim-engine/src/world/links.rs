@@ -7,7 +7,7 @@ use super::{Event, World};
 use crate::metrics::DropReason;
 use crate::packet::PacketId;
 use crate::pkttrace::{Layer, TraceEvent};
-use tpsim_aqm::{Pkt, Qdisc, Reason, Verdict};
+use tpsim_aqm::{Qdisc, Reason, Verdict};
 use tpsim_core::SimDuration;
 
 /// The drop reason (and mark reason) of a queue discipline's verdict.
@@ -40,17 +40,7 @@ impl World {
         // Every other discipline sees every arrival (RED's average, CoDel's state and PIE's
         // burst allowance are kept even on an idle link); the packet leaves at once if the
         // wire is free.
-        let pkt = Pkt {
-            id: id.0,
-            bytes: p.seg.ip_len + d.framing,
-            flow: if matches!(d.queue, Qdisc::FqCodel(_)) {
-                crate::aqm::flow_hash(p)
-            } else {
-                0
-            },
-            ect: p.ip.ecn.is_ect(),
-            ce: false,
-        };
+        let pkt = crate::aqm::pkt(&d.queue, id, p, p.seg.ip_len + d.framing);
         self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
         d.queue.enqueue(pkt, now, &mut self.aqm_out);
         let next = if d.on_wire.is_none() {

@@ -85,17 +85,7 @@ impl World {
         self.metrics.queue_changed(dev, d.waiting(), &mut d.q_changed, now);
         if let (false, Some(q)) = (priority, &mut d.aqm) {
             let p = self.packets.get(id);
-            let pkt = tpsim_aqm::Pkt {
-                id: id.0,
-                bytes: p.seg.ip_len,
-                flow: if matches!(**q, tpsim_aqm::Qdisc::FqCodel(_)) {
-                    crate::aqm::flow_hash(p)
-                } else {
-                    0
-                },
-                ect: p.ip.ecn.is_ect(),
-                ce: false,
-            };
+            let pkt = crate::aqm::pkt(q, id, p, p.seg.ip_len);
             q.enqueue(pkt, now, &mut self.aqm_out);
             self.aqm_verdicts(dev, self.rmap.node(radio), crate::pkttrace::NO_NODE);
         } else if let Err(id) = d.queue.push(id, priority, now) {
