@@ -94,6 +94,11 @@ fn with_window(mut r: TcpRepr, window: u16) -> TcpRepr {
 
 /// Feeds `repr` carrying `len` payload bytes to `s` at `at`.
 fn feed(s: &mut TcpSocket, at: SimTime, repr: TcpRepr, len: u32) {
+    feed_ecn(s, at, repr, len, tpsim_wire::Ecn::NotEct);
+}
+
+/// [`feed`] with the IP header's ECN field `ecn`.
+fn feed_ecn(s: &mut TcpSocket, at: SimTime, repr: TcpRepr, len: u32, ecn: tpsim_wire::Ecn) {
     let seg = Segment {
         addr: None,
         header: L4Header::Tcp(repr),
@@ -102,7 +107,7 @@ fn feed(s: &mut TcpSocket, at: SimTime, repr: TcpRepr, len: u32) {
         message: None,
         first_tx: at,
         stream: None,
-        ecn: tpsim_wire::Ecn::NotEct,
+        ecn,
     };
     s.on_segment(at, &seg);
 }

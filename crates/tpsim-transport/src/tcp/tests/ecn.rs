@@ -10,21 +10,6 @@ fn ecn_cfg() -> TcpConfig {
     TcpConfig { ecn: true, ..base() }
 }
 
-/// Feeds `repr` carrying `len` payload bytes to `s` at `at`, with IP ECN field `ecn`.
-fn feed_ecn(s: &mut TcpSocket, at: SimTime, repr: TcpRepr, len: u32, ecn: Ecn) {
-    let seg = Segment {
-        addr: None,
-        header: L4Header::Tcp(repr),
-        payload_len: len,
-        ip_len: 40 + len,
-        message: None,
-        first_tx: at,
-        stream: None,
-        ecn,
-    };
-    s.on_segment(at, &seg);
-}
-
 /// What `s` sends from `at` on: at once, or when its next timer (the delayed ACK) fires.
 fn next_out(s: &mut TcpSocket, at: SimTime) -> Vec<Segment> {
     let out = drain_segments(s, at);
