@@ -9,10 +9,12 @@ use tpsim_transport::Header;
 use crate::packet::{Packet, PacketId};
 
 /// The discipline `aqm` asks for (DropTail of `queue` packets without it), on a transmitter
-/// of `rate_bps` bit/s (RED's idle-time decay), drawing from `rng`.
-pub fn qdisc(aqm: Option<&Aqm>, queue: u32, rate_bps: u64, rng: RngStream) -> Qdisc {
+/// of `rate_bps` bit/s (RED's idle-time decay) whose largest packet is `mtu_bytes` on the
+/// wire (CoDel's `MAXPACKET`), drawing from `rng`.
+pub fn qdisc(aqm: Option<&Aqm>, queue: u32, rate_bps: u64, mtu_bytes: u32, rng: RngStream) -> Qdisc {
     match aqm {
-        None | Some(Aqm::Droptail) => Qdisc::DropTail(tpsim_aqm::DropTail::new(queue as usize)),
+        None => Qdisc::DropTail(tpsim_aqm::DropTail::new(queue as usize)),
+        Some(Aqm::Droptail(k)) => Qdisc::DropTail(tpsim_aqm::DropTail::new(k.limit.unwrap_or(queue) as usize)),
         Some(Aqm::Red(k)) => {
             let mut c = RedConfig {
                 link_rate_bps: rate_bps as f64,
@@ -29,7 +31,10 @@ pub fn qdisc(aqm: Option<&Aqm>, queue: u32, rate_bps: u64, rng: RngStream) -> Qd
             Qdisc::Red(tpsim_aqm::Red::new(c, rng))
         }
         Some(Aqm::Codel(k)) => {
-            let mut c = CodelConfig::default();
+            let mut c = CodelConfig {
+                max_packet: mtu_bytes,
+                ..CodelConfig::default()
+            };
             set(&mut c.target, k.target.map(|d| d.sim()));
             set(&mut c.interval, k.interval.map(|d| d.sim()));
             set(&mut c.ecn, k.ecn);
@@ -37,7 +42,10 @@ pub fn qdisc(aqm: Option<&Aqm>, queue: u32, rate_bps: u64, rng: RngStream) -> Qd
             Qdisc::Codel(tpsim_aqm::Codel::new(c))
         }
         Some(Aqm::FqCodel(k)) => {
-            let mut c = FqCodelConfig::default();
+            let mut c = FqCodelConfig {
+                max_packet: mtu_bytes,
+                ..FqCodelConfig::default()
+            };
             set(&mut c.flows, k.flows);
             set(&mut c.quantum, k.quantum.map(|b| b.0 as u32));
             set(&mut c.limit, k.limit.map(|l| l as usize));

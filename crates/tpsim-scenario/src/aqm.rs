@@ -12,8 +12,8 @@ use crate::*;
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Aqm {
-    /// DropTail: a FIFO of `queue` packets that drops arrivals when full.
-    Droptail,
+    /// DropTail: a FIFO that drops arrivals when full.
+    Droptail(DroptailKeys),
     /// Random Early Detection in gentle mode (Floyd & Jacobson 1993; ns-3's `RedQueueDisc`
     /// defaults).
     Red(RedKeys),
@@ -23,6 +23,14 @@ pub enum Aqm {
     FqCodel(FqCodelKeys),
     /// Proportional Integral controller Enhanced (RFC 8033; ns-3's `PieQueueDisc` defaults).
     Pie(PieKeys),
+}
+
+/// DropTail's keys.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DroptailKeys {
+    /// Queue limit, packets. Default: the link's (or radio's) `queue`.
+    pub limit: Option<u32>,
 }
 
 /// RED's keys.
@@ -121,7 +129,7 @@ pub(crate) fn validate_aqm(a: &Aqm, path: &[Seg], err: &mut impl FnMut(Vec<Seg>,
         }
     }
     match a {
-        Aqm::Droptail => {}
+        Aqm::Droptail(k) => limit(k.limit, &mut at),
         Aqm::Red(k) => {
             limit(k.limit, &mut at);
             let (min, max) = (k.min_th.unwrap_or(5.0), k.max_th.unwrap_or(15.0));
@@ -199,8 +207,10 @@ mod tests {
         ));
         assert!(matches!(
             link(r#"{ kind = "droptail" }"#).unwrap().aqm,
-            Some(Aqm::Droptail)
+            Some(Aqm::Droptail(_))
         ));
+        let e = link(r#"{ kind = "droptail", bogus = 1 }"#).unwrap_err();
+        assert!(e.contains("bogus"), "{e}");
         let e = link(r#"{ kind = "codel", targett = "2ms" }"#).unwrap_err();
         assert!(e.contains("targett"), "{e}");
         let e = link(r#"{ kind = "blue" }"#).unwrap_err();

@@ -40,7 +40,7 @@ use crate::net::{link_addr, DeviceRef, Net, RadioMap};
 use crate::packet::{PacketArena, NO_DIR};
 use crate::sockets::{Addressing, Sockets};
 use crate::trace::PcapTracer;
-use crate::wifi::{positions, wifi_addr, PriQueue, RadioParams, WifiChannel, WifiDevice};
+use crate::wifi::{positions, wifi_addr, PriQueue, RadioParams, WifiChannel, WifiDevice, LLC_SNAP_LEN};
 use crate::EngineError;
 use tpsim_core::{EventQueue, Module, OwnerKind, RngStream, SimDuration, SimTime, StreamKey};
 use tpsim_mac::Dcf;
@@ -365,6 +365,7 @@ fn build_links(
                     l.aqm.as_ref(),
                     l.queue,
                     l.rate.0,
+                    l.mtu.0 as u32 + sizes.p2p_framing(),
                     stream(opts, OwnerKind::Interface, iface as u64, Module::Aqm),
                 ),
                 on_wire: None,
@@ -431,10 +432,16 @@ fn build_radios(
             dead: false,
             aqm: radio.aqm.as_ref().map(|a| {
                 let rng = stream(opts, OwnerKind::Node, r as u64, Module::Aqm);
+                let llc = if sizes == SizeConvention::Standard {
+                    LLC_SNAP_LEN
+                } else {
+                    0
+                };
                 Box::new(crate::aqm::qdisc(
                     Some(a),
                     params.queue as u32,
                     params.data_rate.bps(),
+                    tpsim_wire::DEFAULT_MTU + llc,
                     rng,
                 ))
             }),
