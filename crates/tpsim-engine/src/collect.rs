@@ -820,36 +820,7 @@ impl Collector {
                 }
             }
         }
-        for (dev, &(link, node, direction)) in queues.iter().enumerate() {
-            // A link direction's queue, or a radio's interface queue ("out" of its node).
-            for b in 0..sr.n_bins {
-                let v = sr.q_area[dev][b] * 1e-9 / bin_len(b);
-                t.push("queue_packets", None, link, node, direction, bin_start(b), Some(v));
-            }
-            if let Some(bins) = &sr.q_verdicts[dev] {
-                for (b, &(drops, marks)) in bins.iter().enumerate() {
-                    let start = bin_start(b);
-                    t.push(
-                        "queue_drops",
-                        None,
-                        link,
-                        node,
-                        direction,
-                        start,
-                        Some(f64::from(drops)),
-                    );
-                    t.push(
-                        "queue_marks",
-                        None,
-                        link,
-                        node,
-                        direction,
-                        start,
-                        Some(f64::from(marks)),
-                    );
-                }
-            }
-        }
+        Self::queue_series(sr, &mut t, queues, &bin_start, &bin_len);
         if let Some(e) = energy {
             // Energy consumed during each bin, and what is left at its end.
             for (i, row) in e.bins.iter().enumerate() {
@@ -890,5 +861,31 @@ impl Collector {
             }
         }
         t
+    }
+
+    /// The queue series of [`Self::series_table`]: every device's mean queue length per bin,
+    /// and the drops and marks per bin of the queues under a discipline. `queues` labels the
+    /// devices (link, node, direction); `bin_start(b)` and `bin_len(b)` are bin `b`'s, s.
+    fn queue_series(
+        sr: &Series,
+        t: &mut SeriesTable,
+        queues: &[(Option<u32>, Option<u32>, &'static str)],
+        bin_start: &dyn Fn(usize) -> f64,
+        bin_len: &dyn Fn(usize) -> f64,
+    ) {
+        for (dev, &(link, node, direction)) in queues.iter().enumerate() {
+            // A link direction's queue, or a radio's interface queue ("out" of its node).
+            for b in 0..sr.n_bins {
+                let v = sr.q_area[dev][b] * 1e-9 / bin_len(b);
+                t.push("queue_packets", None, link, node, direction, bin_start(b), Some(v));
+            }
+            let Some(bins) = &sr.q_verdicts[dev] else { continue };
+            for (b, &(drops, marks)) in bins.iter().enumerate() {
+                let start = bin_start(b);
+                let (d, m) = (Some(f64::from(drops)), Some(f64::from(marks)));
+                t.push("queue_drops", None, link, node, direction, start, d);
+                t.push("queue_marks", None, link, node, direction, start, m);
+            }
+        }
     }
 }
