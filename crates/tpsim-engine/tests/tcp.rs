@@ -359,3 +359,29 @@ fn the_inet_stack_gives_tcp_inets_defaults() {
     assert!(g.packet_size_max_b.unwrap() > 1000.0, "{g:?}");
     assert!(g.ack_packets < g.tx_segments, "{g:?}");
 }
+
+/// `tcp.byte_counting` (RFC 3465, L = 2·SMSS): with an ACK for every second segment, slow
+/// start grows cwnd by 2 segments per ACK instead of 1, i.e. doubles per round trip instead of
+/// growing by half: after three 200 ms round trips the window is about 10 · 2³ = 80 segments
+/// against 10 · 1.5³ ≈ 34.
+#[test]
+fn byte_counting_doubles_the_window_per_round_trip_with_delayed_acks() {
+    let flows = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp-newreno\"\n\
+                 tcp = { initial_window = 10, delayed_ack_segments = 2, window_scaling = true, receive_window = \"4MiB\", send_buffer = \"4MiB\", mss = \"1000B\"BC }\n\
+                 app = { kind = \"bulk\", size = \"1000B\" }\n";
+    let cwnd_at = |abc: &str, at: f64| {
+        let text = link("100Mbps", "100ms", "queue = 1000", &flows.replace("BC", abc), "2s")
+            .replace("[nodes]", "[output]\ntimeseries = true\nbin = \"100ms\"\n[nodes]");
+        let r = sim(&text, 1);
+        let t = &r.timeseries;
+        (0..t.series.len())
+            .find(|&i| t.series[i] == "cwnd_bytes" && (t.time_s[i] - at).abs() < 1e-9)
+            .and_then(|i| t.value[i])
+            .expect("cwnd sample")
+    };
+    let (plain, abc) = (cwnd_at("", 0.9), cwnd_at(", byte_counting = true", 0.9));
+    assert!(
+        abc > 1.8 * plain,
+        "cwnd at 0.9 s: {abc} B with byte counting, {plain} B without"
+    );
+}

@@ -93,6 +93,12 @@ pub struct TcpOptions {
     /// D-SACK (RFC 2883): report duplicate segments in the first SACK block. Default false.
     #[serde(default)]
     pub dsack: Option<bool>,
+    /// RFC 3465 appropriate byte counting with L = 2·SMSS: slow start grows cwnd by the bytes
+    /// an ACK acknowledges, up to 2·SMSS (so 2 segments per delayed ACK, as ns-3 and Linux),
+    /// congestion avoidance by one SMSS per cwnd of bytes acknowledged. Default false (RFC 5681
+    /// §3.1: at most one SMSS per ACK).
+    #[serde(default)]
+    pub byte_counting: Option<bool>,
     /// ECN (RFC 3168): offered on the SYN; when both ends offer it, data segments are
     /// ECN-capable, a queue discipline with `ecn = true` marks them instead of dropping, and
     /// the sender halves its window once per window of data for each echoed mark. Default
@@ -211,6 +217,7 @@ fn validate_tcp_options(i: usize, t: &TcpOptions, check_model: bool, err: &mut E
         ("sack", t.sack.is_some(), false),
         ("dsack", t.dsack.is_some(), false),
         ("ecn", t.ecn.is_some(), false),
+        ("byte_counting", t.byte_counting.is_some(), false),
     ] {
         if check_model && given && for_ns2 != ns2 {
             let which = if ns2 {
@@ -398,6 +405,9 @@ fn tcp_config(t: Transport, preset: TcpPreset, o: Option<&TcpOptions>) -> TcpCon
         }
         if let Some(e) = o.ecn {
             c.ecn = e;
+        }
+        if let Some(b) = o.byte_counting {
+            c.byte_counting = b;
         }
     }
     c
