@@ -417,7 +417,7 @@ DUMBBELL_WIRE_B = 1502
 DUMBBELL_SERIALIZATION_S = DUMBBELL_WIRE_B * 8 / DUMBBELL_RATE_BPS
 #: (ns-3 --qdisc, limit in packets, tpsim `links.0.aqm` table without its closing brace):
 #: ns-3.44's defaults (CoDel's 1,500,000 B = 1000 packets of 1500 B; DropTail: the limit of
-#: the tpsim rows is `links.0.queue`, the `droptail` aqm table has no limit key).
+#: the tpsim rows is `links.0.queue`).
 DUMBBELL_QDISCS: Tuple[Tuple[str, int, str], ...] = (
     ("droptail", 100, 'kind = "droptail"'),
     ("red", 25, 'kind = "red", limit = 25'),
