@@ -536,7 +536,11 @@ impl TcpSocket {
     fn cc_context(&self) -> CcContext {
         CcContext {
             smss: self.mss as u64,
-            flight_size: self.snd_max - self.snd_una,
+            // RFC 5681's FlightSize (sent, not cumulatively acknowledged), at most cwnd: after
+            // SACK recovery SND.MAX − SND.UNA counts SACKed data, which has left the network,
+            // and can exceed cwnd, so that a reduction from it would raise the window. RFC 9438
+            // §4.6 asks that a loss never lets the window grow; ns-3 and Linux reduce from cwnd.
+            flight_size: (self.snd_max - self.snd_una).min(self.cwnd),
             srtt: self.rtt.srtt(),
             after_timeout: self.after_timeout,
         }
