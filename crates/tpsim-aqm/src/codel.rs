@@ -80,15 +80,12 @@ pub(crate) struct Backlog<'a> {
     pub q: &'a mut VecDeque<Entry>,
     /// Bytes in the whole discipline (for FQ-CoDel, every flow queue's, as Linux reads it).
     pub bytes: &'a mut u64,
-    /// Packets in the whole discipline.
-    pub len: &'a mut usize,
 }
 
 impl Backlog<'_> {
     fn pop(&mut self) -> Option<Entry> {
         let e = self.q.pop_front()?;
         *self.bytes -= u64::from(e.pkt.bytes);
-        *self.len -= 1;
         Some(e)
     }
 }
@@ -201,7 +198,6 @@ pub struct Codel {
     cfg: CodelConfig,
     q: VecDeque<Entry>,
     bytes: u64,
-    len: usize,
     vars: CodelVars,
 }
 
@@ -212,19 +208,17 @@ impl Codel {
             cfg,
             q: VecDeque::with_capacity(cfg.limit.min(4096)),
             bytes: 0,
-            len: 0,
             vars: CodelVars::default(),
         }
     }
 
     /// Queues `p` with its arrival time, or drops it (`Overflow`) at the limit.
     pub fn enqueue(&mut self, p: Pkt, now: SimTime, out: &mut Vec<Verdict>) {
-        if self.len >= self.cfg.limit {
+        if self.q.len() >= self.cfg.limit {
             out.push(Verdict::Drop(p, Reason::Overflow));
             return;
         }
         self.bytes += u64::from(p.bytes);
-        self.len += 1;
         self.q.push_back(Entry { pkt: p, at: now });
     }
 
@@ -233,19 +227,18 @@ impl Codel {
         let mut b = Backlog {
             q: &mut self.q,
             bytes: &mut self.bytes,
-            len: &mut self.len,
         };
         self.vars.dequeue(&self.cfg, &mut b, now, out)
     }
 
     /// Packets waiting.
     pub fn len(&self) -> usize {
-        self.len
+        self.q.len()
     }
 
     /// Whether no packet waits.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.q.is_empty()
     }
 
     /// Bytes waiting.
@@ -256,13 +249,12 @@ impl Codel {
     /// Takes every waiting packet, head first.
     pub fn purge(&mut self, out: &mut Vec<Pkt>) {
         out.extend(self.q.drain(..).map(|e| e.pkt));
-        (self.bytes, self.len) = (0, 0);
+        self.bytes = 0;
     }
 
     /// Takes the waiting packets `pred` picks, in queue order.
     pub fn remove_where(&mut self, mut pred: impl FnMut(&Pkt) -> bool, out: &mut Vec<Pkt>) {
         self.bytes -= crate::take_where(&mut self.q, |e| e.pkt, &mut pred, out);
-        self.len = self.q.len();
     }
 }
 
@@ -388,7 +380,7 @@ mod tests {
         let mut v = CodelVars::default();
         let cfg = CodelConfig::default();
         let mut q = VecDeque::new();
-        let (mut bytes, mut len) = (0u64, 0usize);
+        let mut bytes = 0u64;
         let mut out = Vec::new();
         // In the dropping state with count 6 after starting from 1, last drop at 500 ms.
         (v.dropping, v.count, v.last_count, v.drop_next) = (false, 6, 1, SimTime(500 * MS));
@@ -399,12 +391,10 @@ mod tests {
                 at: SimTime(500 * MS),
             });
             bytes += 1000;
-            len += 1;
         }
         let mut b = Backlog {
             q: &mut q,
             bytes: &mut bytes,
-            len: &mut len,
         };
         v.dequeue(&cfg, &mut b, SimTime(600 * MS), &mut out);
         // delta = 6 - 1 = 5 > 1 and 600 - 500 ms < 16 intervals: count = 5, next drop

@@ -183,15 +183,15 @@ impl FqCodel {
                 self.old_flows.push_back(idx);
                 continue;
             }
-            let before = self.bytes;
+            let (before, before_len) = (self.bytes, f.q.len());
             let mut b = Backlog {
                 q: &mut f.q,
                 bytes: &mut self.bytes,
-                len: &mut self.len,
             };
             let p = f.codel.dequeue(&self.codel, &mut b, now, out);
-            // The flow's own backlog follows the whole discipline's change.
+            // The flow's own backlog and the packet count follow what CoDel took out.
             f.bytes -= before - self.bytes;
+            self.len -= before_len - f.q.len();
             match p {
                 Some(p) => {
                     f.deficit -= i64::from(p.bytes);

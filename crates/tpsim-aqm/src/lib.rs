@@ -18,8 +18,8 @@
 //! packet ([`Qdisc::enqueue`]) and asks for the next one when its transmitter is free
 //! ([`Qdisc::dequeue`]), both with the current time. Every drop and mark a call makes is
 //! appended to the caller's `out` list as a [`Verdict`] (the arriving packet's own drop
-//! included), so that the engine counts and traces each with its [`Reason`]. A packet the
-//! discipline marked comes out of [`Qdisc::dequeue`] with [`Pkt::ce`] set. Randomness (RED,
+//! included), so that the engine counts, traces and carries out each with its [`Reason`] (a
+//! mark: CE in the packet's IP header). Randomness (RED,
 //! PIE) comes from the discipline's own stream, given at construction: the same scenario and
 //! seed give the same drops.
 //!
@@ -53,8 +53,8 @@ pub struct Pkt {
     pub flow: u32,
     /// Whether it is ECN-capable (ECT(0) or ECT(1) in its IP header, RFC 3168 §5).
     pub ect: bool,
-    /// Set by a discipline that marked it Congestion Experienced: the engine writes CE into
-    /// its IP header when it leaves the queue.
+    /// Set by a discipline that marked it Congestion Experienced (the `Mark` verdict it
+    /// reported at the same time is what the caller acts on).
     pub ce: bool,
 }
 
@@ -71,21 +71,6 @@ pub enum Reason {
     Forced,
     /// CoDel's control law: the sojourn time stayed above target for an interval (RFC 8289 §3).
     Sojourn,
-}
-
-impl Reason {
-    /// Every reason, in column order.
-    pub const ALL: [Reason; 4] = [Reason::Overflow, Reason::Early, Reason::Forced, Reason::Sojourn];
-
-    /// Its name in tables and traces.
-    pub fn name(self) -> &'static str {
-        match self {
-            Reason::Overflow => "overflow",
-            Reason::Early => "early",
-            Reason::Forced => "forced",
-            Reason::Sojourn => "sojourn",
-        }
-    }
 }
 
 /// One drop or mark a discipline made.

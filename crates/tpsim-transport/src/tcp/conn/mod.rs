@@ -98,9 +98,6 @@ pub struct TcpSocket {
     /// Sender: snd_max at the last ECE reduction; an ECE reduces the window again only on an
     /// ACK beyond it (once per window of data, §6.1.2).
     ecn_recover: u64,
-    /// Sender: the ACK being processed carries an ECE that reduced the window: it does not
-    /// grow the window too (§6.1.2).
-    ece_ack: bool,
     /// Loss recovery in use: the configured one, or what it falls back to without SACK.
     recovery: LossRecovery,
     /// RFC 6675 scoreboard (sender side; used with `recovery == Sack`).
@@ -229,7 +226,6 @@ impl TcpSocket {
             ece_pending: false,
             cwr_pending: false,
             ecn_recover: 0,
-            ece_ack: false,
             recovery: effective_recovery(&tcp, false),
             sb: Scoreboard::default(),
             sack_hist: SackHistory::default(),

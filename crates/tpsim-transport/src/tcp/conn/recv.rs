@@ -233,8 +233,8 @@ impl TcpSocket {
         // RFC 3168 §6.1.2: an ECE halves the window as a loss would, at most once per window
         // of data (an ACK beyond snd_max at the last reduction), not during loss recovery
         // (which already reduced it), and the ACK does not grow the window too.
-        self.ece_ack = false;
-        if self.ecn_ok && h.flags.contains(TcpFlags::ECE) && !syn && !self.in_recovery && a > self.ecn_recover {
+        let ece = self.ecn_ok && h.flags.contains(TcpFlags::ECE) && !syn && !self.in_recovery && a > self.ecn_recover;
+        if ece {
             let cx = self.cc_context();
             let w = self
                 .cc
@@ -242,7 +242,6 @@ impl TcpSocket {
             self.apply(w);
             self.ecn_recover = self.snd_max;
             self.cwr_pending = true;
-            self.ece_ack = true;
             self.tcp_stats.ecn_reductions += 1;
         }
         let last_window = std::mem::replace(&mut self.last_ack_window, window);
@@ -257,7 +256,7 @@ impl TcpSocket {
             let blocks: SackBlocksOff = blocks.collect();
             let new_sack = self.sb.update(blocks, self.snd_una, self.snd_max);
             if a > self.snd_una {
-                self.on_new_ack(now, a, h);
+                self.on_new_ack(now, a, h, ece);
             }
             if new_sack && !self.in_recovery && self.snd_una < self.snd_max {
                 self.on_sack_dup_ack(now);
@@ -280,7 +279,7 @@ impl TcpSocket {
             }
             return true;
         }
-        self.on_new_ack(now, a, h);
+        self.on_new_ack(now, a, h, ece);
         true
     }
 
@@ -291,8 +290,8 @@ impl TcpSocket {
         self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
     }
 
-    /// An ACK of new data (`a > snd_una`).
-    pub(super) fn on_new_ack(&mut self, now: SimTime, a: u64, h: &TcpRepr) {
+    /// An ACK of new data (`a > snd_una`); `ece`: its ECE just reduced the window.
+    pub(super) fn on_new_ack(&mut self, now: SimTime, a: u64, h: &TcpRepr, ece: bool) {
         let acked = a - self.snd_una;
         let smss = self.mss as u64;
         self.rtos_in_a_row = 0;
@@ -345,7 +344,7 @@ impl TcpSocket {
                 LossRecovery::Reno | LossRecovery::Tahoe | LossRecovery::Sack => self.recovery_cwnd,
             }
             .max(smss);
-        } else if self.ece_ack {
+        } else if ece {
             // RFC 3168 §6.1.2: the window was just reduced for this ACK's ECE.
             self.dup_acks = 0;
         } else {
