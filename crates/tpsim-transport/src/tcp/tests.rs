@@ -1721,6 +1721,46 @@ fn sack_timeout_clears_the_scoreboard() {
     assert_eq!(s.tcp_stats().fast_retransmits, 1);
 }
 
+/// A reduction is computed from min(FlightSize, cwnd), never from more than cwnd: RFC 9438
+/// §4.6 and RFC 5681 §3.1 reduce the window, and after SACK recovery SND.MAX − SND.UNA counts
+/// data the receiver SACKed (it has left the network), which can exceed cwnd many times over.
+/// Here a new segment sent in recovery (10 000) is lost and its retransmission is outstanding
+/// while SACKs keep the ACK clock sending; when the next recovery starts, 13 000 bytes lie
+/// above SND.UNA against a cwnd of 5000, and ssthresh is 5000/2, not 13 000/2.
+#[test]
+fn reduction_after_sack_recovery_is_from_at_most_cwnd() {
+    let mut s = sack_ten_in_flight(100_000);
+    feed(&mut s, t(200), sack_of(d(0), &[(1000, 10_000)]), 0);
+    assert_eq!(s.cwnd(), 5000);
+    assert_eq!(
+        seqs(&drain(&mut s, t(200))),
+        [d(0), d(10_000), d(11_000), d(12_000), d(13_000)]
+    );
+    // 10 000 is lost (3000 SACKed above it) and retransmitted; the SACKs clock out new data.
+    feed(&mut s, t(210), sack_of(d(0), &[(11_000, 14_000), (1000, 10_000)]), 0);
+    assert_eq!(
+        seqs(&drain(&mut s, t(210))),
+        [d(10_000), d(14_000), d(15_000), d(16_000)]
+    );
+    feed(&mut s, t(220), sack_of(d(0), &[(11_000, 17_000), (1000, 10_000)]), 0);
+    assert_eq!(seqs(&drain(&mut s, t(220))), [d(17_000), d(18_000), d(19_000)]);
+    feed(&mut s, t(230), sack_of(d(0), &[(11_000, 20_000), (1000, 10_000)]), 0);
+    assert_eq!(seqs(&drain(&mut s, t(230))), [d(20_000), d(21_000), d(22_000)]);
+    // The retransmission of 0 arrives, and the last new segment is SACKed: recovery
+    // (RecoveryPoint 10 000) is over, and the same ACK, a duplicate by its new SACK block,
+    // starts the next one at once (the hole at 10 000 is lost: §5 step (2)).
+    assert_eq!(s.flight_size(), 23_000);
+    feed(&mut s, t(300), sack_of(d(10_000), &[(11_000, 23_000)]), 0);
+    assert!(s.in_fast_recovery());
+    assert_eq!(s.tcp_stats().fast_retransmits, 2);
+    assert_eq!(s.flight_size(), 13_000, "SND.MAX − SND.UNA, 12 000 of it SACKed");
+    assert_eq!(
+        (s.ssthresh(), s.cwnd()),
+        (Some(2500), 2500),
+        "min(13 000, 5000) / 2; not 6500, above the old cwnd"
+    );
+}
+
 // ---------------------------------------------------------------- RFC 7323 window scaling
 
 fn ws_config(recv_buffer_bytes: u32) -> TcpConfig {
