@@ -148,11 +148,6 @@ class Benchmark:
     aqm: bool = False
     #: Measure keys the tolerance is judged on (``None``: every headline metric).
     judged: Optional[Tuple[str, ...]] = None
-    #: Dumbbell rows whose tpsim discipline is shifted by the packet ns-3 keeps in its device
-    #: queue: ns-3's queueing delay is then its total wait (qdisc + device queue).
-    aqm_slot: bool = False
-    #: Share the cached ns-3 results of this scenario key (the same program and arguments).
-    ns3_result_key: str = ""
 
 
 # --------------------------------------------------------------------------------------
@@ -427,15 +422,6 @@ DUMBBELL_QDISCS: Tuple[Tuple[str, int, str], ...] = (
 )
 #: ns-3 --cc -> the tpsim transport with the same window rules and SACK recovery.
 DUMBBELL_CC = {"cubic": "tcp-cubic", "newreno": "tcp-sack"}
-#: The `-slot` rows: (text in the aqm table, its replacement) that moves each discipline's
-#: thresholds by the one packet (1.2016 ms) ns-3 keeps outside its qdisc, in its device queue.
-DUMBBELL_SLOT_SHIFT = {
-    "red": ("limit = 25", "limit = 26, min_th = 6, max_th = 16"),
-    "codel": ("limit = 1000", 'limit = 1000, target = "6.2016ms"'),
-    "fqcodel": ("limit = 10240", 'limit = 10240, target = "6.2016ms"'),
-    "pie": ("limit = 25", 'limit = 26, target = "16.2016ms"'),
-}
-
 DUMBBELL_NOTES: Tuple[str, ...] = (
     "Both sides (benches/scenarios/dumbbell-aqm.toml and benches/ns3/dumbbell_aqm.cc, whose header "
     "comments list every setting): 2 nodes, full-duplex 10 Mbit/s, 20 ms, MTU 1500 B, PPP framing; the "
@@ -449,57 +435,34 @@ DUMBBELL_NOTES: Tuple[str, ...] = (
     "recovery), both recovering with SACK: ns-3 TcpClassicRecovery (cwnd = ssthresh, pipe-limited "
     "sending; PRR is its default), limited transmit off (tpsim has none).",
     "Measures. Goodput = application bytes delivered by 60 s · 8 / (60 s − the flow's start), summed over "
-    "the flows (ns-3 PacketSink bytes, tpsim `goodput_kbps`). Queueing delay at the bottleneck: ns-3 the "
-    "qdisc sojourn (enqueue → dequeue) of node 0's transmitted packets; tpsim the data packets' one-way "
-    "delay (`packet_delay_mean_s`, each packet from its own send) − 20 ms − 1.2016 ms (serialization of "
-    "1502 B), i.e. the wait in the discipline before the wire; the time-average queue (tpsim "
-    "`queue_packets`, ns-3 the qdisc's PacketsInQueue) checks it through Little's law. ns-3's total wait "
-    "adds the device queue. Drops and marks are the discipline's (tpsim `drops_queue` + `drops_aqm_*`, "
-    "`ecn_marks`; ns-3 QueueDisc statistics of node 0).",
-    "Still different by construction: ns-3 passes the qdisc's packets to the wire through a 1-packet "
-    "device queue, so under load one more packet (1.2 ms) waits outside the discipline (ns-3's "
-    "\"total wait\" row), which the discipline neither counts nor controls; tpsim's discipline feeds "
-    "the wire. At small queues a packet that finds the wire busy waits its residual in tpsim's "
-    "discipline but in ns-3's device queue: tpsim's delay then lies between ns-3's qdisc sojourn and its "
-    "total wait. ns-3's CUBIC counts bytes in slow start (2 MSS per delayed ACK), tpsim's adds 1 MSS per "
-    "ACK, so ns-3 overshoots more at start-up (its extra drops fall in the first 2 s: `qdisc_drops_per_s`). "
-    "PIE: ns-3 holds the probability at 0 during its first burst allowance, tpsim updates it (RFC 8033 "
-    "§4.4). RED: ns-3 keeps its count after a forced drop, tpsim restarts it; with a 25-packet limit the "
-    "average never reaches 2 max_th = 30, so there are no forced drops.",
-    "What the investigation found (November 2026). (1) The device queue: where tpsim's queueing delay "
-    "differs from ns-3's qdisc sojourn by more than 10 % with the same goodput (CoDel and FQ-CoDel, RED "
-    "with NewReno: queues of 1–6 ms, a few packets), it lies between ns-3's qdisc sojourn and its total "
-    "wait, and the `-slot` rows, whose tpsim discipline sees what ns-3's qdisc sees, agree with ns-3's "
-    "total wait. (2) Start-up: CUBIC rows drop more in ns-3 during its first 2 s (slow start by byte "
-    "counting), which raises ns-3's whole-run delay; the \"from 5 s\" columns leave it out. (3) tpsim's "
-    "ssthresh after a loss is β·FlightSize with FlightSize = SND.MAX − SND.UNA, SACKed data included "
-    "(RFC 5681 eq. 4, RFC 9438 §4.6 as written); after SACK recovery it can exceed cwnd by far, so a loss "
-    "can *raise* cwnd (ns-3: CUBIC β·cwnd, NewReno the RFC 6675 pipe; Linux β·cwnd). With two CUBIC "
-    "flows under CoDel or FQ-CoDel this repeats during the first seconds (cwnd 74 → 83 → … → 166 "
-    "segments on successive losses, then retransmission timeouts): several times ns-3's drops and "
-    "retransmissions, a lower goodput and a longer queue.",
+    "the flows (ns-3 PacketSink bytes, tpsim `goodput_kbps`). Queueing delay at the bottleneck, the wait "
+    "from the discipline's enqueue to the start of transmission: ns-3 the qdisc sojourn plus the wait in "
+    "the 1-packet device queue of node 0's transmitted packets (the qdisc part alone is a row of its "
+    "own); tpsim the data packets' one-way delay (`packet_delay_mean_s`, each packet from its own send) − "
+    "20 ms − 1.2016 ms (serialization of 1502 B). The time-average queue (tpsim `queue_packets`, the "
+    "discipline's and the device queue's packets; ns-3 the qdisc's PacketsInQueue plus the device queue's) "
+    "checks it through Little's law. Drops and marks are the discipline's (tpsim `drops_queue` + "
+    "`drops_aqm_*`, `ecn_marks`; ns-3 QueueDisc statistics of node 0).",
+    "CUBIC's slow start counts bytes on both sides (ns-3's TcpCubic adds the segments each ACK "
+    "acknowledges; tpsim `tcp.byte_counting = true`, RFC 3465 with L = 2 SMSS, the same with delayed ACKs "
+    "of 2 segments).",
+    "Still different by construction: ns-3's TcpCubic is the Linux 2.6 algorithm (growth counted in ACKs "
+    "towards a target one minimum RTT ahead, at most one segment per two acknowledged, no Reno-friendly "
+    "region); tpsim's follows RFC 9438. With two flows under CoDel tpsim's queue is shorter (5.2 against "
+    "6.4 packets on average) at the same goodput. After the slow-start overshoot over DropTail, RED and PIE "
+    "(cwnd about twice what the path holds) tpsim's SACK recovery ends in retransmission timeouts (2 in "
+    "the first 2 s with DropTail) and ns-3's does not, so tpsim counts more drops and retransmissions in "
+    "those rows; the \"from 5 s\" columns leave the start-up out. PIE: ns-3 holds the "
+    "probability at 0 during its first burst allowance, tpsim updates it (RFC 8033 §4.4). RED: ns-3 "
+    "keeps its count after a forced drop, tpsim restarts it; with a 25-packet limit the average never "
+    "reaches 2 max_th = 30, so there are no forced drops.",
 )
 
 
-DUMBBELL_SLOT_NOTE = (
-    "Diagnostic row (`-slot`): tpsim's discipline is moved by the one packet ns-3 keeps outside its "
-    "qdisc, in the 1-packet device queue (CoDel/FQ-CoDel target 5 → 6.2016 ms, PIE target 15 → "
-    "16.2016 ms, RED min_th/max_th/limit +1 packet), so that it sees what ns-3's qdisc sees; ns-3's "
-    "queueing delay here is its total wait (qdisc + device queue), the tpsim measure's counterpart. "
-    "Agreement here and not in the unshifted row means the unshifted difference comes from ns-3's "
-    "device queue.")
-
-
-def dumbbell_benchmark(qdisc: str, limit: int, aqm: str, cc: str, flows: int, ecn: bool, slot: bool = False) -> Benchmark:
+def dumbbell_benchmark(qdisc: str, limit: int, aqm: str, cc: str, flows: int, ecn: bool) -> Benchmark:
     """One row of the queue-discipline dumbbell: ``dumbbell_aqm --qdisc=... --cc=... --flows=...``
-    beside ``benches/scenarios/dumbbell-aqm[-2flows].toml`` with the same discipline and TCP.
-    ``slot``: a diagnostic row whose tpsim discipline is shifted by ns-3's device-queue packet
-    (:data:`DUMBBELL_SLOT_SHIFT`), judged against ns-3's total wait."""
-    key = f"dumbbell-{qdisc}-{cc}-{flows}f" + ("-ecn" if ecn else "") + ("-slot" if slot else "")
-    if slot:
-        old, new = DUMBBELL_SLOT_SHIFT[qdisc]
-        assert aqm.count(old) == 1, (aqm, old)
-        aqm = aqm.replace(old, new)
+    beside ``benches/scenarios/dumbbell-aqm[-2flows].toml`` with the same discipline and TCP."""
+    key = f"dumbbell-{qdisc}-{cc}-{flows}f" + ("-ecn" if ecn else "")
     sets = [f"links.0.aqm={{ {aqm}{', ecn = true' if ecn else ''} }}"]
     if qdisc == "droptail":
         sets.append(f"links.0.queue={limit}")
@@ -507,13 +470,15 @@ def dumbbell_benchmark(qdisc: str, limit: int, aqm: str, cc: str, flows: int, ec
         sets.append(f"flows.{i}.transport={DUMBBELL_CC[cc]}")
         if ecn:
             sets.append(f"flows.{i}.tcp.ecn=true")
+        if cc == "cubic":
+            # ns-3's TcpCubic grows cwnd in slow start by the segments each ACK acknowledges.
+            sets.append(f"flows.{i}.tcp.byte_counting=true")
     args = (f"--qdisc={qdisc}", f"--limit={limit}", f"--cc={cc}", f"--flows={flows}", f"--ecn={int(ecn)}")
     name = {"droptail": "DropTail", "red": "RED", "codel": "CoDel", "fqcodel": "FQ-CoDel", "pie": "PIE"}[qdisc]
     return Benchmark(
         key=key,
         title=(f"dumbbell 10 Mbit/s, 20 ms, {name} {limit} packets{' with ECN' if ecn else ''}, "
-               f"{flows} bulk TCP {'CUBIC' if cc == 'cubic' else 'NewReno'} flow{'s' if flows > 1 else ''}"
-               + (" — tpsim's discipline shifted by ns-3's device-queue packet, against ns-3's total wait" if slot else "")),
+               f"{flows} bulk TCP {'CUBIC' if cc == 'cubic' else 'NewReno'} flow{'s' if flows > 1 else ''}"),
         tpsim_scenario="benches/scenarios/dumbbell-aqm.toml" if flows == 1 else "benches/scenarios/dumbbell-aqm-2flows.toml",
         ns3_program="dumbbell_aqm",
         ns3_args=(*args, "--simTime=60"),
@@ -524,26 +489,17 @@ def dumbbell_benchmark(qdisc: str, limit: int, aqm: str, cc: str, flows: int, ec
         tpsim_set=tuple(sets),
         tcp=True, aqm=True, tolerance=0.10, judged=("goodput_kbps", "qdelay_ms"), group="dumbbell_aqm", nodes=2,
         config=(f"2 nodes, 10 Mbit/s, 20 ms, {name} (limit {limit}{', ECN' if ecn else ''}), {flows} × bulk TCP "
-                f"{'CUBIC' if cc == 'cubic' else 'NewReno+SACK'} 0→1, MSS 1448 B, IW 10, 60 s"
-                + (f"; tpsim `{aqm}`" if slot else "")),
-        notes=((DUMBBELL_SLOT_NOTE,) if slot else ()) + DUMBBELL_NOTES,
-        aqm_slot=slot, ns3_result_key=key.removesuffix("-slot") if slot else "",
+                f"{'CUBIC' if cc == 'cubic' else 'NewReno+SACK'} 0→1, MSS 1448 B, IW 10, 60 s"),
+        notes=DUMBBELL_NOTES,
     )
 
 
 def dumbbell_benchmarks() -> List[Benchmark]:
-    """Every discipline × {CUBIC, NewReno} × {1, 2 flows}, then the AQMs with ECN (1 flow), then
-    the AQMs' `-slot` diagnostic rows (CoDel's 1-flow rows stand for FQ-CoDel's, the same with one
-    flow)."""
+    """Every discipline × {CUBIC, NewReno} × {1, 2 flows}, then the AQMs with ECN (1 flow)."""
     out = [dumbbell_benchmark(q, lim, aqm, cc, n, False)
            for q, lim, aqm in DUMBBELL_QDISCS for cc in ("cubic", "newreno") for n in (1, 2)]
     out += [dumbbell_benchmark(q, lim, aqm, cc, 1, True)
             for q, lim, aqm in DUMBBELL_QDISCS if q != "droptail" for cc in ("cubic", "newreno")]
-    out += [dumbbell_benchmark(q, lim, aqm, cc, n, False, slot=True)
-            for q, lim, aqm in DUMBBELL_QDISCS if q != "droptail" for cc in ("cubic", "newreno") for n in (1, 2)
-            if not (q == "fqcodel" and n == 1)]
-    out += [dumbbell_benchmark(q, lim, aqm, "newreno", 1, True, slot=True)
-            for q, lim, aqm in DUMBBELL_QDISCS if q in ("red", "codel")]
     return out
 
 
@@ -867,7 +823,7 @@ def run_ns3(bench: Benchmark, binary: Path, ns3_dir: Path, args: Sequence[str], 
             cached_only: bool = False) -> Optional[Dict[str, Any]]:
     """One ns-3 run (from the result cache unless ``fresh``); returns the record of one side
     and seed (see :func:`side_record`)."""
-    result_key = bench.ns3_result_key or bench.key
+    result_key = bench.key
     key_blob = json.dumps(
         {
             "scenario": result_key,
@@ -1115,12 +1071,12 @@ def tpsim_aqm_steady(out: Dict[str, Any], sim_time_s: float) -> Tuple[Optional[f
     return goodput, delay
 
 
-def ns3_aqm_steady(out: Dict[str, Any], total: bool = False) -> Tuple[Optional[float], Optional[float]]:
-    """(goodput kbit/s, qdisc sojourn ms, or with ``total`` the total wait) of an ns-3 dumbbell
-    run from :data:`DUMBBELL_STEADY_FROM_S` on (the program's per-second arrays)."""
+def ns3_aqm_steady(out: Dict[str, Any]) -> Tuple[Optional[float], Optional[float]]:
+    """(goodput kbit/s, queueing delay ms: qdisc + device-queue wait) of an ns-3 dumbbell run
+    from :data:`DUMBBELL_STEADY_FROM_S` on (the program's per-second arrays)."""
     t0 = DUMBBELL_STEADY_FROM_S
     at, tx = out.get("sink_bytes_at_s"), out.get("tx_per_s")
-    soj = out.get("wait_sum_per_s" if total else "sojourn_sum_per_s")
+    soj = out.get("wait_sum_per_s")
     end = int(round(out["sim_time"]))
     if not at or not tx or end <= t0 + 1:
         return None, None
@@ -1155,32 +1111,28 @@ def tpsim_aqm_measures(out: Dict[str, Any], sim_time_s: float) -> Dict[str, Any]
     }
 
 
-def ns3_aqm_measures(out: Dict[str, Any], total: bool = False) -> Dict[str, Any]:
-    """The dumbbell's measures of an ns-3 ``dumbbell_aqm`` run; ``total``: the queueing delay
-    is the total wait (qdisc + device queue) rather than the qdisc sojourn (`-slot` rows)."""
+def ns3_aqm_measures(out: Dict[str, Any]) -> Dict[str, Any]:
+    """The dumbbell's measures of an ns-3 ``dumbbell_aqm`` run. The queueing delay is the
+    wait from the qdisc's enqueue to the start of transmission (qdisc + device queue)."""
     fm = out["flowmon"]
-    sojourn, wait = out["qdisc_sojourn_mean_s"], out["wait_mean_s"]
-    if total:
-        sojourn = wait
+    wait = out["wait_mean_s"]
     tx = out["tx_packets_fwd"]
-    little = out["qdisc_len_mean"] / (tx / out["sim_time"]) if tx else None
+    little = (out["qdisc_len_mean"] + out["devq_len_mean"]) / (tx / out["sim_time"]) if tx else None
     per_flow = out.get("flow_goodput_kbps", [])
     return {
         "goodput_kbps": out["goodput_kbps"],
         "delay_mean_s": fm["mean_delay_s"] if fm["rx_pkts"] else None,
         "owd_ms": fm["mean_delay_s"] * 1e3 if fm["rx_pkts"] else None,
-        "qdelay_ms": sojourn * 1e3,
-        "qdelay_total_ms": wait * 1e3,
+        "qdelay_ms": wait * 1e3,
         "qdelay_little_ms": little * 1e3 if little is not None else None,
-        "queue_len": out["qdisc_len_mean"],
-        "devq_len": out["devq_len_mean"],
+        "queue_len": out["qdisc_len_mean"] + out["devq_len_mean"],
         "drops": out["qdisc_drops"],
         "drops_first2s": sum(out.get("qdisc_drops_per_s", [])[:2]),
         "marks": out["qdisc_marks"],
         "retx": out["retransmissions"],
         "fairness": jain(per_flow) if len(per_flow) > 1 else None,
         "qdelay_qdisc_ms": out["qdisc_sojourn_mean_s"] * 1e3,
-        **dict(zip(("goodput_ss_kbps", "qdelay_ss_ms"), ns3_aqm_steady(out, total))),
+        **dict(zip(("goodput_ss_kbps", "qdelay_ss_ms"), ns3_aqm_steady(out))),
     }
 
 
@@ -1201,7 +1153,7 @@ def ns3_measures(rec: Dict[str, Any], bench: Optional[Benchmark] = None, sim_tim
     app_ratio = out.get("app_delivery_ratio")
     if app_ratio is None and bench is not None and bench.app_size and fm["tx_pkts"]:
         app_ratio = app_rx / (fm["tx_pkts"] * bench.app_size) if not bench.tcp else None
-    extra = ns3_aqm_measures(out, bench.aqm_slot) if (bench is not None and bench.aqm) else {}
+    extra = ns3_aqm_measures(out) if (bench is not None and bench.aqm) else {}
     return {**extra, **{
         "loop_s": out["wall_run_s"],
         "process_s": rec["process_wall_s"],
@@ -1343,12 +1295,12 @@ AQM_METRICS: List[Tuple[str, str, Callable[[Optional[float]], str], str]] = [
     ("goodput, kbit/s (sum of flows)", "goodput_kbps", fmt_fixed(1),
      "application bytes delivered · 8 / (run length − flow start), summed over the flows, both sides"),
     ("mean queueing delay at the bottleneck, ms", "qdelay_ms", fmt_fixed(3),
-     "data packets' one-way delay (`packet_delay_mean_s`) − 20 ms − 1.2016 ms / qdisc sojourn (enqueue → dequeue) of the packets node 0 transmitted"),
-    ("ns-3: qdisc + device queue wait, ms", "qdelay_total_ms", fmt_fixed(3),
-     "— / qdisc enqueue → start of transmission (adds the 1-packet device queue)"),
+     "data packets' one-way delay (`packet_delay_mean_s`) − 20 ms − 1.2016 ms / qdisc enqueue → start of transmission (qdisc + 1-packet device queue) of the packets node 0 transmitted"),
+    ("ns-3: the qdisc part of it, ms", "qdelay_qdisc_ms", fmt_fixed(3),
+     "— / qdisc sojourn (enqueue → dequeue)"),
     ("queueing delay by Little's law, ms", "qdelay_little_ms", fmt_fixed(3),
-     "time-average `queue_packets` ÷ packets delivered per s / time-average qdisc PacketsInQueue ÷ packets transmitted per s"),
-    ("time-average queue, packets", "queue_len", fmt_fixed(3), "`queue_packets` (link 0 forward) / qdisc PacketsInQueue of node 0"),
+     "time-average `queue_packets` ÷ packets delivered per s / time-average qdisc + device queue length ÷ packets transmitted per s"),
+    ("time-average queue, packets", "queue_len", fmt_fixed(3), "`queue_packets` (link 0 forward: discipline + device queue) / qdisc PacketsInQueue + device queue of node 0"),
     (f"goodput from {DUMBBELL_STEADY_FROM_S} s, kbit/s", "goodput_ss_kbps", fmt_fixed(1),
      f"bytes delivered after {DUMBBELL_STEADY_FROM_S} s · 8 / the rest of the run (start-up left out): `rx_bytes_cumulative` bins / the sinks' bytes at each second"),
     (f"queueing delay from {DUMBBELL_STEADY_FROM_S} s, ms", "qdelay_ss_ms", fmt_fixed(3),
@@ -1643,7 +1595,7 @@ def render_dumbbell_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], dat
         tp, ns = measures(b, runs, sim)
         g = lambda ms, k: _med([m.get(k) for m in ms])  # noqa: E731
         gt, gn = g(tp, "goodput_kbps"), g(ns, "goodput_kbps")
-        dt_, dn, dtot = g(tp, "qdelay_ms"), g(ns, "qdelay_ms"), g(ns, "qdelay_total_ms")
+        dt_, dn, dq = g(tp, "qdelay_ms"), g(ns, "qdelay_ms"), g(ns, "qdelay_qdisc_ms")
         rg = gt / gn if (gt is not None and gn) else None
         rd = dt_ / dn if (dt_ is not None and dn) else None
         ok = rg is not None and rd is not None and abs(rg - 1) <= b.tolerance and abs(rd - 1) <= b.tolerance
@@ -1652,8 +1604,7 @@ def render_dumbbell_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], dat
         rows[key] = [
             f"`{key}`", f"{len(tp)} / {len(ns)}",
             f"{fmt_fixed(0)(gn)}", f"{fmt_fixed(0)(gt)}", fmt_fixed(3)(rg),
-            (f"{fmt_fixed(2)(dn)} ({fmt_fixed(2)(dtot)})" if not b.aqm_slot else
-             f"total {fmt_fixed(2)(dn)} (qdisc {fmt_fixed(2)(g(ns, 'qdelay_qdisc_ms'))})"),
+            f"{fmt_fixed(2)(dn)} ({fmt_fixed(2)(dq)})",
             f"{fmt_fixed(2)(dt_)}", fmt_fixed(3)(rd),
             f"{fmt_int(g(ns, 'drops'))} / {fmt_int(g(tp, 'drops'))}",
             (f"{fmt_int(g(ns, 'marks'))} / {fmt_int(g(tp, 'marks'))}" if arg.get("--ecn") == "1" else "—"),
@@ -1665,7 +1616,7 @@ def render_dumbbell_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], dat
     keys = [k for k, b in BENCHMARKS.items() if b.aqm]
     merged = _merge_rows(rows, old_block, keys, lambda k: k)
     head = ["row", "seeds tpsim / ns-3", "goodput ns-3, kbit/s", "goodput tpsim", "tpsim / ns-3",
-            "queueing delay ns-3, ms (qdisc + device queue)", "queueing delay tpsim, ms", "tpsim / ns-3",
+            "queueing delay ns-3, ms (qdisc part)", "queueing delay tpsim, ms", "tpsim / ns-3",
             "drops ns-3 / tpsim", "CE marks ns-3 / tpsim", "retransmissions ns-3 / tpsim",
             f"from {DUMBBELL_STEADY_FROM_S} s: goodput tpsim / ns-3",
             f"from {DUMBBELL_STEADY_FROM_S} s: queueing delay ns-3 / tpsim, ms (tpsim / ns-3)",
@@ -1677,11 +1628,10 @@ def render_dumbbell_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], dat
         "",
         "Rows `dumbbell-<discipline>-<cc>-<flows>f[-ecn]`; each row's block below has the spread over seeds, "
         "the definitions and the model differences. Goodput: application bytes · 8 / (60 s − flow start), "
-        "summed over the flows. Queueing delay: ns-3 the qdisc sojourn of the transmitted packets (in "
-        "brackets with the wait in its 1-packet device queue added), tpsim the wait in the discipline "
-        "(data packets' one-way delay − 20 ms − 1.2016 ms). Drops and marks are the discipline's on "
-        "both sides. Rows ending in `-slot` are diagnostics: tpsim's discipline is moved by the packet ns-3 "
-        "keeps in its device queue and ns-3's delay is its total wait (qdisc sojourn in brackets). "
+        "summed over the flows. Queueing delay, the wait from the discipline's enqueue to the start of "
+        "transmission through the discipline and a 1-packet device queue below it on both sides: ns-3 "
+        "measured per transmitted packet (the qdisc part in brackets), tpsim the data packets' one-way "
+        "delay − 20 ms − 1.2016 ms. Drops and marks are the discipline's on both sides. "
         f"The \"from {DUMBBELL_STEADY_FROM_S} s\" columns leave the start-up out (ns-3: the packets "
         "transmitted from then on; tpsim: Little's law over its 1-s queue bins). A row is within the "
         "tolerance when goodput and queueing delay over the whole run both are "

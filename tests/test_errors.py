@@ -62,6 +62,10 @@ CASES = {
         mutate("queue = 50 ", 'queue = 50\naqm = { kind = "red", min_th = 20, max_th = 10 } '),
         "links.0.aqm.max_th", "aqm = {", "greater than min_th",
     ),
+    "device queue of thousands of packets": (
+        mutate("queue = 50 ", "queue = 50\ndevice_queue = 5000 "),
+        "links.0.device_queue", "device_queue = 5000", "at most 1000 packets",
+    ),
     "on-off source without an off period": (
         mutate('app = { kind = "cbr", size', 'app = { kind = "on-off", on = "1s", size'),
         "flows.0.app.kind", "app = {", "needs `off`",

@@ -60,6 +60,11 @@ pub struct P2pDevice {
     pub framing: u32,
     /// Waiting packets, under the link's queue discipline.
     pub queue: tpsim_aqm::Qdisc,
+    /// Packets the discipline handed over, waiting below it for the wire (the link's
+    /// `device_queue`), oldest first.
+    pub ring: std::collections::VecDeque<PacketId>,
+    /// Places in `ring`.
+    pub ring_cap: u32,
     /// The packet being serialized, if any.
     pub on_wire: Option<PacketId>,
     /// Error model.
@@ -73,4 +78,31 @@ pub struct P2pDevice {
     /// Generation of the transmission on the wire: a fault event that takes the packet off
     /// the wire bumps it, so that the pending end of that transmission is skipped.
     pub tx_gen: u32,
+}
+
+impl P2pDevice {
+    /// Packets waiting for the wire: in the discipline and in the ring below it.
+    pub fn waiting(&self) -> usize {
+        self.queue.len() + self.ring.len()
+    }
+
+    /// The next packet for the wire: the ring's oldest, else the discipline's next (its
+    /// verdicts into `out`).
+    pub fn next_for_wire(&mut self, now: tpsim_core::SimTime, out: &mut Vec<tpsim_aqm::Verdict>) -> Option<PacketId> {
+        match self.ring.pop_front() {
+            Some(id) => Some(id),
+            None => self.queue.dequeue(now, out).map(|p| PacketId(p.id)),
+        }
+    }
+
+    /// Moves packets from the discipline into the ring while it has free places (the
+    /// discipline's verdicts into `out`).
+    pub fn refill_ring(&mut self, now: tpsim_core::SimTime, out: &mut Vec<tpsim_aqm::Verdict>) {
+        while self.ring.len() < self.ring_cap as usize {
+            match self.queue.dequeue(now, out) {
+                Some(p) => self.ring.push_back(PacketId(p.id)),
+                None => break,
+            }
+        }
+    }
 }

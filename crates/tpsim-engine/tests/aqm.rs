@@ -191,3 +191,23 @@ fn a_disciplined_queue_has_drop_and_mark_series_that_add_up() {
     let plain = dumbbell("tcp", "{}", "queue = 5", "", "[output]\ntimeseries = true");
     assert!(!plain.timeseries.series.contains(&"queue_drops"));
 }
+
+/// `device_queue` places below the discipline hold packets the discipline has handed over:
+/// a burst of 10 UDP messages of 1000 B within 0.1 ms onto a free 1 Mbit/s link with a 2-packet
+/// DropTail queue keeps 1 on the wire + 2 queued (7 dropped); with 3 ring places below it,
+/// 1 + 3 + 2 (4 dropped); the last one delivered has waited for all before it.
+#[test]
+fn device_queue_holds_packets_below_the_discipline() {
+    let burst = "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"udp\"\n\
+                 app = { kind = \"cbr\", size = \"1000B\", interval = \"10us\", count = 10 }\n";
+    for (extra, delivered) in [("queue = 2", 3), ("queue = 2\ndevice_queue = 3", 6)] {
+        let r = sim(&link("1Mbps", "10ms", extra, burst, "2s"), 1);
+        let f = &r.flows[0];
+        assert_eq!(f.rx_packets, delivered, "{extra}: {f:?}");
+        assert_eq!(drops(&r, DropReason::Queue), 10 - delivered, "{extra}");
+        // Serialization of 1028 IP bytes + framing at 1 Mbit/s is just over 8.2 ms.
+        let want = 0.010 + delivered as f64 * 0.0082;
+        let max = f.delay_max_s.unwrap();
+        assert!((max - want).abs() < 0.001, "{extra}: max delay {max}, expected {want}");
+    }
+}

@@ -36,6 +36,13 @@ pub struct Link {
     /// "droptail", ... }` with its keys (docs/models.md). Default DropTail with `queue`.
     #[serde(default)]
     pub aqm: Option<Aqm>,
+    /// Packets held below the queue discipline, between it and the wire, in each direction:
+    /// a network card's transmit ring, or ns-3's device queue under its traffic-control
+    /// layer. The discipline hands over its next packet as soon as a place here is free, and
+    /// neither sees nor controls the packets it handed over. Default 0: the discipline feeds
+    /// the wire.
+    #[serde(default)]
+    pub device_queue: u32,
     /// IP MTU of both interfaces. Default "1500B".
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,

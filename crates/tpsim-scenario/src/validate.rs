@@ -108,6 +108,9 @@ fn validate_simulation(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) {
 /// `[[links]]`; returns whether every link joins two existing, different nodes.
 /// The largest wired route table (bytes) validation lets the engine build.
 const MAX_ROUTE_TABLE_BYTES: u64 = 2_000_000_000;
+/// A link's `device_queue` above this is a typo for `queue` (a transmit ring of thousands of
+/// packets would be a second, undisciplined queue).
+const MAX_DEVICE_QUEUE: u32 = 1000;
 
 fn validate_links(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) -> bool {
     let n = sc.nodes.count;
@@ -144,6 +147,12 @@ fn validate_links(sc: &Scenario, err: &mut impl FnMut(Vec<Seg>, String)) -> bool
         }
         if let Some(a) = &l.aqm {
             crate::aqm::validate_aqm(a, &p("aqm"), err);
+        }
+        if l.device_queue > MAX_DEVICE_QUEUE {
+            err(
+                p("device_queue"),
+                format!("expected at most {MAX_DEVICE_QUEUE} packets, found {}", l.device_queue),
+            );
         }
         if !(68..=65535).contains(&l.mtu.0) {
             err(

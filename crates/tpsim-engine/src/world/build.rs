@@ -368,6 +368,8 @@ fn build_links(
                     l.mtu.0 as u32 + sizes.p2p_framing(),
                     stream(opts, OwnerKind::Interface, iface as u64, Module::Aqm),
                 ),
+                ring: std::collections::VecDeque::with_capacity(l.device_queue as usize),
+                ring_cap: l.device_queue,
                 on_wire: None,
                 errors: ErrorModel::new(
                     loss,

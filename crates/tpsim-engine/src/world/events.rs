@@ -253,12 +253,13 @@ impl World {
         let now = self.now;
         let node = self.net.node_of(self.links[dev as usize].iface);
         let d = &mut self.links[dev as usize];
-        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
-        let mut doomed: Vec<PacketId> = Vec::with_capacity(d.queue.len() + 1);
+        self.metrics.queue_changed(dev, d.waiting(), &mut d.q_changed, now);
+        let mut doomed: Vec<PacketId> = Vec::with_capacity(d.waiting() + 1);
         if let Some(id) = d.on_wire.take() {
             d.tx_gen = d.tx_gen.wrapping_add(1);
             doomed.push(id);
         }
+        doomed.extend(d.ring.drain(..));
         let mut waiting = Vec::with_capacity(d.queue.len());
         d.queue.purge(&mut waiting);
         doomed.extend(waiting.iter().map(|p| PacketId(p.id)));

@@ -1,6 +1,6 @@
 //! Point-to-point glue: a link direction serializes one packet at a time at its rate, queues
-//! the others under its queue discipline (DropTail unless the link's `aqm` says otherwise),
-//! loses some to its error model and delivers the rest to the other end after the
+//! the others under its queue discipline (DropTail unless the link's `aqm` says otherwise)
+//! and in the ring of `device_queue` places below it, loses some to its error model and delivers the rest to the other end after the
 //! propagation delay.
 
 use super::{Event, World};
@@ -32,25 +32,26 @@ impl World {
         let now = self.now;
         let d = &mut self.links[dev as usize];
         if d.on_wire.is_none() && matches!(d.queue, Qdisc::DropTail(_)) {
-            // A free wire has an empty DropTail queue behind it: straight out.
+            // A free wire has an empty DropTail queue and an empty ring behind it: straight out.
             self.start_tx(dev, id);
             return;
         }
         let p = self.packets.get(id);
         // Every other discipline sees every arrival (RED's average, CoDel's state and PIE's
         // burst allowance are kept even on an idle link); the packet leaves at once if the
-        // wire is free.
+        // wire is free, or moves into the ring if it has room.
         let pkt = crate::aqm::pkt(&d.queue, id, p, p.seg.ip_len + d.framing);
-        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
+        self.metrics.queue_changed(dev, d.waiting(), &mut d.q_changed, now);
         d.queue.enqueue(pkt, now, &mut self.aqm_out);
         let next = if d.on_wire.is_none() {
-            d.queue.dequeue(now, &mut self.aqm_out)
+            d.next_for_wire(now, &mut self.aqm_out)
         } else {
             None
         };
+        d.refill_ring(now, &mut self.aqm_out);
         self.link_aqm_verdicts(dev);
-        if let Some(p) = next {
-            self.start_tx(dev, PacketId(p.id));
+        if let Some(id) = next {
+            self.start_tx(dev, id);
         }
     }
 
@@ -125,8 +126,9 @@ impl World {
         d.tx_count += 1;
         let lost = d.errors.lose(idx);
         let (peer, delay, link) = (d.peer, d.delay, d.link);
-        self.metrics.queue_changed(dev, d.queue.len(), &mut d.q_changed, now);
-        let next = d.queue.dequeue(now, &mut self.aqm_out);
+        self.metrics.queue_changed(dev, d.waiting(), &mut d.q_changed, now);
+        let next = d.next_for_wire(now, &mut self.aqm_out);
+        d.refill_ring(now, &mut self.aqm_out);
         if lost {
             let (node, hop) = self.link_ends(dev);
             self.drop_packet_hop(node, id, DropReason::LinkError, hop);
@@ -142,8 +144,8 @@ impl World {
             );
         }
         self.link_aqm_verdicts(dev);
-        if let Some(n) = next {
-            self.start_tx(dev, PacketId(n.id));
+        if let Some(id) = next {
+            self.start_tx(dev, id);
         }
     }
 
@@ -165,7 +167,7 @@ impl World {
         let end = self.end_run;
         for (dev, d) in self.links.iter_mut().enumerate() {
             self.metrics
-                .queue_changed(dev as u32, d.queue.len(), &mut d.q_changed, end);
+                .queue_changed(dev as u32, d.waiting(), &mut d.q_changed, end);
         }
     }
 }
