@@ -195,6 +195,15 @@ transports! {
         /// TCP CUBIC (RFC 9438), with SACK recovery when both ends negotiate SACK
         /// (`tcp.sack`).
         TcpCubic = "tcp-cubic",
+        /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00), paced, with SACK
+        /// recovery when both ends negotiate SACK.
+        TcpBbr = "tcp-bbr",
+        /// TCP Vegas (Brakmo & Peterson 1995; α 2, β 4, γ 1), with SACK recovery when both
+        /// ends negotiate SACK.
+        TcpVegas = "tcp-vegas",
+        /// TCP Westwood+ (Mascolo et al.; Grieco & Mascolo 2004), with SACK recovery when
+        /// both ends negotiate SACK.
+        TcpWestwoodPlus = "tcp-westwood-plus",
     }
     sctp [
         /// SCTP parameters, used when the transport is "sctp" (ignored otherwise, as `tcp`).

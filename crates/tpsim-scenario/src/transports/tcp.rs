@@ -99,6 +99,11 @@ pub struct TcpOptions {
     /// §3.1: at most one SMSS per ACK).
     #[serde(default)]
     pub byte_counting: Option<bool>,
+    /// Pace data segments as Linux's `fq` does: one segment every `len / rate`, rate =
+    /// max(cwnd, FlightSize) / SRTT · 2 in slow start below ssthresh/2, else · 1.2.
+    /// "tcp-bbr" paces at its own rate whatever this says. Default false.
+    #[serde(default)]
+    pub pacing: Option<bool>,
     /// ECN (RFC 3168): offered on the SYN; when both ends offer it, data segments are
     /// ECN-capable, a queue discipline with `ecn = true` marks them instead of dropping, and
     /// the sender halves its window once per window of data for each echoed mark. Default
@@ -179,11 +184,16 @@ impl TransportKeys for Keys {
         } else {
             vec![Seg::Key("simulation".into()), Seg::Key("stack".into())]
         };
-        if f.transport == Transport::TcpCubic {
+        if matches!(
+            f.transport,
+            Transport::TcpCubic | Transport::TcpBbr | Transport::TcpVegas | Transport::TcpWestwoodPlus
+        ) {
+            let name = f.transport.name();
             err(
                 preset_key.clone(),
-                "ns-2.35's one-way TCP agents have no CUBIC: use tpsim's TCP for \"tcp-cubic\" (tcp.preset = \"modern\")"
-                    .into(),
+                format!(
+                    "ns-2.35's one-way TCP agents have no {name}: use tpsim's TCP for \"{name}\" (tcp.preset = \"modern\")"
+                ),
             );
         }
         if f.app.kind == AppKind::Voip {
@@ -218,6 +228,7 @@ fn validate_tcp_options(i: usize, t: &TcpOptions, check_model: bool, err: &mut E
         ("dsack", t.dsack.is_some(), false),
         ("ecn", t.ecn.is_some(), false),
         ("byte_counting", t.byte_counting.is_some(), false),
+        ("pacing", t.pacing.is_some(), false),
     ] {
         if check_model && given && for_ns2 != ns2 {
             let which = if ns2 {
@@ -361,6 +372,9 @@ fn tcp_config(t: Transport, preset: TcpPreset, o: Option<&TcpOptions>) -> TcpCon
         },
         congestion: match t {
             Transport::TcpCubic => CongestionAlgorithm::Cubic,
+            Transport::TcpBbr => CongestionAlgorithm::Bbr,
+            Transport::TcpVegas => CongestionAlgorithm::Vegas,
+            Transport::TcpWestwoodPlus => CongestionAlgorithm::WestwoodPlus,
             _ => CongestionAlgorithm::Aimd,
         },
         ..if inet { TcpConfig::inet() } else { TcpConfig::default() }
@@ -408,6 +422,9 @@ fn tcp_config(t: Transport, preset: TcpPreset, o: Option<&TcpOptions>) -> TcpCon
         }
         if let Some(b) = o.byte_counting {
             c.byte_counting = b;
+        }
+        if let Some(p) = o.pacing {
+            c.pacing = p;
         }
     }
     c

@@ -10,12 +10,22 @@
 //!   recovery: slow start and congestion avoidance (RFC 5681 §3.1);
 //! * [`on_congestion_event`](CongestionController::on_congestion_event) when loss is detected:
 //!   it returns the new `ssthresh` and the `cwnd` to use once recovery is over (after a
-//!   timeout, the loss window).
+//!   timeout, the loss window);
+//! * [`on_rtt_sample`](CongestionController::on_rtt_sample) for every RTT sample (Vegas,
+//!   Westwood+);
+//! * [`on_ack_event`](CongestionController::on_ack_event) after every ACK, new or duplicate,
+//!   with what it delivered ([`AckEvent`]): a controller that sets the window itself on every
+//!   ACK (BBR) returns it here; and
+//! * [`pacing_rate`](CongestionController::pacing_rate) for the rate the sender paces at.
 //!
 //! Built-in controllers are dispatched through [`AnyController`] (no virtual call on the hot
 //! path); [`AnyController::Custom`] takes a boxed controller for experiments. Built in: [`Aimd`]
-//! (RFC 5681) and [`Cubic`] (RFC 9438).
+//! (RFC 5681), [`Cubic`] (RFC 9438), [`Bbr`] (BBR v1), [`Vegas`] and [`WestwoodPlus`].
 
+pub use super::bbr::{Bbr, BbrState};
+pub use super::rate::RateSample;
+pub use super::vegas::Vegas;
+pub use super::westwood::WestwoodPlus;
 use std::fmt::Debug;
 use tpsim_core::{SimDuration, SimTime};
 
@@ -29,7 +39,7 @@ pub struct Window {
 }
 
 /// What the controller may know about the connection when asked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CcContext {
     /// Sender maximum segment size SMSS, bytes.
     pub smss: u64,
@@ -40,6 +50,39 @@ pub struct CcContext {
     /// Whether this slow start follows a retransmission timeout (RFC 3465 limits its byte
     /// counting to L = 1·SMSS).
     pub after_timeout: bool,
+    /// The initial window (RFC 5681 §3.1 IW), bytes.
+    pub initial_window: u64,
+    /// One past the highest offset sent (SND.MAX), bytes from the ISN.
+    pub snd_max: u64,
+    /// The oldest unacknowledged offset (SND.UNA), bytes from the ISN.
+    pub snd_una: u64,
+}
+
+/// What one ACK did, as [`CongestionController::on_ack_event`] sees it after the connection
+/// processed it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckEvent {
+    /// Bytes newly cumulatively acknowledged (0 for a duplicate ACK).
+    pub acked: u64,
+    /// Bytes newly delivered: cumulatively acknowledged or SACKed, each once (with
+    /// [`CongestionController::needs_rate_samples`]; else `acked`).
+    pub newly_delivered: u64,
+    /// Total bytes delivered so far (draft-cheng `C.delivered`; with rate samples).
+    pub delivered: u64,
+    /// A duplicate ACK (RFC 5681 §2, or RFC 6675 §2: it SACKed new data).
+    pub duplicate: bool,
+    /// The RTT sample this ACK gave, if any (RFC 6298 / RFC 7323 §4).
+    pub rtt: Option<SimDuration>,
+    /// The delivery-rate sample of this ACK, with rate samples.
+    pub rate: Option<RateSample>,
+    /// Bytes in flight before the ACK (RFC 6675 pipe with SACK, else SND.MAX − SND.UNA).
+    pub prior_in_flight: u64,
+    /// Bytes in flight after it.
+    pub in_flight: u64,
+    /// The connection is in loss recovery after the ACK.
+    pub in_recovery: bool,
+    /// The ACK made the connection detect a loss (recovery began).
+    pub loss: bool,
 }
 
 /// How loss was detected.
@@ -65,6 +108,23 @@ pub trait CongestionController: Debug {
     fn on_congestion_event(&mut self, now: SimTime, event: CongestionEvent, w: Window, cx: &CcContext) -> Window;
     /// `bytes` of data (new or retransmitted) were sent. Default: nothing.
     fn on_sent(&mut self, _now: SimTime, _bytes: u64) {}
+    /// An RTT sample was taken (before the ACK that gave it is acted on). Default: nothing.
+    fn on_rtt_sample(&mut self, _now: SimTime, _rtt: SimDuration) {}
+    /// After every ACK (new or duplicate) the connection processed; returning a window makes
+    /// the connection use it at once, in recovery too. Default: nothing.
+    fn on_ack_event(&mut self, _now: SimTime, _ev: &AckEvent, _w: Window, _cx: &CcContext) -> Option<Window> {
+        None
+    }
+    /// The rate to pace data at, bytes/s, given the current window (`None`: no pacing of
+    /// the controller's own).
+    fn pacing_rate(&self, _w: Window, _cx: &CcContext) -> Option<f64> {
+        None
+    }
+    /// Whether [`AckEvent`]s need delivery-rate samples (the connection keeps a record per
+    /// segment in flight for them). Default false.
+    fn needs_rate_samples(&self) -> bool {
+        false
+    }
 }
 
 /// Which built-in controller a connection uses.
@@ -77,21 +137,39 @@ pub enum CongestionAlgorithm {
     /// CUBIC (RFC 9438, [`Cubic`]). Its loss recovery is RFC 6675's SACK recovery when both
     /// ends negotiated SACK ([`TcpConfig::sack`](super::TcpConfig::sack)), else NewReno's.
     Cubic,
+    /// BBR v1 ([`Bbr`]): model-based, paced; SACK recovery as [`Self::Cubic`].
+    Bbr,
+    /// TCP Vegas ([`Vegas`]): delay-based congestion avoidance; SACK recovery as
+    /// [`Self::Cubic`].
+    Vegas,
+    /// TCP Westwood+ ([`WestwoodPlus`]): AIMD growth, the window after a loss from the
+    /// estimated bandwidth; SACK recovery as [`Self::Cubic`].
+    WestwoodPlus,
 }
 
 impl CongestionAlgorithm {
     /// A fresh controller. `byte_counting` selects RFC 3465 (L = 2·SMSS) growth in slow start
-    /// (and, for [`Aimd`], in congestion avoidance).
-    pub fn build(self, byte_counting: bool) -> AnyController {
+    /// (and, for [`Aimd`], in congestion avoidance); `seed` feeds BBR's random choice of its
+    /// first gain-cycle phase.
+    pub fn build(self, byte_counting: bool, seed: u64) -> AnyController {
         match self {
             CongestionAlgorithm::Aimd => AnyController::Aimd(Aimd::new(byte_counting)),
             CongestionAlgorithm::Cubic => AnyController::Cubic(Cubic::new(byte_counting)),
+            CongestionAlgorithm::Bbr => AnyController::Bbr(Box::new(Bbr::new(seed))),
+            CongestionAlgorithm::Vegas => AnyController::Vegas(Vegas::new(byte_counting)),
+            CongestionAlgorithm::WestwoodPlus => AnyController::WestwoodPlus(WestwoodPlus::new(byte_counting)),
         }
+    }
+
+    /// Whether the connection recovers with RFC 6675 when SACK is negotiated, whatever its
+    /// configured [`LossRecovery`](super::LossRecovery).
+    pub fn wants_sack_recovery(self) -> bool {
+        !matches!(self, CongestionAlgorithm::Aimd)
     }
 }
 
 /// RFC 5681 §3.1 eq. (2) slow start, with RFC 3465's limit L (§2.2, §2.3) if asked.
-fn slow_start(w: Window, acked: u64, byte_counting: bool, cx: &CcContext) -> u64 {
+pub(super) fn slow_start(w: Window, acked: u64, byte_counting: bool, cx: &CcContext) -> u64 {
     let l = if byte_counting && !cx.after_timeout {
         2 * cx.smss
     } else {
@@ -359,36 +437,75 @@ pub enum AnyController {
     Aimd(Aimd),
     /// [`Cubic`] (RFC 9438).
     Cubic(Cubic),
+    /// [`Bbr`] (BBR v1), boxed: its state is the largest.
+    Bbr(Box<Bbr>),
+    /// [`Vegas`].
+    Vegas(Vegas),
+    /// [`WestwoodPlus`].
+    WestwoodPlus(WestwoodPlus),
     /// A user-supplied controller (one virtual call per ACK).
     Custom(Box<dyn CongestionController + Send>),
+}
+
+/// Calls `$call` on whichever controller `$self` holds.
+macro_rules! dispatch {
+    ($self:expr, $c:ident => $call:expr) => {
+        match $self {
+            AnyController::Aimd($c) => $call,
+            AnyController::Cubic($c) => $call,
+            AnyController::Bbr($c) => $call,
+            AnyController::Vegas($c) => $call,
+            AnyController::WestwoodPlus($c) => $call,
+            AnyController::Custom($c) => $call,
+        }
+    };
 }
 
 impl AnyController {
     /// See [`CongestionController::on_ack`].
     #[inline]
     pub fn on_ack(&mut self, now: SimTime, acked: u64, w: Window, cx: &CcContext) -> Window {
-        match self {
-            AnyController::Aimd(c) => c.on_ack(now, acked, w, cx),
-            AnyController::Cubic(c) => c.on_ack(now, acked, w, cx),
-            AnyController::Custom(c) => c.on_ack(now, acked, w, cx),
-        }
+        dispatch!(self, c => c.on_ack(now, acked, w, cx))
     }
     /// See [`CongestionController::on_congestion_event`].
     #[inline]
     pub fn on_congestion_event(&mut self, now: SimTime, event: CongestionEvent, w: Window, cx: &CcContext) -> Window {
-        match self {
-            AnyController::Aimd(c) => c.on_congestion_event(now, event, w, cx),
-            AnyController::Cubic(c) => c.on_congestion_event(now, event, w, cx),
-            AnyController::Custom(c) => c.on_congestion_event(now, event, w, cx),
-        }
+        dispatch!(self, c => c.on_congestion_event(now, event, w, cx))
     }
     /// See [`CongestionController::on_sent`].
     #[inline]
     pub fn on_sent(&mut self, now: SimTime, bytes: u64) {
+        dispatch!(self, c => c.on_sent(now, bytes))
+    }
+    /// See [`CongestionController::on_rtt_sample`].
+    #[inline]
+    pub fn on_rtt_sample(&mut self, now: SimTime, rtt: SimDuration) {
+        dispatch!(self, c => c.on_rtt_sample(now, rtt))
+    }
+    /// See [`CongestionController::on_ack_event`].
+    #[inline]
+    pub fn on_ack_event(&mut self, now: SimTime, ev: &AckEvent, w: Window, cx: &CcContext) -> Option<Window> {
+        dispatch!(self, c => c.on_ack_event(now, ev, w, cx))
+    }
+    /// See [`CongestionController::pacing_rate`].
+    #[inline]
+    pub fn pacing_rate(&self, w: Window, cx: &CcContext) -> Option<f64> {
+        dispatch!(self, c => c.pacing_rate(w, cx))
+    }
+    /// See [`CongestionController::needs_rate_samples`].
+    pub fn needs_rate_samples(&self) -> bool {
+        dispatch!(self, c => c.needs_rate_samples())
+    }
+    /// Whether [`Self::on_ack_event`] does anything (the connection skips building the
+    /// [`AckEvent`] otherwise).
+    pub fn wants_ack_events(&self) -> bool {
+        !matches!(self, AnyController::Aimd(_) | AnyController::Cubic(_))
+    }
+    /// BBR's state and estimates, for the report and the per-ACK samples.
+    pub fn bbr(&self) -> Option<&Bbr> {
         match self {
-            AnyController::Aimd(c) => c.on_sent(now, bytes),
-            AnyController::Cubic(c) => c.on_sent(now, bytes),
-            AnyController::Custom(c) => c.on_sent(now, bytes),
+            AnyController::Bbr(b) => Some(b),
+            _ => None,
         }
     }
     /// CUBIC's W_max in bytes (`None` for other controllers, or before it is known).
@@ -412,6 +529,8 @@ mod tests {
             flight_size,
             srtt: None,
             after_timeout: false,
+            initial_window: 2 * SMSS,
+            ..Default::default()
         }
     }
 
@@ -498,6 +617,8 @@ mod tests {
             flight_size,
             srtt: Some(SimDuration::from_millis(srtt_ms)),
             after_timeout: false,
+            initial_window: 2 * SMSS,
+            ..Default::default()
         }
     }
 

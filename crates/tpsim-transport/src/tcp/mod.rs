@@ -54,12 +54,16 @@
 //! honoured, and sent only from CLOSED (RFC 9293 §3.10.7.1), not for unacceptable segments in
 //! LISTEN or SYN-SENT.
 
+mod bbr;
 pub mod cc;
 mod conn;
+pub mod rate;
 pub mod rtt;
 mod sack;
 mod seqspace;
 mod timer;
+mod vegas;
+mod westwood;
 
 #[cfg(test)]
 mod pair_tests;
@@ -67,7 +71,8 @@ mod pair_tests;
 mod tests;
 
 pub use cc::{
-    Aimd, AnyController, CcContext, CongestionAlgorithm, CongestionController, CongestionEvent, Cubic, Window,
+    AckEvent, Aimd, AnyController, Bbr, BbrState, CcContext, CongestionAlgorithm, CongestionController,
+    CongestionEvent, Cubic, Vegas, WestwoodPlus, Window,
 };
 pub use conn::TcpSocket;
 pub use rtt::RttEstimator;
@@ -264,6 +269,11 @@ pub struct TcpConfig {
     /// sender reduces its window once per window of data as for a loss, without
     /// retransmitting. Default off.
     pub ecn: bool,
+    /// Pace data segments, as Linux's `fq` does for a socket: one segment every `len / rate`
+    /// with rate = max(cwnd, FlightSize) / SRTT · 2 in slow start below ssthresh/2, · 1.2
+    /// after (Linux `tcp_update_pacing_rate`). BBR paces at its own rate whatever this says.
+    /// Default off.
+    pub pacing: bool,
 }
 
 impl TcpConfig {
@@ -301,6 +311,7 @@ impl Default for TcpConfig {
             delayed_ack: Some(SimDuration::from_millis(200)),
             delayed_ack_segments: None,
             byte_counting: false,
+            pacing: false,
             dupthresh: 3,
             initial_rto: SimDuration::from_secs(1),
             min_rto: SimDuration::from_secs(1),

@@ -17,16 +17,24 @@ pub enum Timer {
     Persist = 2,
     /// TIME-WAIT, 2·MSL (RFC 9293 §3.6).
     TimeWait = 3,
+    /// Pacing: the next data segment may leave at this time.
+    Pacing = 4,
 }
 
 impl Timer {
     /// Every timer, in the order expiries are handled when several fall due together.
-    pub const ALL: [Timer; 4] = [Timer::Rto, Timer::DelayedAck, Timer::Persist, Timer::TimeWait];
+    pub const ALL: [Timer; 5] = [
+        Timer::Rto,
+        Timer::DelayedAck,
+        Timer::Persist,
+        Timer::TimeWait,
+        Timer::Pacing,
+    ];
 }
 
 /// Deadlines indexed by [`Timer`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TimerTable([Option<SimTime>; 4]);
+pub struct TimerTable([Option<SimTime>; 5]);
 
 impl TimerTable {
     /// Arms (or re-arms) `t` to expire at `at`.

@@ -21,6 +21,7 @@ use tpsim_core::{SimDuration, SimTime};
 use tpsim_wire::tcp::{SackBlocks, MAX_WINDOW_SHIFT};
 use tpsim_wire::{TcpFlags, TcpRepr, TcpTimestamp, IPV4_HEADER_LEN, TCP_HEADER_LEN};
 
+mod model;
 mod recv;
 mod send;
 mod timers;
@@ -121,6 +122,18 @@ pub struct TcpSocket {
     /// `snd_una` when the retransmission timer last fired (RFC 5681 §3.1: ssthresh only once).
     last_rto_una: Option<u64>,
     cc: AnyController,
+    /// `cc` wants an [`AckEvent`](super::cc::AckEvent) after every ACK.
+    ack_events: bool,
+    /// Delivery-rate estimation, when `cc` needs its samples.
+    rate: Option<super::rate::RateEstimator>,
+    /// The RTT sample the ACK being processed gave.
+    ack_rtt: Option<SimDuration>,
+    /// The smallest RTT sample so far.
+    min_rtt: Option<SimDuration>,
+    /// Data segments are paced (by the controller or `TcpConfig::pacing`).
+    paced: bool,
+    /// With pacing: the earliest time the next data segment may leave.
+    next_send: SimTime,
     rtt: RttEstimator,
     /// The segment being timed: (offset one past its end, time sent). RFC 6298 §3.
     rtt_timing: Option<(u64, SimTime)>,
@@ -180,7 +193,7 @@ impl TcpSocket {
     /// retransmission timer starts then; the SYN comes out of the next
     /// [`poll_transmit`](Self::poll_transmit)); a passive open waits for a SYN.
     pub fn new(cfg: SocketConfig, tcp: TcpConfig, open: Open, now: SimTime) -> Self {
-        let cc = tcp.congestion.build(tcp.byte_counting);
+        let cc = tcp.congestion.build(tcp.byte_counting, cfg.draw_seed);
         Self::with_controller(cfg, tcp, open, now, cc)
     }
 
@@ -238,6 +251,14 @@ impl TcpSocket {
             recovery_cwnd: 0,
             after_timeout: false,
             last_rto_una: None,
+            ack_events: cc.wants_ack_events(),
+            rate: cc
+                .needs_rate_samples()
+                .then(|| super::rate::RateEstimator::with_capacity(64)),
+            ack_rtt: None,
+            min_rtt: None,
+            paced: tcp.pacing || matches!(cc, AnyController::Bbr(_)),
+            next_send: SimTime::ZERO,
             cc,
             rtt,
             rtt_timing: None,
@@ -539,6 +560,9 @@ impl TcpSocket {
             flight_size: (self.snd_max - self.snd_una).min(self.cwnd),
             srtt: self.rtt.srtt(),
             after_timeout: self.after_timeout,
+            initial_window: self.initial_window(),
+            snd_max: self.snd_max,
+            snd_una: self.snd_una,
         }
     }
 
@@ -569,14 +593,21 @@ impl TcpSocket {
                 // `ElapsedTimeFromTsValue`).
                 let echoed = ts_clock(now).wrapping_sub(ts.tsecr) as u64;
                 let since_tick = now.as_nanos() % 1_000_000;
-                self.rtt
-                    .on_sample(SimDuration::from_nanos(echoed * 1_000_000 + since_tick));
+                let sample = SimDuration::from_nanos(echoed * 1_000_000 + since_tick);
+                self.rtt.on_sample(sample);
+                if a > 1 {
+                    self.rtt_sampled(now, sample);
+                }
             }
             return;
         }
         if let Some((end, sent)) = self.rtt_timing {
             if a >= end {
-                self.rtt.on_sample(now.saturating_since(sent));
+                let sample = now.saturating_since(sent);
+                self.rtt.on_sample(sample);
+                if a > 1 {
+                    self.rtt_sampled(now, sample);
+                }
                 self.rtt_timing = None;
             }
         }
@@ -661,8 +692,7 @@ impl TcpSocket {
 
     /// Whether the configuration asks for RFC 6675 recovery (used once SACK is negotiated).
     fn configured_for_sack_recovery(&self) -> bool {
-        self.offers_sack()
-            && (self.tcp.recovery == LossRecovery::Sack || self.tcp.congestion == CongestionAlgorithm::Cubic)
+        self.offers_sack() && (self.tcp.recovery == LossRecovery::Sack || self.tcp.congestion.wants_sack_recovery())
     }
 
     /// In RFC 6675 loss recovery.
@@ -828,7 +858,7 @@ type SackBlocksOff = Vec<(u64, u64)>;
 /// ([`LossRecovery::Sack`], or CUBIC) and both ends negotiated SACK, NewReno when it is
 /// configured but SACK is not negotiated, else the configured one.
 fn effective_recovery(tcp: &TcpConfig, sack_ok: bool) -> LossRecovery {
-    let wants_sack = tcp.recovery == LossRecovery::Sack || tcp.congestion == CongestionAlgorithm::Cubic;
+    let wants_sack = tcp.recovery == LossRecovery::Sack || tcp.congestion.wants_sack_recovery();
     match (wants_sack, sack_ok) {
         (true, true) => LossRecovery::Sack,
         (true, false) => LossRecovery::NewReno,

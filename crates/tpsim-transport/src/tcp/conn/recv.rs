@@ -202,7 +202,7 @@ impl TcpSocket {
 
     /// RFC 9293 §3.10.7.4 "fifth, check the ACK field" for the synchronized states. Returns
     /// false if the rest of the segment must be dropped.
-    pub(super) fn process_ack(
+    pub(super) fn process_ack_fields(
         &mut self,
         now: SimTime,
         h: &TcpRepr,

@@ -34,6 +34,12 @@ impl TcpSocket {
             }
             _ => {}
         }
+        // Pacing holds data back (retransmissions too, as Linux's fq does); ACKs still go.
+        if self.pacing_wait(now) {
+            return self
+                .ack_now
+                .then(|| self.emit(now, self.snd_nxt, 0, false, Emit::Normal));
+        }
         if std::mem::take(&mut self.rexmit_pending) && self.snd_una < self.snd_max {
             if self.sack_recovery() {
                 // RFC 6675 (4.3): HighACK + 1, up to the first SACKed octet; HighRxt =
@@ -63,6 +69,7 @@ impl TcpSocket {
         if self.ack_now {
             return Some(self.emit(now, self.snd_nxt, 0, false, Emit::Normal));
         }
+        self.note_app_limited();
         self.update_persist(now);
         None
     }
@@ -362,6 +369,13 @@ impl TcpSocket {
                 self.rtt_timing = None;
             } else if self.rtt_timing.is_none() && kind != Emit::Probe && !self.ts_enabled {
                 self.rtt_timing = Some((end, now));
+            }
+            if len > 0 && kind != Emit::Probe {
+                // Before SND.MAX moves: an empty pipe restarts the delivery-rate clocks.
+                self.record_send(now, seq, seq + len as u64);
+                if self.paced {
+                    self.pace(now, len);
+                }
             }
             self.snd_max = self.snd_max.max(end);
             if kind != Emit::Probe {

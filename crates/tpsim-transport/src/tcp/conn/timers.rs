@@ -17,6 +17,8 @@ impl TcpSocket {
                     }
                 }
                 Timer::Persist => self.on_persist(),
+                // The paced sender may go on: `poll_transmit` sends what is due.
+                Timer::Pacing => {}
                 Timer::TimeWait => {
                     if self.state == State::TimeWait {
                         self.state = State::Closed;

@@ -1,0 +1,141 @@
+//! What the model-based controllers need from [`TcpSocket`]: the per-ACK [`AckEvent`] with
+//! its delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), RTT samples, and
+//! the pacing of data segments.
+
+use super::super::cc::AckEvent;
+use super::*;
+
+impl TcpSocket {
+    /// An RTT sample was taken from an ACK of data (the handshake's is the RTO's only, as in
+    /// ns-3 and Linux): the controller hears of it at once.
+    pub(super) fn rtt_sampled(&mut self, now: SimTime, rtt: SimDuration) {
+        self.ack_rtt = Some(rtt);
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        self.cc.on_rtt_sample(now, rtt);
+    }
+
+    /// Bytes in flight: RFC 6675's pipe in SACK recovery mode, else SND.NXT − SND.UNA (what
+    /// a timeout left is counted lost).
+    pub(super) fn in_flight(&self) -> u64 {
+        if self.recovery == LossRecovery::Sack {
+            self.sb
+                .pipe(self.snd_una, self.snd_max, self.tcp.dupthresh, self.mss as u64)
+        } else {
+            self.snd_nxt - self.snd_una
+        }
+    }
+
+    /// RFC 9293 §3.10.7.4's ACK processing ([`Self::process_ack_fields`]), followed, for a
+    /// controller that wants it, by its [`AckEvent`].
+    pub(super) fn process_ack(
+        &mut self,
+        now: SimTime,
+        h: &TcpRepr,
+        s: u64,
+        payload: u32,
+        syn: bool,
+        fin: bool,
+    ) -> bool {
+        if !self.ack_events {
+            return self.process_ack_fields(now, h, s, payload, syn, fin);
+        }
+        let prior_in_flight = self.in_flight();
+        let (prior_una, was_in_recovery, dups) = (self.snd_una, self.in_recovery, self.tcp_stats.dup_acks);
+        self.ack_rtt = None;
+        if !self.process_ack_fields(now, h, s, payload, syn, fin) {
+            return false;
+        }
+        let acked = self.snd_una.saturating_sub(prior_una);
+        let (newly_delivered, delivered, rate) = match &mut self.rate {
+            Some(r) => {
+                let before = r.delivered();
+                if self.sack_ok {
+                    for &(l, e) in h.sack.as_slice() {
+                        if let (Some(l), Some(e)) = (self.snd.offset(l, self.snd_una), self.snd.offset(e, self.snd_una))
+                        {
+                            r.on_sacked(now, l, e);
+                        }
+                    }
+                }
+                r.on_cumulative_ack(now, self.snd_una);
+                let rs = r.sample(self.min_rtt);
+                (r.delivered() - before, r.delivered(), rs)
+            }
+            None => (acked, 0, None),
+        };
+        let ev = AckEvent {
+            acked,
+            newly_delivered,
+            delivered,
+            duplicate: self.tcp_stats.dup_acks > dups,
+            rtt: self.ack_rtt,
+            rate,
+            prior_in_flight,
+            in_flight: self.in_flight(),
+            in_recovery: self.in_recovery,
+            loss: self.in_recovery && !was_in_recovery,
+        };
+        let cx = self.cc_context();
+        if let Some(w) = self.cc.on_ack_event(now, &ev, self.window(), &cx) {
+            self.apply(w);
+        }
+        true
+    }
+
+    /// The rate data is paced at, bytes/s: the controller's (BBR), else with
+    /// [`TcpConfig::pacing`] Linux's rule, else none.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        let cx = self.cc_context();
+        if let Some(r) = self.cc.pacing_rate(self.window(), &cx) {
+            return Some(r);
+        }
+        if !self.tcp.pacing {
+            return None;
+        }
+        let srtt = self.rtt.srtt()?.as_secs_f64().max(1e-6);
+        let window = self.cwnd.max(self.snd_max - self.snd_una) as f64;
+        // Linux tcp_update_pacing_rate: 200 % in slow start below half ssthresh, else 120 %.
+        let ratio = if self.cwnd < self.ssthresh / 2 { 2.0 } else { 1.2 };
+        Some(ratio * window / srtt)
+    }
+
+    /// Whether pacing holds data back at `now`; if so the pacing timer is armed.
+    pub(super) fn pacing_wait(&mut self, now: SimTime) -> bool {
+        if !self.paced || now >= self.next_send {
+            return false;
+        }
+        self.timers.set(Timer::Pacing, self.next_send);
+        true
+    }
+
+    /// A data segment of `len` bytes leaves at `now`: the next may leave `len / rate` later.
+    pub(super) fn pace(&mut self, now: SimTime, len: u32) {
+        if let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) {
+            let gap = SimDuration::from_secs_f64(len as f64 / rate);
+            self.next_send = self.next_send.max(now) + gap;
+        }
+    }
+
+    /// Records the transmission of `[seq, end)` for the delivery-rate samples.
+    pub(super) fn record_send(&mut self, now: SimTime, seq: u64, end: u64) {
+        let in_flight = self.snd_max - self.snd_una;
+        if let Some(r) = &mut self.rate {
+            r.on_send(now, seq, end, in_flight);
+        }
+    }
+
+    /// Nothing was sent: with less than a segment of data waiting and room in the window, the
+    /// delivery-rate samples of what is in flight are application-limited (draft §3.3).
+    pub(super) fn note_app_limited(&mut self) {
+        if self.rate.is_none() {
+            return;
+        }
+        let waiting = self.data_end().saturating_sub(self.snd_max);
+        let in_flight = self.in_flight();
+        if waiting < self.mss as u64 && in_flight < self.cwnd {
+            if let Some(r) = &mut self.rate {
+                r.on_app_limited(in_flight);
+            }
+        }
+    }
+}
