@@ -64,7 +64,8 @@ ANIMATION_SCHEMA = {
 ACKS_SCHEMA = {
     "time_s": pl.Float64, "flow": pl.UInt32, "direction": pl.Utf8, "cwnd_bytes": pl.Float64,
     "ssthresh_bytes": pl.Float64, "cwnd_packets": pl.Float64, "ssthresh_packets": pl.Float64, "srtt_s": pl.Float64,
-    "rtt_sample_s": pl.Float64, "x_bps": pl.Float64, "x_recv_bps": pl.Float64,
+    "rtt_sample_s": pl.Float64, "x_bps": pl.Float64, "x_recv_bps": pl.Float64, "pacing_rate_bps": pl.Float64,
+    "btlbw_bps": pl.Float64, "rtprop_s": pl.Float64, "bbr_state": pl.Float64,
 }
 
 

@@ -138,7 +138,9 @@ def bounds(metric: str) -> "tuple[float, float] | None":
 
 #: Time series of transport senders (congestion state, binned output, sampled at the start of each bin).
 TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s", "pipe_bytes": "bytes", "w_max_bytes": "bytes",
-              "cwnd_packets": "packets", "ssthresh_packets": "packets", "x_bps": "bit/s", "p": "ratio"}
+              "cwnd_packets": "packets", "ssthresh_packets": "packets", "x_bps": "bit/s", "p": "ratio",
+              "pacing_rate_bps": "bit/s", "bbr_state": "state", "btlbw_bps": "bit/s", "rtprop_s": "s",
+              "bwe_bps": "bit/s", "base_rtt_s": "s"}
 
 #: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).
 HEADLINE_FLOW_METRICS = ["goodput_kbps", "pdr", "delay_mean_s", "delay_p95_s", "jitter_ipdv_s", "segment_loss_rate"]
@@ -247,6 +249,12 @@ NAMES: dict[str, str] = {
     "srtt_s": "smoothed RTT",
     "pipe_bytes": "bytes in flight (pipe)",
     "w_max_bytes": "CUBIC W_max",
+    "pacing_rate_bps": "pacing rate",
+    "bbr_state": "BBR state",
+    "btlbw_bps": "BBR bottleneck bandwidth BtlBw",
+    "rtprop_s": "BBR round-trip propagation time RTprop",
+    "bwe_bps": "Westwood+ bandwidth estimate",
+    "base_rtt_s": "Vegas BaseRTT",
     "cwnd_packets": "congestion window",
     "ssthresh_packets": "slow-start threshold",
     "fast_retransmit_chunks": "fast-retransmitted chunks",

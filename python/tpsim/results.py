@@ -19,7 +19,7 @@ place, so a failure never leaves a half-written table):
 * ``acks.parquet`` -- with ``[output] ack_samples = true``: the per-ACK samples, one row per
   acknowledgement a data sender processed (``point, run, seed, time_s, flow, direction,
   cwnd_bytes, ssthresh_bytes, cwnd_packets, ssthresh_packets, srtt_s, rtt_sample_s, x_bps,
-  x_recv_bps``; docs/metrics.md)
+  x_recv_bps, pacing_rate_bps, btlbw_bps, rtprop_s, bbr_state``; docs/metrics.md)
 * ``scenario.resolved.json`` -- the scenario with every default filled in
 * ``tpsim.json`` -- what :meth:`Results.read` needs to rebuild figures and the report: the
   scenario as written, its source, the sweep points (with their cases), the ``--set`` values,

@@ -13,15 +13,15 @@ use crate::table::{Column, Table};
 use tpsim_core::SimTime;
 use tpsim_transport::AckSample;
 
-/// The per-ACK samples of one run, one vector per column; absent values are NaN (76 bytes a
+/// The per-ACK samples of one run, one vector per column; absent values are NaN (108 bytes a
 /// row).
 #[derive(Default)]
 pub struct AckTrace {
     time_ns: Vec<u64>,
     dir: Vec<u32>,
     /// cwnd_bytes, ssthresh_bytes, cwnd_packets, ssthresh_packets, srtt_s, rtt_sample_s,
-    /// x_bps, x_recv_bps.
-    values: [Vec<f64>; 8],
+    /// x_bps, x_recv_bps, pacing_rate_bps, btlbw_bps, rtprop_s, bbr_state.
+    values: [Vec<f64>; 12],
     /// Where the rows go while the run goes ([`Self::stream_to`]): the flow directions by
     /// index, the sink, rows per batch.
     out: Option<(Vec<FlowKey>, SinkState, usize)>,
@@ -37,7 +37,7 @@ impl std::fmt::Debug for AckTrace {
 }
 
 /// The value columns, in table order.
-const NAMES: [&str; 8] = [
+const NAMES: [&str; 12] = [
     "cwnd_bytes",
     "ssthresh_bytes",
     "cwnd_packets",
@@ -46,10 +46,14 @@ const NAMES: [&str; 8] = [
     "rtt_sample_s",
     "x_bps",
     "x_recv_bps",
+    "pacing_rate_bps",
+    "btlbw_bps",
+    "rtprop_s",
+    "bbr_state",
 ];
 
 /// Bytes a row takes in the engine.
-pub const ROW_BYTES: u64 = 8 + 4 + 8 * 8;
+pub const ROW_BYTES: u64 = 8 + 4 + 8 * 12;
 
 impl AckTrace {
     /// Records the sender of direction `dir` after a segment: `before` and `after` are its
@@ -73,6 +77,10 @@ impl AckTrace {
             rtt,
             after.x_bps,
             after.x_recv_bps,
+            after.pacing_rate_bps,
+            after.btlbw_bps,
+            after.rtprop_s,
+            after.bbr_state,
         ];
         for (col, x) in self.values.iter_mut().zip(v) {
             col.push(x.unwrap_or(f64::NAN));

@@ -213,6 +213,14 @@ pub struct AckSample {
     pub x_bps: Option<f64>,
     /// The receive rate X_recv the last feedback reported, bit/s (TFRC, CCID 3).
     pub x_recv_bps: Option<f64>,
+    /// The pacing rate, bit/s (a paced TCP sender).
+    pub pacing_rate_bps: Option<f64>,
+    /// BBR's bottleneck-bandwidth estimate BtlBw, bit/s.
+    pub btlbw_bps: Option<f64>,
+    /// BBR's round-trip propagation-time estimate RTprop, s.
+    pub rtprop_s: Option<f64>,
+    /// BBR's state: 0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT.
+    pub bbr_state: Option<f64>,
 }
 
 /// What a transport endpoint tells the metrics about itself: the same shape for every

@@ -63,23 +63,42 @@ impl BbrState {
 struct RoundMax {
     /// (round, maximum rate in that round), indexed by round modulo the window.
     slots: [(u64, f64); BTLBW_FILTER_ROUNDS as usize],
+    /// The maximum and the round it was measured in (the slots are scanned again only when
+    /// it leaves the window).
+    best: (u64, f64),
 }
 
 impl RoundMax {
     fn update(&mut self, round: u64, v: f64) {
         let slot = &mut self.slots[(round % BTLBW_FILTER_ROUNDS) as usize];
         if slot.0 != round {
+            let evicted = slot.0 == self.best.0 && slot.1 == self.best.1;
             *slot = (round, v);
+            if evicted {
+                self.best = (0, 0.0);
+                self.rescan(round);
+            }
         } else if v > slot.1 {
             slot.1 = v;
         }
+        if v >= self.best.1 {
+            self.best = (round, v);
+        }
     }
 
-    fn max(&self, round: u64) -> f64 {
-        self.slots
+    fn rescan(&mut self, round: u64) {
+        self.best = self
+            .slots
             .iter()
             .filter(|&&(r, _)| r + BTLBW_FILTER_ROUNDS > round)
-            .fold(0.0, |m, &(_, v)| m.max(v))
+            .fold((0, 0.0), |b, &(r, v)| if v >= b.1 { (r, v) } else { b });
+    }
+
+    fn max(&mut self, round: u64) -> f64 {
+        if self.best.1 > 0.0 && self.best.0 + BTLBW_FILTER_ROUNDS <= round {
+            self.rescan(round);
+        }
+        self.best.1
     }
 }
 
@@ -90,6 +109,8 @@ pub struct Bbr {
     pacing_gain: f64,
     cwnd_gain: f64,
     btlbw: RoundMax,
+    /// The filter's maximum, as of the last ACK, bytes/s.
+    bw: f64,
     /// RTprop and when it was last set (§4.1.2).
     rtprop: Option<SimDuration>,
     rtprop_stamp: SimTime,
@@ -134,6 +155,7 @@ impl Bbr {
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
             btlbw: RoundMax::default(),
+            bw: 0.0,
             rtprop: None,
             rtprop_stamp: SimTime::ZERO,
             rtprop_expired: false,
@@ -162,7 +184,7 @@ impl Bbr {
     }
     /// BtlBw, the bottleneck-bandwidth estimate, bytes/s (0 before the first sample).
     pub fn btlbw(&self) -> f64 {
-        self.btlbw.max(self.round_count)
+        self.bw
     }
     /// RTprop, the round-trip propagation-time estimate.
     pub fn rtprop(&self) -> Option<SimDuration> {
@@ -237,10 +259,11 @@ impl Bbr {
     /// and below the estimate.
     fn update_btlbw(&mut self, ev: &AckEvent) {
         if let Some(rs) = ev.rate {
-            if rs.delivery_rate >= self.btlbw() || !rs.is_app_limited {
+            if rs.delivery_rate >= self.bw || !rs.is_app_limited {
                 self.btlbw.update(self.round_count, rs.delivery_rate);
             }
         }
+        self.bw = self.btlbw.max(self.round_count);
     }
 
     /// §4.1.2.3 BBRUpdateRTprop.

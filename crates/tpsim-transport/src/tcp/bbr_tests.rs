@@ -299,3 +299,24 @@ fn recovery_conserves_packets_and_restores_cwnd() {
         .on_congestion_event(t(ms + 3), CongestionEvent::Timeout, c.w, &cx());
     assert_eq!(out.cwnd, SMSS);
 }
+
+proptest::proptest! {
+    /// The cached windowed maximum equals the maximum over the last 10 rounds' samples,
+    /// whatever the sequence of (round step, rate) updates.
+    #[test]
+    fn round_max_is_the_maximum_over_ten_rounds(steps in proptest::collection::vec((0u64..4, 0.0f64..1e6), 1..200)) {
+        let mut f = RoundMax::default();
+        let mut round = 0;
+        let mut seen: Vec<(u64, f64)> = vec![];
+        for (step, v) in steps {
+            round += step;
+            f.update(round, v);
+            seen.push((round, v));
+            let want = seen
+                .iter()
+                .filter(|&&(r, _)| r + BTLBW_FILTER_ROUNDS > round)
+                .fold(0.0, |m: f64, &(_, x)| m.max(x));
+            proptest::prop_assert_eq!(f.max(round), want);
+        }
+    }
+}

@@ -75,9 +75,11 @@ pub struct AckEvent {
     pub rtt: Option<SimDuration>,
     /// The delivery-rate sample of this ACK, with rate samples.
     pub rate: Option<RateSample>,
-    /// Bytes in flight before the ACK (RFC 6675 pipe with SACK, else SND.MAX − SND.UNA).
+    /// Bytes in flight before the ACK: `in_flight` plus `newly_delivered` (with rate
+    /// samples, else 0).
     pub prior_in_flight: u64,
-    /// Bytes in flight after it.
+    /// Bytes in flight after it: RFC 6675's pipe with SACK, else SND.NXT − SND.UNA (with
+    /// rate samples, else 0).
     pub in_flight: u64,
     /// The connection is in loss recovery after the ACK.
     pub in_recovery: bool,
@@ -500,6 +502,21 @@ impl AnyController {
     /// [`AckEvent`] otherwise).
     pub fn wants_ack_events(&self) -> bool {
         !matches!(self, AnyController::Aimd(_) | AnyController::Cubic(_))
+    }
+    /// The estimates of a model-based controller, as time-series values: BBR's state
+    /// (`bbr_state`: 0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT), `btlbw_bps` and `rtprop_s`;
+    /// Westwood+'s `bwe_bps`; Vegas' `base_rtt_s`.
+    pub fn model_series(&self, out: &mut Vec<(&'static str, Option<f64>)>) {
+        match self {
+            AnyController::Bbr(b) => {
+                out.push(("bbr_state", Some(f64::from(b.state().code()))));
+                out.push(("btlbw_bps", Some(b.btlbw() * 8.0)));
+                out.push(("rtprop_s", b.rtprop().map(|r| r.as_secs_f64())));
+            }
+            AnyController::WestwoodPlus(w) => out.push(("bwe_bps", Some(w.bwe() * 8.0))),
+            AnyController::Vegas(v) => out.push(("base_rtt_s", v.base_rtt().map(|r| r.as_secs_f64()))),
+            _ => {}
+        }
     }
     /// BBR's state and estimates, for the report and the per-ACK samples.
     pub fn bbr(&self) -> Option<&Bbr> {

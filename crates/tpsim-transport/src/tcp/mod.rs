@@ -366,8 +366,10 @@ pub struct TcpStats {
 
 impl TcpSocket {
     /// The per-ACK sample: `cwnd_bytes` (fast-recovery inflation included), `ssthresh_bytes`
-    /// once set, `srtt_s` once measured (RFC 6298), and the RTT sample counters.
+    /// once set, `srtt_s` once measured (RFC 6298), the RTT sample counters, the pacing rate
+    /// of a paced sender and BBR's state and estimates.
     pub fn ack_sample(&self) -> crate::AckSample {
+        let bbr = self.bbr();
         crate::AckSample {
             acks: self.stats().acks_received,
             rtt_samples: self.rtt_samples(),
@@ -375,6 +377,10 @@ impl TcpSocket {
             cwnd_bytes: Some(self.cwnd() as f64),
             ssthresh_bytes: self.ssthresh().filter(|&v| v < u64::MAX / 2).map(|v| v as f64),
             srtt_s: self.srtt().map(|r| r.as_secs_f64()),
+            pacing_rate_bps: self.paced_rate().map(|r| r * 8.0),
+            btlbw_bps: bbr.map(|b| b.btlbw() * 8.0),
+            rtprop_s: bbr.and_then(|b| b.rtprop()).map(|r| r.as_secs_f64()),
+            bbr_state: bbr.map(|b| f64::from(b.state().code())),
             ..crate::AckSample::default()
         }
     }

@@ -182,14 +182,27 @@ impl Scoreboard {
     /// RFC 6675 §4 `SetPipe()`: the octets between HighACK and HighData that are not SACKed and
     /// not lost (a), plus those at or below HighRxt, retransmitted (b).
     pub fn pipe(&self, snd_una: u64, snd_max: u64, dupthresh: u32, smss: u64) -> u64 {
-        self.holes(snd_una, snd_max, dupthresh, smss)
-            .iter()
-            .map(|h| {
-                let a = if h.lost { 0 } else { h.end - h.start };
-                let b = self.high_rxt.min(h.end).saturating_sub(h.start);
-                a + b
-            })
-            .sum()
+        // The holes of `holes()`, walked from the top without collecting them (every ACK of
+        // a model-based controller asks).
+        let count = |start: u64, end: u64, lost: bool| {
+            let a = if lost { 0 } else { end - start };
+            a + self.high_rxt.min(end).saturating_sub(start)
+        };
+        let (mut ranges, mut bytes, mut sum) = (0u64, 0u64, 0u64);
+        let mut top = snd_max;
+        let limit = (dupthresh.max(1) as u64 - 1) * smss;
+        for &(s, e) in self.sacked.iter().rev() {
+            if e < top {
+                sum += count(e, top, ranges >= dupthresh as u64 || bytes > limit);
+            }
+            ranges += 1;
+            bytes += e - s;
+            top = s;
+        }
+        if snd_una < top {
+            sum += count(snd_una, top, ranges >= dupthresh as u64 || bytes > limit);
+        }
+        sum
     }
 
     /// RFC 6675 §4 `NextSeg()`, rules (1) to (4); `new_data` says whether rule (2) could send

@@ -1761,6 +1761,46 @@ fn reduction_after_sack_recovery_is_from_at_most_cwnd() {
     );
 }
 
+/// `pacing`: data segments leave one per `len / rate`, rate = 2 · max(cwnd, FlightSize) /
+/// SRTT in slow start below ssthresh/2 (Linux's `tcp_pacing_ss_ratio`), 1.2 · after
+/// (`tcp_pacing_ca_ratio`); the pacing timer wakes the sender; ACKs are never held back.
+#[test]
+fn pacing_spaces_data_segments_by_len_over_rate() {
+    let mut s = connected_client(TcpConfig {
+        pacing: true,
+        initial_window_segments: Some(10),
+        ..base()
+    });
+    // SRTT 100 ms, cwnd 10 000: 2 · 10 000 B / 0.1 s = 200 000 B/s, 5 ms per 1000 B.
+    assert_eq!(s.pacing_rate(), Some(200_000.0));
+    send(&mut s, t(100), 3000);
+    assert_eq!(seqs(&drain(&mut s, t(100))), [d(0)], "one segment, then the timer");
+    assert_eq!(s.poll_timeout(), Some(t(105)));
+    assert_eq!(drain(&mut s, t(104)), [], "not before its time");
+    s.on_timeout(t(105));
+    assert_eq!(seqs(&drain(&mut s, t(105))), [d(1000)]);
+    s.on_timeout(t(110));
+    assert_eq!(seqs(&drain(&mut s, t(110))), [d(2000)]);
+    // In congestion avoidance (cwnd >= ssthresh / 2) the ratio is 1.2.
+    let mut ca = connected_client(TcpConfig {
+        pacing: true,
+        initial_window_segments: Some(10),
+        initial_ssthresh_bytes: Some(10_000),
+        ..base()
+    });
+    assert_eq!(ca.pacing_rate(), Some(1.2 * 10_000.0 / 0.1));
+    // Without the key nothing is paced: the whole window leaves at once.
+    let mut plain = connected_client(TcpConfig {
+        initial_window_segments: Some(10),
+        ..base()
+    });
+    send(&mut plain, t(100), 3000);
+    assert_eq!(drain(&mut plain, t(100)).len(), 3);
+    assert_eq!(plain.pacing_rate(), None);
+    send(&mut ca, t(100), 1000);
+    assert_eq!(drain(&mut ca, t(100)).len(), 1);
+}
+
 // ---------------------------------------------------------------- RFC 7323 window scaling
 
 fn ws_config(recv_buffer_bytes: u32) -> TcpConfig {

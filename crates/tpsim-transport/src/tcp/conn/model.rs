@@ -39,7 +39,6 @@ impl TcpSocket {
         if !self.ack_events {
             return self.process_ack_fields(now, h, s, payload, syn, fin);
         }
-        let prior_in_flight = self.in_flight();
         let (prior_una, was_in_recovery, dups) = (self.snd_una, self.in_recovery, self.tcp_stats.dup_acks);
         self.ack_rtt = None;
         if !self.process_ack_fields(now, h, s, payload, syn, fin) {
@@ -63,6 +62,9 @@ impl TcpSocket {
             }
             None => (acked, 0, None),
         };
+        // In flight only matters to a controller with rate samples (BBR); before the ACK it
+        // was what is in flight now plus what the ACK delivered.
+        let in_flight = if self.rate.is_some() { self.in_flight() } else { 0 };
         let ev = AckEvent {
             acked,
             newly_delivered,
@@ -70,8 +72,8 @@ impl TcpSocket {
             duplicate: self.tcp_stats.dup_acks > dups,
             rtt: self.ack_rtt,
             rate,
-            prior_in_flight,
-            in_flight: self.in_flight(),
+            prior_in_flight: in_flight + newly_delivered,
+            in_flight,
             in_recovery: self.in_recovery,
             loss: self.in_recovery && !was_in_recovery,
         };
@@ -97,6 +99,16 @@ impl TcpSocket {
         // Linux tcp_update_pacing_rate: 200 % in slow start below half ssthresh, else 120 %.
         let ratio = if self.cwnd < self.ssthresh / 2 { 2.0 } else { 1.2 };
         Some(ratio * window / srtt)
+    }
+
+    /// The pacing rate of a paced sender, bytes/s (`None` if it does not pace).
+    pub fn paced_rate(&self) -> Option<f64> {
+        self.paced.then(|| self.pacing_rate()).flatten()
+    }
+
+    /// BBR's state and estimates, if the connection runs BBR.
+    pub fn bbr(&self) -> Option<&super::super::cc::Bbr> {
+        self.cc.bbr()
     }
 
     /// Whether pacing holds data back at `now`; if so the pacing timer is armed.
@@ -127,12 +139,11 @@ impl TcpSocket {
     /// Nothing was sent: with less than a segment of data waiting and room in the window, the
     /// delivery-rate samples of what is in flight are application-limited (draft §3.3).
     pub(super) fn note_app_limited(&mut self) {
-        if self.rate.is_none() {
+        if self.rate.is_none() || self.data_end().saturating_sub(self.snd_max) >= self.mss as u64 {
             return;
         }
-        let waiting = self.data_end().saturating_sub(self.snd_max);
         let in_flight = self.in_flight();
-        if waiting < self.mss as u64 && in_flight < self.cwnd {
+        if in_flight < self.cwnd {
             if let Some(r) = &mut self.rate {
                 r.on_app_limited(in_flight);
             }
