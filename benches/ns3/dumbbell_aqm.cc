@@ -37,7 +37,31 @@
 //
 // TCP, the same on both ends (ns-3 defaults unless marked *):
 //   congestion control --cc: TcpCubic (* HyStart off: tpsim has none; FastConvergence, Beta 0.7,
-//     C 0.4, TcpFriendliness kept) or TcpNewReno
+//     C 0.4, TcpFriendliness kept), TcpNewReno, or (scenario group `dumbbell_cc`):
+//     bbr           TcpBbr (BBR v1) with its ns-3.44 attributes: HighGain 2.89 (STARTUP pacing and
+//                   cwnd gain; DRAIN paces at 1/2.89), BwWindowLength 10 rounds, RttWindowLength
+//                   10 s, ProbeRttDuration 200 ms, ExtraAckedRttWindowLength 5 rounds,
+//                   AckEpochAckedResetThresh 4096 B, Stream 4 (the random start of the PROBE_BW
+//                   gain cycle); fixed in the code: PROBE_BW cwnd gain 2, pacing gains 5/4, 3/4,
+//                   then six of 1; PROBE_RTT cwnd 4 segments; pacing rate 1 % below gain x
+//                   bandwidth. It controls cwnd itself (TcpCongestionOps::CongControl from
+//                   TcpRateLinux's delivery-rate samples), so the recovery algorithm's
+//                   EnterRecovery/DoRecovery are not called for it: on entering recovery
+//                   cwnd = bytes in flight + max(bytes newly ACKed or SACKed, 1 segment), then
+//                   packet conservation for one round; ssthresh is never lowered on a loss
+//                   (it stays the in-flight target set when DRAIN began), and on leaving fast
+//                   recovery TcpSocketBase sets cwnd = ssthresh before TcpBbr's own update of
+//                   the same ACK.
+//                   * Pacing: TcpSocketState::EnablePacing = true (TcpBbr switches it on itself
+//                   when the connection opens, with a log warning, if it is off; ns-3's default
+//                   is off). Kept: PaceInitialWindow false (the first 10 segments, up to
+//                   HighTxMark = initial window, leave unpaced), MaxPacingRate 4 Gbit/s. A
+//                   paced socket sends one segment, then waits payload bytes x 8 / pacing rate
+//                   (the 1448 payload bytes only, no headers) before the next.
+//     vegas         TcpVegas, * Alpha 2, Beta 4, Gamma 1 (set explicitly; they are its
+//                   defaults); pacing off
+//     westwoodplus  TcpWestwoodPlus (ns-3.44 has no TcpWestwood any more: Westwood+ is its own
+//                   TypeId ns3::TcpWestwoodPlus), FilterType Tustin (its default); pacing off
 //   * loss recovery TcpClassicRecovery (--recovery=prr for ns-3's default PRR): cwnd = ssthresh on
 //     entering recovery and, with SACK, sending while the scoreboard's pipe is below cwnd, as
 //     RFC 6675 (tpsim's SACK recovery)
@@ -51,7 +75,10 @@
 // (2 MSS per delayed ACK), tpsim's CUBIC 1 MSS per ACK; TcpNewReno adds 1 MSS per ACK in slow
 // start and MSS*MSS/cwnd per ACK in congestion avoidance, as tpsim. ssthresh after a loss:
 // TcpCubic Beta * cwnd, TcpNewReno BytesInFlight / 2 (the scoreboard's pipe); tpsim
-// beta * (SND.MAX - SND.UNA).
+// beta * (SND.MAX - SND.UNA). TcpVegas and TcpWestwoodPlus grow as TcpNewReno (1 MSS per ACK in
+// slow start) and are handed the smoothed RTT, not the sample, on every ACK (PktsAcked);
+// ssthresh after a loss: TcpVegas max(min(ssthresh, cwnd - 1 MSS), 2 MSS), TcpWestwoodPlus
+// max(2 MSS, estimated bandwidth x the connection's minimum smoothed RTT).
 //
 // Measures (forward direction, node 0's device, over the whole run):
 //   * wait_mean_s: per packet transmitted, time from its enqueue in the qdisc to the start of its
@@ -64,6 +91,20 @@
 //   * per second of the run: packets transmitted and their summed qdisc sojourns and waits, and the
 //     sinks' bytes at each whole second (for measures that leave out the start-up).
 //   * retransmissions: TcpSocketBase "Retransmission" trace of the senders.
+//   * mean RTT of the data flows (rtt_mean_s overall, flow_rtt_mean_s per flow, with the sample
+//     counts and each flow's smallest sample): the mean of every RTT sample the senders take,
+//     i.e. every Time a sender socket hands to its RTT estimator (RttEstimator::Measurement; the
+//     program installs on node 0 an RttMeanDeviation that also sums them, so the estimate the
+//     socket uses is unchanged). TcpSocketBase takes one sample per arriving ACK that
+//     acknowledges at least the oldest segment still timed (its RTT history), duplicate ACKs
+//     never; with timestamps the sample is now - the echoed TSval (so the ACK of a retransmitted
+//     segment is sampled too, unless a retransmission timeout has emptied the history), in whole
+//     milliseconds because ns-3's TSval clock counts ms (each sample is floor(now in ms) -
+//     floor(send time in ms)). The receiver echoes the TSval of the earliest segment it has not
+//     yet acknowledged (RFC 7323), so with delayed ACKs a sample includes the wait for the second
+//     segment. The handshake's SYN -> SYN-ACK sample counts too (one per flow; it is the 40-ms
+//     flow_rtt_min_s). ns-3's "RTT" trace source is the smoothed RTT and "LastRTT" fires only
+//     when the value changes, so neither gives every sample.
 //   * per-flow application bytes at the sinks and goodput = bytes * 8 / (simTime - flow start).
 //   * FlowMonitor (both nodes): one-way IP delay of the data packets, packets sent and received.
 //   * with --sample=S (a diagnostic, off by default): every S seconds the senders' cwnd and the
@@ -104,6 +145,63 @@ struct TimeAverage
 };
 
 TimeAverage g_qdiscLen, g_devLen;
+
+// RTT samples of one sender socket.
+struct RttSamples
+{
+    double sum = 0; // s
+    uint64_t count = 0;
+    double min = 0; // s (0 while there is no sample)
+};
+
+// One entry per RTT estimator created on node 0, i.e. per sender socket, in the order the
+// sockets were created (the flows' start order).
+std::vector<RttSamples> g_rtt;
+
+// ns-3's default RTT estimator (RFC 6298 gains) that also keeps the sum and count of the samples
+// it is given. TcpSocketBase passes it every RTT sample it takes (EstimateRtt), so the sum over
+// these is the sum over the sender's samples; the estimate itself is the parent's, unchanged.
+class SampleSummingRtt : public RttMeanDeviation
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("tpsim::SampleSummingRtt")
+                                .SetParent<RttMeanDeviation>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<SampleSummingRtt>();
+        return tid;
+    }
+
+    SampleSummingRtt()
+        : m_slot(g_rtt.size())
+    {
+        g_rtt.emplace_back();
+    }
+
+    TypeId GetInstanceTypeId() const override
+    {
+        return GetTypeId();
+    }
+
+    void Measurement(Time t) override
+    {
+        RttSamples& r = g_rtt[m_slot];
+        double v = t.GetSeconds();
+        r.min = r.count ? std::min(r.min, v) : v;
+        r.sum += v;
+        r.count++;
+        RttMeanDeviation::Measurement(t);
+    }
+
+    Ptr<RttEstimator> Copy() const override
+    {
+        return CopyObject<SampleSummingRtt>(this);
+    }
+
+  private:
+    size_t m_slot; // index in g_rtt (a copy, as of a forked socket, adds to the same entry)
+};
 
 struct Stamp
 {
@@ -281,7 +379,7 @@ main(int argc, char* argv[])
     cmd.AddValue("qdisc", "droptail|red|codel|fqcodel|pie", qdisc);
     cmd.AddValue("limit", "qdisc MaxSize, packets (0: the discipline's ns-3 default)", limit);
     cmd.AddValue("ecn", "qdisc UseEcn and TcpSocketBase::UseEcn=On", ecn);
-    cmd.AddValue("cc", "cubic|newreno", cc);
+    cmd.AddValue("cc", "cubic|newreno|bbr|vegas|westwoodplus", cc);
     cmd.AddValue("flows", "bulk flows 0 -> 1 (1 or 2)", flows);
     cmd.AddValue("simTime", "simulated time (s)", simTime);
     cmd.AddValue("start", "start of the first flow (s)", start);
@@ -312,8 +410,25 @@ main(int argc, char* argv[])
     g_waitPerSecond.assign(seconds, 0);
 
     // TCP
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(cc == "cubic" ? TcpCubic::GetTypeId() : TcpNewReno::GetTypeId()));
+    const std::map<std::string, TypeId> ccTypes = {
+        {"cubic", TcpCubic::GetTypeId()},
+        {"newreno", TcpNewReno::GetTypeId()},
+        {"bbr", TcpBbr::GetTypeId()},
+        {"vegas", TcpVegas::GetTypeId()},
+        {"westwoodplus", TcpWestwoodPlus::GetTypeId()},
+    };
+    auto ccType = ccTypes.find(cc);
+    if (ccType == ccTypes.end())
+    {
+        std::cerr << "unknown --cc " << cc << "\n";
+        return 2;
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(ccType->second));
+    // TcpBbr needs pacing (it switches it on itself when the connection opens if it is off).
+    Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(cc == "bbr"));
+    Config::SetDefault("ns3::TcpVegas::Alpha", UintegerValue(2));
+    Config::SetDefault("ns3::TcpVegas::Beta", UintegerValue(4));
+    Config::SetDefault("ns3::TcpVegas::Gamma", UintegerValue(1));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(recovery == "prr" ? TcpPrrRecovery::GetTypeId()
                                                      : TcpClassicRecovery::GetTypeId()));
@@ -343,6 +458,9 @@ main(int argc, char* argv[])
     NetDeviceContainer devs = p2p.Install(nodes);
     InternetStackHelper stack;
     stack.Install(nodes);
+    // The senders' sockets (node 0) sum their RTT samples; the receivers keep the plain estimator.
+    nodes.Get(0)->GetObject<TcpL4Protocol>()->SetAttribute(
+        "RttEstimatorType", TypeIdValue(SampleSummingRtt::GetTypeId()));
 
     TrafficControlHelper tch;
     std::ostringstream lim;
@@ -455,10 +573,24 @@ main(int argc, char* argv[])
         sinkAt.push_back(rxSum); // the sample at simTime itself runs after Stop
     }
     uint32_t fqClasses = qdisc == "fqcodel" ? q0->GetNQueueDiscClasses() : 0;
+    // RTT samples of the data flows (one estimator per sender socket, in start order).
+    std::vector<double> rttMean, rttMin;
+    std::vector<uint64_t> rttCount;
+    double rttSum = 0;
+    uint64_t rttN = 0;
+    for (const auto& r : g_rtt)
+    {
+        rttMean.push_back(r.count ? r.sum / r.count : 0);
+        rttMin.push_back(r.min);
+        rttCount.push_back(r.count);
+        rttSum += r.sum;
+        rttN += r.count;
+    }
 
     Json j;
     j.ks("scenario", "dumbbell-aqm").ks("qdisc", qdisc).ks("cc", cc).kv("flows", flows)
         .kv("ecn", ecn ? 1 : 0).kv("limit", q0->GetMaxSize().GetValue()).ks("recovery", recovery).kv("sack", sack ? 1 : 0)
+        .kv("pacing", cc == "bbr" ? 1 : 0)
         .kv("seed", seed).kv("run", run).kv("sim_time", simTime);
     AddRunInfo(j, r, simTime);
     j.kv("app_rx_bytes", rxSum)
@@ -486,6 +618,11 @@ main(int argc, char* argv[])
         .raw("qdisc_mark_reasons", ReasonMap(st.nMarkedPackets))
         .kv("fq_classes", fqClasses)
         .kv("retransmissions", g_retx)
+        .kv("rtt_mean_s", rttN ? rttSum / rttN : 0)
+        .kv("rtt_samples", rttN)
+        .raw("flow_rtt_mean_s", Array(rttMean))
+        .raw("flow_rtt_samples", Array(rttCount))
+        .raw("flow_rtt_min_s", Array(rttMin))
         .raw("flowmon", FlowStatsJson(mon, fmh, {9, 10}));
     if (sample > 0)
     {
