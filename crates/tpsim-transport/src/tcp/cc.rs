@@ -11,8 +11,8 @@
 //! * [`on_congestion_event`](CongestionController::on_congestion_event) when loss is detected:
 //!   it returns the new `ssthresh` and the `cwnd` to use once recovery is over (after a
 //!   timeout, the loss window);
-//! * [`on_rtt_sample`](CongestionController::on_rtt_sample) for every RTT sample (Vegas,
-//!   Westwood+);
+//! * [`on_rtt_sample`](CongestionController::on_rtt_sample) for every RTT sample an ACK of
+//!   data gives (Vegas, Westwood+);
 //! * [`on_ack_event`](CongestionController::on_ack_event) after every ACK, new or duplicate,
 //!   with what it delivered ([`AckEvent`]): a controller that sets the window itself on every
 //!   ACK (BBR) returns it here; and
@@ -501,7 +501,10 @@ impl AnyController {
     /// Whether [`Self::on_ack_event`] does anything (the connection skips building the
     /// [`AckEvent`] otherwise).
     pub fn wants_ack_events(&self) -> bool {
-        !matches!(self, AnyController::Aimd(_) | AnyController::Cubic(_))
+        matches!(
+            self,
+            AnyController::Bbr(_) | AnyController::WestwoodPlus(_) | AnyController::Custom(_)
+        )
     }
     /// The estimates of a model-based controller, as time-series values: BBR's state
     /// (`bbr_state`: 0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT), `btlbw_bps` and `rtprop_s`;

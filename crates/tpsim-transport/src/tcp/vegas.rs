@@ -16,7 +16,7 @@
 //! Between judgements Vegas grows cwnd only in slow start (RFC 5681's rule). A loss sets
 //! `ssthresh = max(min(ssthresh, cwnd − 1 segment), 2 segments)` (ns-3's `GetSsThresh`).
 
-use super::cc::{slow_start, AckEvent, CcContext, CongestionController, CongestionEvent, Window};
+use super::cc::{slow_start, CcContext, CongestionController, CongestionEvent, Window};
 use tpsim_core::{SimDuration, SimTime};
 
 /// α: below this many segments queued, cwnd grows by one per RTT (ns-3 and Linux: 2).
@@ -140,10 +140,6 @@ impl CongestionController for Vegas {
         self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         self.cnt_rtt += 1;
-    }
-
-    fn on_ack_event(&mut self, _now: SimTime, _ev: &AckEvent, _w: Window, _cx: &CcContext) -> Option<Window> {
-        None
     }
 }
 

@@ -859,7 +859,7 @@ impl TcpSocket {
 type SackBlocksOff = Vec<(u64, u64)>;
 
 /// The loss recovery a connection uses: RFC 6675 when SACK recovery is configured
-/// ([`LossRecovery::Sack`], or CUBIC) and both ends negotiated SACK, NewReno when it is
+/// ([`LossRecovery::Sack`], or any controller but AIMD) and both ends negotiated SACK, NewReno when it is
 /// configured but SACK is not negotiated, else the configured one.
 fn effective_recovery(tcp: &TcpConfig, sack_ok: bool) -> LossRecovery {
     let wants_sack = tcp.recovery == LossRecovery::Sack || tcp.congestion.wants_sack_recovery();
