@@ -16,7 +16,7 @@
 //! Between judgements Vegas grows cwnd only in slow start (RFC 5681's rule). A loss sets
 //! `ssthresh = max(min(ssthresh, cwnd − 1 segment), 2 segments)` (ns-3's `GetSsThresh`).
 
-use super::cc::{slow_start, CcContext, CongestionController, CongestionEvent, Window};
+use super::cc::{slow_start, Aimd, CcContext, CongestionController, CongestionEvent, Window};
 use tpsim_core::{SimDuration, SimTime};
 
 /// α: below this many segments queued, cwnd grows by one per RTT (ns-3 and Linux: 2).
@@ -30,6 +30,8 @@ pub const GAMMA: u64 = 1;
 #[derive(Clone, Copy, Debug)]
 pub struct Vegas {
     byte_counting: bool,
+    /// Reno's growth, for rounds with too few samples.
+    reno: Aimd,
     /// Smallest RTT ever seen (BaseRTT).
     base_rtt: Option<SimDuration>,
     /// Smallest RTT of this round.
@@ -47,6 +49,7 @@ impl Vegas {
     pub fn new(byte_counting: bool) -> Self {
         Vegas {
             byte_counting,
+            reno: Aimd::new(byte_counting),
             base_rtt: None,
             min_rtt: None,
             cnt_rtt: 0,
@@ -58,14 +61,6 @@ impl Vegas {
     /// BaseRTT.
     pub fn base_rtt(&self) -> Option<SimDuration> {
         self.base_rtt
-    }
-
-    fn reno(&self, acked: u64, w: Window, cx: &CcContext) -> u64 {
-        if w.cwnd < w.ssthresh {
-            slow_start(w, acked, self.byte_counting, cx)
-        } else {
-            w.cwnd + (cx.smss * cx.smss / w.cwnd.max(1)).max(1)
-        }
     }
 
     /// ns-3's `TcpVegas::GetSsThresh`.
@@ -81,7 +76,7 @@ impl Vegas {
 }
 
 impl CongestionController for Vegas {
-    fn on_ack(&mut self, _now: SimTime, acked: u64, w: Window, cx: &CcContext) -> Window {
+    fn on_ack(&mut self, now: SimTime, acked: u64, w: Window, cx: &CcContext) -> Window {
         let smss = cx.smss;
         if !self.enabled {
             self.enabled = true;
@@ -98,9 +93,9 @@ impl CongestionController for Vegas {
         }
         // A round trip is over: judge it.
         let (Some(base), Some(rtt), true) = (self.base_rtt, self.min_rtt, self.cnt_rtt > 2) else {
-            let cwnd = self.reno(acked, w, cx);
+            let out = self.reno.on_ack(now, acked, w, cx);
             self.new_round(cx);
-            return Window { cwnd, ..w };
+            return out;
         };
         self.new_round(cx);
         let seg = w.cwnd / smss;

@@ -16,7 +16,7 @@
 //! A sample is taken at the first ACK one RTT (the sample that opened the interval) after the
 //! interval began.
 
-use super::cc::{slow_start, AckEvent, CcContext, CongestionController, CongestionEvent, Window};
+use super::cc::{AckEvent, Aimd, CcContext, CongestionController, CongestionEvent, Window};
 use tpsim_core::{SimDuration, SimTime};
 
 /// Weight of the previous estimate in the Tustin filter.
@@ -25,7 +25,8 @@ pub const FILTER_ALPHA: f64 = 0.9;
 /// TCP Westwood+ (see the module docs).
 #[derive(Clone, Copy, Debug)]
 pub struct WestwoodPlus {
-    byte_counting: bool,
+    /// Reno's growth.
+    reno: Aimd,
     /// The bandwidth estimate BWE, bytes/s.
     bwe: f64,
     /// The previous sample, bytes/s.
@@ -44,7 +45,7 @@ impl WestwoodPlus {
     /// A controller; `byte_counting` selects RFC 3465 in Reno's slow start.
     pub fn new(byte_counting: bool) -> Self {
         WestwoodPlus {
-            byte_counting,
+            reno: Aimd::new(byte_counting),
             bwe: 0.0,
             last_sample: 0.0,
             acked: 0,
@@ -67,14 +68,9 @@ impl WestwoodPlus {
 }
 
 impl CongestionController for WestwoodPlus {
-    fn on_ack(&mut self, _now: SimTime, acked: u64, w: Window, cx: &CcContext) -> Window {
+    fn on_ack(&mut self, now: SimTime, acked: u64, w: Window, cx: &CcContext) -> Window {
         // RFC 5681 growth (ns-3's TcpWestwoodPlus grows as NewReno).
-        let cwnd = if w.cwnd < w.ssthresh {
-            slow_start(w, acked, self.byte_counting, cx)
-        } else {
-            w.cwnd + (cx.smss * cx.smss / w.cwnd.max(1)).max(1)
-        };
-        Window { cwnd, ..w }
+        self.reno.on_ack(now, acked, w, cx)
     }
 
     fn on_congestion_event(&mut self, _now: SimTime, event: CongestionEvent, _w: Window, cx: &CcContext) -> Window {
