@@ -99,8 +99,9 @@ pub struct TcpOptions {
     /// §3.1: at most one SMSS per ACK).
     #[serde(default)]
     pub byte_counting: Option<bool>,
-    /// Pace data segments as Linux's `fq` does: one segment every `len / rate`, rate =
-    /// max(cwnd, FlightSize) / SRTT · 2 in slow start below ssthresh/2, else · 1.2.
+    /// Pace data segments as Linux's `fq` does: `len / rate` apart (a send quantum of 2
+    /// segments between 1.2 and 24 Mbit/s back to back), rate = max(cwnd, FlightSize) / SRTT
+    /// · 2 in slow start below ssthresh/2, else · 1.2.
     /// "tcp-bbr" paces at its own rate whatever this says. Default false.
     #[serde(default)]
     pub pacing: Option<bool>,

@@ -36,6 +36,20 @@ pub const MIN_PIPE_CWND_SEGMENTS: u64 = 4;
 /// §4.3.2: Startup ends after this many rounds without 25 % growth of BtlBw.
 pub const FULL_BW_ROUNDS: u32 = 3;
 
+/// §4.2.2 send quantum at `pacing_rate` bytes/s: 1 segment below 1.2 Mbit/s, 2 below
+/// 24 Mbit/s, else 1 ms of data (at most 64 KiB). A paced sender sends a quantum back to back
+/// (Linux: one TSO burst) and then waits for the pacing rate to catch up.
+pub fn send_quantum(pacing_rate: f64, smss: u64) -> u64 {
+    let rate_bps = pacing_rate * 8.0;
+    if rate_bps < 1.2e6 {
+        smss
+    } else if rate_bps < 24e6 {
+        2 * smss
+    } else {
+        ((pacing_rate * 1e-3) as u64).clamp(smss, 65_536)
+    }
+}
+
 /// The four states of §4.3.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BbrState {
@@ -190,6 +204,11 @@ impl Bbr {
     pub fn rtprop(&self) -> Option<SimDuration> {
         self.rtprop
     }
+    /// The pacing rate set at the last ACK, bytes/s (0 before the first; then
+    /// [`CongestionController::pacing_rate`] gives the initial rate).
+    pub fn current_pacing_rate(&self) -> f64 {
+        self.pacing_rate
+    }
     /// The current pacing gain.
     pub fn pacing_gain(&self) -> f64 {
         self.pacing_gain
@@ -230,17 +249,8 @@ impl Bbr {
         (gain * bdp) as u64 + 3 * self.send_quantum(cx)
     }
 
-    /// §4.2.2 send quantum: 1 segment below 1.2 Mbit/s, 2 below 24 Mbit/s, else 1 ms of data
-    /// (at most 64 KiB).
     fn send_quantum(&self, cx: &CcContext) -> u64 {
-        let rate_bps = self.pacing_rate * 8.0;
-        if rate_bps < 1.2e6 {
-            cx.smss
-        } else if rate_bps < 24e6 {
-            2 * cx.smss
-        } else {
-            ((self.pacing_rate * 1e-3) as u64).min(65_536)
-        }
+        send_quantum(self.pacing_rate, cx.smss)
     }
 
     /// §4.1.1.3 BBRUpdateRound.

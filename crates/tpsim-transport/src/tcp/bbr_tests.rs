@@ -320,3 +320,11 @@ proptest::proptest! {
         }
     }
 }
+
+/// §4.2.2: the send quantum is 1 segment below 1.2 Mbit/s, 2 below 24 Mbit/s, else 1 ms of
+/// data, at most 64 KiB.
+#[test]
+fn send_quantum_follows_the_pacing_rate() {
+    let q = |mbps: f64| send_quantum(mbps * 1e6 / 8.0, 1448);
+    assert_eq!((q(1.0), q(10.0), q(100.0), q(1000.0)), (1448, 2896, 12_500, 65_536));
+}

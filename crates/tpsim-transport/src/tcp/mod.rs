@@ -269,10 +269,11 @@ pub struct TcpConfig {
     /// sender reduces its window once per window of data as for a loss, without
     /// retransmitting. Default off.
     pub ecn: bool,
-    /// Pace data segments, as Linux's `fq` does for a socket: one segment every `len / rate`
-    /// with rate = max(cwnd, FlightSize) / SRTT · 2 in slow start below ssthresh/2, · 1.2
-    /// after (Linux `tcp_update_pacing_rate`). BBR paces at its own rate whatever this says.
-    /// Default off.
+    /// Pace data segments, as Linux's `fq` does for a socket: `len / rate` apart, a send
+    /// quantum back to back (1 segment below 1.2 Mbit/s, 2 below 24 Mbit/s, else 1 ms of
+    /// data), with rate = max(cwnd, FlightSize) / SRTT · 2 in slow start below ssthresh/2,
+    /// · 1.2 after (Linux `tcp_update_pacing_rate`). BBR paces at its own rate whatever this
+    /// says. Default off.
     pub pacing: bool,
 }
 

@@ -1761,9 +1761,11 @@ fn reduction_after_sack_recovery_is_from_at_most_cwnd() {
     );
 }
 
-/// `pacing`: data segments leave one per `len / rate`, rate = 2 · max(cwnd, FlightSize) /
-/// SRTT in slow start below ssthresh/2 (Linux's `tcp_pacing_ss_ratio`), 1.2 · after
-/// (`tcp_pacing_ca_ratio`); the pacing timer wakes the sender; ACKs are never held back.
+/// `pacing`: data segments leave one per `len / rate` on average, rate = 2 · max(cwnd,
+/// FlightSize) / SRTT in slow start below ssthresh/2 (Linux's `tcp_pacing_ss_ratio`), 1.2 ·
+/// after (`tcp_pacing_ca_ratio`); a send quantum (2 segments between 1.2 and 24 Mbit/s, BBR
+/// draft §4.2.2) may leave back to back; the pacing timer wakes the sender; ACKs are never
+/// held back.
 #[test]
 fn pacing_spaces_data_segments_by_len_over_rate() {
     let mut s = connected_client(TcpConfig {
@@ -1771,16 +1773,26 @@ fn pacing_spaces_data_segments_by_len_over_rate() {
         initial_window_segments: Some(10),
         ..base()
     });
-    // SRTT 100 ms, cwnd 10 000: 2 · 10 000 B / 0.1 s = 200 000 B/s, 5 ms per 1000 B.
+    // SRTT 100 ms, cwnd 10 000: 2 · 10 000 B / 0.1 s = 200 000 B/s (1.6 Mbit/s), 5 ms per
+    // 1000 B, a quantum of 2 segments.
     assert_eq!(s.pacing_rate(), Some(200_000.0));
-    send(&mut s, t(100), 3000);
-    assert_eq!(seqs(&drain(&mut s, t(100))), [d(0)], "one segment, then the timer");
+    send(&mut s, t(100), 4000);
+    assert_eq!(
+        seqs(&drain(&mut s, t(100))),
+        [d(0), d(1000)],
+        "one quantum, then the timer"
+    );
     assert_eq!(s.poll_timeout(), Some(t(105)));
     assert_eq!(drain(&mut s, t(104)), [], "not before its time");
     s.on_timeout(t(105));
-    assert_eq!(seqs(&drain(&mut s, t(105))), [d(1000)]);
+    assert_eq!(seqs(&drain(&mut s, t(105))), [d(2000)]);
+    assert_eq!(
+        s.poll_timeout(),
+        Some(t(110)),
+        "5 ms per segment once the quantum is used"
+    );
     s.on_timeout(t(110));
-    assert_eq!(seqs(&drain(&mut s, t(110))), [d(2000)]);
+    assert_eq!(seqs(&drain(&mut s, t(110))), [d(3000)]);
     // In congestion avoidance (cwnd >= ssthresh / 2) the ratio is 1.2.
     let mut ca = connected_client(TcpConfig {
         pacing: true,

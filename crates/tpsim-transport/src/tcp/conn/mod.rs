@@ -132,8 +132,13 @@ pub struct TcpSocket {
     min_rtt: Option<SimDuration>,
     /// Data segments are paced (by the controller or `TcpConfig::pacing`).
     paced: bool,
-    /// With pacing: the earliest time the next data segment may leave.
+    /// With pacing: when the next data segment is due on the pacing schedule.
     next_send: SimTime,
+    /// With pacing: how far ahead of the schedule a segment may leave (one send quantum less
+    /// a segment).
+    pacing_slack: SimDuration,
+    /// With pacing: ns per byte at the pacing rate (0 while there is none).
+    pacing_ns_per_byte: f64,
     rtt: RttEstimator,
     /// The segment being timed: (offset one past its end, time sent). RFC 6298 §3.
     rtt_timing: Option<(u64, SimTime)>,
@@ -259,6 +264,8 @@ impl TcpSocket {
             min_rtt: None,
             paced: tcp.pacing || matches!(cc, AnyController::Bbr(_)),
             next_send: SimTime::ZERO,
+            pacing_slack: SimDuration::ZERO,
+            pacing_ns_per_byte: 0.0,
             cc,
             rtt,
             rtt_timing: None,

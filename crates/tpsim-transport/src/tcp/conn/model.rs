@@ -44,6 +44,11 @@ impl TcpSocket {
         if !self.process_ack_fields(now, h, s, payload, syn, fin) {
             return false;
         }
+        if self.snd_una == prior_una && self.snd_max == self.snd_una && self.tcp_stats.dup_acks == dups {
+            // Nothing of ours in flight and nothing acknowledged (the ACK field of the peer's
+            // data in a one-way transfer): no event.
+            return true;
+        }
         let acked = self.snd_una.saturating_sub(prior_una);
         let (newly_delivered, delivered, rate) = match &mut self.rate {
             Some(r) => {
@@ -87,6 +92,9 @@ impl TcpSocket {
     /// The rate data is paced at, bytes/s: the controller's (BBR), else with
     /// [`TcpConfig::pacing`] Linux's rule, else none.
     pub fn pacing_rate(&self) -> Option<f64> {
+        if let Some(r) = self.cc.bbr().map(|b| b.current_pacing_rate()).filter(|&r| r > 0.0) {
+            return Some(r);
+        }
         let cx = self.cc_context();
         if let Some(r) = self.cc.pacing_rate(self.window(), &cx) {
             return Some(r);
@@ -111,21 +119,45 @@ impl TcpSocket {
         self.cc.bbr()
     }
 
-    /// Whether pacing holds data back at `now`; if so the pacing timer is armed.
+    /// Whether pacing holds data back at `now`; if so the pacing timer is armed. The sender
+    /// may run ahead of its schedule by one send quantum less a segment (a quantum leaves
+    /// back to back).
     pub(super) fn pacing_wait(&mut self, now: SimTime) -> bool {
-        if !self.paced || now >= self.next_send {
+        if !self.paced || now + self.pacing_slack >= self.next_send {
             return false;
         }
-        self.timers.set(Timer::Pacing, self.next_send);
+        self.timers.set(
+            Timer::Pacing,
+            SimTime(self.next_send.0.saturating_sub(self.pacing_slack.0)),
+        );
         true
     }
 
-    /// A data segment of `len` bytes leaves at `now`: the next may leave `len / rate` later.
-    pub(super) fn pace(&mut self, now: SimTime, len: u32) {
-        if let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) {
-            let gap = SimDuration::from_secs_f64(len as f64 / rate);
-            self.next_send = self.next_send.max(now) + gap;
+    /// Takes the pacing rate as it stands (after an ACK or a timer): the time per byte, and
+    /// the slack of one send quantum less a segment at that rate (BBR draft §4.2.2).
+    pub(super) fn refresh_pacing(&mut self) {
+        match self.pacing_rate().filter(|&r| r > 0.0) {
+            Some(rate) => {
+                self.pacing_ns_per_byte = 1e9 / rate;
+                let mss = self.mss as u64;
+                let ahead = super::super::bbr::send_quantum(rate, mss).saturating_sub(mss);
+                self.pacing_slack = SimDuration((ahead as f64 * self.pacing_ns_per_byte) as u64);
+            }
+            None => {
+                self.pacing_ns_per_byte = 0.0;
+                self.pacing_slack = SimDuration::ZERO;
+            }
         }
+    }
+
+    /// A data segment of `len` bytes leaves at `now`: the schedule moves `len / rate` on.
+    pub(super) fn pace(&mut self, now: SimTime, len: u32) {
+        if self.pacing_ns_per_byte == 0.0 {
+            // The first data since the handshake (ACKs refresh the rate from then on).
+            self.refresh_pacing();
+        }
+        let gap = SimDuration((len as f64 * self.pacing_ns_per_byte) as u64);
+        self.next_send = self.next_send.max(now) + gap;
     }
 
     /// Records the transmission of `[seq, end)` for the delivery-rate samples.
@@ -139,7 +171,8 @@ impl TcpSocket {
     /// Nothing was sent: with less than a segment of data waiting and room in the window, the
     /// delivery-rate samples of what is in flight are application-limited (draft §3.3).
     pub(super) fn note_app_limited(&mut self) {
-        if self.rate.is_none() || self.data_end().saturating_sub(self.snd_max) >= self.mss as u64 {
+        // Not before our first data (a one-way flow's receiver never has any).
+        if self.rate.is_none() || self.snd_max <= 1 || self.data_end().saturating_sub(self.snd_max) >= self.mss as u64 {
             return;
         }
         let in_flight = self.in_flight();

@@ -30,6 +30,9 @@ impl TcpSocket {
             State::SynSent => self.on_syn_sent(now, &h),
             _ => self.on_other(now, &h, seg.payload_len),
         }
+        if self.paced && self.snd_max > 1 {
+            self.refresh_pacing();
+        }
     }
 
     /// RFC 9293 §3.10.7.1: CLOSED. Anything but a RST is answered with a RST, so that a peer

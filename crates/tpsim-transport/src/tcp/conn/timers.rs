@@ -8,6 +8,13 @@ impl TcpSocket {
 
     /// Handles every timer due at `now`; safe to call early, late or repeatedly.
     pub fn on_timeout(&mut self, now: SimTime) {
+        self.expire_timers(now);
+        if self.paced {
+            self.refresh_pacing();
+        }
+    }
+
+    fn expire_timers(&mut self, now: SimTime) {
         while let Some(t) = self.timers.pop_expired(now) {
             match t {
                 Timer::Rto => self.on_rto(now),
