@@ -417,6 +417,8 @@ DUMBBELL_DELAY_S = 0.020
 DUMBBELL_RATE_BPS = 10e6
 DUMBBELL_WIRE_B = 1502
 DUMBBELL_SERIALIZATION_S = DUMBBELL_WIRE_B * 8 / DUMBBELL_RATE_BPS
+#: The dumbbell's segment size (payload of a data packet), B.
+DUMBBELL_MSS_B = 1448
 #: (ns-3 --qdisc, limit in packets, tpsim `links.0.aqm` table without its closing brace):
 #: ns-3.44's defaults (CoDel's 1,500,000 B = 1000 packets of 1500 B; DropTail: the limit of
 #: the tpsim rows is `links.0.queue`).
@@ -969,6 +971,7 @@ def tpsim_worker(argv: Sequence[str]) -> int:
         "network": res.network.to_dicts()[0],
         "queues": queue_means(res),
         "delivered": delivered_bins(res),
+        "congestion": congestion_bins(res),
     }
     print(json.dumps(out))
     return 0
@@ -1012,6 +1015,33 @@ def delivered_bins(res: Any) -> Dict[str, List[float]]:
     for (flow, direction), g in c.group_by(["flow", "direction"]):
         if g.height <= 1000:
             out[f"{flow}-{direction}"] = g.sort("time_s")["value"].to_list()
+    return out
+
+
+#: The senders' congestion series the worker hands over (:func:`congestion_bins`).
+CONGESTION_SERIES = ("cwnd_bytes", "pacing_rate_bps")
+
+
+def congestion_bins(res: Any) -> Dict[str, Dict[str, Any]]:
+    """Each flow direction's congestion series of :data:`CONGESTION_SERIES` that its sender
+    reports (``"<flow>-<direction>"`` -> ``{"bin_s": ..., series: values}``; a value per bin,
+    sampled at the bin's start, ``None`` while the sender has none), for runs of at most 1000
+    bins; empty without ``[output] timeseries``."""
+    import polars as pl
+
+    ts = res.timeseries
+    if ts is None or ts.height == 0:
+        return {}
+    c = ts.filter(pl.col("series").is_in(list(CONGESTION_SERIES)) & pl.col("flow").is_not_null())
+    out: Dict[str, Dict[str, Any]] = {}
+    for (flow, direction, series), g in c.group_by(["flow", "direction", "series"]):
+        if g.height > 1000:
+            continue
+        g = g.sort("time_s")
+        times = g["time_s"].to_list()
+        rec = out.setdefault(f"{flow}-{direction}", {})
+        rec.setdefault("bin_s", times[1] - times[0] if len(times) > 1 else None)
+        rec[series] = g["value"].to_list()
     return out
 
 
@@ -1151,6 +1181,17 @@ def tpsim_aqm_steady(out: Dict[str, Any], sim_time_s: float) -> Tuple[Optional[f
     return goodput, delay
 
 
+def tpsim_congestion_steady(out: Dict[str, Any], series: str, flow: str = "0-fwd") -> Optional[float]:
+    """The mean of flow ``flow``'s ``series`` (:func:`congestion_bins`) over its 1-s samples
+    from :data:`DUMBBELL_STEADY_FROM_S` on (each taken at the start of its bin, so the mean of
+    the step function over those bins as far as 1-s samples see it); ``None`` without them."""
+    rec = out.get("congestion", {}).get(flow)
+    if not rec or rec.get("bin_s") != 1.0 or not rec.get(series):
+        return None
+    vals = [v for v in rec[series][DUMBBELL_STEADY_FROM_S:] if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
 def ns3_aqm_steady(out: Dict[str, Any]) -> Tuple[Optional[float], Optional[float]]:
     """(goodput kbit/s, queueing delay ms: qdisc + device-queue wait) of an ns-3 dumbbell run
     from :data:`DUMBBELL_STEADY_FROM_S` on (the program's per-second arrays)."""
@@ -1192,7 +1233,13 @@ def tpsim_aqm_measures(out: Dict[str, Any], sim_time_s: float) -> Dict[str, Any]
         "rto": sum(f["rto_timeouts"] or 0 for f in fwd),
         "fairness": jain([f["goodput_kbps"] or 0.0 for f in fwd]) if len(fwd) > 1 else None,
         **dict(zip(("goodput_ss_kbps", "qdelay_ss_ms"), tpsim_aqm_steady(out, sim_time_s))),
+        "pacing_ss_mbps": _scaled(tpsim_congestion_steady(out, "pacing_rate_bps"), 1e-6),
+        "cwnd_ss_pkts": _scaled(tpsim_congestion_steady(out, "cwnd_bytes"), 1 / DUMBBELL_MSS_B),
     }
+
+
+def _scaled(x: Optional[float], k: float) -> Optional[float]:
+    return x * k if x is not None else None
 
 
 def ns3_aqm_measures(out: Dict[str, Any]) -> Dict[str, Any]:
@@ -1219,6 +1266,9 @@ def ns3_aqm_measures(out: Dict[str, Any]) -> Dict[str, Any]:
         "fairness": jain(per_flow) if len(per_flow) > 1 else None,
         "qdelay_qdisc_ms": out["qdisc_sojourn_mean_s"] * 1e3,
         **dict(zip(("goodput_ss_kbps", "qdelay_ss_ms"), ns3_aqm_steady(out))),
+        # The first flow's sender from 5 s (null or absent: not paced, or an older result).
+        "pacing_ss_mbps": _scaled(out.get("pacing_rate_mean_bps_from5s"), 1e-6),
+        "cwnd_ss_pkts": _scaled(out.get("cwnd_mean_bytes_from5s"), 1 / DUMBBELL_MSS_B),
     }
 
 
@@ -1394,6 +1444,15 @@ AQM_METRICS: List[Tuple[str, str, Callable[[Optional[float]], str], str]] = [
     (f"queueing delay from {DUMBBELL_STEADY_FROM_S} s, ms", "qdelay_ss_ms", fmt_fixed(3),
      "Little's law over the 1-s bins from then on (`queue_packets` ÷ data packets delivered per s) / qdisc sojourn of the packets transmitted from then on"),
     ("mean one-way delay of data packets, ms", "owd_ms", fmt_fixed(3), "`packet_delay_mean_s` / FlowMonitor IP → IP"),
+    (f"pacing rate from {DUMBBELL_STEADY_FROM_S} s, Mbit/s", "pacing_ss_mbps", fmt_fixed(3),
+     "the first flow's sender, information only (not judged): "
+     f"mean of flow 0's forward `pacing_rate_bps` samples (one at the start of each 1-s bin) from {DUMBBELL_STEADY_FROM_S} s / "
+     f"time-weighted mean of the first sender's TcpSocketBase PacingRate trace from {DUMBBELL_STEADY_FROM_S} s "
+     "(payload bit/s on both sides); — when the flow does not pace"),
+    (f"cwnd from {DUMBBELL_STEADY_FROM_S} s, packets of {DUMBBELL_MSS_B} B", "cwnd_ss_pkts", fmt_fixed(1),
+     "the first flow's sender, information only (not judged): "
+     f"mean of flow 0's forward `cwnd_bytes` samples (one at the start of each 1-s bin) from {DUMBBELL_STEADY_FROM_S} s ÷ {DUMBBELL_MSS_B} / "
+     f"time-weighted mean of the first sender's CongestionWindow trace from {DUMBBELL_STEADY_FROM_S} s ÷ {DUMBBELL_MSS_B}"),
     ("packets dropped by the discipline", "drops", fmt_int, "`drops_queue` + `drops_aqm_*` / QueueDisc drops of node 0"),
     ("packets marked CE", "marks", fmt_int, "`ecn_marks` / QueueDisc marks of node 0"),
     ("TCP retransmissions", "retx", fmt_int, "`retransmissions` / TcpSocketBase Retransmission trace"),

@@ -109,6 +109,29 @@
 //   * FlowMonitor (both nodes): one-way IP delay of the data packets, packets sent and received.
 //   * with --sample=S (a diagnostic, off by default): every S seconds the senders' cwnd and the
 //     qdisc's packets.
+//   * the first flow's sender (node 0's socket 0, traces connected when the last flow has
+//     started), time-weighted means from 5 s to the end of the run (the value before the
+//     first change seen is that change's old value; null when there is nothing to average):
+//     cwnd_mean_bytes_from5s        TcpSocketBase "CongestionWindow" (TcpSocketState's cWnd)
+//     pacing_rate_mean_bps_from5s   TcpSocketBase "PacingRate" (TcpSocketState's pacing rate,
+//                                   bit/s of payload: see Pacing above); null unless the socket
+//                                   paces (--cc=bbr)
+//     and, with --cc=bbr, TcpBbr's own state (null otherwise):
+//     bbr_pacing_gain_mean_from5s   TcpBbr "PacingGain" trace source
+//     bbr_min_rtt_mean_s_from5s     TcpBbr "MinRtt" trace source (its RTprop estimate)
+//     bbr_state_s_from5s            seconds from 5 s in each BbrMode_t (STARTUP, DRAIN, PROBE_BW,
+//                                   PROBE_RTT): TcpBbr::GetBbrState() of the socket's
+//                                   "CongestionOps" object, read on every change of its
+//                                   "PacingGain" or "CwndGain" (each change of mode changes one
+//                                   of the two)
+//     bbr_btlbw_mean_bps_from5s     the bottleneck-bandwidth estimate BtlBw (the best of the
+//                                   max-bandwidth filter). ns-3.44 does not expose it (the filter
+//                                   is private to TcpBbr: no trace source, attribute or getter),
+//                                   so it is derived: once the pipe is filled, TcpBbr sets the
+//                                   pacing rate on every ACK to gain x BtlBw x (1 - 0.01), so
+//                                   BtlBw = PacingRate / (0.99 x PacingGain), re-evaluated on
+//                                   every change of either (valid from 5 s: STARTUP, where the
+//                                   pacing rate only grows, ends well before).
 #include "common.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
@@ -145,6 +168,77 @@ struct TimeAverage
 };
 
 TimeAverage g_qdiscLen, g_devLen;
+
+//! Start of the "from 5 s" means, s.
+constexpr double kSteadyFrom = 5.0;
+
+// Time-weighted mean from kSteadyFrom of a value that a trace reports on every change (old
+// value, new value). Before the first report the value is that report's old value, from the
+// instant the trace was connected (Connected()).
+struct StepMean
+{
+    double area = 0; // value-seconds from kSteadyFrom
+    double span = 0; // seconds from kSteadyFrom with a known value
+    double last = 0; // time the area runs to, s
+    double value = 0;
+    bool known = false;
+
+    void Connected()
+    {
+        last = Simulator::Now().GetSeconds();
+    }
+
+    void Advance()
+    {
+        double now = Simulator::Now().GetSeconds();
+        double a = std::max(last, kSteadyFrom);
+        if (known && now > a)
+        {
+            area += value * (now - a);
+            span += now - a;
+        }
+        last = now;
+    }
+
+    void Set(double v)
+    {
+        Advance();
+        value = v;
+        known = true;
+    }
+
+    void Change(double oldV, double newV)
+    {
+        if (!known)
+        {
+            value = oldV;
+            known = true;
+        }
+        Set(newV);
+    }
+
+    // The mean up to now, as JSON (null without a known value from kSteadyFrom on).
+    std::string Json()
+    {
+        Advance();
+        if (span <= 0)
+        {
+            return "null";
+        }
+        std::ostringstream s;
+        s << std::setprecision(10) << area / span;
+        return s.str();
+    }
+};
+
+// The first flow's sender: cwnd and pacing rate; with BBR its gains, RTprop, mode and the
+// derived BtlBw (see the header).
+StepMean g_cwnd0, g_pacing0, g_pacingGain0, g_minRtt0, g_btlBw0;
+Ptr<TcpBbr> g_bbr0;
+double g_rate0 = -1, g_gain0 = -1; // current pacing rate (bit/s) and pacing gain (-1: unknown)
+uint32_t g_bbrMode0 = 0;
+double g_bbrModeSince0 = 0;
+double g_bbrModeTime0[4] = {0, 0, 0, 0}; // s from kSteadyFrom in each BbrMode_t
 
 // RTT samples of one sender socket.
 struct RttSamples
@@ -305,13 +399,115 @@ OnCwnd(std::string context, uint32_t, uint32_t v)
     }
 }
 
+// The BBR mode of the first sender: the time spent in the current one is added up to now.
 void
-ConnectSenders()
+AdvanceBbrMode0()
+{
+    double now = Simulator::Now().GetSeconds();
+    double a = std::max(g_bbrModeSince0, kSteadyFrom);
+    if (now > a && g_bbrMode0 < 4)
+    {
+        g_bbrModeTime0[g_bbrMode0] += now - a;
+    }
+    g_bbrModeSince0 = now;
+    if (g_bbr0)
+    {
+        g_bbrMode0 = g_bbr0->GetBbrState();
+    }
+}
+
+// BtlBw = pacing rate / (0.99 x pacing gain), on a change of either.
+void
+UpdateBtlBw0()
+{
+    if (g_rate0 >= 0 && g_gain0 > 0)
+    {
+        g_btlBw0.Set(g_rate0 / (0.99 * g_gain0));
+    }
+}
+
+void
+OnCwnd0(uint32_t oldV, uint32_t newV)
+{
+    g_cwnd0.Change(oldV, newV);
+}
+
+void
+OnPacingRate0(DataRate oldV, DataRate newV)
+{
+    g_pacing0.Change(oldV.GetBitRate(), newV.GetBitRate());
+    g_rate0 = newV.GetBitRate();
+    UpdateBtlBw0();
+}
+
+void
+OnPacingGain0(double oldV, double newV)
+{
+    g_pacingGain0.Change(oldV, newV);
+    g_gain0 = newV;
+    UpdateBtlBw0();
+    AdvanceBbrMode0();
+}
+
+void
+OnCwndGain0(double, double)
+{
+    AdvanceBbrMode0();
+}
+
+void
+OnMinRtt0(Time oldV, Time newV)
+{
+    // Time::Max() until the first RTT sample (the handshake's, at the connection's opening).
+    g_minRtt0.Change(oldV == Time::Max() ? newV.GetSeconds() : oldV.GetSeconds(), newV.GetSeconds());
+}
+
+// The first flow's sender socket (node 0's socket 0) and, with BBR, its TcpBbr.
+void
+ConnectFirstSender(bool paced)
+{
+    auto m = Config::LookupMatches("/NodeList/0/$ns3::TcpL4Protocol/SocketList/0");
+    if (m.GetN() == 0)
+    {
+        return;
+    }
+    Ptr<TcpSocketBase> sock = DynamicCast<TcpSocketBase>(m.Get(0));
+    if (!sock)
+    {
+        return;
+    }
+    sock->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&OnCwnd0));
+    g_cwnd0.Connected();
+    if (paced)
+    {
+        sock->TraceConnectWithoutContext("PacingRate", MakeCallback(&OnPacingRate0));
+        g_pacing0.Connected();
+    }
+    PointerValue ops;
+    sock->GetAttribute("CongestionOps", ops);
+    g_bbr0 = ops.Get<TcpBbr>();
+    if (g_bbr0)
+    {
+        g_bbr0->TraceConnectWithoutContext("PacingGain", MakeCallback(&OnPacingGain0));
+        g_bbr0->TraceConnectWithoutContext("CwndGain", MakeCallback(&OnCwndGain0));
+        g_bbr0->TraceConnectWithoutContext("MinRtt", MakeCallback(&OnMinRtt0));
+        g_pacingGain0.Set(g_bbr0->GetPacingGain());
+        g_gain0 = g_bbr0->GetPacingGain();
+        g_minRtt0.Connected();
+        g_btlBw0.Connected();
+        g_bbrMode0 = g_bbr0->GetBbrState();
+        g_bbrModeSince0 = Simulator::Now().GetSeconds();
+    }
+}
+
+void
+ConnectSenders(bool paced)
 {
     Config::ConnectWithoutContext("/NodeList/0/$ns3::TcpL4Protocol/SocketList/*/Retransmission",
                                   MakeCallback(&OnRetransmission));
     Config::Connect("/NodeList/0/$ns3::TcpL4Protocol/SocketList/*/CongestionWindow",
                     MakeCallback(&OnCwnd));
+    ConnectFirstSender(paced);
 }
 
 void
@@ -531,7 +727,8 @@ main(int argc, char* argv[])
     }
     sinks.Start(Seconds(0));
     Simulator::Schedule(Seconds(0), &SampleSinks, sinks);
-    Simulator::Schedule(Seconds(std::max(start, flows > 1 ? start2 : start) + 0.001), &ConnectSenders);
+    Simulator::Schedule(Seconds(std::max(start, flows > 1 ? start2 : start) + 0.001), &ConnectSenders,
+                        cc == "bbr");
 
     if (sample > 0)
     {
@@ -623,7 +820,32 @@ main(int argc, char* argv[])
         .raw("flow_rtt_mean_s", Array(rttMean))
         .raw("flow_rtt_samples", Array(rttCount))
         .raw("flow_rtt_min_s", Array(rttMin))
-        .raw("flowmon", FlowStatsJson(mon, fmh, {9, 10}));
+        .raw("flowmon", FlowStatsJson(mon, fmh, {9, 10}))
+        .raw("cwnd_mean_bytes_from5s", g_cwnd0.Json())
+        .raw("pacing_rate_mean_bps_from5s", g_pacing0.Json());
+    if (g_bbr0)
+    {
+        AdvanceBbrMode0();
+        std::ostringstream modes;
+        modes << std::setprecision(10) << '{';
+        for (uint32_t i = 0; i < 4; ++i)
+        {
+            modes << (i ? "," : "") << '"' << std::string(TcpBbr::BbrModeName[i]).substr(4)
+                  << "\":" << g_bbrModeTime0[i];
+        }
+        modes << '}';
+        j.raw("bbr_pacing_gain_mean_from5s", g_pacingGain0.Json())
+            .raw("bbr_min_rtt_mean_s_from5s", g_minRtt0.Json())
+            .raw("bbr_btlbw_mean_bps_from5s", g_btlBw0.Json())
+            .raw("bbr_state_s_from5s", modes.str());
+    }
+    else
+    {
+        j.raw("bbr_pacing_gain_mean_from5s", "null")
+            .raw("bbr_min_rtt_mean_s_from5s", "null")
+            .raw("bbr_btlbw_mean_bps_from5s", "null")
+            .raw("bbr_state_s_from5s", "null");
+    }
     if (sample > 0)
     {
         j.raw("samples", "[" + g_samples.str() + "]");

@@ -33,6 +33,10 @@ pub const RTPROP_FILTER: SimDuration = SimDuration::from_secs(10);
 pub const PROBE_RTT_DURATION: SimDuration = SimDuration::from_millis(200);
 /// §4.3.5: cwnd in ProbeRTT and the floor of cwnd, segments.
 pub const MIN_PIPE_CWND_SEGMENTS: u64 = 4;
+/// The pacing rate is this fraction below gain × BtlBw, leaving the bottleneck a little idle
+/// time so that a queue does not creep up (Linux's `bbr_pacing_margin_percent`, ns-3's
+/// TcpBbr, and the draft's later versions; -00 paces at gain × BtlBw exactly).
+pub const PACING_MARGIN: f64 = 0.01;
 /// §4.3.2: Startup ends after this many rounds without 25 % growth of BtlBw.
 pub const FULL_BW_ROUNDS: u32 = 3;
 
@@ -404,9 +408,10 @@ impl Bbr {
         }
     }
 
-    /// §4.2.1 BBRSetPacingRateWithGain: only upwards until the pipe is full.
+    /// §4.2.1 BBRSetPacingRateWithGain (less [`PACING_MARGIN`]): only upwards until the pipe
+    /// is full.
     fn set_pacing_rate(&mut self) {
-        let rate = self.pacing_gain * self.btlbw();
+        let rate = self.pacing_gain * self.btlbw() * (1.0 - PACING_MARGIN);
         if rate > 0.0 && (self.filled_pipe || rate > self.pacing_rate) {
             self.pacing_rate = rate;
         }
@@ -436,6 +441,10 @@ impl Bbr {
             self.packet_conservation = false;
         }
         self.was_in_recovery = ev.in_recovery;
+        // §4.2.3.4 BBRModulateCwndForRecovery: what was just deemed lost leaves the window.
+        if ev.newly_lost > 0 {
+            cwnd = cwnd.saturating_sub(ev.newly_lost).max(cx.smss);
+        }
         if self.packet_conservation {
             cwnd = cwnd.max(ev.in_flight + ev.newly_delivered);
         } else if self.filled_pipe {

@@ -125,8 +125,8 @@ fn rounds_are_counted_by_prior_delivered() {
     assert_eq!(c.bbr.round_count(), 2);
 }
 
-/// §4.3.2: Startup paces and sizes cwnd at 2/ln 2 and grows cwnd by what is delivered;
-/// BtlBw is the windowed maximum of the samples, RTprop the minimum RTT.
+/// §4.3.2: Startup paces (less the 1 % margin) and sizes cwnd at 2/ln 2 and grows cwnd by
+/// what is delivered; BtlBw is the windowed maximum of the samples, RTprop the minimum RTT.
 #[test]
 fn startup_grows_by_delivered_at_high_gain() {
     let mut c = Conn::new();
@@ -140,7 +140,7 @@ fn startup_grows_by_delivered_at_high_gain() {
     assert_eq!(c.bbr.btlbw(), BW, "a lower sample does not lower the maximum");
     assert_eq!(c.bbr.rtprop(), Some(SimDuration::from_millis(100)));
     let rate = c.bbr.pacing_rate(c.w, &cx()).unwrap();
-    assert!((rate - HIGH_GAIN * BW).abs() < 1e-6, "{rate}");
+    assert!((rate - HIGH_GAIN * BW * (1.0 - PACING_MARGIN)).abs() < 1e-6, "{rate}");
 }
 
 /// §4.3.2.2 and §4.3.3: three rounds without 25 % growth fill the pipe: Drain at
@@ -287,6 +287,13 @@ fn recovery_conserves_packets_and_restores_cwnd() {
     ev.in_flight = 9000;
     c.w = c.bbr.on_ack_event(t(ms + 1), &ev, c.w, &cx()).unwrap();
     assert_eq!(c.w.cwnd, 11_000, "conservation: max(cwnd, in flight + delivered)");
+    // Bytes newly deemed lost leave the window first (§4.2.3.4), then conservation.
+    ev.newly_lost = 4000;
+    ev.in_flight = 5000;
+    c.w = c.bbr.on_ack_event(t(ms + 1), &ev, c.w, &cx()).unwrap();
+    assert_eq!(c.w.cwnd, 7000, "max(11 000 − 4000, 5000 + 1000)");
+    ev.newly_lost = 0;
+    ev.in_flight = 9000;
     ev.in_recovery = false;
     c.w = c.bbr.on_ack_event(t(ms + 2), &ev, c.w, &cx()).unwrap();
     assert_eq!(

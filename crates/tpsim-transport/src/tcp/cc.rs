@@ -81,6 +81,9 @@ pub struct AckEvent {
     /// Bytes in flight after it: RFC 6675's pipe with SACK, else SND.NXT − SND.UNA (with
     /// rate samples, else 0).
     pub in_flight: u64,
+    /// Bytes the ACK made the connection deem lost (RFC 6675 IsLost, not yet retransmitted;
+    /// with rate samples and SACK, else 0).
+    pub newly_lost: u64,
     /// The connection is in loss recovery after the ACK.
     pub in_recovery: bool,
     /// The ACK made the connection detect a loss (recovery began).

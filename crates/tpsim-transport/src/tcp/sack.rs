@@ -182,27 +182,40 @@ impl Scoreboard {
     /// RFC 6675 §4 `SetPipe()`: the octets between HighACK and HighData that are not SACKed and
     /// not lost (a), plus those at or below HighRxt, retransmitted (b).
     pub fn pipe(&self, snd_una: u64, snd_max: u64, dupthresh: u32, smss: u64) -> u64 {
-        // The holes of `holes()`, walked from the top without collecting them (every ACK of
-        // a model-based controller asks).
+        self.pipe_and_lost(snd_una, snd_max, dupthresh, smss).0
+    }
+
+    /// [`Self::pipe`] and the octets deemed lost (IsLost) and not retransmitted (above
+    /// HighRxt), walking the holes from the top without collecting them (every ACK of a
+    /// model-based controller asks).
+    pub fn pipe_and_lost(&self, snd_una: u64, snd_max: u64, dupthresh: u32, smss: u64) -> (u64, u64) {
         let count = |start: u64, end: u64, lost: bool| {
-            let a = if lost { 0 } else { end - start };
-            a + self.high_rxt.min(end).saturating_sub(start)
+            let rxt = self.high_rxt.min(end).saturating_sub(start);
+            if lost {
+                (rxt, end - start - rxt)
+            } else {
+                (end - start + rxt, 0)
+            }
         };
-        let (mut ranges, mut bytes, mut sum) = (0u64, 0u64, 0u64);
+        let (mut ranges, mut bytes, mut pipe, mut lost) = (0u64, 0u64, 0u64, 0u64);
         let mut top = snd_max;
         let limit = (dupthresh.max(1) as u64 - 1) * smss;
         for &(s, e) in self.sacked.iter().rev() {
             if e < top {
-                sum += count(e, top, ranges >= dupthresh as u64 || bytes > limit);
+                let (p, l) = count(e, top, ranges >= dupthresh as u64 || bytes > limit);
+                pipe += p;
+                lost += l;
             }
             ranges += 1;
             bytes += e - s;
             top = s;
         }
         if snd_una < top {
-            sum += count(snd_una, top, ranges >= dupthresh as u64 || bytes > limit);
+            let (p, l) = count(snd_una, top, ranges >= dupthresh as u64 || bytes > limit);
+            pipe += p;
+            lost += l;
         }
-        sum
+        (pipe, lost)
     }
 
     /// RFC 6675 §4 `NextSeg()`, rules (1) to (4); `new_data` says whether rule (2) could send
@@ -381,8 +394,14 @@ mod tests {
             ]
         );
         assert_eq!(sb.pipe(1, 1101, 3, SMSS), 100, "only the unSACKed tail is in the pipe");
+        assert_eq!(sb.pipe_and_lost(1, 1101, 3, SMSS), (100, 300), "three lost holes");
         sb.high_rxt = 101;
         assert_eq!(sb.pipe(1, 1101, 3, SMSS), 200, "plus the retransmission of the first");
+        assert_eq!(
+            sb.pipe_and_lost(1, 1101, 3, SMSS),
+            (200, 200),
+            "the first is retransmitted"
+        );
     }
 
     /// RFC 6675 §4 NextSeg rules (1) to (4).

@@ -17,11 +17,17 @@ impl TcpSocket {
     /// Bytes in flight: RFC 6675's pipe in SACK recovery mode, else SND.NXT − SND.UNA (what
     /// a timeout left is counted lost).
     pub(super) fn in_flight(&self) -> u64 {
+        self.in_flight_and_lost().0
+    }
+
+    /// [`Self::in_flight`] and the bytes deemed lost and not yet retransmitted (RFC 6675
+    /// IsLost; 0 without SACK).
+    fn in_flight_and_lost(&self) -> (u64, u64) {
         if self.recovery == LossRecovery::Sack {
             self.sb
-                .pipe(self.snd_una, self.snd_max, self.tcp.dupthresh, self.mss as u64)
+                .pipe_and_lost(self.snd_una, self.snd_max, self.tcp.dupthresh, self.mss as u64)
         } else {
-            self.snd_nxt - self.snd_una
+            (self.snd_nxt - self.snd_una, 0)
         }
     }
 
@@ -40,6 +46,11 @@ impl TcpSocket {
             return self.process_ack_fields(now, h, s, payload, syn, fin);
         }
         let (prior_una, was_in_recovery, dups) = (self.snd_una, self.in_recovery, self.tcp_stats.dup_acks);
+        let lost_before = if self.rate.is_some() {
+            self.in_flight_and_lost().1
+        } else {
+            0
+        };
         self.ack_rtt = None;
         if !self.process_ack_fields(now, h, s, payload, syn, fin) {
             return false;
@@ -67,9 +78,13 @@ impl TcpSocket {
             }
             None => (acked, 0, None),
         };
-        // In flight only matters to a controller with rate samples (BBR); before the ACK it
-        // was what is in flight now plus what the ACK delivered.
-        let in_flight = if self.rate.is_some() { self.in_flight() } else { 0 };
+        // In flight and losses only matter to a controller with rate samples (BBR); before
+        // the ACK in flight was what is in flight now plus what the ACK delivered.
+        let (in_flight, lost) = if self.rate.is_some() {
+            self.in_flight_and_lost()
+        } else {
+            (0, 0)
+        };
         let ev = AckEvent {
             acked,
             newly_delivered,
@@ -79,6 +94,7 @@ impl TcpSocket {
             rate,
             prior_in_flight: in_flight + newly_delivered,
             in_flight,
+            newly_lost: lost.saturating_sub(lost_before),
             in_recovery: self.in_recovery,
             loss: self.in_recovery && !was_in_recovery,
         };
