@@ -822,6 +822,38 @@ proptest! {
         Pair::new(&sc).run()?;
     }
 
+    /// The same for BBR (paced, its model setting cwnd on every ACK), Vegas and Westwood+,
+    /// with SACK recovery when negotiated.
+    #[test]
+    fn bbr_delivers_exactly_what_was_sent(sc in sack_strategy(LossRecovery::NewReno, CongestionAlgorithm::Bbr)) {
+        Pair::new(&sc).run()?;
+    }
+
+    #[test]
+    fn vegas_delivers_exactly_what_was_sent(sc in sack_strategy(LossRecovery::NewReno, CongestionAlgorithm::Vegas)) {
+        Pair::new(&sc).run()?;
+    }
+
+    #[test]
+    fn westwood_plus_delivers_exactly_what_was_sent(
+        sc in sack_strategy(LossRecovery::NewReno, CongestionAlgorithm::WestwoodPlus)
+    ) {
+        Pair::new(&sc).run()?;
+    }
+
+    /// The three without SACK (NewReno recovery), and any variant paced.
+    #[test]
+    fn model_based_without_sack_and_paced_deliver_exactly_what_was_sent(
+        sc in scenario_strategy(LossRecovery::NewReno),
+        which in 0usize..3,
+        pacing in any::<bool>(),
+    ) {
+        let mut sc = sc;
+        sc.tcp.congestion = [CongestionAlgorithm::Bbr, CongestionAlgorithm::Vegas, CongestionAlgorithm::WestwoodPlus][which];
+        sc.tcp.pacing = pacing;
+        Pair::new(&sc).run()?;
+    }
+
     /// One-way transfers whose data segments are lost, duplicated and reordered while ACKs
     /// travel cleanly: in recovery, the scoreboard never deems lost (RFC 6675 IsLost) an octet
     /// the receiver held when it sent the ACK just processed. (With ACKs lost or reordered the
