@@ -1741,17 +1741,24 @@ def render_scale_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: 
     return "\n".join(lines)
 
 
+def _group_measures(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], group: str):
+    """(key, benchmark, tpsim measures, ns-3 measures) of every row of ``group`` that has
+    tpsim runs."""
+    for key, runs in raw.items():
+        b = BENCHMARKS[key]
+        if b.group != group or not runs["tpsim"]:
+            continue
+        sim = runs["tpsim"][0].get("sim_time_s", b.sim_time_s)
+        tp, ns = measures(b, runs, sim)
+        yield key, b, tp, ns
+
+
 def render_dumbbell_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], date: str, old_block: str = "") -> str:
     """The queue-discipline dumbbell across its rows: goodput and queueing delay of both
     sides (medians over seeds), their ratio, the discipline's drops and marks, and whether
     the row is within the tolerance."""
     rows: Dict[str, List[str]] = {}
-    for key, runs in raw.items():
-        b = BENCHMARKS[key]
-        if b.group != "dumbbell_aqm" or not runs["tpsim"]:
-            continue
-        sim = runs["tpsim"][0].get("sim_time_s", b.sim_time_s)
-        tp, ns = measures(b, runs, sim)
+    for key, b, tp, ns in _group_measures(raw, "dumbbell_aqm"):
         g = lambda ms, k: _med([m.get(k) for m in ms])  # noqa: E731
         gt, gn = g(tp, "goodput_kbps"), g(ns, "goodput_kbps")
         dt_, dn, dq = g(tp, "qdelay_ms"), g(ns, "qdelay_ms"), g(ns, "qdelay_qdisc_ms")
@@ -1811,12 +1818,7 @@ def render_dumbbell_cc_summary(raw: Dict[str, Dict[str, List[Dict[str, Any]]]], 
     retransmissions, and whether the row's judged measures are within their tolerances
     (goodput on every row, mean RTT on the BBR rows)."""
     rows: Dict[str, List[str]] = {}
-    for key, runs in raw.items():
-        b = BENCHMARKS[key]
-        if b.group != "dumbbell_cc" or not runs["tpsim"]:
-            continue
-        sim = runs["tpsim"][0].get("sim_time_s", b.sim_time_s)
-        tp, ns = measures(b, runs, sim)
+    for key, b, tp, ns in _group_measures(raw, "dumbbell_cc"):
         g = lambda ms, k: _med([m.get(k) for m in ms])  # noqa: E731
         r = lambda k: (g(tp, k) / g(ns, k) if (g(tp, k) is not None and g(ns, k)) else None)  # noqa: E731
         judged = b.judged or ()
