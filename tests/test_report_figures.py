@@ -430,3 +430,38 @@ def test_a_bar_alone_at_its_x_is_centred_there():
     spec, _ = metric_spec(df, "goodput_kbps", "transport", "flow_direction")
     bars = [it for it in spec["panels"][0]["items"] if it["kind"] == "bar"]
     assert [b["x"] for b in bars] == [[0.0], [1.0]] and all(b["width"] > 0.7 for b in bars)
+
+
+def test_a_transport_sweep_compares_the_windows_and_shows_the_pacing_rate(tmp_path):
+    """A sweep of `transport` (names, the figures' x): the congestion-window time series
+    compares the transports in one figure, a line each, and a paced sender's pacing rate has
+    a figure of its own, in Mbit/s."""
+    f = tmp_path / "dumbbell.toml"
+    f.write_text("""
+[simulation]
+duration = "4s"
+runs = 1
+[output]
+timeseries = true
+bin = "1s"
+[nodes]
+count = 2
+[[links]]
+nodes = [0, 1]
+rate = "10Mbps"
+delay = "20ms"
+queue = 100
+[[flows]]
+src = 0
+dst = 1
+transport = "tcp-cubic"
+app = { kind = "bulk", size = "1448B" }
+tcp = { sack = true, timestamps = true, window_scaling = true, receive_window = "4MiB", send_buffer = "4MiB" }
+""")
+    res = tpsim.run(f, sweep=[("flows.0.transport", ["tcp-cubic", "tcp-bbr", "tcp-vegas"])], out=tmp_path / "o",
+                    report=True)
+    figs = {g["name"]: g for g in json.loads((res.directory / "figures" / "figures.json").read_text(encoding="utf-8"))}
+    cwnd = figs["timeseries-cwnd_bytes"]
+    assert cwnd["series"] == [f"transport = {t}, flow 0 fwd" for t in ["tcp-cubic", "tcp-bbr", "tcp-vegas"]], cwnd
+    pacing = figs["timeseries-pacing_rate_bps"]
+    assert pacing["ylabel"] == "pacing rate (Mbit/s)" and "tcp-bbr" in pacing["title"], pacing

@@ -321,6 +321,8 @@ def label(metric: str) -> str:
 
 #: Seconds metrics are drawn in the largest of these units in which the largest value is >= 1.
 _TIME_LADDER = [("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)]
+#: bit/s series are drawn in the largest of these units in which the largest value is >= 1.
+_RATE_LADDER = [("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)]
 #: Metrics shown in percent.
 _PERCENT_UNITS = {"ratio"}
 _PERCENT_METRICS = {"pdr", "loss_rate", "segment_loss_rate"}
@@ -339,7 +341,7 @@ class MetricDisplay:
 def metric_display(metric: str, values: Sequence[Optional[float]] = ()) -> MetricDisplay:
     """The axis label and scale of a metric (or a time series): seconds become ms (or µs)
     when the values are below 1 s, fractions of the unit interval become percent, kbit/s
-    stays; byte series in kB above 10 kB."""
+    stays, bit/s series become kbit/s, Mbit/s or Gbit/s; byte series in kB above 10 kB."""
     unit = unit_of(metric)
     name = metric_name(metric)
     finite = [abs(v) for v in values if v is not None and isinstance(v, (int, float)) and math.isfinite(v)]
@@ -355,6 +357,9 @@ def metric_display(metric: str, values: Sequence[Optional[float]] = ()) -> Metri
         return MetricDisplay(f"{name} (kB)", "kB", 1e-3)
     if unit == "bytes":
         return MetricDisplay(f"{name} (B)", "B", 1.0)
+    if unit == "bit/s":
+        u, f = next(((u, f) for u, f in _RATE_LADDER if top >= f), ("bit/s", 1.0))
+        return MetricDisplay(f"{name} ({u})", u, 1.0 / f)
     if unit == "index":
         return MetricDisplay(f"{name} (0–1)", "0–1", 1.0)
     if unit == "ratio":

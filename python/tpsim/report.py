@@ -35,7 +35,8 @@ COLLAPSE_ROWS = 30
 #: Significant digits of the tables' values (all digits of values of 1000 and more).
 TABLE_DIGITS = 4
 #: Time series drawn for every report.
-HEADLINE_SERIES = ("goodput_kbps", "delay_mean_s", "jitter_ipdv_s", "rx_bytes_cumulative", "queue_packets", "cwnd_bytes")
+HEADLINE_SERIES = ("goodput_kbps", "delay_mean_s", "jitter_ipdv_s", "rx_bytes_cumulative", "queue_packets", "cwnd_bytes",
+                   "pacing_rate_bps")
 #: Flow metrics of the report's tables: the headline ones, then what was generated (messages
 #: and bytes the application handed over), sent (transport packets, their IP bytes and sizes)
 #: and received.
@@ -317,7 +318,8 @@ def timeseries_points(res: ResultTables, keys: list[str], hues: list[str]) -> tu
     (``timeseries_at``: the swept keys' values the points must have; ``timeseries_flows``);
     without ``timeseries_at``, or when no point matches it (a ``--sweep`` replaced the
     values), the first point and the points that differ from it only in the keys the
-    headline figures draw as lines (``hues``), if their flow directions fit in
+    headline figures draw as lines (``hues``) or in keys whose values are names (a sweep of
+    ``transport`` compares the transports' windows), if their flow directions fit in
     :data:`MAX_SERIES` lines; otherwise the first point alone."""
     report = _report_table(res)
     drawn_flows = report.get("timeseries_flows")
@@ -332,7 +334,7 @@ def timeseries_points(res: ResultTables, keys: list[str], hues: list[str]) -> tu
         if chosen:
             return chosen, drawn_flows
     first = table.row(0, named=True)
-    fixed = [k for k in cols if k not in hues]
+    fixed = [k for k in cols if k not in hues and table[k].dtype != pl.Utf8]
     chosen = [r["point"] for r in table.iter_rows(named=True) if all(r[k] == first[k] for k in fixed)]
     lines = res.flows.filter(pl.col("point").is_in(chosen) & (pl.col("run") == res.flows["run"].min()))
     if drawn_flows is not None:
