@@ -2081,10 +2081,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     doc_path = report_path(a.doc, a.quick)
     old_blocks = split_blocks(current_section(doc_path.read_text(encoding="utf-8"))) if (doc_path and doc_path.exists()) else {}
-    if any(BENCHMARKS[k].group == "s6_scale" for k in blocks):
+    groups_run = {BENCHMARKS[k].group for k in blocks}
+    if "s6_scale" in groups_run:
         blocks["s6_scale-summary"] = render_scale_summary(raw, date, old_blocks.get("s6_scale-summary", ""))
     for group, render in GROUP_SUMMARIES.items():
-        if any(BENCHMARKS[k].group == group for k in blocks):
+        if group in groups_run:
             blocks[f"{group}-summary"] = render(raw, date, old_blocks.get(f"{group}-summary", ""))
     blocks["summary"] = render_summary(raw, date, old_blocks.get("summary", ""))
     command = "python benches/compare_ns3.py " + shlex.join(argv) if argv else "python benches/compare_ns3.py"

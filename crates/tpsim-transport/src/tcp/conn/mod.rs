@@ -96,8 +96,8 @@ pub struct TcpSocket {
     ece_pending: bool,
     /// Sender: the window was reduced for an ECE: the next new data segment carries CWR (§6.1.2).
     cwr_pending: bool,
-    /// Sender: snd_max at the last ECE reduction; an ECE reduces the window again only on an
-    /// ACK beyond it (once per window of data, §6.1.2).
+    /// Sender: snd_max at the last window reduction, for an ECE or a loss; an ECE reduces the
+    /// window again only on an ACK beyond it (once per window of data, §6.1.2).
     ecn_recover: u64,
     /// Loss recovery in use: the configured one, or what it falls back to without SACK.
     recovery: LossRecovery,

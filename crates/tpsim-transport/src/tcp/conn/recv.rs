@@ -404,6 +404,8 @@ impl TcpSocket {
         // RFC 5681 §3.2 step 2: ssthresh (eq. 4, or the controller's choice).
         self.ssthresh = w.ssthresh;
         self.recover = self.snd_max;
+        // RFC 3168 §6.1.2: one reduction for the drops and CE marks of one window.
+        self.ecn_recover = self.snd_max;
         self.rtt_timing = None; // Karn (RFC 6298 §3)
         match self.recovery {
             LossRecovery::Tahoe => {
@@ -442,6 +444,8 @@ impl TcpSocket {
         self.tcp_stats.fast_retransmits += 1;
         // (4.1) RecoveryPoint = HighData.
         self.recover = self.snd_max;
+        // RFC 3168 §6.1.2: one reduction for the drops and CE marks of one window.
+        self.ecn_recover = self.snd_max;
         // (4.2) ssthresh = cwnd = FlightSize / 2 (RFC 5681 eq. (4)), or the controller's values.
         let cx = self.cc_context();
         let w = self

@@ -73,6 +73,8 @@ impl TcpSocket {
                 .cc
                 .on_congestion_event(now, CongestionEvent::Timeout, self.window(), &cx);
             self.apply(w);
+            // RFC 3168 §6.1.2: no second reduction for CE marks of the same window.
+            self.ecn_recover = self.snd_max;
         } else {
             self.cwnd = smss;
         }

@@ -171,3 +171,34 @@ fn a_retransmission_is_not_ect() {
     assert!(again[0].stream.unwrap().retransmission);
     assert_eq!(again[0].ecn, Ecn::NotEct);
 }
+
+/// RFC 3168 §6.1.2: the window is reduced once for the drops and CE marks of one window of
+/// data: after a timeout's reduction, an ECE on an ACK of data from before it does not reduce
+/// again; one on an ACK of data sent after it does.
+#[test]
+fn a_loss_and_a_ce_mark_of_the_same_window_reduce_once() {
+    let mut s = ecn_client(true);
+    send(&mut s, t(100), 100_000);
+    assert_eq!(drain_segments(&mut s, t(100)).len(), 4);
+    let at = s.poll_timeout().unwrap();
+    s.on_timeout(at);
+    assert_eq!(
+        (s.cwnd(), s.ssthresh()),
+        (1000, Some(2000)),
+        "RFC 5681 §3.1 after a timeout"
+    );
+    assert_eq!(drain_segments(&mut s, at).len(), 1, "the first segment again");
+    // Its ACK echoes a mark of the window the timeout already reduced for.
+    feed(&mut s, at + ms(100), theirs(p(0), d(1000), ACK | ECE), 0);
+    assert_eq!(s.tcp_stats().ecn_reductions, 0);
+    assert_eq!(s.cwnd(), 2000, "slow start goes on");
+    // Up to SND.MAX at the timeout (4000) and beyond: a mark on new data reduces.
+    let out = drain_segments(&mut s, at + ms(100));
+    let end = d(1000) + out.iter().map(|g| g.payload_len).sum::<u32>();
+    feed(&mut s, at + ms(200), theirs(p(0), d(4000), ACK), 0);
+    let more = drain_segments(&mut s, at + ms(200));
+    let beyond = d(4000) + more.iter().map(|g| g.payload_len).sum::<u32>();
+    assert!(beyond > end.max(d(4000)));
+    feed(&mut s, at + ms(300), theirs(p(0), beyond, ACK | ECE), 0);
+    assert_eq!(s.tcp_stats().ecn_reductions, 1);
+}
