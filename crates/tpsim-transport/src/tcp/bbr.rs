@@ -208,11 +208,6 @@ impl Bbr {
     pub fn rtprop(&self) -> Option<SimDuration> {
         self.rtprop
     }
-    /// The pacing rate set at the last ACK, bytes/s (0 before the first; then
-    /// [`CongestionController::pacing_rate`] gives the initial rate).
-    pub fn current_pacing_rate(&self) -> f64 {
-        self.pacing_rate
-    }
     /// The current pacing gain.
     pub fn pacing_gain(&self) -> f64 {
         self.pacing_gain

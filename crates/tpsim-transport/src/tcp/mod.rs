@@ -378,7 +378,7 @@ impl TcpSocket {
             cwnd_bytes: Some(self.cwnd() as f64),
             ssthresh_bytes: self.ssthresh().filter(|&v| v < u64::MAX / 2).map(|v| v as f64),
             srtt_s: self.srtt().map(|r| r.as_secs_f64()),
-            pacing_rate_bps: self.paced_rate().map(|r| r * 8.0),
+            pacing_rate_bps: self.pacing_rate().map(|r| r * 8.0),
             btlbw_bps: bbr.map(|b| b.btlbw() * 8.0),
             rtprop_s: bbr.and_then(|b| b.rtprop()).map(|r| r.as_secs_f64()),
             bbr_state: bbr.map(|b| f64::from(b.state().code())),

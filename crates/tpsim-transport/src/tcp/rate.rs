@@ -209,12 +209,7 @@ impl RateEstimator {
         self.app_limited = (self.delivered + in_flight).max(1);
     }
 
-    /// Segments recorded (sent, not yet cumulatively acknowledged).
-    pub fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    /// Whether no segment is recorded.
+    /// Whether no segment is recorded (sent, not yet cumulatively acknowledged).
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }

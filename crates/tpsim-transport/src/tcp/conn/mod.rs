@@ -426,7 +426,7 @@ impl TcpSocket {
                     c.push(("w_max_bytes", self.cc.w_max_bytes(self.mss as u64)));
                 }
                 if self.paced {
-                    c.push(("pacing_rate_bps", self.paced_rate().map(|r| r * 8.0)));
+                    c.push(("pacing_rate_bps", self.pacing_rate().map(|r| r * 8.0)));
                 }
                 self.cc.model_series(&mut c);
                 c

@@ -106,10 +106,10 @@ impl TcpSocket {
     }
 
     /// The rate data is paced at, bytes/s: the controller's (BBR), else with
-    /// [`TcpConfig::pacing`] Linux's rule, else none.
+    /// [`TcpConfig::pacing`] Linux's rule; `None` for a sender that does not pace.
     pub fn pacing_rate(&self) -> Option<f64> {
-        if let Some(r) = self.cc.bbr().map(|b| b.current_pacing_rate()).filter(|&r| r > 0.0) {
-            return Some(r);
+        if !self.paced {
+            return None;
         }
         let cx = self.cc_context();
         if let Some(r) = self.cc.pacing_rate(self.window(), &cx) {
@@ -123,11 +123,6 @@ impl TcpSocket {
         // Linux tcp_update_pacing_rate: 200 % in slow start below half ssthresh, else 120 %.
         let ratio = if self.cwnd < self.ssthresh / 2 { 2.0 } else { 1.2 };
         Some(ratio * window / srtt)
-    }
-
-    /// The pacing rate of a paced sender, bytes/s (`None` if it does not pace).
-    pub fn paced_rate(&self) -> Option<f64> {
-        self.paced.then(|| self.pacing_rate()).flatten()
     }
 
     /// BBR's state and estimates, if the connection runs BBR.
