@@ -139,7 +139,8 @@ def bounds(metric: str) -> "tuple[float, float] | None":
 #: Time series of transport senders (congestion state, binned output, sampled at the start of each bin).
 TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s", "pipe_bytes": "bytes", "w_max_bytes": "bytes",
               "cwnd_packets": "packets", "ssthresh_packets": "packets", "x_bps": "bit/s", "p": "ratio",
-              "pacing_rate_bps": "bit/s", "bbr_state": "state", "btlbw_bps": "bit/s", "rtprop_s": "s",
+              "pacing_rate_bps": "bit/s", "bbr_state": "0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT",
+              "btlbw_bps": "bit/s", "rtprop_s": "s",
               "bwe_bps": "bit/s", "base_rtt_s": "s"}
 
 #: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).

@@ -1,7 +1,7 @@
 //! Point-to-point glue: a link direction serializes one packet at a time at its rate, queues
 //! the others under its queue discipline (DropTail unless the link's `aqm` says otherwise)
-//! and in the ring of `device_queue` places below it, loses some to its error model and delivers the rest to the other end after the
-//! propagation delay.
+//! and in the ring of `device_queue` places below it, loses some to its error model and
+//! delivers the rest to the other end after the propagation delay.
 
 use super::{Event, World};
 use crate::metrics::DropReason;
