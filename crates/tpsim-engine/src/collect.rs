@@ -75,6 +75,10 @@ struct Dir {
     /// ns, and the IP bytes of those that arrived by the application's stop.
     rx_packet_delay_ns: u128,
     rx_ip_bytes_window: u64,
+    /// Over the same first arrivals: each packet's wait in interface queues, ns, in arrival
+    /// order, and their sum.
+    rx_queue_ns: Vec<u64>,
+    rx_queue_sum_ns: u128,
 }
 
 /// [`Dir::last_drop`] of a packet none of whose copies was dropped.
@@ -273,6 +277,8 @@ impl Collector {
             sent_at: Vec::new(),
             rx_packet_delay_ns: 0,
             rx_ip_bytes_window: 0,
+            rx_queue_ns: Vec::new(),
+            rx_queue_sum_ns: 0,
         });
         self.dirs.len() as u32 - 1
     }
@@ -351,10 +357,12 @@ impl Collector {
     }
 
     /// Packet `seq` of `dir` (a copy of it, `ip_len` bytes) reached its destination at `now`
-    /// with TTL `ttl` left; only its first arrival counts, later ones are duplicates; packets
-    /// sent during the warm-up are not counted. Returns whether it was a counted duplicate.
+    /// with TTL `ttl` left, having waited `queue_ns` ns in interface queues on its way; only
+    /// its first arrival counts, later ones are duplicates; packets sent during the warm-up
+    /// are not counted. Returns whether it was a counted duplicate.
     #[inline]
-    pub fn segment_received(&mut self, dir: u32, seq: u32, ttl: u8, ip_len: u32, now: SimTime) -> bool {
+    #[allow(clippy::too_many_arguments)]
+    pub fn segment_received(&mut self, dir: u32, seq: u32, ttl: u8, ip_len: u32, queue_ns: i64, now: SimTime) -> bool {
         let d = &mut self.dirs[dir as usize];
         if seq < d.seq_floor {
             return false;
@@ -365,6 +373,13 @@ impl Collector {
         }
         d.rx_segments += 1;
         d.rx_packet_delay_ns += now.0.saturating_sub(d.sent_at[seq as usize]) as u128;
+        debug_assert!(
+            queue_ns >= 0,
+            "packet {seq} of direction {dir} left a queue it never entered"
+        );
+        let wait = queue_ns.max(0) as u64;
+        d.rx_queue_ns.push(wait);
+        d.rx_queue_sum_ns += wait as u128;
         if now <= d.info.stop {
             d.rx_ip_bytes_window += ip_len as u64;
         }
@@ -603,6 +618,8 @@ impl Collector {
             });
             let goodput = window.map(|w| d.rx_bytes_window as f64 * 8.0 / 1000.0 / w);
             s.delays_ns.sort_unstable();
+            d.rx_queue_ns.sort_unstable();
+            let have_queue = !d.rx_queue_ns.is_empty();
             let have = s.rx_packets > 0;
             let mean = |sum: u128| have.then(|| sum as f64 / s.rx_packets as f64 / ns);
             let rtt_samples = tx.rtt_samples - tx0.rtt_samples;
@@ -644,6 +661,8 @@ impl Collector {
                 throughput_ip_kbps: window.map(|w| d.rx_ip_bytes_window as f64 * 8.0 / 1000.0 / w),
                 packet_delay_mean_s: (d.rx_segments > 0)
                     .then(|| d.rx_packet_delay_ns as f64 / d.rx_segments as f64 / ns),
+                queue_delay_mean_s: have_queue.then(|| d.rx_queue_sum_ns as f64 / d.rx_queue_ns.len() as f64 / ns),
+                queue_delay_p95_s: have_queue.then(|| nearest_rank(&d.rx_queue_ns, 95.0) as f64 / ns),
                 packet_size_min_b: (tx_segments > 0).then_some(d.tx_ip_min as f64),
                 packet_size_max_b: (tx_segments > 0).then_some(d.tx_ip_max as f64),
                 packet_size_mean_b: (tx_segments > 0).then(|| d.tx_ip_bytes as f64 / tx_segments as f64),

@@ -227,6 +227,11 @@ pub struct FlowRow {
     pub throughput_ip_kbps: Option<f64>,
     /// ns-2-style delay: mean over arrived data packets of arrival − that packet's own send, s.
     pub packet_delay_mean_s: Option<f64>,
+    /// Over the same arrived data packets: the time each waited in interface queues (every
+    /// hop's queue discipline and device ring, or radio interface queue), mean and nearest-rank
+    /// 95th percentile, s.
+    pub queue_delay_mean_s: Option<f64>,
+    pub queue_delay_p95_s: Option<f64>,
     /// Smallest, largest and mean IP size of the data packets sent, bytes (`None` if none).
     pub packet_size_min_b: Option<f64>,
     pub packet_size_max_b: Option<f64>,

@@ -43,6 +43,10 @@ pub struct Packet {
     /// The routing control message carried (an index into the world's store of control
     /// messages), [`NO_CTRL`] for a data packet, or [`ARP_REQUEST`]/[`ARP_REPLY`].
     pub ctrl: u32,
+    /// Time spent waiting in interface queues so far, ns: each queue subtracts the instant
+    /// the packet enters it and adds the instant it leaves, so that once out of every queue
+    /// this is the total wait (0 for a packet that never waited).
+    pub queue_ns: i64,
 }
 
 impl Packet {
@@ -148,6 +152,20 @@ impl PacketArena {
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         debug_assert_eq!(self.refs[id.0 as usize], 1, "mutating a shared packet");
         &mut self.slots[id.0 as usize]
+    }
+
+    /// Packet `id` enters an interface queue at `now` (its holders share the wait).
+    #[inline]
+    pub fn enter_queue(&mut self, id: PacketId, now: tpsim_core::SimTime) {
+        let q = &mut self.slots[id.0 as usize].queue_ns;
+        *q = q.wrapping_sub(now.0 as i64);
+    }
+
+    /// Packet `id` leaves an interface queue at `now` (after [`Self::enter_queue`]).
+    #[inline]
+    pub fn leave_queue(&mut self, id: PacketId, now: tpsim_core::SimTime) {
+        let q = &mut self.slots[id.0 as usize].queue_ns;
+        *q = q.wrapping_add(now.0 as i64);
     }
 
     /// Returns a packet this holder may mutate: `id` itself if it is the only holder, else a

@@ -164,6 +164,7 @@ impl RunResult {
         );
         push_fields!(t, rows, F64, packet_size_min_b, packet_size_max_b, packet_size_mean_b);
         push_fields!(t, rows, F64, throughput_ip_kbps, packet_delay_mean_s);
+        push_fields!(t, rows, F64, queue_delay_mean_s, queue_delay_p95_s);
         // Transport-specific columns, in order of first appearance; empty for other flows.
         let mut extra: Vec<&'static str> = Vec::new();
         for (name, _) in rows.iter().flat_map(|r| r.extra.iter()) {

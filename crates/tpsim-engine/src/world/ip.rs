@@ -199,6 +199,7 @@ impl World {
             seq: 0,
             link_dst,
             ctrl,
+            queue_ns: 0,
         });
         let layer = match ctrl {
             NO_CTRL => Layer::Transport,

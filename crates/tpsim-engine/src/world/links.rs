@@ -30,6 +30,8 @@ impl World {
         }
         self.trace_link(TraceEvent::Enqueue, dev, id);
         let now = self.now;
+        // The wait runs from here until `start_tx` (nothing for a packet sent at once).
+        self.packets.enter_queue(id, now);
         let d = &mut self.links[dev as usize];
         if d.on_wire.is_none() && matches!(d.queue, Qdisc::DropTail(_)) {
             // A free wire has an empty DropTail queue and an empty ring behind it: straight out.
@@ -100,6 +102,7 @@ impl World {
     fn start_tx(&mut self, dev: u32, id: PacketId) {
         self.trace_link(TraceEvent::Dequeue, dev, id);
         let now = self.now;
+        self.packets.leave_queue(id, now);
         let d = &mut self.links[dev as usize];
         let p = self.packets.get(id);
         let bits = (p.seg.ip_len as u64 + d.framing as u64) * 8;

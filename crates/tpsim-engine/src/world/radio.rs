@@ -83,6 +83,9 @@ impl World {
             return;
         }
         self.metrics.queue_changed(dev, d.waiting(), &mut d.q_changed, now);
+        // The wait runs from here until the MAC takes the packet (`serve_next`) or it is
+        // taken out (`radio_take_queued_to`).
+        self.packets.enter_queue(id, now);
         if let (false, Some(q)) = (priority, &mut d.aqm) {
             let p = self.packets.get(id);
             let pkt = crate::aqm::pkt(q, id, p, p.seg.ip_len);
@@ -107,6 +110,9 @@ impl World {
             let mut out = Vec::new();
             q.remove_where(|p| packets.get(PacketId(p.id)).link_dst == hop, &mut out);
             taken.extend(out.iter().map(|p| PacketId(p.id)));
+        }
+        for &id in &taken {
+            self.packets.leave_queue(id, now);
         }
         taken
     }
@@ -139,6 +145,7 @@ impl World {
             self.aqm_verdicts(dev, self.rmap.node(radio), crate::pkttrace::NO_NODE);
         }
         let Some(id) = next else { return };
+        self.packets.leave_queue(id, now);
         let d = &mut self.radios[radio as usize];
         d.in_service = Some(id);
         let p = self.packets.get(id);

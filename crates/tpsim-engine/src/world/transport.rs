@@ -135,6 +135,7 @@ impl World {
                 seq,
                 link_dst: 0,
                 ctrl: NO_CTRL,
+                queue_ns: 0,
             });
             self.trace(TraceEvent::Send, a.node, Layer::Transport, id, None);
             self.ip_output(a.node, id);
@@ -172,7 +173,7 @@ impl World {
         let duplicate = p.dir != NO_DIR
             && self
                 .metrics
-                .segment_received(p.dir, p.seq, p.ip.ttl, p.ip.total_len as u32, self.now);
+                .segment_received(p.dir, p.seq, p.ip.ttl, p.ip.total_len as u32, p.queue_ns, self.now);
         if p.dir != NO_DIR && !duplicate && self.metrics.tracks_paths(p.dir) {
             // A multi-homed association: which of this node's addresses the data came to.
             let (dir, payload, dst) = (p.dir, p.seg.payload_len, p.ip.dst);
