@@ -141,8 +141,9 @@ def bounds(metric: str) -> "tuple[float, float] | None":
 #: Time series of transport senders (congestion state, binned output, sampled at the start of each bin).
 TCP_SERIES = {"cwnd_bytes": "bytes", "ssthresh_bytes": "bytes", "srtt_s": "s", "pipe_bytes": "bytes", "w_max_bytes": "bytes",
               "cwnd_packets": "packets", "ssthresh_packets": "packets", "x_bps": "bit/s", "p": "ratio",
-              "pacing_rate_bps": "bit/s", "bbr_state": "0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT",
-              "btlbw_bps": "bit/s", "rtprop_s": "s",
+              "pacing_rate_bps": "bit/s",
+              "bbr_state": "0 Startup, 1 Drain, 2 ProbeBW (v3: DOWN), 3 ProbeRTT, 4 CRUISE, 5 REFILL, 6 UP",
+              "btlbw_bps": "bit/s", "rtprop_s": "s", "inflight_hi_bytes": "bytes", "inflight_lo_bytes": "bytes",
               "bwe_bps": "bit/s", "base_rtt_s": "s"}
 
 #: Metrics drawn for every report (the others: ``tpsim plot DIR --metric M``).
@@ -258,6 +259,8 @@ NAMES: dict[str, str] = {
     "bbr_state": "BBR state",
     "btlbw_bps": "BBR bottleneck bandwidth BtlBw",
     "rtprop_s": "BBR round-trip propagation time RTprop",
+    "inflight_hi_bytes": "BBR v3 inflight_hi (inflight_longterm)",
+    "inflight_lo_bytes": "BBR v3 inflight_lo (inflight_shortterm)",
     "bwe_bps": "Westwood+ bandwidth estimate",
     "base_rtt_s": "Vegas BaseRTT",
     "cwnd_packets": "congestion window",

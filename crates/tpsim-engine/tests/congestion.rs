@@ -12,11 +12,15 @@ const TCP: &str =
 const PAYLOAD_KBPS: f64 = 10_000.0 * 1448.0 / 1502.0;
 
 fn bulk(transport: &str) -> RunResult {
+    bulk_queue(transport, 100)
+}
+
+fn bulk_queue(transport: &str, queue: u32) -> RunResult {
     let flows = format!(
         "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"{transport}\"\ntcp = {TCP}\n\
          app = {{ kind = \"bulk\", size = \"1448B\" }}\n"
     );
-    let text = link("10Mbps", "20ms", "queue = 100", &flows, "20s")
+    let text = link("10Mbps", "20ms", &format!("queue = {queue}"), &flows, "20s")
         .replace("[nodes]", "[output]\ntimeseries = true\nbin = \"1s\"\n[nodes]");
     sim(&text, 1)
 }
@@ -85,4 +89,22 @@ fn a_paced_cubic_flow_reports_its_pacing_rate() {
     assert!(rates[1..].iter().all(Option::is_some), "{rates:?}");
     assert!(paced.flows[0].goodput_kbps.unwrap() > 0.9 * PAYLOAD_KBPS);
     assert!(!bulk("tcp-cubic").timeseries.series.contains(&"pacing_rate_bps"));
+}
+
+/// BBR v3 alone on the same link fills it without loss, ends in a ProbeBW sub-state (2, 4, 5
+/// or 6) and measures the payload rate; a shallow buffer (17 packets, half the BDP) costs it
+/// fewer retransmissions than BBR v1, whose probes ignore loss (the draft's motivating case).
+#[test]
+fn bbr3_fills_the_link_and_loses_less_than_bbr_v1_in_a_shallow_buffer() {
+    let r = bulk("tcp-bbr3");
+    let f = &r.flows[0];
+    assert!(f.goodput_kbps.unwrap() >= 0.8 * 10_000.0, "{f:?}");
+    assert_eq!(f.retransmissions, 0, "{f:?}");
+    let state = series(&r, "bbr_state").last().copied().flatten().unwrap();
+    assert!([2.0, 4.0, 5.0, 6.0].contains(&state), "state {state}");
+    let bw = series(&r, "btlbw_bps").last().copied().flatten().unwrap() / 1000.0;
+    assert!((bw / PAYLOAD_KBPS - 1.0).abs() < 0.05, "max_bw {bw} kbit/s");
+    let (v1, v3) = (bulk_queue("tcp-bbr", 17), bulk_queue("tcp-bbr3", 17));
+    let (l1, l3) = (v1.flows[0].retransmissions, v3.flows[0].retransmissions);
+    assert!(l3 < l1, "v1 {l1}, v3 {l3}");
 }

@@ -198,6 +198,9 @@ transports! {
         /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00), paced, with SACK
         /// recovery when both ends negotiate SACK.
         TcpBbr = "tcp-bbr",
+        /// BBR v3 (draft-ietf-ccwg-bbr-06): BBR with bounds from loss and ECN and the
+        /// four-phase ProbeBW cycle, paced, with SACK recovery when both ends negotiate SACK.
+        TcpBbr3 = "tcp-bbr3",
         /// TCP Vegas (Brakmo & Peterson 1995; α 2, β 4, γ 1), with SACK recovery when both
         /// ends negotiate SACK.
         TcpVegas = "tcp-vegas",

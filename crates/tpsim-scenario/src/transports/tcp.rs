@@ -187,7 +187,11 @@ impl TransportKeys for Keys {
         };
         if matches!(
             f.transport,
-            Transport::TcpCubic | Transport::TcpBbr | Transport::TcpVegas | Transport::TcpWestwoodPlus
+            Transport::TcpCubic
+                | Transport::TcpBbr
+                | Transport::TcpBbr3
+                | Transport::TcpVegas
+                | Transport::TcpWestwoodPlus
         ) {
             let name = f.transport.name();
             err(
@@ -374,6 +378,7 @@ fn tcp_config(t: Transport, preset: TcpPreset, o: Option<&TcpOptions>) -> TcpCon
         congestion: match t {
             Transport::TcpCubic => CongestionAlgorithm::Cubic,
             Transport::TcpBbr => CongestionAlgorithm::Bbr,
+            Transport::TcpBbr3 => CongestionAlgorithm::Bbr3,
             Transport::TcpVegas => CongestionAlgorithm::Vegas,
             Transport::TcpWestwoodPlus => CongestionAlgorithm::WestwoodPlus,
             _ => CongestionAlgorithm::Aimd,

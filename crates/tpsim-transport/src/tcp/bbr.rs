@@ -54,6 +54,15 @@ pub fn send_quantum(pacing_rate: f64, smss: u64) -> u64 {
     }
 }
 
+/// SplitMix64: the next deterministic draw of a connection's generator `state`.
+pub(super) fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// The four states of §4.3.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BbrState {
@@ -230,12 +239,7 @@ impl Bbr {
     }
 
     fn next_random(&mut self) -> u64 {
-        // SplitMix64: a deterministic draw per connection.
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        splitmix(&mut self.rng)
     }
 
     /// §4.2.3.2 BBRInflight: `gain` times the estimated BDP plus 3 send quanta; the initial

@@ -64,6 +64,8 @@ impl Conn {
                 delivery_rate: rate,
                 prior_delivered: prior,
                 is_app_limited: false,
+                tx_in_flight: 0,
+                lost: 0,
             }),
             prior_in_flight,
             in_flight,

@@ -20,9 +20,11 @@
 //!
 //! Built-in controllers are dispatched through [`AnyController`] (no virtual call on the hot
 //! path); [`AnyController::Custom`] takes a boxed controller for experiments. Built in: [`Aimd`]
-//! (RFC 5681), [`Cubic`] (RFC 9438), [`Bbr`] (BBR v1), [`Vegas`] and [`WestwoodPlus`].
+//! (RFC 5681), [`Cubic`] (RFC 9438), [`Bbr`] (BBR v1), [`Bbr3`] (BBR v3), [`Vegas`] and
+//! [`WestwoodPlus`].
 
 pub use super::bbr::{Bbr, BbrState};
+pub use super::bbr3::{Bbr3, Bbr3State};
 pub use super::rate::RateSample;
 pub use super::vegas::Vegas;
 pub use super::westwood::WestwoodPlus;
@@ -56,6 +58,8 @@ pub struct CcContext {
     pub snd_max: u64,
     /// The oldest unacknowledged offset (SND.UNA), bytes from the ISN.
     pub snd_una: u64,
+    /// Both ends negotiated SACK (RFC 2018): more than one loss per round trip can be seen.
+    pub sack: bool,
 }
 
 /// What one ACK did, as [`CongestionController::on_ack_event`] sees it after the connection
@@ -88,6 +92,18 @@ pub struct AckEvent {
     pub in_recovery: bool,
     /// The ACK made the connection detect a loss (recovery began).
     pub loss: bool,
+}
+
+/// A BBR controller's (v1 or v3) state and path model, as the time series report them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BbrModel {
+    /// The state's code: v1 0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT ([`BbrState::code`]);
+    /// v3 the same, ProbeBW being DOWN, and 4 CRUISE, 5 REFILL, 6 UP ([`Bbr3State::code`]).
+    pub state: u8,
+    /// The bottleneck-bandwidth estimate (v1 BtlBw, v3 max_bw), bytes/s.
+    pub bw: f64,
+    /// The propagation-delay estimate (v1 RTprop, v3 min_rtt).
+    pub min_rtt: Option<SimDuration>,
 }
 
 /// How loss was detected.
@@ -144,6 +160,8 @@ pub enum CongestionAlgorithm {
     Cubic,
     /// BBR v1 ([`Bbr`]): model-based, paced; SACK recovery as [`Self::Cubic`].
     Bbr,
+    /// BBR v3 ([`Bbr3`]): BBR with loss and ECN bounds; SACK recovery as [`Self::Cubic`].
+    Bbr3,
     /// TCP Vegas ([`Vegas`]): delay-based congestion avoidance; SACK recovery as
     /// [`Self::Cubic`].
     Vegas,
@@ -155,12 +173,13 @@ pub enum CongestionAlgorithm {
 impl CongestionAlgorithm {
     /// A fresh controller. `byte_counting` selects RFC 3465 (L = 2·SMSS) growth in slow start
     /// (and, for [`Aimd`], in congestion avoidance); `seed` feeds BBR's random choice of its
-    /// first gain-cycle phase.
+    /// first gain-cycle phase and BBR v3's waits between bandwidth probes.
     pub fn build(self, byte_counting: bool, seed: u64) -> AnyController {
         match self {
             CongestionAlgorithm::Aimd => AnyController::Aimd(Aimd::new(byte_counting)),
             CongestionAlgorithm::Cubic => AnyController::Cubic(Cubic::new(byte_counting)),
             CongestionAlgorithm::Bbr => AnyController::Bbr(Box::new(Bbr::new(seed))),
+            CongestionAlgorithm::Bbr3 => AnyController::Bbr3(Box::new(Bbr3::new(seed))),
             CongestionAlgorithm::Vegas => AnyController::Vegas(Vegas::new(byte_counting)),
             CongestionAlgorithm::WestwoodPlus => AnyController::WestwoodPlus(WestwoodPlus::new(byte_counting)),
         }
@@ -444,6 +463,8 @@ pub enum AnyController {
     Cubic(Cubic),
     /// [`Bbr`] (BBR v1), boxed: its state is the largest.
     Bbr(Box<Bbr>),
+    /// [`Bbr3`] (BBR v3), boxed.
+    Bbr3(Box<Bbr3>),
     /// [`Vegas`].
     Vegas(Vegas),
     /// [`WestwoodPlus`].
@@ -459,6 +480,7 @@ macro_rules! dispatch {
             AnyController::Aimd($c) => $call,
             AnyController::Cubic($c) => $call,
             AnyController::Bbr($c) => $call,
+            AnyController::Bbr3($c) => $call,
             AnyController::Vegas($c) => $call,
             AnyController::WestwoodPlus($c) => $call,
             AnyController::Custom($c) => $call,
@@ -506,28 +528,41 @@ impl AnyController {
     pub fn wants_ack_events(&self) -> bool {
         matches!(
             self,
-            AnyController::Bbr(_) | AnyController::WestwoodPlus(_) | AnyController::Custom(_)
+            AnyController::Bbr(_) | AnyController::Bbr3(_) | AnyController::WestwoodPlus(_) | AnyController::Custom(_)
         )
     }
     /// The estimates of a model-based controller, as time-series values: BBR's state
-    /// (`bbr_state`: 0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT), `btlbw_bps` and `rtprop_s`;
-    /// Westwood+'s `bwe_bps`; Vegas' `base_rtt_s`.
+    /// (`bbr_state`: [`BbrModel::state`]), `btlbw_bps` and `rtprop_s`, BBR v3's
+    /// `inflight_hi_bytes` and `inflight_lo_bytes`; Westwood+'s `bwe_bps`; Vegas' `base_rtt_s`.
     pub fn model_series(&self, out: &mut Vec<(&'static str, Option<f64>)>) {
+        if let Some(b) = self.bbr() {
+            out.push(("bbr_state", Some(f64::from(b.state))));
+            out.push(("btlbw_bps", Some(b.bw * 8.0)));
+            out.push(("rtprop_s", b.min_rtt.map(|r| r.as_secs_f64())));
+        }
         match self {
-            AnyController::Bbr(b) => {
-                out.push(("bbr_state", Some(f64::from(b.state().code()))));
-                out.push(("btlbw_bps", Some(b.btlbw() * 8.0)));
-                out.push(("rtprop_s", b.rtprop().map(|r| r.as_secs_f64())));
+            AnyController::Bbr3(b) => {
+                out.push(("inflight_hi_bytes", b.inflight_longterm().map(|v| v as f64)));
+                out.push(("inflight_lo_bytes", b.inflight_shortterm().map(|v| v as f64)));
             }
             AnyController::WestwoodPlus(w) => out.push(("bwe_bps", Some(w.bwe() * 8.0))),
             AnyController::Vegas(v) => out.push(("base_rtt_s", v.base_rtt().map(|r| r.as_secs_f64()))),
             _ => {}
         }
     }
-    /// BBR's state and estimates, for the report and the per-ACK samples.
-    pub fn bbr(&self) -> Option<&Bbr> {
+    /// BBR's (v1 or v3) state and estimates, for the report and the per-ACK samples.
+    pub fn bbr(&self) -> Option<BbrModel> {
         match self {
-            AnyController::Bbr(b) => Some(b),
+            AnyController::Bbr(b) => Some(BbrModel {
+                state: b.state().code(),
+                bw: b.btlbw(),
+                min_rtt: b.rtprop(),
+            }),
+            AnyController::Bbr3(b) => Some(BbrModel {
+                state: b.state().code(),
+                bw: b.max_bw(),
+                min_rtt: b.min_rtt(),
+            }),
             _ => None,
         }
     }

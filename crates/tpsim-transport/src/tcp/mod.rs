@@ -55,6 +55,7 @@
 //! LISTEN or SYN-SENT.
 
 mod bbr;
+mod bbr3;
 pub mod cc;
 mod conn;
 pub mod rate;
@@ -71,8 +72,8 @@ mod pair_tests;
 mod tests;
 
 pub use cc::{
-    AckEvent, Aimd, AnyController, Bbr, BbrState, CcContext, CongestionAlgorithm, CongestionController,
-    CongestionEvent, Cubic, Vegas, WestwoodPlus, Window,
+    AckEvent, Aimd, AnyController, Bbr, Bbr3, Bbr3State, BbrModel, BbrState, CcContext, CongestionAlgorithm,
+    CongestionController, CongestionEvent, Cubic, Vegas, WestwoodPlus, Window,
 };
 pub use conn::TcpSocket;
 pub use rtt::RttEstimator;
@@ -379,9 +380,9 @@ impl TcpSocket {
             ssthresh_bytes: self.ssthresh().filter(|&v| v < u64::MAX / 2).map(|v| v as f64),
             srtt_s: self.srtt().map(|r| r.as_secs_f64()),
             pacing_rate_bps: self.pacing_rate().map(|r| r * 8.0),
-            btlbw_bps: bbr.map(|b| b.btlbw() * 8.0),
-            rtprop_s: bbr.and_then(|b| b.rtprop()).map(|r| r.as_secs_f64()),
-            bbr_state: bbr.map(|b| f64::from(b.state().code())),
+            btlbw_bps: bbr.map(|b| b.bw * 8.0),
+            rtprop_s: bbr.and_then(|b| b.min_rtt).map(|r| r.as_secs_f64()),
+            bbr_state: bbr.map(|b| f64::from(b.state)),
             ..crate::AckSample::default()
         }
     }

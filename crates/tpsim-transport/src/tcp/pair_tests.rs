@@ -822,10 +822,15 @@ proptest! {
         Pair::new(&sc).run()?;
     }
 
-    /// The same for BBR (paced, its model setting cwnd on every ACK), Vegas and Westwood+,
-    /// with SACK recovery when negotiated.
+    /// The same for BBR v1 and v3 (paced, their models setting cwnd on every ACK), Vegas and
+    /// Westwood+, with SACK recovery when negotiated.
     #[test]
     fn bbr_delivers_exactly_what_was_sent(sc in sack_strategy(LossRecovery::NewReno, CongestionAlgorithm::Bbr)) {
+        Pair::new(&sc).run()?;
+    }
+
+    #[test]
+    fn bbr3_delivers_exactly_what_was_sent(sc in sack_strategy(LossRecovery::NewReno, CongestionAlgorithm::Bbr3)) {
         Pair::new(&sc).run()?;
     }
 
@@ -841,15 +846,20 @@ proptest! {
         Pair::new(&sc).run()?;
     }
 
-    /// The three without SACK (NewReno recovery), and any variant paced.
+    /// The four without SACK (NewReno recovery), and any variant paced.
     #[test]
     fn model_based_without_sack_and_paced_deliver_exactly_what_was_sent(
         sc in scenario_strategy(LossRecovery::NewReno),
-        which in 0usize..3,
+        which in 0usize..4,
         pacing in any::<bool>(),
     ) {
         let mut sc = sc;
-        sc.tcp.congestion = [CongestionAlgorithm::Bbr, CongestionAlgorithm::Vegas, CongestionAlgorithm::WestwoodPlus][which];
+        sc.tcp.congestion = [
+            CongestionAlgorithm::Bbr,
+            CongestionAlgorithm::Bbr3,
+            CongestionAlgorithm::Vegas,
+            CongestionAlgorithm::WestwoodPlus,
+        ][which];
         sc.tcp.pacing = pacing;
         Pair::new(&sc).run()?;
     }

@@ -26,13 +26,20 @@ pub struct RateSample {
     pub delivered: u64,
     /// The interval, max(send_elapsed, ack_elapsed).
     pub interval: SimDuration,
-    /// `delivered` / `interval`, bytes/s.
+    /// `delivered` / `interval`, bytes/s; 0 when the interval is shorter than the minimum RTT
+    /// (draft §3.2: not a reliable sample).
     pub delivery_rate: f64,
     /// The connection's delivered count when the sampled segment was sent (BBR's round
     /// counting: `rs.prior_delivered`), bytes.
     pub prior_delivered: u64,
     /// The sampled segment was sent in an application-limited phase.
     pub is_app_limited: bool,
+    /// Bytes in flight when the sampled segment was sent, itself included (BBR v3's
+    /// `RS.tx_in_flight`).
+    pub tx_in_flight: u64,
+    /// Bytes marked lost between the sampled segment's transmission and this ACK (BBR v3's
+    /// `RS.lost`).
+    pub lost: u64,
 }
 
 /// Send-time state of one transmitted segment (draft §2.2 `P.*`).
@@ -45,6 +52,10 @@ struct TxRecord {
     delivered_time: SimTime,
     first_sent_time: SimTime,
     is_app_limited: bool,
+    /// Bytes in flight once it was sent, itself included.
+    tx_in_flight: u64,
+    /// The connection's lost count when it was sent.
+    lost: u64,
     /// Already counted as delivered (SACKed before its cumulative ACK).
     done: bool,
 }
@@ -63,6 +74,8 @@ pub struct RateEstimator {
     app_limited: u64,
     /// The sample being assembled from this ACK's deliveries: (record of the newest segment).
     pending: Option<TxRecord>,
+    /// `C.lost`: bytes marked lost so far.
+    lost: u64,
 }
 
 impl RateEstimator {
@@ -95,6 +108,8 @@ impl RateEstimator {
             delivered_time: self.delivered_time,
             first_sent_time: self.first_sent_time,
             is_app_limited: self.app_limited != 0,
+            tx_in_flight: in_flight + (end - start),
+            lost: self.lost,
             done: false,
         };
         match self.records.back() {
@@ -178,7 +193,8 @@ impl RateEstimator {
     }
 
     /// §3.2 GenerateRateSample at the end of an ACK's processing: the sample of this ACK's
-    /// deliveries, or `None` (nothing delivered, or an interval below `min_rtt`).
+    /// deliveries (its `delivery_rate` 0 when the interval is 0 or below `min_rtt`: no
+    /// reliable rate), or `None` when the ACK delivered nothing.
     pub fn sample(&mut self, min_rtt: Option<SimDuration>) -> Option<RateSample> {
         // §3.3: the application-limited phase ends once its data is delivered.
         if self.app_limited != 0 && self.delivered > self.app_limited {
@@ -191,16 +207,27 @@ impl RateEstimator {
         let ack_elapsed = self.delivered_time.saturating_since(p.delivered_time);
         let interval = send_elapsed.max(ack_elapsed);
         let delivered = self.delivered - p.delivered;
-        if interval.0 == 0 || min_rtt.is_some_and(|m| interval < m) {
-            return None;
-        }
+        // An interval below min_rtt gives no reliable rate: the sample keeps its other
+        // fields (round counting needs `prior_delivered`) with a delivery rate of 0.
+        let reliable = interval.0 != 0 && min_rtt.is_none_or(|m| interval >= m);
         Some(RateSample {
             delivered,
             interval,
-            delivery_rate: delivered as f64 / interval.as_secs_f64(),
+            delivery_rate: if reliable {
+                delivered as f64 / interval.as_secs_f64()
+            } else {
+                0.0
+            },
             prior_delivered: p.delivered,
             is_app_limited: p.is_app_limited,
+            tx_in_flight: p.tx_in_flight,
+            lost: self.lost - p.lost,
         })
+    }
+
+    /// `bytes` of what is in flight were just marked lost (counted into the samples' `lost`).
+    pub fn on_lost(&mut self, bytes: u64) {
+        self.lost += bytes;
     }
 
     /// §3.3: the sender has less than a segment to send and room in its window: the phase
@@ -269,6 +296,23 @@ mod tests {
             e.sample(Some(SimDuration::from_millis(90))).is_none(),
             "nothing newly delivered"
         );
+    }
+
+    /// §3.2: an interval shorter than the minimum RTT gives no rate (0), but the sample still
+    /// says what was delivered and when its data was sent (`prior_delivered`).
+    #[test]
+    fn interval_below_min_rtt_has_no_rate_but_keeps_prior_delivered() {
+        let mut e = RateEstimator::default();
+        e.on_send(ms(0), 0, 1000, 0);
+        e.on_cumulative_ack(ms(50), 1000);
+        let s = e.sample(Some(SimDuration::from_millis(60))).unwrap();
+        assert_eq!((s.delivery_rate, s.delivered, s.prior_delivered), (0.0, 1000, 0));
+        assert_eq!(s.tx_in_flight, 1000);
+        e.on_send(ms(50), 1000, 2000, 0);
+        e.on_cumulative_ack(ms(120), 2000);
+        let s = e.sample(Some(SimDuration::from_millis(60))).unwrap();
+        assert!((s.delivery_rate - 1000.0 / 0.07).abs() < 1e-6, "{s:?}");
+        assert_eq!(s.prior_delivered, 1000);
     }
 
     /// SACKed segments count once: delivered when SACKed, not again when the cumulative ACK

@@ -262,7 +262,7 @@ impl TcpSocket {
                 .then(|| super::rate::RateEstimator::with_capacity(64)),
             ack_rtt: None,
             min_rtt: None,
-            paced: tcp.pacing || matches!(cc, AnyController::Bbr(_)),
+            paced: tcp.pacing || matches!(cc, AnyController::Bbr(_) | AnyController::Bbr3(_)),
             next_send: SimTime::ZERO,
             pacing_slack: SimDuration::ZERO,
             pacing_ns_per_byte: 0.0,
@@ -574,6 +574,7 @@ impl TcpSocket {
             initial_window: self.initial_window(),
             snd_max: self.snd_max,
             snd_una: self.snd_una,
+            sack: self.sack_ok,
         }
     }
 

@@ -61,6 +61,14 @@ impl TcpSocket {
             return true;
         }
         let acked = self.snd_una.saturating_sub(prior_una);
+        // In flight and losses only matter to a controller with rate samples (BBR); before
+        // the ACK in flight was what is in flight now plus what the ACK delivered.
+        let (in_flight, lost) = if self.rate.is_some() {
+            self.in_flight_and_lost()
+        } else {
+            (0, 0)
+        };
+        let newly_lost = lost.saturating_sub(lost_before);
         let (newly_delivered, delivered, rate) = match &mut self.rate {
             Some(r) => {
                 let before = r.delivered();
@@ -73,17 +81,11 @@ impl TcpSocket {
                     }
                 }
                 r.on_cumulative_ack(now, self.snd_una);
+                r.on_lost(newly_lost);
                 let rs = r.sample(self.min_rtt);
                 (r.delivered() - before, r.delivered(), rs)
             }
             None => (acked, 0, None),
-        };
-        // In flight and losses only matter to a controller with rate samples (BBR); before
-        // the ACK in flight was what is in flight now plus what the ACK delivered.
-        let (in_flight, lost) = if self.rate.is_some() {
-            self.in_flight_and_lost()
-        } else {
-            (0, 0)
         };
         let ev = AckEvent {
             acked,
@@ -94,7 +96,7 @@ impl TcpSocket {
             rate,
             prior_in_flight: in_flight + newly_delivered,
             in_flight,
-            newly_lost: lost.saturating_sub(lost_before),
+            newly_lost,
             in_recovery: self.in_recovery,
             loss: self.in_recovery && !was_in_recovery,
         };
@@ -125,8 +127,8 @@ impl TcpSocket {
         Some(ratio * window / srtt)
     }
 
-    /// BBR's state and estimates, if the connection runs BBR.
-    pub fn bbr(&self) -> Option<&super::super::cc::Bbr> {
+    /// BBR's state and estimates, if the connection runs BBR (v1 or v3).
+    pub fn bbr(&self) -> Option<super::super::cc::BbrModel> {
         self.cc.bbr()
     }
 
@@ -173,7 +175,11 @@ impl TcpSocket {
 
     /// Records the transmission of `[seq, end)` for the delivery-rate samples.
     pub(super) fn record_send(&mut self, now: SimTime, seq: u64, end: u64) {
-        let in_flight = self.snd_max - self.snd_una;
+        if self.rate.is_none() {
+            return;
+        }
+        // What is in the network (RFC 6675's pipe with SACK): SACKed and lost data are not.
+        let in_flight = self.in_flight();
         if let Some(r) = &mut self.rate {
             r.on_send(now, seq, end, in_flight);
         }
