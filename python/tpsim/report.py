@@ -26,6 +26,7 @@ from .labels import axis_for, fmt_number, fmt_seconds, key_label, key_name, metr
 from .metrics import HEADLINE_BULK_FLOW_METRICS, HEADLINE_FLOW_METRICS, HEADLINE_NETWORK_METRICS, METRICS, metric_name
 from .plot import (COLUMN_WIDTH_IN, DOUBLE_WIDTH_IN, MAX_CATEGORIES, MAX_SERIES, PANEL_HEIGHT_IN, FigureInfo, _upper_first, default_layout, draw,
                    metric_spec, param_columns, timeseries_spec, with_flow_direction)
+from .sweep import normal_key
 from .tables import ResultTables, mean_cis
 
 #: Formats of the report's figures: PNG (embedded in the page) and vector PDF (for papers).
@@ -108,6 +109,7 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
     all_flows = with_flow_direction(res.flows)
     keys = list(res.param_keys)
     x, hues = default_layout(all_flows, keys)
+    x, hues, facet = _chosen_layout(_report_table(res).get("layout") or {}, all_flows, x, hues)
     stacks = stack_split(all_flows, keys, x)
     # The scenario's [report] metrics, beside the headline ones.
     extra = (_report_table(res).get("metrics") or [])
@@ -132,11 +134,13 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
         if overview:
             plan.append(("overview", PlannedFigure(lambda flows=flows: overview_spec(flows, drawn, x, fig_hues))))
         for m in [] if overview else drawn:
-            plan.append((m + suffix, PlannedFigure(lambda m=m, flows=flows: metric_spec(flows, m, x, fig_hues, params=keys))))
+            plan.append((m + suffix, PlannedFigure(
+                lambda m=m, flows=flows: metric_spec(flows, m, x, fig_hues, params=keys, facet=facet))))
         if keys and res.network.height:
             net = only(res.network)
             net_x = x if x in net.columns else (keys[0] if keys else "run")
             net_hues = [h for h in fig_hues if h in net.columns]
+            net_facet = facet if facet in net.columns else None
             for m in net_metrics:
                 # Only what the scenario produces: no routing figures for static routes, no
                 # energy figures without an energy model, no figures of drops that never happen.
@@ -144,7 +148,8 @@ def figure_plan(res: ResultTables) -> list[tuple[str, PlannedFigure]]:
                     if m != "mac_frames" or m not in net.columns:
                         continue
                 plan.append((f"network-{m}{suffix}", PlannedFigure(
-                    lambda m=m, net=net, net_x=net_x, net_hues=net_hues: metric_spec(net, m, net_x, net_hues, params=keys))))
+                    lambda m=m, net=net, net_x=net_x, net_hues=net_hues: metric_spec(net, m, net_x, net_hues, params=keys,
+                                                                                     facet=net_facet))))
     if res.has("timeseries"):
         # Read lazily: which series each point and run has, then only the rows each figure
         # draws (a study's series do not fit memory at once).
@@ -305,6 +310,22 @@ def keep_request(figdir: Path, req: dict[str, Any]) -> None:
     kept = [r for r in kept_requests(figdir) if r["name"] != req["name"]] + [req]
     Path(figdir).mkdir(parents=True, exist_ok=True)
     atomic_write_text(Path(figdir) / KEPT_FIGURES, json.dumps(kept, indent=2, ensure_ascii=False) + "\n")
+
+
+def _chosen_layout(layout: dict[str, Any], flows: pl.DataFrame, x: str, hues: list[str]) -> tuple[str, list[str], Optional[str]]:
+    """(x, hues, facet) of the headline figures: the scenario's ``[report] layout`` (swept keys
+    as written in ``[sweep]``, or ``"case"``) where it names columns of the flows table, else
+    :func:`default_layout`'s ``x`` and ``hues`` and no facet. A key the layout moves to x, hue
+    or facet leaves the others."""
+    def col(key: Any) -> Optional[str]:
+        key = normal_key(key) if isinstance(key, str) else None
+        return key if key in flows.columns else None
+
+    lx, lhue, lfacet = col(layout.get("x")), col(layout.get("hue")), col(layout.get("facet"))
+    x = lx or x
+    hues = [lhue] if lhue else [h for h in hues if h != x]
+    hues = [h for h in hues if h not in (x, lfacet)]
+    return x, hues, lfacet
 
 
 def _report_table(res: ResultTables) -> dict[str, Any]:

@@ -388,7 +388,8 @@ def _check_report(base: Scenario, keys: list[str]) -> None:
     """The ``[report]`` table names swept keys, existing flows and known metrics.
 
     Raises:
-        ScenarioError: for a ``report.timeseries_at`` key that is not swept, a
+        ScenarioError: for a ``report.timeseries_at`` or ``report.layout`` key that is not
+            swept (``layout`` may also name ``case``), a
             ``report.timeseries_flows`` index with no flow, or a ``report.metrics`` name that
             is no metric of the flows or network table.
     """
@@ -401,10 +402,14 @@ def _check_report(base: Scenario, keys: list[str]) -> None:
             if m not in METRICS:
                 raise _tpsim.ScenarioError(f"{base.source}: report.{which}: `{m}` is no metric of the flows or network "
                                            f"table{did_you_mean(m, list(METRICS))}")
+    swept = ", ".join(f"`{s}`" for s in keys) or "none"
     for k in report.get("timeseries_at") or {}:
         if normal_key(k) not in keys:
-            swept = ", ".join(f"`{s}`" for s in keys) or "none"
             raise _tpsim.ScenarioError(f"{base.source}: report.timeseries_at: `{k}` is not a swept key (swept: {swept})")
+    for axis, k in (report.get("layout") or {}).items():
+        if normal_key(k) not in keys and not (k == "case" and base.cases):
+            raise _tpsim.ScenarioError(f"{base.source}: report.layout.{axis}: `{k}` is not a swept key"
+                                       f"{' or `case`' if base.cases else ''} (swept: {swept})")
     n = len(base.resolved.get("flows") or [])
     for i in report.get("timeseries_flows") or []:
         if i >= n:

@@ -64,6 +64,8 @@ pub enum Module {
     Arp = 11,
     /// A queue discipline's random drops and marks (RED, PIE).
     Aqm = 12,
+    /// An application's start-time draw (`app.start_jitter`).
+    AppStart = 13,
 }
 
 /// The identity of a random stream.

@@ -287,3 +287,25 @@ fn an_on_off_source_sends_only_while_on() {
     let e = tpsim_scenario::load(&bad, "t.toml").unwrap_err().to_string();
     assert!(e.contains("needs `off`"), "{e}");
 }
+
+/// `app.start_jitter`: the first message comes uniformly within the jitter after `start`, a
+/// different draw per replication. CBR every 100 ms from 1 s (+ up to 1 s) to the stop at 2 s
+/// sends 10 messages without jitter and 1 to 10 with it, not the same number in every run.
+#[test]
+fn start_jitter_draws_a_start_per_replication() {
+    let flow = |jitter: &str| {
+        format!(
+            "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"udp\"\napp = {{ kind = \"cbr\", size = \"100B\", \
+             interval = \"100ms\", start = \"1s\", stop = \"2s\"{jitter} }}\n"
+        )
+    };
+    let plain = common::link("1Mbps", "1ms", "", &flow(""), "3s");
+    let jittered = common::link("1Mbps", "1ms", "", &flow(", start_jitter = \"1s\""), "3s");
+    let mut counts = Vec::new();
+    for seed in 1..=12 {
+        assert_eq!(common::sim(&plain, seed).flows[0].tx_packets, 10);
+        counts.push(common::sim(&jittered, seed).flows[0].tx_packets);
+    }
+    assert!(counts.iter().all(|c| (1..=10).contains(c)), "{counts:?}");
+    assert!(counts.iter().any(|&c| c != counts[0]), "{counts:?}");
+}

@@ -92,6 +92,10 @@ pub struct App {
     /// Time of the first message. Default "0s".
     #[serde(default)]
     pub start: Duration,
+    /// The first message comes at `start` plus a delay drawn uniformly in [0, `start_jitter`)
+    /// per flow and replication (staggered, unsynchronised starts). Default none.
+    #[serde(default)]
+    pub start_jitter: Option<Duration>,
     /// Time after which no message is generated. Default: the end of `simulation.duration`.
     #[serde(default)]
     pub stop: Option<Duration>,

@@ -126,6 +126,27 @@ pub struct Report {
     /// per packet), e.g. study D's Table 2. Default: no such table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<Vec<String>>,
+    /// What the headline figures put on the x axis, in bars or lines (`hue`) and in panels
+    /// (`facet`): each a swept key as written in `[sweep]`, or `"case"`, e.g.
+    /// `{ x = "flows.0.transport", hue = "flows.0.copies", facet = "case" }`. Default: the
+    /// first numeric swept key on x, the others as lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<ReportLayout>,
+}
+
+/// `[report] layout`: the headline figures' axes (each key optional).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportLayout {
+    /// The key on the x axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x: Option<String>,
+    /// The key telling bars or lines apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hue: Option<String>,
+    /// The key whose values get a panel each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facet: Option<String>,
 }
 
 impl Scenario {

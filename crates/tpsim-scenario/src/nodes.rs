@@ -131,6 +131,7 @@ impl Background {
             count: None,
             bytes: None,
             start,
+            start_jitter: None,
             stop: None,
             streams: None,
             on: self.on,

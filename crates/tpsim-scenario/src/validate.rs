@@ -582,6 +582,20 @@ fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(V
             ),
         );
     }
+    if let Some(j) = a.start_jitter {
+        let end = a.stop.map_or(dur, |s| s.0);
+        if dur > 0 && a.start.0.saturating_add(j.0) > end {
+            err(
+                pa("start_jitter"),
+                format!(
+                    "start ({}) + start_jitter ({}) passes the application's end ({})",
+                    a.start.human(),
+                    j.human(),
+                    crate::Duration(end).human()
+                ),
+            );
+        }
+    }
     if let Some(stop) = a.stop {
         if stop.0 <= a.start.0 {
             err(

@@ -51,6 +51,17 @@ use tpsim_transport::SocketConfig;
 use tpsim_transport::Transport as _;
 use tpsim_wire::SizeConvention;
 
+/// Flow `fi`'s start delay: uniform in [0, `jitter`) from its own stream, 0 without a jitter.
+fn start_delay(opts: &RunOptions, fi: u32, jitter: Option<tpsim_scenario::Duration>) -> SimDuration {
+    match jitter {
+        Some(j) if j.0 > 0 => {
+            let u = stream(opts, OwnerKind::Flow, fi as u64, Module::AppStart).uniform();
+            SimDuration((u * j.0 as f64) as u64)
+        }
+        _ => SimDuration::ZERO,
+    }
+}
+
 /// The random stream of (`kind`, `owner_id`, `module`) in run (`opts.seed`, `opts.run`).
 fn stream(opts: &RunOptions, kind: OwnerKind, owner_id: u64, module: Module) -> RngStream {
     RngStream::new(StreamKey {
@@ -238,7 +249,7 @@ impl World {
         let two_way = f.app.kind == AppKind::Voip;
         let d_fwd = self.metrics.directions();
         let d_rev = if two_way { d_fwd + 1 } else { NO_DIR };
-        let start = SimTime(f.app.start.0);
+        let start = SimTime(f.app.start.0) + start_delay(opts, fi, f.app.start_jitter);
         let mk = |local_port, remote_port, mtu, open| {
             let cfg = SocketConfig {
                 local_port,
