@@ -339,6 +339,22 @@ def test_no_axis_beyond_the_metrics_range(metric, values):
     plt.close(fig)
 
 
+def test_panels_sharing_a_y_axis_show_every_panels_bars():
+    # The y range of panels that share their axis spans every panel, not only the first one
+    # drawn (its limits were fixed before the others' bars were drawn: the later panels' taller
+    # bars were cut at the first panel's top).
+    df = pl.DataFrame({"point": [0, 1, 2, 3], "case": ["wired", "wired", "chain", "chain"], "x": ["a", "b", "a", "b"],
+                       "run": [0] * 4, "flow": [0] * 4, "direction": ["fwd"] * 4,
+                       "queue_delay_mean_s": [0.005, 0.01, 0.04, 0.045]})
+    spec, info = metric_spec(df, "queue_delay_mean_s", "x", facet="case")
+    fig = draw(spec, info)
+    tops = [ax.get_ylim()[1] for ax in fig.axes if ax.get_visible()]
+    assert len(tops) == 2 and min(tops) >= 45.0 * 0.999, tops
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
 def test_more_series_than_a_legend_holds_split_into_panels_by_the_last_swept_keys():
     # The README's API example: 6 transports x 2 stacks x 2 link delays = 24 series. Instead
     # of 7 named lines and "other (17)" in grey, one panel per stack and delay, the six

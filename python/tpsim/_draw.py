@@ -370,11 +370,6 @@ def _build(spec: dict[str, Any]):
             h = _item(ax, it)
             if it.get("label") is not None:
                 handles.setdefault(it["label"], h)
-        yb = panel.get("ybounds")
-        if yb:
-            # The metric's range, in the figure's unit: autoscaling's margins stop at it.
-            lo, hi = ax.get_ylim()
-            ax.set_ylim(max(lo, yb[0]), hi if yb[1] is None else min(hi, yb[1]))
         if panel.get("xscale", "linear") != "linear":
             ax.set_xscale(panel["xscale"])
         if panel.get("xticks") is not None:
@@ -395,6 +390,13 @@ def _build(spec: dict[str, Any]):
                 ax.legend([handles[e] for e in entries], entries, loc=leg.get("loc", "best"),
                           frameon=leg.get("frameon", True), framealpha=leg.get("framealpha", 0.8),
                           fontsize=leg.get("fontsize"), handlelength=leg.get("handlelength", 2.0))
+    for ax, panel in zip(axes.flat, spec["panels"]):
+        yb = panel.get("ybounds") if panel is not None else None
+        if yb:
+            # The metric's range, in the figure's unit: autoscaling's margins stop at it. Once
+            # every panel is drawn, so that shared y axes span them all.
+            lo, hi = ax.get_ylim()
+            ax.set_ylim(max(lo, yb[0]), hi if yb[1] is None else min(hi, yb[1]))
     for ax in list(axes.flat)[len(spec["panels"]):]:
         ax.set_visible(False)
     if spec.get("suptitle"):
