@@ -5,6 +5,40 @@ use serde::{Deserialize, Serialize};
 
 use crate::*;
 
+/// The most copies one `[[flows]]` table may stand for.
+pub const MAX_COPIES: u32 = 1000;
+
+/// Default of [`Flow::copies`].
+pub(crate) fn one_copy() -> u32 {
+    1
+}
+
+/// Replaces each flow of `flows` by its [`Flow::copies`] copies, in place and in order: copy k
+/// starts its application `k · stagger` after the flow's start, so a flow's copies take
+/// consecutive indices from its own and the flows after it move up. Every resulting flow has
+/// one copy and no stagger (expanding again changes nothing). Call after validation.
+pub fn expand_copies(flows: &mut Vec<Flow>) {
+    if flows.iter().all(|f| f.copies <= 1 && f.stagger.0 == 0) {
+        return;
+    }
+    let total: usize = flows.iter().map(|f| f.copies.max(1) as usize).sum();
+    let mut out = Vec::with_capacity(total);
+    for mut f in flows.drain(..) {
+        let (copies, stagger, start) = (f.copies.max(1) as u64, f.stagger.0, f.app.start.0);
+        (f.copies, f.stagger) = (1, Duration::default());
+        let start_of = |k: u64| Duration(start.saturating_add(k.saturating_mul(stagger)));
+        for k in 0..copies - 1 {
+            let mut c = f.clone();
+            c.app.start = start_of(k);
+            out.push(c);
+        }
+        // The last copy is the flow itself.
+        f.app.start = start_of(copies - 1);
+        out.push(f);
+    }
+    *flows = out;
+}
+
 /// Application kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

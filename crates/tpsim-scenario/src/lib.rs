@@ -114,7 +114,8 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<std::collections::BTreeMap<String, serde_json::Value>>")]
     pub timeseries_at: Option<toml::Table>,
-    /// The flows (indices into `flows`) whose time series are drawn. Default: every flow.
+    /// The flows whose time series are drawn, by their index in the flows table (each copy of
+    /// a flow with `copies` has its own). Default: every flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeseries_flows: Option<Vec<u32>>,
     /// Metrics drawn against the swept keys besides the headline ones: columns of the flows
@@ -190,7 +191,8 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
     })
 }
 
-/// Reads and validates a scenario.
+/// Reads and validates a scenario; a flow with `copies` comes back as that many flows
+/// ([`expand_copies`]).
 ///
 /// # Errors
 /// A [`ScenarioError`] listing every problem found, each with its key and line.
@@ -202,6 +204,9 @@ pub fn load(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
         diags = validate::validate(&sc, &loc);
     }
     if diags.is_empty() {
+        // After validation, whose messages name the flows as the file numbers them; the
+        // generated flows (sensors, ns-2 traffic) are last and stay last.
+        expand_copies(&mut sc.flows);
         Ok(sc)
     } else {
         Err(ScenarioError {

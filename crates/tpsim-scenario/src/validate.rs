@@ -453,6 +453,7 @@ fn validate_flow(
         );
     }
     validate_app(sc, i, f, err);
+    validate_copies(sc, i, f, err);
     if let (Some(paths), true) = (paths, ends_ok) {
         validate_flow_path(sc, i, f, paths, err);
     }
@@ -612,6 +613,47 @@ fn validate_app(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(V
                 ),
             );
         }
+    }
+}
+
+/// Flow `i`'s `copies` (1 to [`crate::MAX_COPIES`]) and `stagger`: its last copy starts
+/// before the application's stop and the end of the simulation.
+fn validate_copies(sc: &Scenario, i: usize, f: &crate::Flow, err: &mut impl FnMut(Vec<Seg>, String)) {
+    let p = |f: &str| vec![k("flows"), Seg::Index(i), k(f)];
+    if !(1..=crate::MAX_COPIES).contains(&f.copies) {
+        err(
+            p("copies"),
+            format!("expected 1 to {} copies, found {}", crate::MAX_COPIES, f.copies),
+        );
+        return;
+    }
+    let a = &f.app;
+    let dur = sc.simulation.duration;
+    let end = a.stop.filter(|s| s.0 <= dur.0).unwrap_or(dur);
+    let last = (a.start.0).saturating_add(u64::from(f.copies - 1).saturating_mul(f.stagger.0));
+    let jitter = a.start_jitter.map_or(0, |j| j.0);
+    // The application's own start (and start + start_jitter) is checked with it; only what
+    // the copies add is here.
+    let late = last >= end.0 || last.saturating_add(jitter) > end.0;
+    if f.copies > 1 && f.stagger.0 > 0 && a.start.0 < end.0 && late {
+        let what = if a.stop.is_some() {
+            "app.stop"
+        } else {
+            "simulation.duration"
+        };
+        let plus = match a.start_jitter {
+            Some(j) if j.0 > 0 => format!(" (+ start_jitter {})", j.human()),
+            _ => String::new(),
+        };
+        err(
+            p("stagger"),
+            format!(
+                "copy {} would start at {}{plus}, not before {what} ({}): lower copies or stagger",
+                f.copies - 1,
+                crate::Duration(last).human(),
+                end.human()
+            ),
+        );
     }
 }
 

@@ -160,13 +160,23 @@ macro_rules! transports {
             pub transport: Transport,
             /// The application.
             pub app: App,
+            /// How many identical flows this table stands for, 1 to 1000: they take
+            /// consecutive flow indices from this flow's own, and the flows after it move up.
+            /// Default 1.
+            #[serde(default = "crate::flows::one_copy")]
+            #[schemars(range(min = 1, max = 1000))]
+            pub copies: u32,
+            /// Copy k (from 0) starts its application at `app.start` + k · `stagger`; the
+            /// stop is the same for every copy. Default "0s".
+            #[serde(default)]
+            pub stagger: crate::Duration,
             $($($(#[$kdoc])* #[serde(default)] pub $key: Option<$opts>,)?)*
         }
 
         impl Flow {
-            /// A flow without keys tables (every transport's defaults).
+            /// A flow without keys tables (every transport's defaults), one copy.
             pub fn new(src: u32, dst: u32, transport: Transport, app: App) -> Flow {
-                Flow { src, dst, transport, app, $($($key: None::<$opts>,)?)* }
+                Flow { src, dst, transport, app, copies: 1, stagger: crate::Duration::default(), $($($key: None::<$opts>,)?)* }
             }
         }
     };
