@@ -401,6 +401,10 @@ fn bundled_scenarios() -> Vec<(&'static str, &'static str)> {
             "study-e-sctp-streams-window.toml",
             include_str!("../../../scenarios/study-e-sctp-streams-window.toml"),
         ),
+        (
+            "study-f-cc-aqm.toml",
+            include_str!("../../../scenarios/study-f-cc-aqm.toml"),
+        ),
     ]
 }
 
