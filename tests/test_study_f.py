@@ -5,11 +5,13 @@ BBR v3's loss bounds were written for (draft-ietf-ccwg-bbr-06 §5.5.10) read off
 from __future__ import annotations
 
 import json
+import re
 
 import polars as pl
 import pytest
 
-from conftest import cli_once
+import tpsim
+from conftest import SCENARIOS, cli_once
 
 TRANSPORTS = {"tcp-sack", "tcp-cubic", "tcp-bbr", "tcp-bbr3", "tcp-vegas", "tcp-westwood-plus"}
 QUEUES = ["DropTail", "RED", "RED + ECN", "CoDel", "CoDel + ECN", "FQ-CoDel", "FQ-CoDel + ECN"]
@@ -51,6 +53,9 @@ def test_the_report_compares_senders_per_network_and_queue(study):
         assert fig["x"] == "flows.0.transport", (m, fig["x"])
         assert fig["facet"] == "case" and len(fig["facets"]) == 14, (m, fig.get("facets"))
         assert len(fig["series"]) == 3, (m, fig["series"])  # 1, 2 and 4 competing flows
+    # The time series compare the six senders, alone on the wired link with DropTail.
+    cwnd = figs["timeseries-cwnd_bytes"]
+    assert len(cwnd["series"]) == 6 and all("flow 0 fwd" in s for s in cwnd["series"]), cwnd["series"]
 
 
 def test_bbr3_loses_less_than_bbr1_in_a_shallow_droptail_buffer(study):
@@ -68,3 +73,17 @@ def test_bbr3_loses_less_than_bbr1_in_a_shallow_droptail_buffer(study):
         assert lost[("tcp-bbr3", n)] < lost[("tcp-bbr", n)], (n, lost[("tcp-bbr3", n)], lost[("tcp-bbr", n)])
     # With several flows the difference is large.
     assert lost[("tcp-bbr3", 4)] < 0.6 * lost[("tcp-bbr", 4)]
+
+
+@pytest.mark.parametrize("report, message", [
+    ('layout = { x = "flows.0.app.size" }', "report.layout.x: `flows.0.app.size` is not a swept key or `case`"),
+    ('layout = { facet = "case", hue = "links.0.rate" }', "report.layout.hue: `links.0.rate` is not a swept key or `case`"),
+    ('timeseries_at = { case = "wired, Drop" }', 'report.timeseries_at: no case named "wired, Drop"'),
+])
+def test_report_layout_and_compared_points_name_swept_keys_or_cases(tmp_path, report, message):
+    text = (SCENARIOS / "study-f-cc-aqm.toml").read_text(encoding="utf-8")
+    text = text[: text.index("\n[report]")] + "\n[report]\n" + report + "\n"
+    path = tmp_path / "f.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(tpsim.ScenarioError, match=re.escape(message)):
+        tpsim.plan(path)

@@ -16,7 +16,7 @@ STUDIES: dict[str, tuple[str, str]] = {
     "c": ("study-c-manet-speed.toml", "Study C: MANET flow over AODV against speed, with/without background (ns-2.32); UDP, TCP, SCTP and TFRC"),
     "d": ("study-d-wired-voip.toml", "Study D: transport protocols on a wired VoIP link (ns-2.35); UDP, TCP, SCTP, TFRC and DCCP (CCID 2, 3)"),
     "e": ("study-e-sctp-streams-window.toml", "Study E: SCTP with 1-16 streams against TCP NewReno, Tahoe and SACK over AODV, against the receive window (QualNet)"),
-    "f": ("study-f-cc-aqm.toml", "Study F: NewReno, CUBIC, BBR v1/v3, Vegas and Westwood+ under DropTail, RED, CoDel and FQ-CoDel (with and without ECN), 1-4 flows, over a wired bottleneck and an 802.11 chain"),
+    "f": ("study-f-cc-aqm.toml", "Study F: TCP NewReno, CUBIC, BBR v1/v3, Vegas and Westwood+ under DropTail, RED, CoDel and FQ-CoDel (with and without ECN), 1-4 flows, over a wired bottleneck and an 802.11 chain"),
 }
 
 

@@ -389,7 +389,7 @@ def _check_report(base: Scenario, keys: list[str]) -> None:
 
     Raises:
         ScenarioError: for a ``report.timeseries_at`` or ``report.layout`` key that is not
-            swept (``layout`` may also name ``case``), a
+            swept (both may name ``case``, ``timeseries_at`` with a case's name), a
             ``report.timeseries_flows`` index with no flow, or a ``report.metrics`` name that
             is no metric of the flows or network table.
     """
@@ -403,13 +403,18 @@ def _check_report(base: Scenario, keys: list[str]) -> None:
                 raise _tpsim.ScenarioError(f"{base.source}: report.{which}: `{m}` is no metric of the flows or network "
                                            f"table{did_you_mean(m, list(METRICS))}")
     swept = ", ".join(f"`{s}`" for s in keys) or "none"
-    for k in report.get("timeseries_at") or {}:
-        if normal_key(k) not in keys:
-            raise _tpsim.ScenarioError(f"{base.source}: report.timeseries_at: `{k}` is not a swept key (swept: {swept})")
+    names = {c.name for c in base.cases}
+    case_or = " or `case`" if base.cases else ""
+    for k, v in (report.get("timeseries_at") or {}).items():
+        if k == "case" and base.cases:
+            if v not in names:
+                raise _tpsim.ScenarioError(f"{base.source}: report.timeseries_at: no case named {json.dumps(v)} "
+                                           f"(cases: {', '.join(json.dumps(n) for n in sorted(names))})")
+        elif normal_key(k) not in keys:
+            raise _tpsim.ScenarioError(f"{base.source}: report.timeseries_at: `{k}` is not a swept key{case_or} (swept: {swept})")
     for axis, k in (report.get("layout") or {}).items():
         if normal_key(k) not in keys and not (k == "case" and base.cases):
-            raise _tpsim.ScenarioError(f"{base.source}: report.layout.{axis}: `{k}` is not a swept key"
-                                       f"{' or `case`' if base.cases else ''} (swept: {swept})")
+            raise _tpsim.ScenarioError(f"{base.source}: report.layout.{axis}: `{k}` is not a swept key{case_or} (swept: {swept})")
     n = len(base.resolved.get("flows") or [])
     for i in report.get("timeseries_flows") or []:
         if i >= n:
