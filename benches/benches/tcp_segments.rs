@@ -86,6 +86,7 @@ fn tcp(c: &mut Criterion) {
         ("newreno_sack", CongestionAlgorithm::Aimd),
         ("cubic", CongestionAlgorithm::Cubic),
         ("bbr", CongestionAlgorithm::Bbr),
+        ("bbr3", CongestionAlgorithm::Bbr3),
         ("vegas", CongestionAlgorithm::Vegas),
         ("westwood_plus", CongestionAlgorithm::WestwoodPlus),
     ] {
