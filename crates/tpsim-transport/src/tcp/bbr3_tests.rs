@@ -154,6 +154,19 @@ impl Conn {
         assert_eq!(self.b.state(), Bbr3State::ProbeBwCruise);
     }
 
+    /// In UP, an ACK of probe data sent with 90 000 bytes in flight of which 3000 (3.3 %) were
+    /// lost; 88 000 bytes stay in flight.
+    fn probe_went_too_high(&mut self) {
+        self.within(Ack {
+            in_flight: 88_000,
+            tx_in_flight: 90_000,
+            lost: 3000,
+            newly_lost: 3000,
+            in_recovery: true,
+            ..Ack::default()
+        });
+    }
+
     /// CRUISE, then REFILL when the wait between probes is over, then UP a round later.
     fn reach_up(&mut self) {
         self.reach_cruise();
@@ -280,14 +293,7 @@ fn loss_rate_above_threshold_cuts_inflight_longterm() {
 fn down_waits_for_headroom_before_cruise() {
     let mut c = Conn::new();
     c.reach_up();
-    c.within(Ack {
-        in_flight: 88_000,
-        tx_in_flight: 90_000,
-        lost: 3000,
-        newly_lost: 3000,
-        in_recovery: true,
-        ..Ack::default()
-    });
+    c.probe_went_too_high();
     assert_eq!(c.b.state(), Bbr3State::ProbeBwDown);
     assert_eq!(c.b.inflight_longterm(), Some(90_000));
     assert!(c.w.cwnd <= 90_000, "capped at inflight_longterm: {}", c.w.cwnd);
@@ -311,14 +317,7 @@ fn down_waits_for_headroom_before_cruise() {
 fn precautionary_probe_stops_early_then_refills() {
     let mut c = Conn::new();
     c.reach_up();
-    c.within(Ack {
-        in_flight: 88_000,
-        tx_in_flight: 90_000,
-        lost: 3000,
-        newly_lost: 3000,
-        in_recovery: true,
-        ..Ack::default()
-    });
+    c.probe_went_too_high();
     assert_eq!(c.b.state(), Bbr3State::ProbeBwDown);
     c.until(Bbr3State::ProbeBwRefill, 64);
     c.round(Ack::default());
