@@ -448,7 +448,8 @@ def test_labels_from_the_registry_and_values_with_units():
     d = metric_display("pacing_rate_bps", [3.3e7, 9.6e6])
     assert d.label == "pacing rate (Mbit/s)" and d.scale == 1e-6
     assert metric_display("btlbw_bps", [600.0]).label == "BBR bottleneck bandwidth BtlBw (bit/s)"
-    assert metric_display("bbr_state", [2.0]).label == "BBR state (0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT)"
+    assert metric_display("bbr_state", [2.0]).label == (
+        "BBR state (0 Startup, 1 Drain, 2 ProbeBW (v3: DOWN), 3 ProbeRTT, 4 CRUISE, 5 REFILL, 6 UP)")
     assert key_label("nodes.mobility.speed", ['["5m/s", "5m/s"]', '["10m/s", "10m/s"]']) == "node speed (m/s)"
     assert axis_for(['["5m/s", "5m/s"]', '["10m/s", "10m/s"]']).positions == [5.0, 10.0]
     assert key_label("sensors.interval", ["1s", "20s"]) == "reporting interval (s)"
