@@ -87,3 +87,19 @@ def test_report_layout_and_compared_points_name_swept_keys_or_cases(tmp_path, re
     path.write_text(text, encoding="utf-8")
     with pytest.raises(tpsim.ScenarioError, match=re.escape(message)):
         tpsim.plan(path)
+
+
+def test_a_layout_moves_keys_between_axis_lines_and_panels():
+    from tpsim.report import _chosen_layout
+
+    flows = pl.DataFrame({"case": ["a"], "flows.0.copies": [1], "flows.0.transport": ["tcp"]})
+    default = ("flows.0.copies", ["case", "flows.0.transport"])
+    # As study F: the sender on x, the flow count in bars, the case in panels.
+    layout = {"x": "flows.0.transport", "hue": "flows.0.copies", "facet": "case"}
+    assert _chosen_layout(layout, flows, *default) == ("flows.0.transport", ["flows.0.copies"], "case")
+    # Only a facet: the default x stays, the faceted key leaves the lines.
+    assert _chosen_layout({"facet": "case"}, flows, *default) == ("flows.0.copies", ["flows.0.transport"], "case")
+    # A hue that was the default x: x moves to the next swept key.
+    assert _chosen_layout({"hue": "flows.0.copies"}, flows, *default) == ("case", ["flows.0.copies"], None)
+    # A key the table does not have is ignored (the scenario check refuses it first).
+    assert _chosen_layout({"x": "links.0.rate"}, flows, *default) == default + (None,)

@@ -322,6 +322,9 @@ def _chosen_layout(layout: dict[str, Any], flows: pl.DataFrame, x: str, hues: li
         return key if key in flows.columns else None
 
     lx, lhue, lfacet = col(layout.get("x")), col(layout.get("hue")), col(layout.get("facet"))
+    if lx is None and x in (lhue, lfacet):
+        # The default x is taken by the layout's hue or facet: the next swept key instead.
+        x = next((h for h in hues if h not in (lhue, lfacet)), x)
     x = lx or x
     hues = [lhue] if lhue else [h for h in hues if h != x]
     hues = [h for h in hues if h not in (x, lfacet)]
