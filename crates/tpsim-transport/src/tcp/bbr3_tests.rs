@@ -33,6 +33,14 @@ struct Ack {
     in_recovery: bool,
 }
 
+/// The default ACK with `in_flight` bytes in flight after it.
+fn flight(in_flight: u64) -> Ack {
+    Ack {
+        in_flight,
+        ..Ack::default()
+    }
+}
+
 impl Default for Ack {
     fn default() -> Self {
         Ack {
@@ -140,10 +148,7 @@ impl Conn {
     /// data in flight is below the BDP and no bound is set), CRUISE.
     fn reach_cruise(&mut self) {
         for _ in 0..4 {
-            self.round(Ack {
-                in_flight: 250_000,
-                ..Ack::default()
-            });
+            self.round(flight(250_000));
         }
         assert_eq!(self.b.state(), Bbr3State::Drain);
         assert_eq!(
@@ -193,16 +198,10 @@ fn startup_plateau_then_drain_then_probe_bw() {
 impl Conn {
     /// The rest of [`Conn::reach_cruise`] after three plateau rounds of Startup.
     fn reach_cruise_from_startup_rounds_done(&mut self) {
-        self.round(Ack {
-            in_flight: 250_000,
-            ..Ack::default()
-        });
+        self.round(flight(250_000));
         assert_eq!(self.b.state(), Bbr3State::Drain);
         assert!(self.b.full_bw_reached());
-        self.round(Ack {
-            in_flight: 150_000,
-            ..Ack::default()
-        });
+        self.round(flight(150_000));
         assert_eq!(self.b.state(), Bbr3State::Drain, "above the BDP");
         self.round(Ack::default());
         assert_eq!(self.b.state(), Bbr3State::ProbeBwCruise);
@@ -297,15 +296,9 @@ fn down_waits_for_headroom_before_cruise() {
     assert_eq!(c.b.state(), Bbr3State::ProbeBwDown);
     assert_eq!(c.b.inflight_longterm(), Some(90_000));
     assert!(c.w.cwnd <= 90_000, "capped at inflight_longterm: {}", c.w.cwnd);
-    c.within(Ack {
-        in_flight: 80_000,
-        ..Ack::default()
-    });
+    c.within(flight(80_000));
     assert_eq!(c.b.state(), Bbr3State::ProbeBwDown, "80 000 > 90 000 − 13 500");
-    c.within(Ack {
-        in_flight: 76_000,
-        ..Ack::default()
-    });
+    c.within(flight(76_000));
     assert_eq!(c.b.state(), Bbr3State::ProbeBwCruise);
     assert!(c.w.cwnd <= 76_500, "capped at the headroom target: {}", c.w.cwnd);
 }
@@ -322,10 +315,7 @@ fn precautionary_probe_stops_early_then_refills() {
     c.until(Bbr3State::ProbeBwRefill, 64);
     c.round(Ack::default());
     assert_eq!(c.b.state(), Bbr3State::ProbeBwUp);
-    c.within(Ack {
-        in_flight: 90_000,
-        ..Ack::default()
-    });
+    c.within(flight(90_000));
     assert_eq!(c.b.state(), Bbr3State::ProbeBwDown, "stopped at inflight_longterm");
     c.round(Ack::default());
     assert_eq!(
@@ -476,19 +466,10 @@ fn probe_rtt_every_five_seconds() {
     assert!(c.now() >= SimTime(5_000_000_000), "{:?}", c.now());
     assert_eq!((c.b.pacing_gain(), c.b.cwnd_gain()), (1.0, PROBE_RTT_CWND_GAIN));
     assert!(c.w.cwnd <= 50_000, "{}", c.w.cwnd);
-    c.round(Ack {
-        in_flight: 40_000,
-        ..Ack::default()
-    });
+    c.round(flight(40_000));
     assert_eq!(c.b.state(), Bbr3State::ProbeRtt, "200 ms to go");
-    c.round(Ack {
-        in_flight: 40_000,
-        ..Ack::default()
-    });
-    c.round(Ack {
-        in_flight: 40_000,
-        ..Ack::default()
-    });
+    c.round(flight(40_000));
+    c.round(flight(40_000));
     assert_eq!(c.b.state(), Bbr3State::ProbeBwCruise);
     assert!(
         c.w.cwnd >= before.min(50_000),
