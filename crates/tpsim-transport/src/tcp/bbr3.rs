@@ -145,13 +145,11 @@ enum AckPhase {
 /// BBR v3 (see the module docs). Owns cwnd on every ACK and the pacing rate.
 #[derive(Clone, Debug)]
 pub struct Bbr3 {
+    /// The state; its gains are [`Bbr3State::gains`].
     state: Bbr3State,
-    pacing_gain: f64,
-    cwnd_gain: f64,
     /// §5.5.3 the max filter over two ProbeBW cycles: this cycle's and the previous one's
-    /// maximum delivery rate, bytes/s.
+    /// maximum delivery rate, bytes/s (`max_bw` is the larger).
     max_bw_slots: [f64; 2],
-    max_bw: f64,
     bw_shortterm: f64,
     /// min(max_bw, bw_shortterm), bytes/s (§5.5.10.3 BoundBWForModel).
     bw: f64,
@@ -221,10 +219,7 @@ impl Bbr3 {
     pub fn new(seed: u64) -> Self {
         Bbr3 {
             state: Bbr3State::Startup,
-            pacing_gain: STARTUP_PACING_GAIN,
-            cwnd_gain: DEFAULT_CWND_GAIN,
             max_bw_slots: [0.0; 2],
-            max_bw: 0.0,
             bw_shortterm: f64::INFINITY,
             bw: 0.0,
             min_rtt: None,
@@ -286,7 +281,7 @@ impl Bbr3 {
     }
     /// BBR.max_bw, bytes/s.
     pub fn max_bw(&self) -> f64 {
-        self.max_bw
+        self.max_bw_slots[0].max(self.max_bw_slots[1])
     }
     /// BBR.min_rtt.
     pub fn min_rtt(&self) -> Option<SimDuration> {
@@ -306,11 +301,11 @@ impl Bbr3 {
     }
     /// The current pacing gain.
     pub fn pacing_gain(&self) -> f64 {
-        self.pacing_gain
+        self.state.gains().0
     }
     /// The current cwnd gain.
     pub fn cwnd_gain(&self) -> f64 {
-        self.cwnd_gain
+        self.state.gains().1
     }
     /// Whether the pipe was ever estimated full (§2.13).
     pub fn full_bw_reached(&self) -> bool {
@@ -319,11 +314,6 @@ impl Bbr3 {
     /// Packet-timed rounds so far (§5.5.1).
     pub fn round_count(&self) -> u64 {
         self.round_count
-    }
-
-    fn set_state(&mut self, s: Bbr3State) {
-        self.state = s;
-        (self.pacing_gain, self.cwnd_gain) = s.gains();
     }
 
     /// §5.5.1 StartRound.
@@ -361,7 +351,7 @@ impl Bbr3 {
 
     /// §5.6.4.2 UpdateMaxInflight.
     fn max_inflight(&self, cx: &CcContext) -> u64 {
-        let cap = self.bdp_multiple(self.bw, self.cwnd_gain, cx) + self.extra_acked;
+        let cap = self.bdp_multiple(self.bw, self.cwnd_gain(), cx) + self.extra_acked;
         self.quantization_budget(cap, cx)
     }
 

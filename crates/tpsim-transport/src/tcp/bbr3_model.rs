@@ -27,7 +27,7 @@ impl Bbr3 {
         self.check_probe_rtt(ev, w, cx);
         self.advance_latest_delivery_signals(ev);
         // §5.5.10.3 BoundBWForModel.
-        self.bw = self.max_bw.min(self.bw_shortterm);
+        self.bw = self.max_bw().min(self.bw_shortterm);
     }
 
     /// §5.5.10.3 UpdateLatestDeliverySignals.
@@ -112,10 +112,9 @@ impl Bbr3 {
                 self.rounds_since_probe_up += 1;
                 self.round_start = true;
             }
-            if rs.delivery_rate > 0.0 && (rs.delivery_rate >= self.max_bw || !rs.is_app_limited) {
+            if rs.delivery_rate > 0.0 && (rs.delivery_rate >= self.max_bw() || !rs.is_app_limited) {
                 let slot = &mut self.max_bw_slots[0];
                 *slot = slot.max(rs.delivery_rate);
-                self.max_bw = self.max_bw_slots[0].max(self.max_bw_slots[1]);
             }
         }
         if !self.loss_round_start {
@@ -124,7 +123,7 @@ impl Bbr3 {
         // §5.5.10.3 AdaptLowerBoundsFromCongestion, once per round.
         if !self.state.is_probing_bw() && self.is_loss_in_round {
             if self.bw_shortterm.is_infinite() {
-                self.bw_shortterm = self.max_bw;
+                self.bw_shortterm = self.max_bw();
             }
             if self.inflight_shortterm == INF {
                 self.inflight_shortterm = w.cwnd;
@@ -138,7 +137,6 @@ impl Bbr3 {
     /// §5.5.6 AdvanceMaxBwFilter: a new ProbeBW cycle; the previous one's maximum is kept.
     fn advance_max_bw_filter(&mut self) {
         self.max_bw_slots = [0.0, self.max_bw_slots[0]];
-        self.max_bw = self.max_bw_slots[1];
     }
 
     /// §5.5.9 UpdateACKAggregation (the window kept as two halves, each of half the rounds;
@@ -217,13 +215,13 @@ impl Bbr3 {
     /// §5.3.1.3: the pipe is full; inflight_longterm from what the losses suggest; Drain.
     fn handle_queue_too_high_in_startup(&mut self, cx: &CcContext) {
         self.full_bw_reached = true;
-        self.inflight_longterm = self.bdp_multiple(self.max_bw, 1.0, cx).max(self.inflight_latest);
+        self.inflight_longterm = self.bdp_multiple(self.max_bw(), 1.0, cx).max(self.inflight_latest);
         self.enter_drain();
     }
 
     /// §5.3.2 EnterDrain.
     fn enter_drain(&mut self) {
-        self.set_state(Bbr3State::Drain);
+        self.state = Bbr3State::Drain;
         self.drain_start_round = self.round_count;
     }
 
@@ -255,12 +253,12 @@ impl Bbr3 {
         self.cycle_stamp = self.now;
         self.ack_phase = AckPhase::ProbeStopping;
         self.start_round(delivered);
-        self.set_state(Bbr3State::ProbeBwDown);
+        self.state = Bbr3State::ProbeBwDown;
     }
 
     /// §5.3.3.9 StartProbeBW_CRUISE.
     fn start_probe_bw_cruise(&mut self) {
-        self.set_state(Bbr3State::ProbeBwCruise);
+        self.state = Bbr3State::ProbeBwCruise;
     }
 
     /// §5.3.3.9 StartProbeBW_REFILL: the short-term bounds are lifted for the probe.
@@ -271,7 +269,7 @@ impl Bbr3 {
         self.prev_probe_precautionary = false;
         self.ack_phase = AckPhase::Refilling;
         self.start_round(delivered);
-        self.set_state(Bbr3State::ProbeBwRefill);
+        self.state = Bbr3State::ProbeBwRefill;
     }
 
     /// §5.3.3.9 StartProbeBW_UP.
@@ -280,7 +278,7 @@ impl Bbr3 {
         self.start_round(ev.delivered);
         self.reset_full_bw();
         self.full_bw = ev.rate.map_or(0.0, |rs| rs.delivery_rate);
-        self.set_state(Bbr3State::ProbeBwUp);
+        self.state = Bbr3State::ProbeBwUp;
         self.raise_inflight_longterm_slope(w, cx);
     }
 
@@ -358,7 +356,7 @@ impl Bbr3 {
 
     /// §5.3.3.9 IsTimeToCruise.
     fn is_time_to_cruise(&self, ev: &AckEvent, cx: &CcContext) -> bool {
-        ev.in_flight <= self.inflight_with_headroom(cx) && ev.in_flight <= self.inflight(self.max_bw, 1.0, cx)
+        ev.in_flight <= self.inflight_with_headroom(cx) && ev.in_flight <= self.inflight(self.max_bw(), 1.0, cx)
     }
 
     /// §5.3.3.9 IsTimeToGoDown.
@@ -422,7 +420,7 @@ impl Bbr3 {
         if self.state != Bbr3State::ProbeRtt && self.probe_rtt_expired {
             // EnterProbeRTT.
             self.save_cwnd(w, ev.in_recovery);
-            self.set_state(Bbr3State::ProbeRtt);
+            self.state = Bbr3State::ProbeRtt;
             self.probe_rtt_done_stamp = None;
             self.ack_phase = AckPhase::ProbeStopping;
             self.start_round(ev.delivered);
@@ -449,7 +447,7 @@ impl Bbr3 {
                         self.start_probe_bw_down(ev.delivered);
                         self.start_probe_bw_cruise();
                     } else {
-                        self.set_state(Bbr3State::Startup);
+                        self.state = Bbr3State::Startup;
                     }
                 }
             }
@@ -459,7 +457,7 @@ impl Bbr3 {
 
     /// §5.6.2 SetPacingRate (only upwards until the pipe is first full).
     pub(super) fn set_pacing_rate(&mut self) {
-        let rate = self.pacing_gain * self.bw * (1.0 - PACING_MARGIN);
+        let rate = self.pacing_gain() * self.bw * (1.0 - PACING_MARGIN);
         if rate > 0.0 && (self.full_bw_reached || rate > self.pacing_rate) {
             self.pacing_rate = rate;
         }
