@@ -41,6 +41,14 @@ fn flight(in_flight: u64) -> Ack {
     }
 }
 
+/// The default ACK of a round delivering at half the path's rate.
+fn slow() -> Ack {
+    Ack {
+        rate: 0.5 * BW,
+        ..Ack::default()
+    }
+}
+
 impl Default for Ack {
     fn default() -> Self {
         Ack {
@@ -331,10 +339,7 @@ fn precautionary_probe_stops_early_then_refills() {
 fn loss_outside_probing_cuts_short_term_model_once_per_round() {
     let mut c = Conn::new();
     c.reach_cruise();
-    let slow = Ack {
-        rate: 0.5 * BW,
-        ..Ack::default()
-    };
+    let slow = slow();
     c.round(slow);
     c.within(Ack {
         newly_lost: 1000,
@@ -440,10 +445,7 @@ fn ece_ends_a_bandwidth_probe() {
 fn ece_in_cruise_cuts_short_term_model() {
     let mut c = Conn::new();
     c.reach_cruise();
-    let slow = Ack {
-        rate: 0.5 * BW,
-        ..Ack::default()
-    };
+    let slow = slow();
     c.round(slow);
     c.ece();
     c.within(slow);
